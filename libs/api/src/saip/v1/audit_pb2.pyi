@@ -1,0 +1,194 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from saip.v1 import common_pb2 as _common_pb2
+from saip.v1 import events_pb2 as _events_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ChainedRecord(_message.Message):
+    __slots__ = ("index", "seq", "record")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    seq: int
+    record: _events_pb2.AuditRecord
+    def __init__(self, index: _Optional[int] = ..., seq: _Optional[int] = ..., record: _Optional[_Union[_events_pb2.AuditRecord, _Mapping]] = ...) -> None: ...
+
+class GetOverviewRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class OutcomeCount(_message.Message):
+    __slots__ = ("outcome", "count")
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    outcome: _common_pb2.Outcome
+    count: int
+    def __init__(self, outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., count: _Optional[int] = ...) -> None: ...
+
+class TypeCount(_message.Message):
+    __slots__ = ("type", "count")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    count: int
+    def __init__(self, type: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
+
+class GetOverviewResponse(_message.Message):
+    __slots__ = ("window", "management_outcomes", "risk_events", "chain_length", "head_hash", "last_entry_time", "pending", "collector_since", "capacity")
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    MANAGEMENT_OUTCOMES_FIELD_NUMBER: _ClassVar[int]
+    RISK_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    CHAIN_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    HEAD_HASH_FIELD_NUMBER: _ClassVar[int]
+    LAST_ENTRY_TIME_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    COLLECTOR_SINCE_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    window: int
+    management_outcomes: _containers.RepeatedCompositeFieldContainer[OutcomeCount]
+    risk_events: _containers.RepeatedCompositeFieldContainer[TypeCount]
+    chain_length: int
+    head_hash: str
+    last_entry_time: _timestamp_pb2.Timestamp
+    pending: int
+    collector_since: _timestamp_pb2.Timestamp
+    capacity: int
+    def __init__(self, window: _Optional[int] = ..., management_outcomes: _Optional[_Iterable[_Union[OutcomeCount, _Mapping]]] = ..., risk_events: _Optional[_Iterable[_Union[TypeCount, _Mapping]]] = ..., chain_length: _Optional[int] = ..., head_hash: _Optional[str] = ..., last_entry_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., pending: _Optional[int] = ..., collector_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., capacity: _Optional[int] = ...) -> None: ...
+
+class ListManagementCallsRequest(_message.Message):
+    __slots__ = ("limit", "before_seq", "tool", "outcome")
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_SEQ_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    before_seq: int
+    tool: str
+    outcome: _common_pb2.Outcome
+    def __init__(self, limit: _Optional[int] = ..., before_seq: _Optional[int] = ..., tool: _Optional[str] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ...) -> None: ...
+
+class ListManagementCallsResponse(_message.Message):
+    __slots__ = ("entries", "next_before_seq")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_BEFORE_SEQ_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[ChainedRecord]
+    next_before_seq: int
+    def __init__(self, entries: _Optional[_Iterable[_Union[ChainedRecord, _Mapping]]] = ..., next_before_seq: _Optional[int] = ...) -> None: ...
+
+class ListToolCallsRequest(_message.Message):
+    __slots__ = ("limit", "before_seq", "tool")
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_SEQ_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    before_seq: int
+    tool: str
+    def __init__(self, limit: _Optional[int] = ..., before_seq: _Optional[int] = ..., tool: _Optional[str] = ...) -> None: ...
+
+class ListToolCallsResponse(_message.Message):
+    __slots__ = ("entries", "next_before_seq")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_BEFORE_SEQ_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[ChainedRecord]
+    next_before_seq: int
+    def __init__(self, entries: _Optional[_Iterable[_Union[ChainedRecord, _Mapping]]] = ..., next_before_seq: _Optional[int] = ...) -> None: ...
+
+class ListRiskEventsRequest(_message.Message):
+    __slots__ = ("limit", "before_seq", "type")
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_SEQ_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    before_seq: int
+    type: str
+    def __init__(self, limit: _Optional[int] = ..., before_seq: _Optional[int] = ..., type: _Optional[str] = ...) -> None: ...
+
+class RiskEventEntry(_message.Message):
+    __slots__ = ("index", "seq", "event")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    seq: int
+    event: _events_pb2.RiskEvent
+    def __init__(self, index: _Optional[int] = ..., seq: _Optional[int] = ..., event: _Optional[_Union[_events_pb2.RiskEvent, _Mapping]] = ...) -> None: ...
+
+class ListRiskEventsResponse(_message.Message):
+    __slots__ = ("entries", "next_before_seq")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_BEFORE_SEQ_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[RiskEventEntry]
+    next_before_seq: int
+    def __init__(self, entries: _Optional[_Iterable[_Union[RiskEventEntry, _Mapping]]] = ..., next_before_seq: _Optional[int] = ...) -> None: ...
+
+class GetHitlSummaryRequest(_message.Message):
+    __slots__ = ("recent",)
+    RECENT_FIELD_NUMBER: _ClassVar[int]
+    recent: int
+    def __init__(self, recent: _Optional[int] = ...) -> None: ...
+
+class HitlCount(_message.Message):
+    __slots__ = ("side", "decision", "count")
+    SIDE_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    side: _common_pb2.HitlSide
+    decision: _common_pb2.HitlDecision
+    count: int
+    def __init__(self, side: _Optional[_Union[_common_pb2.HitlSide, str]] = ..., decision: _Optional[_Union[_common_pb2.HitlDecision, str]] = ..., count: _Optional[int] = ...) -> None: ...
+
+class GetHitlSummaryResponse(_message.Message):
+    __slots__ = ("counts", "approval_rate", "questions", "recent", "collector_since")
+    COUNTS_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_RATE_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    RECENT_FIELD_NUMBER: _ClassVar[int]
+    COLLECTOR_SINCE_FIELD_NUMBER: _ClassVar[int]
+    counts: _containers.RepeatedCompositeFieldContainer[HitlCount]
+    approval_rate: float
+    questions: int
+    recent: _containers.RepeatedCompositeFieldContainer[ChainedRecord]
+    collector_since: _timestamp_pb2.Timestamp
+    def __init__(self, counts: _Optional[_Iterable[_Union[HitlCount, _Mapping]]] = ..., approval_rate: _Optional[float] = ..., questions: _Optional[int] = ..., recent: _Optional[_Iterable[_Union[ChainedRecord, _Mapping]]] = ..., collector_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class VerifyChainRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class BrokenLink(_message.Message):
+    __slots__ = ("index", "seq", "reason")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    seq: int
+    reason: str
+    def __init__(self, index: _Optional[int] = ..., seq: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class VerifyChainResponse(_message.Message):
+    __slots__ = ("ok", "checked", "first_index", "last_index", "broken")
+    OK_FIELD_NUMBER: _ClassVar[int]
+    CHECKED_FIELD_NUMBER: _ClassVar[int]
+    FIRST_INDEX_FIELD_NUMBER: _ClassVar[int]
+    LAST_INDEX_FIELD_NUMBER: _ClassVar[int]
+    BROKEN_FIELD_NUMBER: _ClassVar[int]
+    ok: bool
+    checked: int
+    first_index: int
+    last_index: int
+    broken: BrokenLink
+    def __init__(self, ok: _Optional[bool] = ..., checked: _Optional[int] = ..., first_index: _Optional[int] = ..., last_index: _Optional[int] = ..., broken: _Optional[_Union[BrokenLink, _Mapping]] = ...) -> None: ...
+
+class TailEntriesRequest(_message.Message):
+    __slots__ = ("backlog",)
+    BACKLOG_FIELD_NUMBER: _ClassVar[int]
+    backlog: int
+    def __init__(self, backlog: _Optional[int] = ...) -> None: ...

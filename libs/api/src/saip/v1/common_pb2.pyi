@@ -1,0 +1,81 @@
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Optional as _Optional
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ApprovalLevel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    APPROVAL_LEVEL_UNSPECIFIED: _ClassVar[ApprovalLevel]
+    APPROVAL_LEVEL_READ: _ClassVar[ApprovalLevel]
+    APPROVAL_LEVEL_WRITE: _ClassVar[ApprovalLevel]
+    APPROVAL_LEVEL_DESTRUCTIVE: _ClassVar[ApprovalLevel]
+
+class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    OUTCOME_UNSPECIFIED: _ClassVar[Outcome]
+    OUTCOME_OK: _ClassVar[Outcome]
+    OUTCOME_ERROR: _ClassVar[Outcome]
+    OUTCOME_REFUSED: _ClassVar[Outcome]
+    OUTCOME_DECLINED: _ClassVar[Outcome]
+    OUTCOME_DENIED: _ClassVar[Outcome]
+    OUTCOME_TIMEOUT: _ClassVar[Outcome]
+
+class HitlDecision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    HITL_DECISION_UNSPECIFIED: _ClassVar[HitlDecision]
+    HITL_DECISION_APPROVED: _ClassVar[HitlDecision]
+    HITL_DECISION_DECLINED: _ClassVar[HitlDecision]
+    HITL_DECISION_TIMEOUT: _ClassVar[HitlDecision]
+    HITL_DECISION_ELICIT_FAILED: _ClassVar[HitlDecision]
+    HITL_DECISION_DENIED: _ClassVar[HitlDecision]
+
+class HitlSide(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    HITL_SIDE_UNSPECIFIED: _ClassVar[HitlSide]
+    HITL_SIDE_SERVER: _ClassVar[HitlSide]
+    HITL_SIDE_CHAT: _ClassVar[HitlSide]
+
+class Severity(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SEVERITY_UNSPECIFIED: _ClassVar[Severity]
+    SEVERITY_INFO: _ClassVar[Severity]
+    SEVERITY_WARN: _ClassVar[Severity]
+APPROVAL_LEVEL_UNSPECIFIED: ApprovalLevel
+APPROVAL_LEVEL_READ: ApprovalLevel
+APPROVAL_LEVEL_WRITE: ApprovalLevel
+APPROVAL_LEVEL_DESTRUCTIVE: ApprovalLevel
+OUTCOME_UNSPECIFIED: Outcome
+OUTCOME_OK: Outcome
+OUTCOME_ERROR: Outcome
+OUTCOME_REFUSED: Outcome
+OUTCOME_DECLINED: Outcome
+OUTCOME_DENIED: Outcome
+OUTCOME_TIMEOUT: Outcome
+HITL_DECISION_UNSPECIFIED: HitlDecision
+HITL_DECISION_APPROVED: HitlDecision
+HITL_DECISION_DECLINED: HitlDecision
+HITL_DECISION_TIMEOUT: HitlDecision
+HITL_DECISION_ELICIT_FAILED: HitlDecision
+HITL_DECISION_DENIED: HitlDecision
+HITL_SIDE_UNSPECIFIED: HitlSide
+HITL_SIDE_SERVER: HitlSide
+HITL_SIDE_CHAT: HitlSide
+SEVERITY_UNSPECIFIED: Severity
+SEVERITY_INFO: Severity
+SEVERITY_WARN: Severity
+
+class Caller(_message.Message):
+    __slots__ = ("client_name", "client_version", "elicitation", "loopback", "protocol_version")
+    CLIENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    ELICITATION_FIELD_NUMBER: _ClassVar[int]
+    LOOPBACK_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    client_name: str
+    client_version: str
+    elicitation: bool
+    loopback: bool
+    protocol_version: str
+    def __init__(self, client_name: _Optional[str] = ..., client_version: _Optional[str] = ..., elicitation: _Optional[bool] = ..., loopback: _Optional[bool] = ..., protocol_version: _Optional[str] = ...) -> None: ...

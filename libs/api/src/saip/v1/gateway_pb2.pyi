@@ -1,0 +1,29 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class McpTokenRecord(_message.Message):
+    __slots__ = ("sha256_hex", "created_at", "created_by")
+    SHA256_HEX_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    sha256_hex: str
+    created_at: _timestamp_pb2.Timestamp
+    created_by: str
+    def __init__(self, sha256_hex: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_by: _Optional[str] = ...) -> None: ...
+
+class ApprovalNonce(_message.Message):
+    __slots__ = ("tool", "used_at", "gateway")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    USED_AT_FIELD_NUMBER: _ClassVar[int]
+    GATEWAY_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    used_at: _timestamp_pb2.Timestamp
+    gateway: str
+    def __init__(self, tool: _Optional[str] = ..., used_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ...) -> None: ...

@@ -1,0 +1,1 @@
+"""The saip command line."""

@@ -1,0 +1,90 @@
+"""NATS helpers: connecting with retries, and creating the buckets and streams a service needs."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+
+import nats
+from nats.aio.client import Client as NatsClient
+from nats.errors import NoServersError
+from nats.js import JetStreamContext
+from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
+from nats.js.errors import BadRequestError, BucketNotFoundError
+from nats.js.kv import KeyValue
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
+
+from saip.common import names
+from saip.common.settings import SaipSettings
+
+logger = logging.getLogger(__name__)
+
+STREAM_IN_USE = 10058  # JetStream: "stream name already in use with a different configuration"
+
+
+async def connect(
+    url: str,
+    name: str,
+    *,
+    within: float = 60.0,
+    disconnected: Callable[[], Awaitable[None]] | None = None,
+    reconnected: Callable[[], Awaitable[None]] | None = None,
+) -> NatsClient:
+    """Connect, retrying for `within` seconds (NATS may still be starting); afterwards reconnect forever."""
+
+    async def _error(exc: Exception) -> None:
+        logger.warning("nats connection error", extra={"error": str(exc)})
+
+    async for attempt in AsyncRetrying(
+        retry=retry_if_exception_type((NoServersError, OSError, TimeoutError)),
+        wait=wait_exponential(multiplier=0.05, max=1.0),
+        stop=stop_after_delay(within),
+        reraise=True,
+    ):
+        with attempt:
+            return await nats.connect(
+                url,
+                name=name,
+                connect_timeout=2,
+                reconnect_time_wait=0.25,
+                max_reconnect_attempts=-1,
+                error_cb=_error,
+                disconnected_cb=disconnected,
+                reconnected_cb=reconnected,
+            )
+    raise AssertionError("unreachable: tenacity reraises the last error")
+
+
+async def ensure_kv(js: JetStreamContext, bucket: str, *, history: int = 1, ttl: timedelta | None = None) -> KeyValue:
+    """The bucket, created on first use with this history and per-entry age limit."""
+    try:
+        return await js.key_value(bucket)
+    except BucketNotFoundError:
+        seconds = ttl.total_seconds() if ttl else None
+        return await js.create_key_value(bucket=bucket, history=history, ttl=seconds, storage=StorageType.FILE)
+
+
+async def ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
+    """Create the stream, or bring an existing one to this configuration."""
+    try:
+        await js.add_stream(config)
+    except BadRequestError as exc:
+        if exc.err_code != STREAM_IN_USE:
+            raise
+        await js.update_stream(config)
+
+
+def audit_stream_config(settings: SaipSettings) -> StreamConfig:
+    """SAIP_AUDIT: every audit record and the chain, kept by age and size from the configuration."""
+    return StreamConfig(
+        name=names.AUDIT_STREAM,
+        subjects=[names.AUDIT_SUBJECTS],
+        retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE,
+        discard=DiscardPolicy.OLD,
+        max_age=settings.audit_max_age_hours * 3600,
+        max_bytes=settings.audit_max_bytes,
+        # A record redelivered after a crash is recognised by its id for this long.
+        duplicate_window=600.0,
+    )

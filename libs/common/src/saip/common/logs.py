@@ -1,0 +1,62 @@
+"""JSON log lines on stdout, one setup for every service, secrets masked before they are written."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from saip.common.masking import mask_text, mask_value
+
+# Attributes every LogRecord has; anything else on a record came from `extra=` and is emitted as a field.
+_STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime", "taskName"}
+
+
+class JsonFormatter(logging.Formatter):
+    """`{"ts", "level", "service", "logger", "msg", ...extra}` with every value masked."""
+
+    def __init__(self, service: str) -> None:
+        super().__init__()
+        self.service = service
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "service": self.service,
+            "logger": record.name,
+            "msg": mask_text(record.getMessage()),
+        }
+        for name, value in record.__dict__.items():
+            if name not in _STANDARD and not name.startswith("_"):
+                line[name] = mask_value(value) if isinstance(value, dict | list) else _scalar(name, value)
+        if record.exc_info:
+            line["exc"] = mask_text(self.formatException(record.exc_info))
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
+def _scalar(name: str, value: Any) -> Any:
+    masked = mask_value({name: value})[name]
+    return masked if isinstance(masked, int | float | bool) or masked is None else str(masked)
+
+
+def setup(service: str, level: str = "INFO") -> None:
+    """Route every logger (ours, grpc's, uvicorn's, the MCP SDK's) through one JSON handler on stdout."""
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(JsonFormatter(service))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    for noisy in (
+        "uvicorn.access",
+        "httpx",
+        "httpx2",
+        "mcp.server.streamable_http",
+        "mcp.server.streamable_http_manager",
+    ):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    for name in ("uvicorn", "uvicorn.error"):
+        logging.getLogger(name).handlers[:] = []
+        logging.getLogger(name).propagate = True

@@ -1,0 +1,82 @@
+"""Secret masking for everything that leaves a service: audit records, log lines, messages to the AI.
+
+Authorization values, tokens, keys and passwords become `***`; `Bearer <token>` becomes `Bearer ***`;
+`${ENV}` references stay as they are (they name a secret, they are not one); the values of resolved
+references, when the caller knows them, are replaced wherever they appear.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+MASK = "***"
+MIN_SECRET_LENGTH = 4
+
+# Names whose values are secrets: authorization, token(s), secret(s), password, passwd, api key, private key,
+# credential(s), cookie, and any name ending in "key" (x-api-key, client_key, ...).
+_SECRET_NAME = r"(?:[\w-]*?(?:authorization|token|secret|passw(?:or)?d|credential|cookie)[\w-]*|[\w-]*key)"
+SECRET_NAME = re.compile(rf"^{_SECRET_NAME}$", re.IGNORECASE)
+ENV_REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
+
+_BEARER = re.compile(r"\b(Bearer|Basic)\s+(?!\*\*\*)(?!\$\{)[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
+# "name": "value" inside text that holds JSON.
+_JSON_PAIR = re.compile(rf'("{_SECRET_NAME}"\s*:\s*)"(?!\$\{{)(?:[^"\\]|\\.)*"', re.IGNORECASE)
+# name=value or name: value in free text (query strings, headers, log messages).
+_TEXT_PAIR = re.compile(rf"\b({_SECRET_NAME})(\s*[=:]\s*)(?!\*\*\*)(?!\$\{{)(?!\s)([^\s\"',;&]+)", re.IGNORECASE)
+
+
+def is_secret_name(name: str) -> bool:
+    return bool(SECRET_NAME.match(name))
+
+
+def is_env_reference(value: str) -> bool:
+    return bool(ENV_REFERENCE.match(value))
+
+
+class Masker:
+    """Masks by name and pattern, and replaces the known secret values it was given (4 characters or more)."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        known = {value for value in secrets if value and len(value) >= MIN_SECRET_LENGTH}
+        # Longest first, so a secret that contains another is replaced whole.
+        self._secrets = sorted(known, key=len, reverse=True)
+
+    def text(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, MASK)
+        text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
+        text = _JSON_PAIR.sub(lambda m: f'{m.group(1)}"{MASK}"', text)
+        return _TEXT_PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+
+    def value(self, value: Any, name: str | None = None) -> Any:
+        """A JSON-like value with secrets masked; dictionaries are masked by key as well as by content."""
+        if isinstance(value, dict):
+            return {key: self.value(item, str(key)) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.value(item, name) for item in value]
+        if isinstance(value, str):
+            if name is not None and is_secret_name(name) and not is_env_reference(value):
+                return MASK
+            return self.text(value)
+        if name is not None and is_secret_name(name) and value is not None and not isinstance(value, bool):
+            return MASK
+        return value
+
+    def json(self, value: Any, limit: int = 4000) -> str:
+        """Masked compact JSON, cut to `limit` characters (audit summaries stay bounded)."""
+        text = json.dumps(self.value(value), ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+DEFAULT = Masker()
+
+
+def mask_text(text: str) -> str:
+    return DEFAULT.text(text)
+
+
+def mask_value(value: Any) -> Any:
+    return DEFAULT.value(value)

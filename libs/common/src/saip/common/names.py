@@ -1,0 +1,18 @@
+"""The NATS names every service agrees on: key-value buckets, streams and subjects (publishers never use wildcards)."""
+
+from __future__ import annotations
+
+# Key-value buckets, one per kind of control-plane record.
+AUTH_BUCKET = "saip-auth"
+MCP_TOKEN_KEY = "mcp-token"
+APPROVALS_BUCKET = "saip-approvals"
+
+# The audit trail: one stream; publishers use the record subjects, the collector appends the chain.
+AUDIT_STREAM = "SAIP_AUDIT"
+AUDIT_SUBJECTS = "saip.audit.>"
+AUDIT_MANAGEMENT = "saip.audit.management"
+AUDIT_TOOL = "saip.audit.tool"
+AUDIT_RISK = "saip.audit.risk"
+AUDIT_LEDGER = "saip.audit.ledger"
+AUDIT_RECORD_SUBJECTS = (AUDIT_MANAGEMENT, AUDIT_TOOL, AUDIT_RISK)
+AUDIT_COLLECTOR = "audit-collector"

