@@ -3,15 +3,65 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from prometheus_client import Counter, Histogram
 
 logger = logging.getLogger(__name__)
 
 Registrar = Callable[[grpc.aio.Server], None]
+
+HANDLED = Counter(
+    "saip_grpc_server_handled",
+    "gRPC calls a saip service finished, by service, method and status code",
+    ["grpc_service", "grpc_method", "grpc_code"],
+)
+HANDLING = Histogram(
+    "saip_grpc_server_handling_seconds",
+    "Time a saip service spent on one unary gRPC call",
+    ["grpc_service", "grpc_method"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
+
+
+class _Metrics(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Counts every call by its final status code and times unary calls (request rate, errors, latency)."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        _, _, path = handler_call_details.method.partition("/")
+        service, _, method = path.partition("/")
+        inner = handler.unary_unary
+
+        async def timed(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            started = time.perf_counter()
+            code = grpc.StatusCode.OK
+            try:
+                return await inner(request, context)
+            except BaseException:
+                code = context.code() or grpc.StatusCode.UNKNOWN
+                raise
+            finally:
+                final = context.code() or code
+                HANDLED.labels(service, method, final.name).inc()
+                HANDLING.labels(service, method).observe(time.perf_counter() - started)
+
+        return grpc.unary_unary_rpc_method_handler(
+            timed,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
 
 
 class GrpcServer:
@@ -21,7 +71,7 @@ class GrpcServer:
         self._services = services
         self._host = host
         self._requested_port = port
-        self.server = grpc.aio.server()
+        self.server = grpc.aio.server(interceptors=[_Metrics()])
         self.health = health.aio.HealthServicer()
         self.port = 0
 
