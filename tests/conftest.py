@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -13,15 +12,9 @@ from saip.common import bus
 from saip.common.natsd import LocalNats
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every coroutine test runs under anyio (asyncio backend), without a marker on each."""
-    for item in items:
-        if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.function):
-            item.add_marker(pytest.mark.anyio)
-
-
 @pytest.fixture
 def anyio_backend() -> str:
+    """Every coroutine test runs under anyio (anyio_mode = auto) on asyncio, which nats-py and grpc.aio need."""
     return "asyncio"
 
 

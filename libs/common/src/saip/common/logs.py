@@ -6,7 +6,7 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TextIO
 
 from saip.common.masking import mask_text, mask_value
 
@@ -42,9 +42,9 @@ def _scalar(name: str, value: Any) -> Any:
     return masked if isinstance(masked, int | float | bool) or masked is None else str(masked)
 
 
-def setup(service: str, level: str = "INFO") -> None:
-    """Route every logger (ours, grpc's, uvicorn's, the MCP SDK's) through one JSON handler on stdout."""
-    handler = logging.StreamHandler(sys.stdout)
+def setup(service: str, level: str = "INFO", *, stream: TextIO | None = None) -> None:
+    """Route every logger (ours, grpc's, uvicorn's, the MCP SDK's) through one JSON handler (stdout by default)."""
+    handler = logging.StreamHandler(stream or sys.stdout)
     handler.setFormatter(JsonFormatter(service))
     root = logging.getLogger()
     root.handlers[:] = [handler]

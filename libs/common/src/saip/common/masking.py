@@ -25,7 +25,9 @@ _BEARER = re.compile(r"\b(Bearer|Basic)\s+(?!\*\*\*)(?!\$\{)[A-Za-z0-9._~+/=-]+"
 # "name": "value" inside text that holds JSON.
 _JSON_PAIR = re.compile(rf'("{_SECRET_NAME}"\s*:\s*)"(?!\$\{{)(?:[^"\\]|\\.)*"', re.IGNORECASE)
 # name=value or name: value in free text (query strings, headers, log messages).
-_TEXT_PAIR = re.compile(rf"\b({_SECRET_NAME})(\s*[=:]\s*)(?!\*\*\*)(?!\$\{{)(?!\s)([^\s\"',;&]+)", re.IGNORECASE)
+_TEXT_PAIR = re.compile(
+    rf"\b({_SECRET_NAME})(\s*[=:]\s*)(?!\*\*\*)(?!\$\{{)(?!(?:Bearer|Basic)\s)(?!\s)([^\s\"',;&]+)", re.IGNORECASE
+)
 
 
 def is_secret_name(name: str) -> bool:

@@ -173,9 +173,12 @@ class SaipSettings(BaseSettings):
         except ValidationError as exc:
             problems = []
             for error in exc.errors():
-                name = str(error["loc"][0]) if error["loc"] else "?"
-                key = _KEY_OF_FIELD.get(name, name)
-                problems.append(f"{key} ({env_name(key)}): {error['msg']}")
+                message = str(error["msg"]).removeprefix("Value error, ")
+                if not error["loc"]:
+                    problems.append(message)
+                    continue
+                key = _KEY_OF_FIELD.get(str(error["loc"][0]), str(error["loc"][0]))
+                problems.append(f"{key} ({env_name(key)}): {message}")
             raise ConfigurationError("invalid configuration: " + "; ".join(problems)) from None
 
     def secret(self, field: str) -> str | None:

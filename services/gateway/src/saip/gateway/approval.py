@@ -1,0 +1,254 @@
+"""Asking the person at the AI's own client, in both protocol eras; shared by every gate that asks.
+
+2025-11-25 clients have a back channel: the question is pushed as `elicitation/create` and the call waits, reporting
+`Waiting for approval: N s left` as progress every interval. 2026-07-28 clients have none: the call returns the
+question (`InputRequiredResult`) with a state that binds the tool, the canonical arguments' hash, a one-shot nonce and
+an expiry; the client calls again with the answer. The MCP SDK seals that state (every replica shares the key), and
+the nonce is spent in a store every replica shares, so an answer cannot be replayed, moved or given late.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+import anyio
+
+from saip.v1 import common_pb2
+
+logger = logging.getLogger(__name__)
+
+INPUT_KEY = "approval"
+APPROVE_FIELD = "approve"
+RUN = "run"
+
+# One required field, a single choice "Run this call" that arrives ticked: a person reads and clicks Accept; a client
+# that fills empty forms by itself sends no tick, which is a decline.
+APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": [APPROVE_FIELD],
+    "properties": {
+        APPROVE_FIELD: {
+            "type": "array",
+            "title": "Approve",
+            "description": "Keep 'Run this call' ticked and accept to run it; untick or decline to refuse.",
+            "items": {"anyOf": [{"const": RUN, "title": "Run this call"}]},
+            "default": [RUN],
+            "maxItems": 1,
+        }
+    },
+}
+
+
+class Decision(StrEnum):
+    APPROVED = "approved"
+    DECLINED = "declined"
+    TIMEOUT = "timeout"
+    ELICIT_FAILED = "elicit-failed"
+    DENIED = "denied"
+
+    @property
+    def proto(self) -> common_pb2.HitlDecision:
+        return _DECISIONS[self]
+
+
+_DECISIONS = {
+    Decision.APPROVED: common_pb2.HITL_DECISION_APPROVED,
+    Decision.DECLINED: common_pb2.HITL_DECISION_DECLINED,
+    Decision.TIMEOUT: common_pb2.HITL_DECISION_TIMEOUT,
+    Decision.ELICIT_FAILED: common_pb2.HITL_DECISION_ELICIT_FAILED,
+    Decision.DENIED: common_pb2.HITL_DECISION_DENIED,
+}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The client's reply to the question: accept / decline / cancel, with the form's content."""
+
+    action: str
+    content: dict[str, Any] | None = None
+
+    @property
+    def approves(self) -> bool:
+        ticked = (self.content or {}).get(APPROVE_FIELD)
+        return self.action == "accept" and isinstance(ticked, list) and ticked == [RUN]
+
+
+class ElicitationFailed(Exception):
+    """The question could not be put to the person (the client errored or went away)."""
+
+
+class Interaction(Protocol):
+    """The era-specific channel to the person, provided by the MCP layer for one call."""
+
+    @property
+    def roundtrip(self) -> bool:
+        """True on 2026-07-28: no back channel, the question goes back in the result."""
+        ...
+
+    @property
+    def answer(self) -> Answer | None:
+        """On a 2026-07-28 retry: the client's answer to the question."""
+        ...
+
+    @property
+    def state(self) -> str | None:
+        """On a 2026-07-28 retry: the state the question carried (already verified and unsealed by the SDK)."""
+        ...
+
+    async def elicit(self, message: str, schema: dict[str, Any]) -> Answer: ...
+
+    async def progress(self, done: float, total: float, message: str) -> None: ...
+
+
+class NonceStore(Protocol):
+    async def spend(self, nonce: str, tool: str) -> bool:
+        """True the first time a nonce is spent, False ever after (on any replica)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What an approval is for: one tool with exactly these arguments."""
+
+    tool: str
+    arguments_hash: str
+
+    @classmethod
+    def of(cls, tool: str, arguments: dict[str, Any] | None) -> Binding:
+        canonical = json.dumps(arguments or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return cls(tool, hashlib.sha256(canonical.encode()).hexdigest())
+
+
+@dataclass(frozen=True)
+class Asked:
+    """2026-07-28: return this question to the client; `state` comes back with its answer."""
+
+    message: str
+    schema: dict[str, Any]
+    state: str
+
+
+@dataclass(frozen=True)
+class Decided:
+    decision: Decision
+    waited: float = 0.0
+    detail: str = ""
+
+
+class StateProblem(StrEnum):
+    REPLAYED = "replayed"
+    MISMATCH = "mismatch"
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A 2026-07-28 answer whose state does not belong to this call, or was already used."""
+
+    problem: StateProblem
+
+
+def countdown(remaining: float) -> str:
+    return f"Waiting for approval: {max(0, math.ceil(remaining))} s left"
+
+
+class Approvals:
+    """Puts one question to the person and returns what they decided."""
+
+    def __init__(
+        self,
+        *,
+        wait_seconds: float,
+        progress_interval: float,
+        nonces: NonceStore,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.wait_seconds = wait_seconds
+        self.progress_interval = progress_interval
+        self._nonces = nonces
+        self._clock = clock
+        self.pending = 0
+
+    async def ask(self, interaction: Interaction, binding: Binding, message: str) -> Asked | Decided | Rejected:
+        if interaction.roundtrip:
+            return await self._roundtrip(interaction, binding, message)
+        return await self._push(interaction, message)
+
+    async def _push(self, interaction: Interaction, message: str) -> Decided:
+        started = anyio.current_time()
+        answer: Answer | None = None
+        self.pending += 1
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._report_progress, interaction, started)
+                try:
+                    with anyio.move_on_after(self.wait_seconds):
+                        answer = await interaction.elicit(message, APPROVAL_SCHEMA)
+                except ElicitationFailed as exc:
+                    group.cancel_scope.cancel()
+                    return Decided(Decision.ELICIT_FAILED, anyio.current_time() - started, str(exc))
+                group.cancel_scope.cancel()
+        finally:
+            self.pending -= 1
+        waited = anyio.current_time() - started
+        if answer is None:
+            return Decided(Decision.TIMEOUT, waited)
+        return Decided(Decision.APPROVED if answer.approves else Decision.DECLINED, waited)
+
+    async def _report_progress(self, interaction: Interaction, started: float) -> None:
+        while True:
+            elapsed = anyio.current_time() - started
+            try:
+                await interaction.progress(elapsed, self.wait_seconds, countdown(self.wait_seconds - elapsed))
+            except Exception as exc:  # progress is advisory; a client that cannot take it still gets the question
+                logger.debug("approval progress not delivered", extra={"error": str(exc)})
+            await anyio.sleep(self.progress_interval)
+
+    async def _roundtrip(self, interaction: Interaction, binding: Binding, message: str) -> Asked | Decided | Rejected:
+        state = interaction.state
+        if state is None:
+            return Asked(message, APPROVAL_SCHEMA, self._issue(binding))
+        claims = _parse(state)
+        if claims is None or claims.get("t") != binding.tool or claims.get("a") != binding.arguments_hash:
+            return Rejected(StateProblem.MISMATCH)
+        now = self._clock()
+        waited = max(0.0, now - float(claims["iat"]))
+        if now > float(claims["exp"]):
+            await self._nonces.spend(str(claims["n"]), binding.tool)
+            return Decided(Decision.TIMEOUT, waited)
+        if not await self._nonces.spend(str(claims["n"]), binding.tool):
+            return Rejected(StateProblem.REPLAYED)
+        answer = interaction.answer
+        approved = answer is not None and answer.approves
+        return Decided(Decision.APPROVED if approved else Decision.DECLINED, waited)
+
+    def _issue(self, binding: Binding) -> str:
+        now = self._clock()
+        claims = {
+            "v": 1,
+            "t": binding.tool,
+            "a": binding.arguments_hash,
+            "n": secrets.token_urlsafe(18),
+            "iat": now,
+            "exp": now + self.wait_seconds,
+        }
+        return json.dumps(claims, separators=(",", ":"))
+
+
+def _parse(state: str) -> dict[str, Any] | None:
+    try:
+        claims = json.loads(state)
+    except ValueError:
+        return None
+    required = {"v", "t", "a", "n", "iat", "exp"}
+    if not isinstance(claims, dict) or claims.get("v") != 1 or not required <= claims.keys():
+        return None
+    return claims

@@ -1,0 +1,153 @@
+"""Bearer tokens: the MCP token (a hash shared by every replica through NATS) and the person's admin token.
+
+The MCP token turns the management surface on. It is configured (read-only to the API) or generated, rotated and
+removed by the person; every replica watches the record and applies it, so a change reaches all of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from saip.gateway import metrics
+from saip.gateway.errors import TokenManagedByConfiguration
+
+logger = logging.getLogger(__name__)
+
+CONFIGURATION = "configuration"
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def bearer(header: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header, or None."""
+    if not header:
+        return None
+    scheme, _, value = header.partition(" ")
+    return value.strip() or None if scheme.lower() == "bearer" else None
+
+
+@dataclass(frozen=True)
+class TokenRecord:
+    sha256_hex: str
+    created_at: datetime
+    created_by: str
+
+
+class TokenState:
+    """The token /mcp requires right now; compared in constant time, never kept in plain text."""
+
+    def __init__(self, configured: str | None) -> None:
+        self.configured = configured is not None
+        self._hash: str | None = token_hash(configured) if configured else None
+        self.record: TokenRecord | None = None
+
+    @property
+    def is_set(self) -> bool:
+        return self._hash is not None
+
+    @property
+    def source(self) -> str | None:
+        if self.configured:
+            return CONFIGURATION
+        return self.record.created_by if self.record else None
+
+    def matches(self, presented: str | None) -> bool:
+        expected = self._hash
+        if expected is None or presented is None:
+            return False
+        return hmac.compare_digest(token_hash(presented), expected)
+
+    def apply(self, record: TokenRecord | None) -> bool:
+        """Take a record from the shared store; True when what /mcp requires changed. A configured token wins."""
+        if self.configured:
+            return False
+        new_hash = record.sha256_hex if record else None
+        changed = new_hash != self._hash
+        self._hash, self.record = new_hash, record
+        return changed
+
+
+class TokenRecords(Protocol):
+    """Where the token record lives (the NATS KV bucket saip-auth)."""
+
+    async def put(self, record: TokenRecord) -> None: ...
+
+    async def delete(self) -> None: ...
+
+
+class TokenService:
+    """The person's token methods (REST API and `saip token`), the same for every replica."""
+
+    def __init__(self, state: TokenState, records: TokenRecords, on_change: Callable[[], Awaitable[object]]) -> None:
+        self.state = state
+        self._records = records
+        self._on_change = on_change
+
+    async def rotate(self, created_by: str) -> str:
+        """A new random token, stored as its hash; the plain token is returned once and never kept."""
+        if self.state.configured:
+            raise TokenManagedByConfiguration()
+        token = secrets.token_urlsafe(32)
+        record = TokenRecord(token_hash(token), datetime.now(UTC), created_by)
+        await self._records.put(record)
+        await self.applied(record)
+        return token
+
+    async def remove(self) -> None:
+        if self.state.configured:
+            raise TokenManagedByConfiguration()
+        await self._records.delete()
+        await self.applied(None)
+
+    async def applied(self, record: TokenRecord | None) -> None:
+        """A record arrived (from this replica or through the watch): apply it, refresh the surface if it changed."""
+        if self.state.apply(record):
+            metrics.TOKEN_CHANGES.labels("set" if record else "removed").inc()
+            logger.info("mcp token changed", extra={"token_set": record is not None})
+            await self._on_change()
+
+
+class McpGuard:
+    """ASGI guard in front of /mcp: while a token is set, a wrong or missing one gets 401 with WWW-Authenticate."""
+
+    def __init__(self, app: ASGIApp, state: TokenState) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.state.is_set:
+            headers = dict(scope["headers"])
+            presented = bearer(headers.get(b"authorization", b"").decode("latin-1"))
+            if not self.state.matches(presented):
+                metrics.AUTH_REJECTED.labels("mcp").inc()
+                await unauthorized(send, "A valid MCP bearer token is required: send 'Authorization: Bearer <token>'.")
+                return
+        await self.app(scope, receive, send)
+
+
+async def unauthorized(send: Send, message: str) -> None:
+    body = json.dumps({"error": message}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"www-authenticate", b'Bearer realm="saip", error="invalid_token"'),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

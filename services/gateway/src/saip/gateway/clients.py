@@ -1,0 +1,249 @@
+"""The gateway's outbound side: NATS (token record, approval nonces, audit publishing with a disk spool) and gRPC."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC
+from typing import Any, TypeVar
+
+import anyio
+import grpc
+from google.protobuf.message import DecodeError
+from google.protobuf.timestamp_pb2 import Timestamp
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from nats.aio.client import Client as NatsClient
+from nats.errors import Error as NatsError
+from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
+
+from saip.common import names
+from saip.gateway import metrics
+from saip.gateway.auth import TokenRecord
+from saip.gateway.errors import ServiceRefused, ServiceUnavailable
+from saip.gateway.spool import Spool
+from saip.v1 import audit_pb2, audit_pb2_grpc, events_pb2, gateway_pb2
+
+logger = logging.getLogger(__name__)
+
+MSG_ID = "Nats-Msg-Id"
+_T = TypeVar("_T")
+
+
+class KvTokenRecords:
+    """The MCP token record in the saip-auth bucket (its hash only)."""
+
+    def __init__(self, kv: KeyValue) -> None:
+        self._kv = kv
+
+    async def get(self) -> TokenRecord | None:
+        try:
+            entry = await self._kv.get(names.MCP_TOKEN_KEY)
+        except (KeyNotFoundError, KeyDeletedError):
+            return None
+        return _token_record(entry.value)
+
+    async def put(self, record: TokenRecord) -> None:
+        created = Timestamp()
+        created.FromDatetime(record.created_at)
+        message = gateway_pb2.McpTokenRecord(
+            sha256_hex=record.sha256_hex, created_at=created, created_by=record.created_by
+        )
+        await self._kv.put(names.MCP_TOKEN_KEY, message.SerializeToString())
+
+    async def delete(self) -> None:
+        await self._kv.delete(names.MCP_TOKEN_KEY)
+
+    async def watch(self) -> AsyncIterator[TokenRecord | None]:
+        """The current record, then every change (None when removed), until the watcher stops."""
+        watcher = await self._kv.watch(names.MCP_TOKEN_KEY)
+        try:
+            async for entry in watcher:
+                if entry is None:
+                    continue
+                if entry.operation in (KV_DEL, KV_PURGE):
+                    yield None
+                else:
+                    yield _token_record(entry.value)
+        finally:
+            await watcher.stop()  # type: ignore[no-untyped-call]
+
+
+def _token_record(raw: bytes | None) -> TokenRecord | None:
+    if not raw:
+        return None
+    try:
+        message = gateway_pb2.McpTokenRecord.FromString(raw)
+    except DecodeError:
+        logger.error("unreadable mcp token record; treating the token as unset")
+        return None
+    return TokenRecord(message.sha256_hex, message.created_at.ToDatetime(UTC), message.created_by)
+
+
+class KvNonces:
+    """One-shot approval nonces in the saip-approvals bucket: creating a key that exists fails on every replica."""
+
+    def __init__(self, kv: KeyValue, replica: str) -> None:
+        self._kv = kv
+        self._replica = replica
+
+    async def spend(self, nonce: str, tool: str) -> bool:
+        used = Timestamp()
+        used.GetCurrentTime()
+        record = gateway_pb2.ApprovalNonce(tool=tool, used_at=used, gateway=self._replica)
+        try:
+            await self._kv.create(nonce, record.SerializeToString())
+        except KeyWrongLastSequenceError:
+            return False
+        return True
+
+
+class AuditPublisher:
+    """Publishes audit records to JetStream and waits for the ack; while NATS is away they go to the spool, in order.
+
+    Once a record is spooled, later ones are spooled behind it until the spool is flushed, so the stream receives
+    them in the order the calls finished.
+    """
+
+    def __init__(self, nc: NatsClient, spool: Spool, *, timeout: float = 2.0) -> None:
+        self._nc = nc
+        self._js = nc.jetstream()
+        self._spool = spool
+        self._timeout = timeout
+        self._wake = anyio.Event()
+        self._lock = anyio.Lock()
+        metrics.AUDIT_SPOOLED.set(len(spool))
+
+    def wake(self) -> None:
+        """Called when NATS comes back, so the spool is flushed at once."""
+        self._wake.set()
+
+    async def management_call(self, record: events_pb2.ManagementCall) -> str | None:
+        return await self.publish(names.AUDIT_MANAGEMENT, events_pb2.AuditRecord(management=record), record.id)
+
+    async def publish(self, subject: str, record: events_pb2.AuditRecord, record_id: str) -> str | None:
+        """None once the record is durable (acked, or on disk); otherwise a warning for the caller's answer."""
+        payload = record.SerializeToString()
+        if len(self._spool) == 0 and self._nc.is_connected:
+            try:
+                await self._js.publish(subject, payload, timeout=self._timeout, headers={MSG_ID: record_id})
+                metrics.AUDIT_RECORDS.labels("acked").inc()
+                return None
+            except (NatsError, TimeoutError, OSError) as exc:
+                logger.warning("audit record not acked; spooling it", extra={"error": type(exc).__name__})
+        try:
+            async with self._lock:
+                self._spool.append(subject, record_id, payload)
+        except OSError as exc:
+            logger.error("audit record lost: neither NATS nor the spool took it", extra={"error": str(exc)})
+            return f"The audit record of this call could not be stored ({exc.strerror or exc})."
+        metrics.AUDIT_RECORDS.labels("spooled").inc()
+        metrics.AUDIT_SPOOLED.set(len(self._spool))
+        self._wake.set()
+        return None
+
+    async def flush_forever(self) -> None:
+        """Flush the spool whenever there is something in it and NATS is there; retry with a short pause."""
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            while len(self._spool) and await self._flush_one():
+                pass
+            if len(self._spool):
+                with anyio.move_on_after(1.0):
+                    await self._wake.wait()
+                self._wake.set()
+
+    async def _flush_one(self) -> bool:
+        if not self._nc.is_connected:
+            return False
+        async with self._lock:
+            item = self._spool.oldest()
+            if item is None:
+                return False
+            try:
+                await self._js.publish(
+                    item.subject, item.payload, timeout=self._timeout, headers={MSG_ID: item.record_id}
+                )
+            except (NatsError, TimeoutError, OSError):
+                return False
+            self._spool.remove(item)
+        metrics.AUDIT_RECORDS.labels("flushed").inc()
+        metrics.AUDIT_SPOOLED.set(len(self._spool))
+        return True
+
+
+class AuditClient:
+    """The audit service over gRPC, with a deadline on every call and its errors in the gateway's words."""
+
+    def __init__(self, address: str, *, deadline: float = 5.0) -> None:
+        self.address = address
+        self._channel = grpc.aio.insecure_channel(address)
+        self._stub = audit_pb2_grpc.AuditServiceStub(self._channel)  # type: ignore[no-untyped-call]
+        self._health = health_pb2_grpc.HealthStub(self._channel)
+        self._deadline = deadline
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def healthy(self) -> bool:
+        try:
+            reply = await self._health.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
+        except grpc.aio.AioRpcError:
+            return False
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+    async def _call(self, method: Callable[..., Awaitable[_T]], request: Any) -> _T:
+        try:
+            return await method(request, timeout=self._deadline)
+        except grpc.aio.AioRpcError as exc:
+            raise _mapped("audit", exc) from None
+
+    async def overview(self) -> audit_pb2.GetOverviewResponse:
+        return await self._call(self._stub.GetOverview, audit_pb2.GetOverviewRequest())
+
+    async def management_calls(
+        self, request: audit_pb2.ListManagementCallsRequest
+    ) -> audit_pb2.ListManagementCallsResponse:
+        return await self._call(self._stub.ListManagementCalls, request)
+
+    async def tool_calls(self, request: audit_pb2.ListToolCallsRequest) -> audit_pb2.ListToolCallsResponse:
+        return await self._call(self._stub.ListToolCalls, request)
+
+    async def risk_events(self, request: audit_pb2.ListRiskEventsRequest) -> audit_pb2.ListRiskEventsResponse:
+        return await self._call(self._stub.ListRiskEvents, request)
+
+    async def hitl(self, request: audit_pb2.GetHitlSummaryRequest) -> audit_pb2.GetHitlSummaryResponse:
+        return await self._call(self._stub.GetHitlSummary, request)
+
+    async def verify(self) -> audit_pb2.VerifyChainResponse:
+        return await self._call(self._stub.VerifyChain, audit_pb2.VerifyChainRequest())
+
+    async def tail(self, backlog: int) -> AsyncIterator[audit_pb2.ChainedRecord]:
+        stream = self._stub.TailEntries(audit_pb2.TailEntriesRequest(backlog=backlog))
+        try:
+            async for record in stream:
+                yield record
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() != grpc.StatusCode.CANCELLED:
+                raise _mapped("audit", exc) from None
+        finally:
+            stream.cancel()
+
+
+_REFUSALS = {
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.FAILED_PRECONDITION,
+    grpc.StatusCode.ALREADY_EXISTS,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.OUT_OF_RANGE,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+}
+
+
+def _mapped(service: str, exc: grpc.aio.AioRpcError) -> Exception:
+    """A refusal keeps the service's own sentence; anything else says the service could not be reached."""
+    if exc.code() in _REFUSALS:
+        return ServiceRefused(exc.details() or exc.code().name)
+    return ServiceUnavailable(service, exc.code().name.lower().replace("_", " "))

@@ -1,0 +1,87 @@
+"""The gateway's settings: its ports, the tokens, the management surface and the approval gate."""
+
+from __future__ import annotations
+
+import os
+import socket
+from enum import StrEnum
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+
+from saip.common.settings import SaipSettings, StrList
+
+# What management.tools may name; mcp-register is opt-in (left out when the list is empty).
+CATEGORIES = ("tools", "mcp", "mcp-register", "expose", "knowledge", "shipyard", "monitor", "chat")
+DEFAULT_OFF_CATEGORIES = frozenset({"mcp-register"})
+
+
+class ApprovalMode(StrEnum):
+    DESTRUCTIVE = "destructive"
+    ALL = "all"
+    NONE = "none"
+
+
+class Transport(StrEnum):
+    HTTP = "http"
+    STDIO = "stdio"
+
+
+class GatewaySettings(SaipSettings):
+    service: ClassVar[str] = "gateway"
+
+    gateway_host: str = "127.0.0.1"
+    gateway_port: int = Field(default=8282, ge=1, le=65535)
+    gateway_allowed_hosts: StrList = Field(default_factory=lambda: ["127.0.0.1:*", "localhost:*", "[::1]:*"])
+    gateway_replica: str = Field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
+    admin_token: SecretStr
+    mcp_server_auth_token: SecretStr | None = None
+    mcp_server_transport: Transport = Transport.HTTP
+    management_enabled: bool = True
+    management_tools: StrList = Field(default_factory=list)
+    management_exclude: StrList = Field(default_factory=list)
+    management_approval: ApprovalMode = ApprovalMode.DESTRUCTIVE
+    hitl_approval_wait_seconds: float = Field(default=180.0, gt=0, le=3600)
+    hitl_progress_interval_seconds: float = Field(default=10.0, gt=0, le=600)
+    approval_sealing_key: SecretStr
+    audit_addr: str = "127.0.0.1:50054"
+    audit_spool_dir: Path | None = None
+
+    @field_validator("management_tools")
+    @classmethod
+    def _known_categories(cls, value: list[str]) -> list[str]:
+        unknown = sorted(set(value) - set(CATEGORIES))
+        if unknown:
+            raise ValueError(f"unknown categories {unknown}; choose from {list(CATEGORIES)}")
+        return value
+
+    @field_validator("admin_token", "approval_sealing_key")
+    @classmethod
+    def _long_enough(cls, value: SecretStr) -> SecretStr:
+        if len(value.get_secret_value()) < 32:
+            raise ValueError("must be at least 32 characters of secret randomness")
+        return value
+
+    @model_validator(mode="after")
+    def _tokens_differ(self) -> GatewaySettings:
+        mcp = self.mcp_server_auth_token
+        if mcp is not None and mcp.get_secret_value() == self.admin_token.get_secret_value():
+            raise ValueError("admin-token and mcp-server.auth-token must differ: the AI never gets the admin token")
+        return self
+
+    @property
+    def categories(self) -> frozenset[str]:
+        """The categories offered: management.tools, or every category but the opt-in ones when it is empty."""
+        if self.management_tools:
+            return frozenset(self.management_tools)
+        return frozenset(CATEGORIES) - DEFAULT_OFF_CATEGORIES
+
+    @property
+    def configured_token(self) -> str | None:
+        """The MCP token set in saip.yaml or SAIP_MCP_SERVER_AUTH_TOKEN; such a token is read-only to the API."""
+        return self.secret("mcp_server_auth_token")
+
+    @property
+    def spool_dir(self) -> Path:
+        return self.audit_spool_dir or self.home / "spool" / "gateway"

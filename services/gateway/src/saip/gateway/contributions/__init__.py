@@ -1,0 +1,1 @@
+"""The management areas, one contribution each."""

@@ -1,0 +1,250 @@
+"""The vocabulary of the management surface: tools with a level, their result envelope, resources and prompts.
+
+A contribution (one per area) declares its tools with `ManagementTool`, each bound to a strict input model and a
+handler that calls the owning service; the handlers hold no business logic of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+import mcp_types as types
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from saip.gateway.errors import InvalidArguments
+from saip.v1 import common_pb2
+
+
+class Level(StrEnum):
+    READ = "READ"
+    WRITE = "WRITE"
+    DESTRUCTIVE = "DESTRUCTIVE"
+
+    @property
+    def proto(self) -> common_pb2.ApprovalLevel:
+        return _LEVELS[self]
+
+
+class Outcome(StrEnum):
+    OK = "OK"
+    ERROR = "ERROR"
+    REFUSED = "REFUSED"
+    DECLINED = "DECLINED"
+    DENIED = "DENIED"
+    TIMEOUT = "TIMEOUT"
+
+    @property
+    def proto(self) -> common_pb2.Outcome:
+        return _OUTCOMES[self]
+
+
+_LEVELS = {
+    Level.READ: common_pb2.APPROVAL_LEVEL_READ,
+    Level.WRITE: common_pb2.APPROVAL_LEVEL_WRITE,
+    Level.DESTRUCTIVE: common_pb2.APPROVAL_LEVEL_DESTRUCTIVE,
+}
+_OUTCOMES = {
+    Outcome.OK: common_pb2.OUTCOME_OK,
+    Outcome.ERROR: common_pb2.OUTCOME_ERROR,
+    Outcome.REFUSED: common_pb2.OUTCOME_REFUSED,
+    Outcome.DECLINED: common_pb2.OUTCOME_DECLINED,
+    Outcome.DENIED: common_pb2.OUTCOME_DENIED,
+    Outcome.TIMEOUT: common_pb2.OUTCOME_TIMEOUT,
+}
+
+
+class Input(BaseModel):
+    """Base of every tool's arguments: unknown properties and wrong types are refused, never guessed."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class NoInput(Input):
+    """A tool that takes no arguments."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: the MCP client as its handshake (or request envelope) described it."""
+
+    client_name: str = ""
+    client_version: str = ""
+    elicitation: bool = False
+    loopback: bool = False
+    protocol_version: str = ""
+
+    @property
+    def label(self) -> str:
+        name = " ".join(part for part in (self.client_name, self.client_version) if part)
+        return name or "an unidentified client"
+
+    @property
+    def proto(self) -> common_pb2.Caller:
+        return common_pb2.Caller(
+            client_name=self.client_name,
+            client_version=self.client_version,
+            elicitation=self.elicitation,
+            loopback=self.loopback,
+            protocol_version=self.protocol_version,
+        )
+
+
+@dataclass(frozen=True)
+class Approval:
+    """What the gate decides on: the level, a summary of exactly what will happen, and whether it is high risk."""
+
+    level: Level
+    summary: str
+    high_risk: bool = False
+
+
+@dataclass
+class ManagementResult:
+    """What a handler returns; the AI receives it as the envelope `{ok, message, persisted, ...}`."""
+
+    ok: bool
+    message: str
+    persisted: bool = False
+    restart_required: bool = False
+    warnings: list[str] = field(default_factory=list)
+    data: Any = None
+
+    def envelope(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "message": self.message,
+            "persisted": self.persisted,
+            "restartRequired": self.restart_required,
+            "warnings": list(self.warnings),
+            "data": self.data,
+        }
+
+
+Handler = Callable[[Any, Caller], Awaitable[ManagementResult]]
+Planner = Callable[[Any], Approval]
+
+
+@dataclass(frozen=True)
+class ManagementTool:
+    """One saip_<area>_<verb> tool: its schema, level, approval planner and handler."""
+
+    name: str
+    category: str
+    title: str
+    description: str
+    input_model: type[Input]
+    level: Level
+    handler: Handler
+    # The approval summary: fixed text, or computed from the bound arguments.
+    summary: str | Callable[[Any], str] = ""
+    # A custom planner replaces level + summary (it may raise the level or mark the call high risk).
+    planner: Planner | None = None
+    idempotent: bool = False
+    open_world: bool = False
+
+    def bind(self, arguments: dict[str, Any] | None) -> Input:
+        """Strict binding; raises InvalidArguments naming each problem."""
+        try:
+            return self.input_model.model_validate(arguments or {})
+        except ValidationError as exc:
+            raise InvalidArguments(self.name, describe(exc)) from None
+
+    def approval_for(self, arguments: Input) -> Approval:
+        if self.planner is not None:
+            return self.planner(arguments)
+        summary = self.summary(arguments) if callable(self.summary) else self.summary
+        return Approval(self.level, summary or self.title)
+
+    def definition(self) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=input_schema(self.input_model),
+            annotations=types.ToolAnnotations(
+                title=self.title,
+                read_only_hint=self.level is Level.READ,
+                destructive_hint=self.level is Level.DESTRUCTIVE,
+                idempotent_hint=self.idempotent,
+                open_world_hint=self.open_world,
+            ),
+        )
+
+
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    return schema
+
+
+def describe(exc: ValidationError) -> str:
+    """Pydantic's errors as one sentence per problem, in the words of the schema."""
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"])
+        if error["type"] == "extra_forbidden":
+            problems.append(f"unknown property '{where}'")
+        elif error["type"] == "missing":
+            problems.append(f"'{where}' is required")
+        else:
+            problems.append(f"'{where}': {error['msg']}" if where else str(error["msg"]))
+    return "; ".join(problems) + ". Call the tool again with arguments that match its input schema."
+
+
+@dataclass(frozen=True)
+class ManagementResource:
+    """A fixed-URI resource (guides, saip://status/...), read fresh every time."""
+
+    uri: str
+    name: str
+    description: str
+    read: Callable[[], Awaitable[str]]
+    mime_type: str = "application/json"
+
+    def definition(self) -> types.Resource:
+        return types.Resource(uri=self.uri, name=self.name, description=self.description, mime_type=self.mime_type)
+
+
+@dataclass(frozen=True)
+class ManagementResourceTemplate:
+    """A URI template (saip://examples/{name}); `read` gets the template's variables."""
+
+    uri_template: str
+    name: str
+    description: str
+    read: Callable[[dict[str, str]], Awaitable[str]]
+    mime_type: str = "text/markdown"
+
+    def definition(self) -> types.ResourceTemplate:
+        return types.ResourceTemplate(
+            uri_template=self.uri_template, name=self.name, description=self.description, mime_type=self.mime_type
+        )
+
+
+@dataclass(frozen=True)
+class ManagementPrompt:
+    name: str
+    description: str
+    render: Callable[[dict[str, str]], Awaitable[types.GetPromptResult]]
+    arguments: Sequence[types.PromptArgument] = ()
+
+    def definition(self) -> types.Prompt:
+        return types.Prompt(name=self.name, description=self.description, arguments=list(self.arguments))
+
+
+class Contribution(Protocol):
+    """One area's share of the management surface."""
+
+    category: str
+
+    def tools(self) -> Sequence[ManagementTool]: ...
+
+    def resources(self) -> Sequence[ManagementResource]: ...
+
+    def resource_templates(self) -> Sequence[ManagementResourceTemplate]: ...
+
+    def prompts(self) -> Sequence[ManagementPrompt]: ...

@@ -1,0 +1,301 @@
+"""The MCP face of the gateway: the SDK's low-level Server reading the registry, in both protocol eras.
+
+2025-11-25 sessions are tracked so `list_changed` reaches each of them on its standalone stream; 2026-07-28 clients
+get it on `subscriptions/listen`. The SDK seals the 2026-07-28 request state with the shared sealing key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from saip.gateway import metrics
+from saip.gateway.approval import INPUT_KEY, Answer, ElicitationFailed
+from saip.gateway.auth import bearer
+from saip.gateway.gate import GateResult
+from saip.gateway.management import Caller
+from saip.gateway.registry import Changes, Registry
+
+logger = logging.getLogger(__name__)
+
+LOOPBACK_HEADER = "x-saip-loopback"
+
+INSTRUCTIONS = (
+    "saip is an operations plane for AI agents. Next to the published tools, this server offers management tools "
+    "named saip_<area>_<verb> while it requires a bearer token. Read-only tools run at once; steps that change "
+    "something may ask the person at your client to approve them first (MCP elicitation), and every call is audited. "
+    "When a tool answers that it was not run, follow the instruction in its message instead of retrying."
+)
+
+
+def is_modern(ctx: ServerRequestContext[Any, Any]) -> bool:
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+class McpInteraction:
+    """One call's channel to the person: push elicitation + progress (2025-11-25) or the retry's answer (2026-07-28)."""
+
+    def __init__(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> None:
+        self._ctx = ctx
+        self._params = params
+
+    @property
+    def roundtrip(self) -> bool:
+        return is_modern(self._ctx)
+
+    @property
+    def answer(self) -> Answer | None:
+        response = (self._params.input_responses or {}).get(INPUT_KEY)
+        if not isinstance(response, types.ElicitResult):
+            return None
+        return Answer(response.action, dict(response.content) if response.content is not None else None)
+
+    @property
+    def state(self) -> str | None:
+        return self._params.request_state
+
+    async def elicit(self, message: str, schema: dict[str, Any]) -> Answer:
+        try:
+            result = await self._ctx.session.elicit_form(message, schema, related_request_id=self._ctx.request_id)
+        except (MCPError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            raise ElicitationFailed(str(exc) or type(exc).__name__) from exc
+        return Answer(result.action, dict(result.content) if result.content is not None else None)
+
+    async def progress(self, done: float, total: float, message: str) -> None:
+        await self._ctx.session.report_progress(done, total, message)
+
+
+def caller_of(ctx: ServerRequestContext[Any, Any], loopback_secret: str) -> Caller:
+    params = ctx.session.client_params
+    info = params.client_info if params else None
+    capabilities = ctx.session.client_capabilities
+    presented = _header(ctx, LOOPBACK_HEADER)
+    return Caller(
+        client_name=info.name if info else "",
+        client_version=info.version if info else "",
+        elicitation=capabilities is not None and capabilities.elicitation is not None,
+        loopback=presented is not None and hmac.compare_digest(presented, loopback_secret),
+        protocol_version=ctx.protocol_version,
+    )
+
+
+def _header(ctx: ServerRequestContext[Any, Any], name: str) -> str | None:
+    headers = getattr(ctx.request, "headers", None)
+    return headers.get(name) if headers is not None else None
+
+
+class LegacySessions:
+    """Live 2025-11-25 connections (HTTP sessions, stdio, in-process), each kept once and forgotten when it closes."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[int, ServerSession] = {}
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def track(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        # The SDK keeps a connection's state and teardown on the `Connection` behind the session and offers no public
+        # accessor; its exit stack is the one reliable signal that a session ended (DELETE, idle timeout, crash).
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is None or is_modern(ctx) or id(connection) in self._sessions:
+            return
+        key = id(connection)
+        self._sessions[key] = ctx.session
+        connection.exit_stack.callback(self.forget, key)
+        metrics.MCP_SESSIONS.set(len(self._sessions))
+
+    def forget(self, key: int) -> None:
+        if self._sessions.pop(key, None) is not None:
+            metrics.MCP_SESSIONS.set(len(self._sessions))
+
+    async def notify(self, changes: Changes) -> None:
+        for session in list(self._sessions.values()):
+            if changes.tools:
+                await session.send_tool_list_changed()
+            if changes.resources:
+                await session.send_resource_list_changed()
+            if changes.prompts:
+                await session.send_prompt_list_changed()
+
+
+class ListChangedNotifier:
+    """Tells every client in both eras that a list changed."""
+
+    def __init__(self, bus: InMemorySubscriptionBus, sessions: LegacySessions) -> None:
+        self._bus = bus
+        self._sessions = sessions
+
+    async def changed(self, changes: Changes) -> None:
+        if changes.tools:
+            await self._bus.publish(ToolsListChanged())
+        if changes.resources:
+            await self._bus.publish(ResourcesListChanged())
+        if changes.prompts:
+            await self._bus.publish(PromptsListChanged())
+        await self._sessions.notify(changes)
+
+
+class GatewayServer(Server[Any]):
+    """The low-level server, advertising list_changed on 2025-11-25 handshakes (the SDK's default says false)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+def _principal(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """2026-07-28 state is bound to the bearer token it was asked under: a rotated token cannot answer."""
+    token = bearer(_header(ctx, "authorization"))
+    return hashlib.sha256(token.encode()).hexdigest() if token else None
+
+
+def build_server(
+    *,
+    registry: Registry,
+    sessions: LegacySessions,
+    bus: InMemorySubscriptionBus,
+    sealing_key: str,
+    state_ttl: float,
+    loopback_secret: str,
+    version: str,
+) -> GatewayServer:
+    async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=registry.tools())
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        served = registry.tool(params.name)
+        if served is None:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown tool '{params.name}'. Call tools/list for the tools now served.",
+            )
+        result = await served.call(params.arguments, caller_of(ctx, loopback_secret), McpInteraction(ctx, params))
+        return to_mcp(result)
+
+    async def list_resources(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=registry.resources())
+
+    async def list_templates(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=registry.resource_templates())
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        found = await registry.read(params.uri)
+        if found is None:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown resource '{params.uri}'. Call resources/list and resources/templates/list.",
+            )
+        text, mime_type = found
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=params.uri, text=text, mime_type=mime_type)]
+        )
+
+    async def list_prompts(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=registry.prompts())
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        prompt = registry.prompt(params.name)
+        if prompt is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt '{params.name}'. Call prompts/list.")
+        return await prompt.render(dict(params.arguments or {}))
+
+    server = GatewayServer(
+        "saip",
+        version=version,
+        title="saip gateway",
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=registry.input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_subscriptions_listen=ListenHandler(bus),
+    )
+
+    async def observe(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        sessions.track(ctx)
+        started = time.perf_counter()
+        try:
+            return await call_next(ctx)
+        finally:
+            if ctx.request_id is not None:
+                method = ctx.method if ctx.method in _KNOWN_METHODS else "other"
+                metrics.MCP_REQUESTS.labels(method, "2026-07-28" if is_modern(ctx) else "2025-11-25").inc()
+                metrics.MCP_REQUEST_SECONDS.labels(method).observe(time.perf_counter() - started)
+
+    security = RequestStateSecurity(keys=[sealing_key], ttl=state_ttl, bind_principal=_principal)
+    server.middleware.extend([observe, RequestStateBoundary(security, default_audience="saip")])
+    return server
+
+
+_KNOWN_METHODS = frozenset(
+    {
+        "initialize",
+        "ping",
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+        "subscriptions/listen",
+    }
+)
+
+
+def to_mcp(result: GateResult) -> types.CallToolResult | types.InputRequiredResult:
+    if result.question is not None:
+        request = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(
+                message=result.question.message, requested_schema=result.question.schema
+            )
+        )
+        return types.InputRequiredResult(input_requests={INPUT_KEY: request}, request_state=result.question.state)
+    envelope: Mapping[str, Any] = result.envelope or {}
+    return types.CallToolResult(
+        content=[types.TextContent(text=json.dumps(envelope, ensure_ascii=False, default=str))],
+        structured_content=dict(envelope),
+        is_error=result.is_error,
+    )

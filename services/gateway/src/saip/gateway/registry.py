@@ -1,0 +1,123 @@
+"""What /mcp serves right now: tools, resources, resource templates and prompts, grouped by the source that owns them.
+
+The management surface is one source (kept by the registrar); published tools are another. Replacing a source's set
+reports which lists changed, so only the affected `list_changed` notifications go out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.uri_template import UriTemplate
+
+from saip.gateway import metrics
+from saip.gateway.approval import Interaction
+from saip.gateway.gate import GateResult
+from saip.gateway.management import Caller, ManagementPrompt, ManagementResource, ManagementResourceTemplate
+
+ToolCall = Callable[[dict[str, Any] | None, Caller, Interaction], Awaitable[GateResult]]
+
+
+@dataclass(frozen=True)
+class ServedTool:
+    definition: types.Tool
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ServedSet:
+    tools: dict[str, ServedTool] = field(default_factory=dict)
+    resources: dict[str, ManagementResource] = field(default_factory=dict)
+    templates: dict[str, ManagementResourceTemplate] = field(default_factory=dict)
+    prompts: dict[str, ManagementPrompt] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Changes:
+    tools: bool = False
+    resources: bool = False
+    prompts: bool = False
+
+    @property
+    def any(self) -> bool:
+        return self.tools or self.resources or self.prompts
+
+
+def _tool_signature(served: dict[str, ServedTool]) -> dict[str, str]:
+    return {name: tool.definition.model_dump_json() for name, tool in served.items()}
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._sources: dict[str, ServedSet] = {}
+
+    def replace(self, source: str, served: ServedSet) -> Changes:
+        before = self._sources.get(source, ServedSet())
+        self._sources[source] = served
+        changes = Changes(
+            tools=_tool_signature(before.tools) != _tool_signature(served.tools),
+            resources=(before.resources.keys(), before.templates.keys())
+            != (served.resources.keys(), served.templates.keys()),
+            prompts=before.prompts.keys() != served.prompts.keys(),
+        )
+        metrics.SERVED.labels("tools").set(len(self._all_tools()))
+        metrics.SERVED.labels("resources").set(sum(len(s.resources) for s in self._sources.values()))
+        metrics.SERVED.labels("resource_templates").set(sum(len(s.templates) for s in self._sources.values()))
+        metrics.SERVED.labels("prompts").set(sum(len(s.prompts) for s in self._sources.values()))
+        return changes
+
+    def _all_tools(self) -> dict[str, ServedTool]:
+        merged: dict[str, ServedTool] = {}
+        for served in self._sources.values():
+            merged.update(served.tools)
+        return merged
+
+    def _each(self) -> Iterable[ServedSet]:
+        return self._sources.values()
+
+    def tools(self) -> list[types.Tool]:
+        return [tool.definition for tool in self._all_tools().values()]
+
+    def tool(self, name: str) -> ServedTool | None:
+        return self._all_tools().get(name)
+
+    def tool_names(self, source: str) -> list[str]:
+        return sorted(self._sources.get(source, ServedSet()).tools)
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        served = self.tool(name)
+        return served.definition.input_schema if served else None
+
+    def resources(self) -> list[types.Resource]:
+        return [resource.definition() for served in self._each() for resource in served.resources.values()]
+
+    def resource_templates(self) -> list[types.ResourceTemplate]:
+        return [template.definition() for served in self._each() for template in served.templates.values()]
+
+    def prompts(self) -> list[types.Prompt]:
+        return [prompt.definition() for served in self._each() for prompt in served.prompts.values()]
+
+    def prompt(self, name: str) -> ManagementPrompt | None:
+        for served in self._each():
+            if name in served.prompts:
+                return served.prompts[name]
+        return None
+
+    async def read(self, uri: str) -> tuple[str, str] | None:
+        """(text, mime type) of the resource at `uri`, a fixed resource first, then the first template that matches."""
+        for served in self._each():
+            if uri in served.resources:
+                resource = served.resources[uri]
+                return await resource.read(), resource.mime_type
+        for served in self._each():
+            for template in served.templates.values():
+                variables = UriTemplate.parse(template.uri_template).match(uri)
+                if variables is not None:
+                    flat = {
+                        key: value if isinstance(value, str) else ",".join(value) for key, value in variables.items()
+                    }
+                    return await template.read(flat), template.mime_type
+        return None

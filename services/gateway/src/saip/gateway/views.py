@@ -1,0 +1,159 @@
+"""The JSON shapes of audit data, the same for the monitor tools (the AI) and the REST API (the person)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from saip.v1 import audit_pb2, common_pb2
+
+OUTCOMES = ("OK", "ERROR", "REFUSED", "DECLINED", "DENIED", "TIMEOUT")
+DECISIONS = {
+    common_pb2.HITL_DECISION_APPROVED: "approved",
+    common_pb2.HITL_DECISION_DECLINED: "declined",
+    common_pb2.HITL_DECISION_TIMEOUT: "timeout",
+    common_pb2.HITL_DECISION_ELICIT_FAILED: "elicit-failed",
+    common_pb2.HITL_DECISION_DENIED: "denied",
+}
+
+
+def when(stamp: Timestamp) -> str | None:
+    if stamp.seconds == 0 and stamp.nanos == 0:
+        return None
+    return stamp.ToJsonString()
+
+
+def outcome(value: int) -> str:
+    return common_pb2.Outcome.Name(value).removeprefix("OUTCOME_")
+
+
+def outcome_value(name: str) -> common_pb2.Outcome:
+    return common_pb2.Outcome.Value("OUTCOME_" + name)  # type: ignore[return-value]
+
+
+def level(value: int) -> str:
+    return common_pb2.ApprovalLevel.Name(value).removeprefix("APPROVAL_LEVEL_")
+
+
+def severity(value: int) -> str:
+    return common_pb2.Severity.Name(value).removeprefix("SEVERITY_").lower()
+
+
+def side(value: int) -> str:
+    return common_pb2.HitlSide.Name(value).removeprefix("HITL_SIDE_").lower()
+
+
+def client(caller: common_pb2.Caller) -> str:
+    return " ".join(part for part in (caller.client_name, caller.client_version) if part) or "unidentified"
+
+
+def management_call(entry: audit_pb2.ChainedRecord) -> dict[str, Any]:
+    call = entry.record.management
+    return {
+        "index": entry.index,
+        "cursor": entry.seq,
+        "time": when(call.time),
+        "client": client(call.caller),
+        "tool": call.tool,
+        "level": level(call.level),
+        "outcome": outcome(call.outcome),
+        "durationMs": call.duration_ms,
+        "summary": call.summary,
+        "arguments": call.arguments,
+        "result": call.result,
+        "highRisk": call.high_risk,
+        "approval": DECISIONS.get(call.hitl),
+        "approvalSeconds": round(call.approval_seconds, 3) if call.hitl else None,
+    }
+
+
+def tool_call(entry: audit_pb2.ChainedRecord) -> dict[str, Any]:
+    call = entry.record.tool_call
+    return {
+        "index": entry.index,
+        "cursor": entry.seq,
+        "time": when(call.time),
+        "client": client(call.caller),
+        "tool": call.tool,
+        "source": call.source,
+        "outcome": outcome(call.outcome),
+        "durationMs": call.duration_ms,
+        "arguments": call.arguments,
+        "result": call.result,
+        "approval": DECISIONS.get(call.hitl),
+    }
+
+
+def risk_event(entry: audit_pb2.RiskEventEntry) -> dict[str, Any]:
+    event = entry.event
+    return {
+        "index": entry.index,
+        "cursor": entry.seq,
+        "time": when(event.time),
+        "type": event.type,
+        "severity": severity(event.severity),
+        "service": event.service,
+        "subject": event.subject,
+        "reason": event.reason or None,
+        "summary": event.summary,
+    }
+
+
+def record(entry: audit_pb2.ChainedRecord) -> dict[str, Any]:
+    """Any chained record, tagged with its kind (for `saip audit tail`)."""
+    kind = entry.record.WhichOneof("record")
+    if kind == "management":
+        return {"kind": "management", **management_call(entry)}
+    if kind == "tool_call":
+        return {"kind": "tool", **tool_call(entry)}
+    if kind == "risk":
+        risk = audit_pb2.RiskEventEntry(index=entry.index, seq=entry.seq, event=entry.record.risk)
+        return {"kind": "risk", **risk_event(risk)}
+    return {"kind": "unknown", "index": entry.index, "cursor": entry.seq}
+
+
+def page(entries: list[dict[str, Any]], next_cursor: int) -> dict[str, Any]:
+    return {"entries": entries, "count": len(entries), "nextCursor": next_cursor or None}
+
+
+def overview(reply: audit_pb2.GetOverviewResponse) -> dict[str, Any]:
+    return {
+        "window": reply.window,
+        "capacity": reply.capacity,
+        "managementOutcomes": {outcome(item.outcome): item.count for item in reply.management_outcomes},
+        "riskEvents": {item.type: item.count for item in reply.risk_events},
+        "chain": {
+            "length": reply.chain_length,
+            "headHash": reply.head_hash or None,
+            "lastEntry": when(reply.last_entry_time),
+        },
+        "pendingRecords": reply.pending,
+        "collectorSince": when(reply.collector_since),
+    }
+
+
+def hitl(reply: audit_pb2.GetHitlSummaryResponse) -> dict[str, Any]:
+    counts: dict[str, dict[str, int]] = {}
+    for item in reply.counts:
+        counts.setdefault(side(item.side), {})[DECISIONS.get(item.decision, "unknown")] = item.count
+    return {
+        "since": when(reply.collector_since),
+        "questions": reply.questions,
+        "approvalRate": round(reply.approval_rate, 4),
+        "decisions": counts,
+        "recent": [management_call(entry) for entry in reply.recent if entry.record.HasField("management")],
+    }
+
+
+def verify(reply: audit_pb2.VerifyChainResponse) -> dict[str, Any]:
+    broken = None
+    if reply.HasField("broken"):
+        broken = {"index": reply.broken.index, "cursor": reply.broken.seq, "reason": reply.broken.reason}
+    return {
+        "ok": reply.ok,
+        "checked": reply.checked,
+        "firstIndex": reply.first_index,
+        "lastIndex": reply.last_index,
+        "broken": broken,
+    }

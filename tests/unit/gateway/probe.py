@@ -1,0 +1,200 @@
+"""A contribution only the tests register, and the in-memory collaborators the gate tests wire around it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from pydantic import Field
+
+from saip.gateway.approval import Approvals
+from saip.gateway.config import ApprovalMode, Transport
+from saip.gateway.errors import ServiceRefused
+from saip.gateway.gate import Gate
+from saip.gateway.management import (
+    Approval,
+    Caller,
+    Input,
+    Level,
+    ManagementPrompt,
+    ManagementResource,
+    ManagementResourceTemplate,
+    ManagementResult,
+    ManagementTool,
+    NoInput,
+)
+from saip.gateway.mcp_server import GatewayServer, LegacySessions, ListChangedNotifier, build_server
+from saip.gateway.registrar import Policy, Registrar
+from saip.gateway.registry import Changes, Registry
+from saip.v1 import events_pb2
+
+SEALING_KEY = "k" * 40
+LOOPBACK_SECRET = "loopback-secret-for-tests"
+
+
+class RecordingAudit:
+    """Keeps every management call record the gate stores."""
+
+    def __init__(self) -> None:
+        self.records: list[events_pb2.ManagementCall] = []
+
+    async def management_call(self, record: events_pb2.ManagementCall) -> str | None:
+        self.records.append(record)
+        return None
+
+
+class SpentNonces:
+    def __init__(self) -> None:
+        self.spent: set[str] = set()
+
+    async def spend(self, nonce: str, tool: str) -> bool:
+        if nonce in self.spent:
+            return False
+        self.spent.add(nonce)
+        return True
+
+
+class NameInput(Input):
+    name: str = Field(min_length=1, max_length=64, description="What to act on.")
+    count: int = Field(default=1, ge=1, le=10)
+
+
+class ProbeContribution:
+    """Tools at every level; each records its runs so a test can tell whether it ran."""
+
+    category = "probe"
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, object, Caller]] = []
+
+    async def _run(self, tool: str, arguments: object, caller: Caller) -> ManagementResult:
+        self.runs.append((tool, arguments, caller))
+        return ManagementResult(True, f"{tool} ran", persisted=True, data={"tool": tool})
+
+    def _tool(self, name: str, level: Level, **kwargs: object) -> ManagementTool:
+        async def handler(arguments: object, caller: Caller) -> ManagementResult:
+            return await self._run(name, arguments, caller)
+
+        defaults: dict[str, object] = {
+            "input_model": NameInput,
+            "summary": lambda args: f"act on '{args.name}' {args.count} time(s)",
+            "handler": handler,
+        }
+        defaults.update(kwargs)
+        return ManagementTool(
+            name=name,
+            category=self.category,
+            title=name.replace("_", " "),
+            description=f"Test tool at level {level.value}.",
+            level=level,
+            **defaults,  # type: ignore[arg-type]
+        )
+
+    def tools(self) -> Sequence[ManagementTool]:
+        async def refuse(arguments: object, caller: Caller) -> ManagementResult:
+            raise ServiceRefused("'cafe-desk' is managed by configuration; change it under tools.cafe-desk instead.")
+
+        async def crash(arguments: object, caller: Caller) -> ManagementResult:
+            raise RuntimeError("boom with Authorization: Bearer sk-live-abcdef123456")
+
+        return [
+            self._tool("saip_probe_read", Level.READ, input_model=NoInput, summary="read"),
+            self._tool("saip_probe_write", Level.WRITE),
+            self._tool("saip_probe_delete", Level.DESTRUCTIVE),
+            self._tool(
+                "saip_probe_risky",
+                Level.WRITE,
+                planner=lambda args: Approval(Level.WRITE, f"open the sandbox for '{args.name}'", high_risk=True),
+            ),
+            self._tool("saip_probe_refuse", Level.READ, handler=refuse),
+            self._tool("saip_probe_crash", Level.READ, handler=crash),
+        ]
+
+    def resources(self) -> Sequence[ManagementResource]:
+        async def read() -> str:
+            return '{"probe": true}'
+
+        return [ManagementResource("saip://status/probe", "Probe status", "Test status resource.", read)]
+
+    def resource_templates(self) -> Sequence[ManagementResourceTemplate]:
+        async def read(variables: dict[str, str]) -> str:
+            return f"example {variables['name']}"
+
+        return [ManagementResourceTemplate("saip://examples/{name}", "Examples", "Test template.", read)]
+
+    def prompts(self) -> Sequence[ManagementPrompt]:
+        return []
+
+
+class RecordingNotifier:
+    def __init__(self) -> None:
+        self.changes: list[Changes] = []
+
+    async def changed(self, changes: Changes) -> None:
+        self.changes.append(changes)
+
+
+@dataclass
+class Harness:
+    server: GatewayServer
+    registry: Registry
+    registrar: Registrar
+    gate: Gate
+    audit: RecordingAudit
+    probe: ProbeContribution
+    nonces: SpentNonces
+    sessions: LegacySessions
+    token: dict[str, bool] = field(default_factory=lambda: {"set": True})
+
+
+def harness(
+    home: Path,
+    *,
+    mode: ApprovalMode = ApprovalMode.DESTRUCTIVE,
+    wait: float = 5.0,
+    interval: float = 10.0,
+    enabled: bool = True,
+    transport: Transport = Transport.HTTP,
+    exclude: frozenset[str] = frozenset(),
+) -> Harness:
+    registry = Registry()
+    bus = InMemorySubscriptionBus()
+    sessions = LegacySessions()
+    audit = RecordingAudit()
+    nonces = SpentNonces()
+    gate = Gate(
+        mode=mode,
+        approvals=Approvals(wait_seconds=wait, progress_interval=interval, nonces=nonces),
+        audit=audit,
+        replica="test-replica",
+    )
+    probe = ProbeContribution()
+    token = {"set": True}
+    registrar = Registrar(
+        policy=Policy(
+            enabled=enabled,
+            categories=frozenset({"probe"}),
+            exclude=exclude,
+            transport=transport,
+            home=home,
+            approval=mode,
+            wait_seconds=wait,
+        ),
+        contributions=[probe],
+        token_set=lambda: token["set"],
+        gate=gate,
+        registry=registry,
+        notifier=ListChangedNotifier(bus, sessions),
+    )
+    server = build_server(
+        registry=registry,
+        sessions=sessions,
+        bus=bus,
+        sealing_key=SEALING_KEY,
+        state_ttl=600,
+        loopback_secret=LOOPBACK_SECRET,
+        version="test",
+    )
+    return Harness(server, registry, registrar, gate, audit, probe, nonces, sessions, token)

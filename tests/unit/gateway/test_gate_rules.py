@@ -1,0 +1,89 @@
+"""The gate's decision table and the rules that refuse before anything runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from saip.gateway.config import ApprovalMode
+from saip.gateway.gate import Need, need_for, question
+from saip.gateway.management import Approval, Caller, Level
+from saip.v1 import common_pb2
+from tests.unit.gateway.probe import harness
+
+R, W, D = Level.READ, Level.WRITE, Level.DESTRUCTIVE
+DESTRUCTIVE, ALL, NONE = ApprovalMode.DESTRUCTIVE, ApprovalMode.ALL, ApprovalMode.NONE
+
+
+@pytest.mark.parametrize(
+    ("level", "mode", "expected"),
+    [
+        (R, DESTRUCTIVE, Need.RUN),
+        (R, ALL, Need.RUN),
+        (R, NONE, Need.RUN),
+        (W, DESTRUCTIVE, Need.RUN),
+        (W, ALL, Need.ASK),
+        (W, NONE, Need.RUN),
+        (D, DESTRUCTIVE, Need.ASK),
+        (D, ALL, Need.ASK),
+        (D, NONE, Need.RUN),
+    ],
+)
+def test_the_mode_table(level: Level, mode: ApprovalMode, expected: Need) -> None:
+    assert need_for(Approval(level, "x"), mode) is expected
+
+
+@pytest.mark.parametrize("level", [R, W, D])
+@pytest.mark.parametrize(("mode", "expected"), [(DESTRUCTIVE, Need.ASK), (ALL, Need.ASK), (NONE, Need.REFUSE)])
+def test_high_risk_overrides_the_mode(level: Level, mode: ApprovalMode, expected: Need) -> None:
+    assert need_for(Approval(level, "x", high_risk=True), mode) is expected
+
+
+def test_the_question_text() -> None:
+    caller = Caller(client_name="claude-code", client_version="2.1.314")
+    assert question(D, caller, "saip_tools_publish", "publish 'weather' (L3, strict).", 180) == (
+        "[DESTRUCTIVE] claude-code 2.1.314 wants to run saip_tools_publish: publish 'weather' (L3, strict). "
+        "Answer within 180 s, or the call is refused."
+    )
+    assert question(W, Caller(), "saip_x", "y", 2.5).startswith("[WRITE] an unidentified client wants to run saip_x")
+
+
+class _NoInteraction:
+    roundtrip = False
+    answer = None
+    state = None
+
+    async def elicit(self, message: str, schema: dict[str, object]) -> object:
+        raise AssertionError("the loopback client must not be asked")
+
+    async def progress(self, done: float, total: float, message: str) -> None:
+        raise AssertionError("no progress for a refused call")
+
+
+async def test_the_app_own_chat_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    h = harness(tmp_path)
+    [read] = [t for t in h.probe.tools() if t.name == "saip_probe_read"]
+    result = await h.gate.execute(read, {}, Caller(client_name="saip-chat", loopback=True), _NoInteraction())  # type: ignore[arg-type]
+    assert result.envelope is not None
+    assert (
+        result.envelope["message"] == "Tool 'saip_probe_read' was not run: it is not available to this app's own chat."
+    )
+    assert h.probe.runs == []
+    assert h.audit.records[0].outcome == common_pb2.OUTCOME_REFUSED
+    assert h.audit.records[0].caller.loopback
+
+
+async def test_audit_record_masks_secrets_in_arguments(tmp_path: Path) -> None:
+    h = harness(tmp_path, mode=NONE)
+    [write] = [t for t in h.probe.tools() if t.name == "saip_probe_write"]
+    await h.gate.execute(
+        write,
+        {"name": "Bearer sk-abcdefghijkl", "count": 1},
+        Caller(client_name="c", elicitation=True),
+        _NoInteraction(),  # type: ignore[arg-type]
+    )
+    record = h.audit.records[0]
+    assert json.loads(record.arguments) == {"count": 1, "name": "Bearer ***"}
+    assert "sk-abcdefghijkl" not in record.summary
