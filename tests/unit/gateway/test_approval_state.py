@@ -74,7 +74,8 @@ async def test_a_replayed_answer_is_refused_and_the_call_runs_once(tmp_path: Pat
         )
     assert isinstance(answered, types.CallToolResult) and not answered.is_error
     assert message(replayed) == (
-        "Tool 'saip_probe_delete' was not run: this approval was already used. Call the tool again to ask the user afresh."
+        "Tool 'saip_probe_delete' was not run: this approval was already used. "
+        "Call the tool again to ask the user afresh."
     )
     assert len(h.probe.runs) == 1
     assert [r.outcome for r in h.audit.records] == [common_pb2.OUTCOME_OK, common_pb2.OUTCOME_REFUSED]
