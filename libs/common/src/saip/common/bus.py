@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 import nats
 from nats.aio.client import Client as NatsClient
+from nats.errors import Error as NatsError
 from nats.errors import NoServersError
 from nats.js import JetStreamContext
 from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
@@ -54,6 +56,19 @@ async def connect(
                 reconnected_cb=reconnected,
             )
     raise AssertionError("unreachable: tenacity reraises the last error")
+
+
+async def close(nc: NatsClient, *, within: float = 5.0) -> None:
+    """Drain (flush, unsubscribe) when NATS is there; otherwise just close: shutdown must not wait for it."""
+    if nc.is_closed:
+        return
+    if nc.is_connected:
+        try:
+            await asyncio.wait_for(nc.drain(), within)
+            return
+        except (NatsError, TimeoutError) as exc:
+            logger.warning("nats drain incomplete; closing", extra={"error": type(exc).__name__})
+    await nc.close()
 
 
 async def ensure_kv(js: JetStreamContext, bucket: str, *, history: int = 1, ttl: timedelta | None = None) -> KeyValue:

@@ -11,7 +11,12 @@ from typing import Any, TextIO
 from saip.common.masking import mask_text, mask_value
 
 # Attributes every LogRecord has; anything else on a record came from `extra=` and is emitted as a field.
-_STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime", "taskName"}
+_STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
+    "message",
+    "asctime",
+    "taskName",
+    "color_message",  # uvicorn's ANSI-coloured copy of the message
+}
 
 
 class JsonFormatter(logging.Formatter):

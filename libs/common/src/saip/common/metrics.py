@@ -6,7 +6,7 @@ from importlib.metadata import PackageNotFoundError, version
 from threading import Thread
 from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import Info, start_http_server
+from prometheus_client import REGISTRY, CollectorRegistry, Info, start_http_server
 
 BUILD_INFO = Info("saip_build", "Build of the running saip service")
 
@@ -22,10 +22,10 @@ def publish_build_info(service: str) -> None:
 class MetricsServer:
     """/metrics on its own port, for the gRPC services (the gateway serves it on its HTTP port)."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, registry: CollectorRegistry = REGISTRY) -> None:
         self._server: WSGIServer
         self._thread: Thread
-        self._server, self._thread = start_http_server(port, addr=host)
+        self._server, self._thread = start_http_server(port, addr=host, registry=registry)
         self.port = self._server.server_port
 
     def stop(self) -> None:

@@ -58,6 +58,11 @@ class TokenState:
         return self._hash is not None
 
     @property
+    def fingerprint(self) -> str | None:
+        """The first 12 hex digits of the token's hash: enough to tell tokens apart, useless to guess one."""
+        return self._hash[:12] if self._hash else None
+
+    @property
     def source(self) -> str | None:
         if self.configured:
             return CONFIGURATION

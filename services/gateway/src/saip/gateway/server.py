@@ -78,7 +78,11 @@ class Gateway:
 
     def management_status(self) -> dict[str, Any]:
         status = self.registrar.status.as_dict()
-        status["token"] = {"set": self.tokens.is_set, "source": self.tokens.source}
+        status["token"] = {
+            "set": self.tokens.is_set,
+            "source": self.tokens.source,
+            "fingerprint": self.tokens.fingerprint,
+        }
         return status
 
     @asynccontextmanager
@@ -88,7 +92,7 @@ class Gateway:
             self.nc = await bus.connect(
                 settings.nats_url, f"gateway {settings.gateway_replica}", reconnected=self._back
             )
-            stack.push_async_callback(self.nc.drain)
+            stack.push_async_callback(bus.close, self.nc)
             js = self.nc.jetstream()
             await bus.ensure_stream(js, bus.audit_stream_config(settings))
             auth_kv = await bus.ensure_kv(js, names.AUTH_BUCKET, history=5)

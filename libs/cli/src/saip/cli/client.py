@@ -1,0 +1,108 @@
+"""The person's side of the REST API: one small client the command line and the local stack share."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+DEFAULT_PORT = 8282
+ADMIN_TOKEN_FILE = "admin-token"
+
+
+class ApiError(Exception):
+    """The gateway could not be reached or refused; the message says what to do."""
+
+
+def default_url() -> str:
+    explicit = os.environ.get("SAIP_GATEWAY_URL")
+    if explicit:
+        return explicit.rstrip("/")
+    return f"http://127.0.0.1:{os.environ.get('SAIP_GATEWAY_PORT', DEFAULT_PORT)}"
+
+
+def default_admin_token() -> str | None:
+    """SAIP_ADMIN_TOKEN, else the token the local stack keeps in $SAIP_HOME/admin-token."""
+    token = os.environ.get("SAIP_ADMIN_TOKEN")
+    if token:
+        return token
+    path = Path(os.environ.get("SAIP_HOME", ".saip")) / ADMIN_TOKEN_FILE
+    return path.read_text().strip() if path.is_file() else None
+
+
+class GatewayApi:
+    def __init__(self, url: str, admin_token: str | None, *, timeout: float = 10.0) -> None:
+        if not admin_token:
+            raise ApiError(
+                "no admin token: set SAIP_ADMIN_TOKEN (make run prints it and keeps it in $SAIP_HOME/admin-token)"
+            )
+        self.url = url.rstrip("/")
+        self._client = httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Bearer {admin_token}"}, timeout=timeout
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> GatewayApi:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = self._client.request(method, path, **kwargs)
+        except httpx.TransportError as exc:
+            raise ApiError(
+                f"cannot reach the gateway at {self.url} ({type(exc).__name__}): is `make run` running? "
+                "Set SAIP_GATEWAY_URL if it listens elsewhere."
+            ) from None
+        return _checked(response)
+
+    def status(self) -> dict[str, Any]:
+        return dict(self._request("GET", "/api/v1/status"))
+
+    def rotate_token(self) -> str:
+        return str(self._request("POST", "/api/v1/mcp-token")["token"])
+
+    def remove_token(self) -> None:
+        self._request("DELETE", "/api/v1/mcp-token")
+
+    def management_log(self, **params: Any) -> dict[str, Any]:
+        query = {key: value for key, value in params.items() if value is not None}
+        return dict(self._request("GET", "/api/v1/audit/management-log", params=query))
+
+    def verify(self) -> dict[str, Any]:
+        return dict(self._request("GET", "/api/v1/audit/verify"))
+
+    def tail(self, backlog: int) -> Iterator[dict[str, Any]]:
+        try:
+            with self._client.stream(
+                "GET", "/api/v1/audit/tail", params={"backlog": backlog}, timeout=httpx.Timeout(10, read=None)
+            ) as response:
+                if response.status_code != 200:
+                    response.read()
+                    _checked(response)
+                for line in response.iter_lines():
+                    if line.strip():
+                        yield json.loads(line)
+        except httpx.TransportError as exc:
+            raise ApiError(f"the audit stream from {self.url} ended ({type(exc).__name__})") from None
+
+
+def _checked(response: httpx.Response) -> Any:
+    if response.status_code < 400:
+        return response.json()
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    detail = body.get("error") or body.get("detail") or response.text or response.reason_phrase
+    if response.status_code == 401:
+        raise ApiError(f"the gateway refused the admin token: {detail}")
+    raise ApiError(f"{detail} (HTTP {response.status_code})")

@@ -1,0 +1,201 @@
+"""The embedded default (`make run`): NATS and every service as local processes, supervised by honcho.
+
+Only the gateway's port is fixed (SAIP_GATEWAY_PORT); NATS and the internal services take free ports chosen here, so
+two stacks can run side by side. Once the gateway is healthy, the MCP URL and the tokens are printed. Ctrl-C or
+SIGTERM stops every process this started (honcho sends SIGTERM to each process group, then SIGKILL after 5 s).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import shlex
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from honcho.manager import Manager
+
+from saip.cli.client import ADMIN_TOKEN_FILE, ApiError, GatewayApi
+from saip.common import natsd
+from saip.common.settings import SaipSettings, config_file
+
+MCP_TOKEN_FILE = "mcp-token"
+SEALING_KEY_FILE = "sealing-key"
+READY_WITHIN = 90.0
+
+
+class StackError(Exception):
+    """The stack cannot start; the message says what to change."""
+
+
+@dataclass
+class Plan:
+    """What `run` starts: the commands, their environment, and what to print once the gateway is healthy."""
+
+    home: Path
+    gateway_url: str
+    admin_token: str
+    processes: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+
+
+def secret_file(path: Path, value: str | None = None) -> str:
+    """Read a secret kept in SAIP_HOME, or create it (mode 0600) with `value` or a fresh random one."""
+    if path.is_file():
+        return path.read_text().strip()
+    content = value or secrets.token_urlsafe(32)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(content + "\n")
+    return content
+
+
+def port_is_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def plan(environ: dict[str, str] | None = None) -> Plan:
+    env = dict(os.environ if environ is None else environ)
+    settings = SaipSettings.load()
+    home = settings.home.resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    host = env.get("SAIP_GATEWAY_HOST", "127.0.0.1")
+    port = int(env.get("SAIP_GATEWAY_PORT", "8282"))
+    if not port_is_free(host, port):
+        raise StackError(f"port {port} is in use (another saip?): stop it, or set SAIP_GATEWAY_PORT to a free port")
+    admin_token = env.get("SAIP_ADMIN_TOKEN") or secret_file(home / ADMIN_TOKEN_FILE)
+    sealing_key = env.get("SAIP_APPROVAL_SEALING_KEY") or secret_file(home / SEALING_KEY_FILE)
+    python = sys.executable
+    common = {
+        **env,
+        "SAIP_HOME": str(home),
+        "PYTHONUNBUFFERED": "1",
+    }
+    config = config_file()
+    if config is not None:
+        common["SAIP_CONFIG"] = str(config.resolve())
+    result = Plan(home=home, gateway_url=f"http://{_display(host)}:{port}", admin_token=admin_token)
+    if "nats_url" in settings.model_fields_set:
+        nats_url = settings.nats_url
+    else:
+        nats_port = natsd.free_port()
+        nats_url = f"nats://127.0.0.1:{nats_port}"
+        result.processes["nats"] = (shlex.join(natsd.command(nats_port, home / "nats")), common)
+    common["SAIP_NATS_URL"] = nats_url
+    audit_port, audit_metrics = natsd.free_port(), natsd.free_port()
+    result.processes["audit"] = (
+        shlex.join([python, "-m", "saip.audit"]),
+        {**common, "SAIP_AUDIT_PORT": str(audit_port), "SAIP_AUDIT_METRICS_PORT": str(audit_metrics)},
+    )
+    result.processes["gateway"] = (
+        shlex.join([python, "-m", "saip.gateway"]),
+        {
+            **common,
+            "SAIP_GATEWAY_HOST": host,
+            "SAIP_GATEWAY_PORT": str(port),
+            "SAIP_AUDIT_ADDR": f"127.0.0.1:{audit_port}",
+            "SAIP_ADMIN_TOKEN": admin_token,
+            "SAIP_APPROVAL_SEALING_KEY": sealing_key,
+        },
+    )
+    return result
+
+
+def _display(host: str) -> str:
+    return "127.0.0.1" if host in ("0.0.0.0", "") else host
+
+
+def wait_until_healthy(url: str, within: float, stopping: threading.Event) -> bool:
+    deadline = time.monotonic() + within
+    with httpx.Client(timeout=2.0) as client:
+        while time.monotonic() < deadline and not stopping.is_set():
+            try:
+                if client.get(f"{url}/healthz").status_code == 200:
+                    return True
+            except httpx.TransportError:
+                pass
+            stopping.wait(0.2)
+    return False
+
+
+def mcp_token_line(home: Path, api: GatewayApi) -> str:
+    """Generate the token on first start (kept in $SAIP_HOME/mcp-token, 0600); afterwards say what is in force."""
+    token = api.status()["mcp"]["token"]
+    path = home / MCP_TOKEN_FILE
+    if token["source"] == "configuration":
+        configured = os.environ.get("SAIP_MCP_SERVER_AUTH_TOKEN")
+        return f"MCP bearer token: {configured}" if configured else "MCP bearer token: the one set in saip.yaml"
+    if not path.exists() and not token["set"]:
+        return f"MCP bearer token: {secret_file(path, api.rotate_token())}"
+    if path.is_file() and token["set"]:
+        kept = path.read_text().strip()
+        if hashlib.sha256(kept.encode()).hexdigest()[:12] == token["fingerprint"]:
+            return f"MCP bearer token: {kept}"
+        return "MCP bearer token: set through the API (shown once then); `saip token rotate` prints a new one"
+    if not token["set"]:
+        return "MCP bearer token: none (it was removed); `saip token rotate` sets one and turns the management tools on"
+    return "MCP bearer token: set through the API; `saip token rotate` prints a new one"
+
+
+def announce(stack: Plan, manager: Manager, stopping: threading.Event, failed: threading.Event) -> None:
+    """Runs beside the supervisor: waits for the gateway, settles the token, prints how to connect."""
+    if not wait_until_healthy(stack.gateway_url, READY_WITHIN, stopping):
+        if not stopping.is_set():
+            print(f"saip did not become healthy within {READY_WITHIN:.0f} s; stopping (see the logs above)", flush=True)
+            failed.set()
+            manager.terminate()
+        return
+    try:
+        with GatewayApi(stack.gateway_url, stack.admin_token) as api:
+            token_line = mcp_token_line(stack.home, api)
+    except (ApiError, OSError) as exc:
+        print(f"saip started, but the MCP token could not be settled: {exc}", flush=True)
+        token_line = "MCP bearer token: unknown"
+    print(
+        "\n".join(
+            [
+                "",
+                f"saip is running (SAIP_HOME={stack.home})",
+                f"MCP endpoint: {stack.gateway_url}/mcp",
+                token_line,
+                f"Admin token: {stack.admin_token}",
+                f"REST API: {stack.gateway_url}/api/v1 (reference at {stack.gateway_url}/api/docs)",
+                "Press Ctrl-C to stop.",
+                "",
+            ]
+        ),
+        flush=True,
+    )
+
+
+def run() -> int:
+    try:
+        stack = plan()
+    except (StackError, natsd.NatsServerMissing) as exc:
+        print(f"saip run: {exc}", file=sys.stderr)
+        return 2
+    manager = Manager()
+    for name, (command, env) in stack.processes.items():
+        manager.add_process(name, command, env=env, cwd=os.getcwd())
+    stopping, failed = threading.Event(), threading.Event()
+    announcer = threading.Thread(target=announce, args=(stack, manager, stopping, failed), daemon=True)
+    announcer.start()
+    try:
+        manager.loop()
+    finally:
+        stopping.set()
+        announcer.join(timeout=5)
+    if failed.is_set():
+        return 1
+    return manager.returncode or 0

@@ -1,0 +1,140 @@
+"""The whole stack started exactly as `make run` starts it (`saip run`), and the clients the e2e tests use."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from saip.common.natsd import free_port
+
+SAIP = Path(sys.executable).parent / "saip"
+BANNER = re.compile(r"^(MCP endpoint|MCP bearer token|Admin token): (.+)$")
+E2E_CLIENT = types.Implementation(name="e2e-client", version="1.0")
+
+
+@dataclass
+class Stack:
+    home: Path
+    port: int
+    process: subprocess.Popen[str]
+    lines: list[str] = field(default_factory=list)
+    banner: dict[str, str] = field(default_factory=dict)
+    ready: threading.Event = field(default_factory=threading.Event)
+    reader: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def mcp_url(self) -> str:
+        return self.banner["MCP endpoint"]
+
+    @property
+    def admin_token(self) -> str:
+        return self.banner["Admin token"]
+
+    @property
+    def mcp_token(self) -> str:
+        return self.banner["MCP bearer token"]
+
+    def api(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.admin_token}"}, timeout=10)
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for raw in self.process.stdout:
+            line = raw.rstrip("\n")
+            self.lines.append(line)
+            match = BANNER.match(line)
+            if match:
+                self.banner[match.group(1)] = match.group(2)
+                if len(self.banner) == 3:
+                    self.ready.set()
+
+    def descendants(self) -> list[int]:
+        """Every process the launcher started, at any depth (read from /proc)."""
+        parents: dict[int, int] = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+        found, frontier = [], [self.process.pid]
+        while frontier:
+            parent = frontier.pop()
+            children = [pid for pid, ppid in parents.items() if ppid == parent]
+            found.extend(children)
+            frontier.extend(children)
+        return found
+
+    def stop(self, within: float = 10.0) -> float:
+        """SIGTERM the launcher as a person's Ctrl-C would; returns how long everything took to go."""
+        started = time.monotonic()
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=within + 5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        elapsed = time.monotonic() - started
+        if self.reader is not None:
+            self.reader.join(timeout=5)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        return elapsed
+
+
+def start_stack(home: Path, *, env: dict[str, str] | None = None, ready_within: float = 120.0) -> Stack:
+    home.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    environment = {
+        key: value for key, value in os.environ.items() if not key.startswith("SAIP_") and key != "PYTEST_CURRENT_TEST"
+    }
+    environment.update({"SAIP_HOME": str(home), "SAIP_GATEWAY_PORT": str(port), **(env or {})})
+    process = subprocess.Popen(
+        [str(SAIP), "run"],
+        env=environment,
+        cwd=home,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    stack = Stack(home, port, process)
+    stack.reader = threading.Thread(target=stack._read, daemon=True)
+    stack.reader.start()
+    if not stack.ready.wait(ready_within):
+        stack.stop()
+        tail = "\n".join(stack.lines[-40:])
+        raise AssertionError(f"the stack did not print its banner within {ready_within} s:\n{tail}")
+    return stack
+
+
+@asynccontextmanager
+async def mcp_client(url: str, token: str | None, *, mode: str = "auto", **kwargs: Any) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode, client_info=E2E_CLIENT, **kwargs) as client,
+    ):
+        yield client

@@ -1,0 +1,53 @@
+"""Fuzzed arguments for every management tool: each answer is a clean refusal or a result; nothing crashes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import mcp_types as types
+import pytest
+from anyio.from_thread import start_blocking_portal
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.e2e.stack import Stack, mcp_client
+
+pytestmark = pytest.mark.e2e
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+# Real property names (so types and ranges get exercised) and made-up ones (so unknown properties do).
+names = st.sampled_from(["limit", "before", "tool", "outcome", "type", "recent"]) | st.text(min_size=1, max_size=8)
+arguments = st.dictionaries(names, json_values, max_size=4)
+
+
+def test_fuzzed_arguments_get_a_clean_answer_and_the_stack_stays_whole(stack: Stack) -> None:
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(mcp_client(stack.mcp_url, stack.mcp_token, mode="legacy")) as client,
+    ):
+        tools = [tool.name for tool in portal.call(client.list_tools).tools if tool.name.startswith("saip_")]
+        assert len(tools) >= 4
+
+        @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+        @given(tool=st.sampled_from(tools), args=arguments)
+        def answer_is_clean(tool: str, args: dict[str, Any]) -> None:
+            result = portal.call(client.call_tool, tool, args)
+            assert isinstance(result, types.CallToolResult)
+            block = result.content[0]
+            assert isinstance(block, types.TextContent)
+            data = json.loads(block.text)
+            assert set(data) == {"ok", "message", "persisted", "restartRequired", "warnings", "data"}
+            if not data["ok"]:
+                assert data["message"].startswith(f"Invalid arguments for '{tool}': "), data["message"]
+                assert result.is_error
+
+        answer_is_clean()
+    assert httpx.get(f"{stack.url}/healthz", timeout=5).status_code == 200
+    with stack.api() as api:
+        assert api.get("/api/v1/audit/verify").json()["ok"] is True

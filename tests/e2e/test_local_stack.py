@@ -1,0 +1,93 @@
+"""`make run` as a process: two stacks side by side, a configured token, restarts, and stopping within 10 s."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+
+from saip.cli.stack import port_is_free
+from tests.e2e.stack import SAIP, start_stack
+
+pytestmark = pytest.mark.e2e
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie has exited; only its parent has not collected it yet.
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_two_stacks_run_side_by_side_and_sigterm_stops_everything_within_10_s(tmp_path: Path) -> None:
+    first = start_stack(tmp_path / "one")
+    second = start_stack(tmp_path / "two")
+    try:
+        for stack in (first, second):
+            assert httpx.get(f"{stack.url}/healthz", timeout=5).status_code == 200
+        assert first.mcp_token != second.mcp_token
+        started = first.descendants()
+        assert len(started) >= 4  # honcho's workers and nats, audit, gateway below them
+    finally:
+        elapsed = first.stop()
+        second.stop()
+    assert elapsed < 10
+    assert [pid for pid in started if alive(pid)] == []
+    assert first.process.returncode is not None
+    assert port_is_free("127.0.0.1", first.port)
+
+
+def test_a_configured_token_is_used_and_cannot_be_changed_through_the_api(tmp_path: Path) -> None:
+    configured = "configured-token-" + "x" * 24
+    stack = start_stack(tmp_path, env={"SAIP_MCP_SERVER_AUTH_TOKEN": configured})
+    try:
+        assert stack.mcp_token == configured
+        with stack.api() as api:
+            rotate, remove = api.post("/api/v1/mcp-token"), api.delete("/api/v1/mcp-token")
+            status = api.get("/api/v1/status").json()
+        for reply in (rotate, remove):
+            assert reply.status_code == 409
+            assert "mcp-server.auth-token" in reply.json()["error"]
+        assert status["mcp"]["token"]["source"] == "configuration"
+        assert not (tmp_path / "mcp-token").exists()
+    finally:
+        stack.stop()
+
+
+def test_the_token_is_generated_once_and_a_removal_survives_a_restart(tmp_path: Path) -> None:
+    first = start_stack(tmp_path)
+    token = first.mcp_token
+    first.stop()
+    second = start_stack(tmp_path)
+    try:
+        assert second.mcp_token == token
+        with second.api() as api:
+            api.delete("/api/v1/mcp-token").raise_for_status()
+    finally:
+        second.stop()
+    third = start_stack(tmp_path)
+    try:
+        assert third.mcp_token.startswith("none (it was removed)")
+        with third.api() as api:
+            status = api.get("/api/v1/management/status").json()
+        assert status["reason"] == "no bearer token on the built-in server"
+    finally:
+        third.stop()
+
+
+def test_a_taken_gateway_port_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    stack = start_stack(tmp_path / "one")
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SAIP_")}
+        env.update({"SAIP_HOME": str(tmp_path / "two"), "SAIP_GATEWAY_PORT": str(stack.port)})
+        taken = subprocess.run([str(SAIP), "run"], env=env, capture_output=True, text=True, timeout=30, check=False)
+    finally:
+        stack.stop()
+    assert taken.returncode == 2
+    assert f"port {stack.port} is in use" in taken.stderr and "SAIP_GATEWAY_PORT" in taken.stderr

@@ -1,0 +1,209 @@
+"""The spine end to end, started as `make run` starts it, driven by the official MCP client over HTTP in both eras."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import httpx
+import mcp_types as types
+import pytest
+
+from tests.e2e.stack import SAIP, Stack, mcp_client
+
+pytestmark = pytest.mark.e2e
+
+ERAS = [pytest.param("legacy", id="2025-11-25"), pytest.param("auto", id="2026-07-28")]
+MONITOR_TOOLS = {
+    "saip_monitor_overview",
+    "saip_monitor_management_log",
+    "saip_monitor_risk_events",
+    "saip_monitor_hitl",
+}
+
+
+def envelope(result: types.CallToolResult) -> dict[str, Any]:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return json.loads(block.text)  # type: ignore[no-any-return]
+
+
+async def eventually(check: Callable[[], Any], within: float = 10.0) -> Any:
+    """Poll `check` (sync or async) until it returns something truthy; fail after `within` seconds."""
+    with anyio.fail_after(within):
+        while True:
+            value = check()
+            if hasattr(value, "__await__"):
+                value = await value
+            if value:
+                return value
+            await anyio.sleep(0.05)
+
+
+def cli(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SAIP_GATEWAY_URL": stack.url, "SAIP_ADMIN_TOKEN": stack.admin_token}
+    return subprocess.run([str(SAIP), *args], env=env, capture_output=True, text=True, timeout=30, check=False)
+
+
+def test_the_banner_gives_the_mcp_url_and_both_tokens(stack: Stack) -> None:
+    assert stack.mcp_url == f"{stack.url}/mcp"
+    token_file = stack.home / "mcp-token"
+    assert token_file.read_text().strip() == stack.mcp_token
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    assert (stack.home / "admin-token").read_text().strip() == stack.admin_token
+    assert stack.mcp_token != stack.admin_token
+
+
+def test_healthz_is_200_when_every_service_is_healthy(stack: Stack) -> None:
+    reply = httpx.get(f"{stack.url}/healthz", timeout=5)
+    assert reply.status_code == 200
+    assert reply.json() == {"status": "ok", "checks": {"nats": "ok", "audit": "ok"}}
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param({}, id="missing"),
+        pytest.param({"Authorization": "Bearer wrong"}, id="wrong"),
+        pytest.param({"Authorization": "Basic dXNlcjpwYXNz"}, id="other-scheme"),
+    ],
+)
+def test_mcp_refuses_a_missing_or_wrong_token_with_401(stack: Stack, headers: dict[str, str]) -> None:
+    reply = httpx.post(stack.mcp_url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=5)
+    assert reply.status_code == 401
+    assert reply.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_the_tokens_do_not_open_each_other_s_door(stack: Stack) -> None:
+    admin_on_mcp = httpx.post(
+        stack.mcp_url,
+        headers={"Authorization": f"Bearer {stack.admin_token}"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        timeout=5,
+    )
+    mcp_on_api = httpx.get(
+        f"{stack.url}/api/v1/status", headers={"Authorization": f"Bearer {stack.mcp_token}"}, timeout=5
+    )
+    assert (admin_on_mcp.status_code, mcp_on_api.status_code) == (401, 401)
+    assert mcp_on_api.headers["www-authenticate"].startswith("Bearer")
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_each_era_sees_and_calls_the_monitor_tools(stack: Stack, mode: str) -> None:
+    async with mcp_client(stack.mcp_url, stack.mcp_token, mode=mode) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert MONITOR_TOOLS <= tools.keys()
+        assert all(tools[name].annotations.read_only_hint for name in MONITOR_TOOLS)  # type: ignore[union-attr]
+        overview = await client.call_tool("saip_monitor_overview", {})
+        resources = await client.list_resources()
+        status = await client.read_resource("saip://status/management")
+    data = envelope(overview)
+    assert data["ok"] is True and not overview.is_error
+    assert data["data"]["management"]["surface"] is True
+    assert MONITOR_TOOLS <= set(data["data"]["management"]["tools"])
+    assert "saip://status/management" in {str(r.uri) for r in resources.resources}
+    block = status.contents[0]
+    assert isinstance(block, types.TextResourceContents)
+    assert json.loads(block.text)["surface"] is True
+
+
+async def test_monitor_calls_leave_audit_entries_the_person_and_the_ai_both_read(stack: Stack) -> None:
+    async with mcp_client(stack.mcp_url, stack.mcp_token, mode="legacy") as client:
+        await client.call_tool("saip_monitor_risk_events", {"limit": 5})
+        invalid = await client.call_tool("saip_monitor_management_log", {"limit": 0, "colour": "red"})
+        assert envelope(invalid)["message"].startswith("Invalid arguments for 'saip_monitor_management_log': ")
+
+        async def logged() -> list[dict[str, Any]]:
+            result = await client.call_tool(
+                "saip_monitor_management_log", {"limit": 50, "tool": "saip_monitor_risk_events"}
+            )
+            return envelope(result)["data"]["entries"]  # type: ignore[no-any-return]
+
+        [entry, *_] = await eventually(logged)
+    assert entry["client"] == "e2e-client 1.0"
+    assert (entry["level"], entry["outcome"], entry["approval"]) == ("READ", "OK", None)
+    assert json.loads(entry["arguments"]) == {"limit": 5}
+    with stack.api() as api:
+        page = api.get("/api/v1/audit/management-log", params={"outcome": "REFUSED", "limit": 5}).json()
+        risks = api.get("/api/v1/audit/risk-events", params={"type": "MANAGEMENT"}).json()
+        verify = api.get("/api/v1/audit/verify").json()
+    assert page["entries"][0]["tool"] == "saip_monitor_management_log"
+    assert page["entries"][0]["result"].startswith("Invalid arguments for 'saip_monitor_management_log'")
+    # A refused read is not a successful read: it leaves a MANAGEMENT risk event, warn because it failed.
+    assert any(e["subject"] == "saip_monitor_management_log" and e["severity"] == "warn" for e in risks["entries"])
+    assert verify["ok"] is True and verify["checked"] >= 2
+
+
+async def test_the_surface_follows_the_token_through_the_rest_api(stack: Stack) -> None:
+    legacy_changed = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            legacy_changed.set()
+
+    with stack.api() as api:
+        async with (
+            mcp_client(stack.mcp_url, stack.mcp_token, mode="legacy", message_handler=on_message) as legacy,
+            mcp_client(stack.mcp_url, stack.mcp_token, mode="auto") as modern,
+            modern.listen(tools_list_changed=True) as events,
+        ):
+            assert MONITOR_TOOLS <= {tool.name for tool in (await legacy.list_tools()).tools}
+            assert api.delete("/api/v1/mcp-token").json() == {"removed": True}
+            with anyio.fail_after(10):
+                await legacy_changed.wait()
+                async for event in events:
+                    assert type(event).__name__ == "ToolsListChanged"
+                    break
+            # No token: /mcp serves published tools only, with no management surface.
+            assert not {t.name for t in (await legacy.list_tools()).tools} & MONITOR_TOOLS
+            status = api.get("/api/v1/management/status").json()
+            assert (status["surface"], status["reason"]) == (False, "no bearer token on the built-in server")
+
+            new_token = api.post("/api/v1/mcp-token").json()["token"]
+            async for event in events:
+                assert type(event).__name__ == "ToolsListChanged"
+                break
+        # The old token no longer opens /mcp; the new one shows the surface again.
+        stale = httpx.post(
+            stack.mcp_url,
+            headers={"Authorization": f"Bearer {stack.mcp_token}"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            timeout=5,
+        )
+        assert stale.status_code == 401
+        async with mcp_client(stack.mcp_url, new_token, mode="auto") as fresh:
+            assert MONITOR_TOOLS <= {tool.name for tool in (await fresh.list_tools()).tools}
+        stack.banner["MCP bearer token"] = new_token
+
+
+def test_the_command_line_reaches_the_same_methods(stack: Stack) -> None:
+    rotated = cli(stack, "token", "rotate")
+    assert rotated.returncode == 0, rotated.stderr
+    token = rotated.stdout.strip()
+    assert len(token) >= 32
+    stack.banner["MCP bearer token"] = token
+    status = cli(stack, "status")
+    assert status.returncode == 0, status.stderr
+    assert "Management tools: on" in status.stdout and "MCP token:        set by api" in status.stdout
+    verify = cli(stack, "audit", "verify")
+    assert verify.returncode == 0 and verify.stdout.startswith("chain intact:")
+    wrong = subprocess.run(
+        [str(SAIP), "status"],
+        env={**os.environ, "SAIP_GATEWAY_URL": stack.url, "SAIP_ADMIN_TOKEN": "not-the-admin-token"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert wrong.returncode == 1 and "refused the admin token" in wrong.stderr
+
+
+async def test_an_ai_without_elicitation_can_read(stack: Stack) -> None:
+    async with mcp_client(stack.mcp_url, stack.mcp_token, mode="auto") as client:
+        result = await client.call_tool("saip_monitor_hitl", {"recent": 3})
+    assert envelope(result)["ok"] is True

@@ -1,0 +1,33 @@
+"""In-process gateway replicas on a real nats-server, for the integration tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from saip.gateway.config import GatewaySettings
+
+ADMIN = "a" * 40
+SEALING = "s" * 40
+
+
+def replica_settings(home: Path, nats_url: str, name: str, **overrides: Any) -> GatewaySettings:
+    return GatewaySettings.load(
+        home=home,
+        nats_url=nats_url,
+        admin_token=ADMIN,
+        approval_sealing_key=SEALING,
+        gateway_replica=name,
+        audit_spool_dir=home / "spool" / name,
+        audit_addr="127.0.0.1:1",
+        **overrides,
+    )
+
+
+async def eventually(check: Callable[[], bool], within: float = 10.0) -> None:
+    with anyio.fail_after(within):
+        while not check():
+            await anyio.sleep(0.02)

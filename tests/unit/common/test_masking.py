@@ -1,0 +1,83 @@
+"""Secret masking: names, patterns, known values; ${ENV} references stay."""
+
+from __future__ import annotations
+
+import pytest
+
+from saip.common.masking import MASK, Masker, is_secret_name, mask_text, mask_value
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Authorization",
+        "token",
+        "access_token",
+        "api_key",
+        "x-api-key",
+        "apiKey",
+        "password",
+        "passwd",
+        "client_secret",
+        "secrets",
+        "privateKey",
+        "credentials",
+        "cookie",
+        "key",
+    ],
+)
+def test_secret_names_are_recognised(name: str) -> None:
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", ["name", "city", "tool", "description", "count", "author"])
+def test_ordinary_names_are_not_secrets(name: str) -> None:
+    assert not is_secret_name(name)
+
+
+def test_values_under_secret_names_become_the_mask_and_references_stay() -> None:
+    masked = mask_value(
+        {
+            "headers": {"Authorization": "Bearer abc.def", "X-Api-Key": "k-123456"},
+            "password": "hunter22",
+            "apiKey": "${WEATHER_API_KEY}",
+            "port": 8080,
+            "token": 123456,
+            "nested": [{"secret": "s3cr3t"}, "plain"],
+        }
+    )
+    assert masked == {
+        "headers": {"Authorization": MASK, "X-Api-Key": MASK},
+        "password": MASK,
+        "apiKey": "${WEATHER_API_KEY}",
+        "port": 8080,
+        "token": MASK,
+        "nested": [{"secret": MASK}, "plain"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Authorization: Bearer eyJhbGciOi.x-y_z", "Authorization: Bearer ***"),
+        ("curl -H 'Authorization: Basic dXNlcjpwYXNz'", "curl -H 'Authorization: Basic ***'"),
+        ("GET /v1?api_key=abc123&city=Oslo", "GET /v1?api_key=***&city=Oslo"),
+        ('{"password": "hunter2", "user": "ann"}', '{"password": "***", "user": "ann"}'),
+        ("token=${GITHUB_TOKEN} is a reference", "token=${GITHUB_TOKEN} is a reference"),
+        ("nothing secret here", "nothing secret here"),
+    ],
+)
+def test_patterns_in_free_text_are_masked(text: str, expected: str) -> None:
+    assert mask_text(text) == expected
+
+
+def test_known_secret_values_are_replaced_wherever_they_appear() -> None:
+    masker = Masker(["sk-live-0123456789", "abc"])  # 3 characters is too short to be a known secret
+    assert masker.text("called with sk-live-0123456789 in the url") == "called with *** in the url"
+    assert masker.value({"note": "key sk-live-0123456789", "short": "abc"}) == {"note": "key ***", "short": "abc"}
+
+
+def test_json_is_masked_compact_sorted_and_bounded() -> None:
+    masker = Masker()
+    assert masker.json({"b": 1, "password": "x"}) == '{"b":1,"password":"***"}'
+    assert len(masker.json({"text": "x" * 10_000}, limit=100)) == 100

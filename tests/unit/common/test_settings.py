@@ -1,0 +1,69 @@
+"""Configuration: saip.yaml and SAIP_* variables, one key name each, typos refused with the nearest key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from saip.common.settings import KEYS, ConfigurationError, SaipSettings, env_name, field_name, read_config_file
+
+
+def test_a_key_maps_to_its_field_and_variable() -> None:
+    assert field_name("mcp-server.auth-token") == "mcp_server_auth_token"
+    assert env_name("hitl.approval-wait-seconds") == "SAIP_HITL_APPROVAL_WAIT_SECONDS"
+    assert env_name("management.approval") == "SAIP_MANAGEMENT_APPROVAL"
+
+
+def test_nested_and_dotted_yaml_keys_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "saip.yaml"
+    path.write_text("management:\n  approval: all\n  tools: [monitor]\naudit.max-age-hours: 24\n")
+    assert read_config_file(path) == {
+        "management_approval": "all",
+        "management_tools": ["monitor"],
+        "audit_max_age_hours": 24,
+    }
+
+
+def test_a_typo_is_refused_with_the_nearest_key(tmp_path: Path) -> None:
+    path = tmp_path / "saip.yaml"
+    path.write_text("management:\n  aproval: all\n")
+    with pytest.raises(
+        ConfigurationError, match=r"unknown key 'management\.aproval'; did you mean 'management\.approval'"
+    ):
+        read_config_file(path)
+
+
+def test_a_file_that_is_not_a_mapping_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "saip.yaml"
+    path.write_text("- just\n- a list\n")
+    with pytest.raises(ConfigurationError, match="must hold a mapping"):
+        read_config_file(path)
+
+
+def test_variables_win_over_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "saip.yaml"
+    path.write_text("log-level: DEBUG\naudit:\n  max-age-hours: 5\n")
+    monkeypatch.setenv("SAIP_CONFIG", str(path))
+    monkeypatch.setenv("SAIP_LOG_LEVEL", "WARNING")
+    settings = SaipSettings.load()
+    assert (settings.log_level, settings.audit_max_age_hours) == ("WARNING", 5)
+    assert settings.configured("audit_max_age_hours") and not settings.configured("nats_url")
+
+
+def test_a_bad_value_names_the_key_and_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAIP_AUDIT_MAX_AGE_HOURS", "-1")
+    with pytest.raises(ConfigurationError, match=r"audit\.max-age-hours \(SAIP_AUDIT_MAX_AGE_HOURS\): "):
+        SaipSettings.load()
+
+
+def test_a_missing_explicit_config_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAIP_CONFIG", str(tmp_path / "nope.yaml"))
+    with pytest.raises(ConfigurationError, match="SAIP_CONFIG names .*nope.yaml, which is not a file"):
+        SaipSettings.load()
+
+
+def test_every_documented_key_is_in_the_configuration_reference() -> None:
+    reference = (Path(__file__).parents[3] / "docs" / "configuration.md").read_text()
+    for key in KEYS:
+        assert f"`{key}`" in reference, f"docs/configuration.md does not document {key}"
