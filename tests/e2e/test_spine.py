@@ -97,7 +97,7 @@ def test_the_tokens_do_not_open_each_other_s_door(stack: Stack) -> None:
 async def test_each_era_sees_and_calls_the_monitor_tools(stack: Stack, mode: str) -> None:
     async with mcp_client(stack.mcp_url, stack.mcp_token, mode=mode) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert MONITOR_TOOLS <= tools.keys()
+        assert tools.keys() >= MONITOR_TOOLS
         assert all(tools[name].annotations.read_only_hint for name in MONITOR_TOOLS)  # type: ignore[union-attr]
         overview = await client.call_tool("saip_monitor_overview", {})
         resources = await client.list_resources()
@@ -105,7 +105,7 @@ async def test_each_era_sees_and_calls_the_monitor_tools(stack: Stack, mode: str
     data = envelope(overview)
     assert data["ok"] is True and not overview.is_error
     assert data["data"]["management"]["surface"] is True
-    assert MONITOR_TOOLS <= set(data["data"]["management"]["tools"])
+    assert set(data["data"]["management"]["tools"]) >= MONITOR_TOOLS
     assert "saip://status/management" in {str(r.uri) for r in resources.resources}
     block = status.contents[0]
     assert isinstance(block, types.TextResourceContents)
@@ -146,14 +146,15 @@ async def test_the_surface_follows_the_token_through_the_rest_api(stack: Stack) 
         if isinstance(message, types.ToolListChangedNotification):
             legacy_changed.set()
 
-    with stack.api() as api:
+    admin = {"Authorization": f"Bearer {stack.admin_token}"}
+    async with httpx.AsyncClient(base_url=stack.url, headers=admin, timeout=10) as api:
         async with (
             mcp_client(stack.mcp_url, stack.mcp_token, mode="legacy", message_handler=on_message) as legacy,
             mcp_client(stack.mcp_url, stack.mcp_token, mode="auto") as modern,
             modern.listen(tools_list_changed=True) as events,
         ):
-            assert MONITOR_TOOLS <= {tool.name for tool in (await legacy.list_tools()).tools}
-            assert api.delete("/api/v1/mcp-token").json() == {"removed": True}
+            assert {tool.name for tool in (await legacy.list_tools()).tools} >= MONITOR_TOOLS
+            assert (await api.delete("/api/v1/mcp-token")).json() == {"removed": True}
             with anyio.fail_after(10):
                 await legacy_changed.wait()
                 async for event in events:
@@ -161,24 +162,24 @@ async def test_the_surface_follows_the_token_through_the_rest_api(stack: Stack) 
                     break
             # No token: /mcp serves published tools only, with no management surface.
             assert not {t.name for t in (await legacy.list_tools()).tools} & MONITOR_TOOLS
-            status = api.get("/api/v1/management/status").json()
+            status = (await api.get("/api/v1/management/status")).json()
             assert (status["surface"], status["reason"]) == (False, "no bearer token on the built-in server")
 
-            new_token = api.post("/api/v1/mcp-token").json()["token"]
-            async for event in events:
-                assert type(event).__name__ == "ToolsListChanged"
-                break
+            new_token = (await api.post("/api/v1/mcp-token")).json()["token"]
+            with anyio.fail_after(10):
+                async for event in events:
+                    assert type(event).__name__ == "ToolsListChanged"
+                    break
         # The old token no longer opens /mcp; the new one shows the surface again.
-        stale = httpx.post(
-            stack.mcp_url,
+        stale = await api.post(
+            "/mcp",
             headers={"Authorization": f"Bearer {stack.mcp_token}"},
             json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
-            timeout=5,
         )
         assert stale.status_code == 401
-        async with mcp_client(stack.mcp_url, new_token, mode="auto") as fresh:
-            assert MONITOR_TOOLS <= {tool.name for tool in (await fresh.list_tools()).tools}
-        stack.banner["MCP bearer token"] = new_token
+    async with mcp_client(stack.mcp_url, new_token, mode="auto") as fresh:
+        assert {tool.name for tool in (await fresh.list_tools()).tools} >= MONITOR_TOOLS
+    stack.banner["MCP bearer token"] = new_token
 
 
 def test_the_command_line_reaches_the_same_methods(stack: Stack) -> None:

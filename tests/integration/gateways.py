@@ -28,6 +28,7 @@ def replica_settings(home: Path, nats_url: str, name: str, **overrides: Any) -> 
 
 
 async def eventually(check: Callable[[], bool], within: float = 10.0) -> None:
+    """Poll state that changes in reaction to NATS traffic; fail after `within` seconds."""
     with anyio.fail_after(within):
-        while not check():
+        while not check():  # noqa: ASYNC110 - the state has no event to wait on; the poll is bounded
             await anyio.sleep(0.02)

@@ -59,7 +59,7 @@ def test_a_bad_value_names_the_key_and_its_variable(monkeypatch: pytest.MonkeyPa
 
 def test_a_missing_explicit_config_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SAIP_CONFIG", str(tmp_path / "nope.yaml"))
-    with pytest.raises(ConfigurationError, match="SAIP_CONFIG names .*nope.yaml, which is not a file"):
+    with pytest.raises(ConfigurationError, match=r"SAIP_CONFIG names .*nope\.yaml, which is not a file"):
         SaipSettings.load()
 
 
