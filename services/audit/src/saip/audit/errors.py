@@ -1,0 +1,39 @@
+"""The audit service's exceptions; `server.py` maps them to gRPC status codes in one place.
+
+AuditError
+├── InvalidRequest      a query argument is out of range          -> INVALID_ARGUMENT
+├── StoreUnavailable    NATS or JetStream did not answer in time   -> UNAVAILABLE
+├── TailTooSlow         a tail client fell too far behind          -> RESOURCE_EXHAUSTED
+├── RecordRejected      a published record cannot be chained       (ingest: terminated, counted, logged)
+└── ChainMoved          another writer extended the ledger first   (ingest: reload the head and retry)
+"""
+
+from __future__ import annotations
+
+
+class AuditError(Exception):
+    """Base of every error the audit service raises on purpose."""
+
+
+class InvalidRequest(AuditError):
+    """A query argument is outside what the API accepts; the message says the allowed range."""
+
+
+class StoreUnavailable(AuditError):
+    """NATS is unreachable or JetStream did not answer; the operation can be retried."""
+
+
+class TailTooSlow(AuditError):
+    """A TailEntries client did not keep up and was cut off; it can reconnect with a backlog."""
+
+
+class RecordRejected(AuditError):
+    """A message on a record subject is not a usable AuditRecord; `reason` is a bounded metric label."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+
+
+class ChainMoved(AuditError):
+    """The ledger's last entry is not the head this collector knew (another collector appended)."""

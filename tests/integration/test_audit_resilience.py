@@ -1,0 +1,249 @@
+"""Exactly-once chaining and tamper evidence: duplicates, a redelivery after a crash between append and
+acknowledgement, two collectors at once, forged and deleted ledger messages, and a restart that rebuilds the views.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import anyio
+import pytest
+from nats.aio.client import Client as NatsClient
+from nats.js.api import Header
+from prometheus_client import CollectorRegistry
+
+from saip.audit import chain
+from saip.audit.chain import GENESIS
+from saip.audit.clients import JetStreamLedger, JetStreamRecords, NatsDelivery, ensure_audit_stream
+from saip.audit.collector import Collector
+from saip.audit.errors import ChainMoved
+from saip.audit.metrics import AuditMetrics
+from saip.audit.server import AuditApp
+from saip.common import names
+from saip.common.masking import Masker
+from saip.common.natsd import LocalNats
+from saip.v1 import audit_pb2, events_pb2
+from tests.integration.test_audit_support import (
+    audit_client,
+    ledger_entries,
+    ledger_messages,
+    management_call,
+    publish,
+    running_audit,
+    settings,
+    tool_call,
+    wait_chained,
+)
+
+pytestmark = pytest.mark.integration
+
+
+def counted(app: AuditApp, name: str) -> float:
+    return app.metrics.registry.get_sample_value(name) or 0.0
+
+
+async def test_a_record_published_twice_is_chained_once(nats_server: LocalNats, nats_client: NatsClient) -> None:
+    js = nats_client.jetstream()
+    record = management_call("m-1")
+    async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
+        await publish(js, record)
+        await publish(js, record)  # same Nats-Msg-Id: the stream keeps one
+        # A different message id (a publisher past the stream's duplicate window) with the same record id.
+        await js.publish(names.AUDIT_MANAGEMENT, record.SerializeToString(), headers={Header.MSG_ID.value: "x"})
+        await publish(js, management_call("m-2"))
+        await wait_chained(stub, 2)  # m-2 is chained after everything published before it
+        duplicates = counted(app, "saip_audit_duplicate_records_total")
+
+    assert [entry.source_id for _, entry in await ledger_entries(js)] == ["m-1", "m-2"]
+    assert duplicates == 1
+
+
+class DiesBeforeAck:
+    """A delivery whose collector process dies after the ledger append and before the acknowledgement."""
+
+    def __init__(self, delivery: NatsDelivery, appended: anyio.Event) -> None:
+        self._delivery = delivery
+        self._appended = appended
+        self.data, self.subject, self.seq = delivery.data, delivery.subject, delivery.seq
+
+    async def ack(self) -> None:
+        self._appended.set()
+        await anyio.sleep_forever()  # the process is gone: no acknowledgement ever leaves
+
+    async def reject(self) -> None:
+        await self._delivery.reject()
+
+
+class CrashingSource:
+    def __init__(self, source: JetStreamRecords, appended: anyio.Event) -> None:
+        self._source = source
+        self._appended = appended
+
+    async def next(self) -> DiesBeforeAck | None:
+        delivery = await self._source.next()
+        return DiesBeforeAck(delivery, self._appended) if delivery is not None else None
+
+
+async def test_a_record_redelivered_after_a_crash_between_append_and_ack_is_chained_once(
+    nats_server: LocalNats, nats_client: NatsClient
+) -> None:
+    js = nats_client.jetstream(timeout=2)
+    await ensure_audit_stream(js, settings(nats_server.url))
+    source = JetStreamRecords(js, ack_wait=1.0)
+    await source.open()
+    appended = anyio.Event()
+    crashing = Collector(
+        CrashingSource(source, appended), JetStreamLedger(js), Masker(), AuditMetrics(CollectorRegistry())
+    )
+    crashing.start()
+    await publish(js, management_call("m-1"))
+    with anyio.fail_after(10):
+        await appended.wait()
+    await crashing.stop(grace=0.1)
+    await source.close()
+    assert [entry.source_id for _, entry in await ledger_entries(js)] == ["m-1"]
+
+    async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
+        await publish(js, management_call("m-2"))  # waits behind m-1's redelivery: one record at a time
+        await wait_chained(stub, 2)
+        redelivered = counted(app, "saip_audit_duplicate_records_total")  # m-1 came back before m-2
+
+    assert [entry.source_id for _, entry in await ledger_entries(js)] == ["m-1", "m-2"]
+    assert redelivered == 1
+
+
+async def test_the_ledger_refuses_a_stale_append_and_keeps_one_copy_of_a_repeated_one(
+    nats_server: LocalNats, nats_client: NatsClient
+) -> None:
+    js = nats_client.jetstream(timeout=2)
+    await ensure_audit_stream(js, settings(nats_server.url))
+    ledger = JetStreamLedger(js)
+    now = datetime.now(UTC)
+    first = chain.link(GENESIS, b"one", "a", now)
+
+    appended = await ledger.append(first, expected_seq=0)
+    repeated = await ledger.append(first, expected_seq=appended.seq)
+    with pytest.raises(ChainMoved):
+        await ledger.append(chain.link(GENESIS, b"two", "b", now), expected_seq=0)  # a fork from genesis
+    head = await ledger.head()
+
+    assert not appended.duplicate
+    assert (repeated.duplicate, repeated.seq) == (True, appended.seq)
+    assert (head.index, head.hash, head.seq, head.source_id) == (1, first.hash, appended.seq, "a")
+    assert len(await ledger_messages(js)) == 1
+
+
+async def test_two_collectors_on_one_stream_keep_one_chain_in_stream_order(
+    nats_server: LocalNats, nats_client: NatsClient
+) -> None:
+    js = nats_client.jetstream()
+    published = [f"m-{n}" for n in range(1, 31)]
+    async with (
+        running_audit(nats_server.url) as one,
+        running_audit(nats_server.url) as two,
+        audit_client(two.port) as stub,
+    ):
+        for record_id in published:
+            await publish(js, management_call(record_id))
+        await wait_chained(stub, len(published))
+        report = await stub.VerifyChain(audit_pb2.VerifyChainRequest())
+        chained_by = [
+            app.metrics.registry.get_sample_value("saip_audit_records_total", {"kind": "management"}) or 0.0
+            for app in (one, two)
+        ]
+        conflicts = sum(counted(app, "saip_audit_chain_conflicts_total") for app in (one, two))
+
+    entries = [entry for _, entry in await ledger_entries(js)]
+    assert [entry.source_id for entry in entries] == published
+    assert [entry.index for entry in entries] == list(range(1, 31))
+    assert (report.ok, report.checked) == (True, 30)
+    assert sum(chained_by) == 30
+    assert all(chained_by), "both collectors took records"
+    assert conflicts > 0, "the collectors contended for the head and neither forked the chain"
+
+
+async def test_a_forged_ledger_message_is_reported_by_verify_chain(
+    nats_server: LocalNats, nats_client: NatsClient
+) -> None:
+    js = nats_client.jetstream()
+    async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
+        for n in range(1, 4):
+            await publish(js, management_call(f"m-{n}"))
+        await wait_chained(stub, 3)
+        (_, second), (_, third) = (await ledger_entries(js))[1:]
+        forged = events_pb2.LedgerEntry()
+        forged.CopyFrom(second)  # entry 2 replayed with a changed record, hooked onto the head
+        forged.index, forged.prev_hash = 4, third.hash
+        forged.record = management_call("m-2", summary="nothing to see").SerializeToString()
+        ack = await js.publish(names.AUDIT_LEDGER, forged.SerializeToString())
+        await publish(js, management_call("m-4"))
+        await wait_chained(stub, 5)
+        report = await stub.VerifyChain(audit_pb2.VerifyChainRequest())
+
+    assert not report.ok
+    assert (report.broken.index, report.broken.seq, report.broken.reason) == (4, ack.seq, "hash mismatch")
+    assert (report.checked, report.first_index, report.last_index) == (4, 1, 3)
+
+
+async def test_a_deleted_ledger_message_is_reported_as_an_index_gap(
+    nats_server: LocalNats, nats_client: NatsClient
+) -> None:
+    js = nats_client.jetstream()
+    async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
+        for n in range(1, 5):
+            await publish(js, management_call(f"m-{n}"))
+        await wait_chained(stub, 4)
+        entries = await ledger_entries(js)
+        await js.delete_msg(names.AUDIT_STREAM, entries[1][0])
+        report = await stub.VerifyChain(audit_pb2.VerifyChainRequest())
+
+    assert not report.ok
+    assert (report.broken.index, report.broken.seq) == (3, entries[2][0])
+    assert report.broken.reason == "index gap: expected 2, found 3"
+
+
+async def test_garbage_on_the_ledger_is_reported_and_the_chain_continues_from_the_last_entry(
+    nats_server: LocalNats, nats_client: NatsClient
+) -> None:
+    js = nats_client.jetstream()
+    async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
+        await publish(js, management_call("m-1"))
+        await wait_chained(stub, 1)
+        garbage = await js.publish(names.AUDIT_LEDGER, b"\xff\xff not an entry")
+        await publish(js, management_call("m-2"))
+        await wait_chained(stub, 2)
+        report = await stub.VerifyChain(audit_pb2.VerifyChainRequest())
+
+    first, damaged, second = await ledger_messages(js)
+    one, two = chain.decode_entry(first.data), chain.decode_entry(second.data)
+    assert damaged.seq == garbage.seq
+    assert one is not None and two is not None
+    assert (two.index, two.prev_hash) == (2, one.hash)
+    assert (report.ok, report.broken.index, report.broken.seq) == (False, 2, garbage.seq)
+    assert report.broken.reason == "not a ledger entry"
+
+
+async def test_a_restarted_service_rebuilds_its_views_from_the_ledger_and_continues_the_chain(
+    nats_server: LocalNats, nats_client: NatsClient
+) -> None:
+    js = nats_client.jetstream()
+    async with running_audit(nats_server.url, capacity=3) as first, audit_client(first.port) as stub:
+        for n in range(1, 6):
+            await publish(js, management_call(f"m-{n}"))
+        await publish(js, tool_call("t-1"))
+        await wait_chained(stub, 6)
+    await publish(js, management_call("m-6"))  # while no collector runs: it waits in the stream
+
+    async with running_audit(nats_server.url, capacity=3) as second, audit_client(second.port) as stub:
+        await wait_chained(stub, 7)
+        newest = await stub.ListManagementCalls(audit_pb2.ListManagementCallsRequest(limit=3))
+        older = await stub.ListManagementCalls(
+            audit_pb2.ListManagementCallsRequest(limit=3, before_seq=newest.next_before_seq)
+        )
+        tools = await stub.ListToolCalls(audit_pb2.ListToolCallsRequest())
+        overview = await stub.GetOverview(audit_pb2.GetOverviewRequest())
+
+    assert [(e.index, e.record.management.id) for e in newest.entries] == [(7, "m-6"), (5, "m-5"), (4, "m-4")]
+    assert [e.record.management.id for e in older.entries] == ["m-3", "m-2", "m-1"]
+    assert [e.record.tool_call.id for e in tools.entries] == ["t-1"]
+    assert (overview.window, overview.chain_length) == (3, 7)

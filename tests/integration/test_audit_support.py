@@ -1,0 +1,160 @@
+"""Shared by the audit integration tests (it holds no tests itself): records as publishers send them, the
+audit service in-process, its gRPC client, the ledger read back from the stream, and bounded waiting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing, asynccontextmanager
+from typing import TypeVar
+
+import anyio
+import grpc
+import nats.errors
+import nats.js.errors
+from nats.js import JetStreamContext
+from nats.js.api import Header
+from prometheus_client import CollectorRegistry
+
+from saip.audit import records
+from saip.audit.chain import LedgerMessage, decode_entry
+from saip.audit.clients import JetStreamLedger
+from saip.audit.config import AuditSettings
+from saip.audit.server import AuditApp
+from saip.v1 import audit_pb2, audit_pb2_grpc, common_pb2, events_pb2
+
+T = TypeVar("T")
+
+CLAUDE = common_pb2.Caller(client_name="claude-code", client_version="2.1.314", elicitation=True)
+
+
+def management_call(
+    record_id: str,
+    *,
+    tool: str = "saip_tools_publish",
+    level: common_pb2.ApprovalLevel = common_pb2.APPROVAL_LEVEL_DESTRUCTIVE,
+    outcome: common_pb2.Outcome = common_pb2.OUTCOME_OK,
+    hitl: common_pb2.HitlDecision = common_pb2.HITL_DECISION_UNSPECIFIED,
+    summary: str = "Publish 'cafe-desk'",
+) -> events_pb2.AuditRecord:
+    call = events_pb2.ManagementCall(
+        id=record_id,
+        gateway="gw-1",
+        caller=CLAUDE,
+        tool=tool,
+        level=level,
+        outcome=outcome,
+        duration_ms=12,
+        summary=summary,
+        hitl=hitl,
+    )
+    call.time.GetCurrentTime()
+    return records.wrap(call)
+
+
+def tool_call(
+    record_id: str,
+    *,
+    tool: str = "wiki_outline",
+    hitl: common_pb2.HitlDecision = common_pb2.HITL_DECISION_UNSPECIFIED,
+) -> events_pb2.AuditRecord:
+    call = events_pb2.ToolCall(
+        id=record_id, caller=CLAUDE, tool=tool, source="exposed", outcome=common_pb2.OUTCOME_OK, hitl=hitl
+    )
+    call.time.GetCurrentTime()
+    return records.wrap(call)
+
+
+def risk_event(
+    record_id: str, *, risk_type: str = "sandbox-guard-blocked", reason: str = "network"
+) -> events_pb2.AuditRecord:
+    event = events_pb2.RiskEvent(
+        id=record_id,
+        service="tools",
+        type=risk_type,
+        severity=common_pb2.SEVERITY_WARN,
+        summary="wiki_outline tried to open a socket",
+        reason=reason,
+        subject="wiki_outline",
+    )
+    event.time.GetCurrentTime()
+    return records.wrap(event)
+
+
+async def publish(js: JetStreamContext, record: events_pb2.AuditRecord, *, within: float = 15.0) -> None:
+    """Publish as a gateway does: on the kind's subject with Nats-Msg-Id = the record id, and, while NATS is
+    restarting, again with the same id until the stream acknowledges it (which is why it is stored once).
+    """
+    headers = {Header.MSG_ID.value: records.record_id(record)}
+    with anyio.fail_after(within):
+        while True:
+            try:
+                await js.publish(records.subject_of(record), record.SerializeToString(), timeout=1.0, headers=headers)
+                return
+            except (nats.errors.Error, nats.js.errors.Error):
+                await anyio.sleep(0.05)  # NATS is restarting: the retry is the publisher's, bounded above
+
+
+async def eventually(check: Callable[[], Awaitable[T | None]], *, within: float = 10.0) -> T:
+    """Poll `check` until it returns something truthy, failing after `within` seconds."""
+    with anyio.fail_after(within):
+        while True:
+            result = await check()
+            if result:
+                return result
+            await anyio.sleep(0.02)
+
+
+def settings(nats_url: str, *, capacity: int = 500) -> AuditSettings:
+    return AuditSettings.load(nats_url=nats_url, audit_port=0, audit_metrics_port=0, management_audit_capacity=capacity)
+
+
+@asynccontextmanager
+async def running_audit(nats_url: str, *, capacity: int = 500, ack_wait: float = 1.0) -> AsyncIterator[AuditApp]:
+    """The audit service in this process on free ports, with its own metrics registry."""
+    app = AuditApp(settings(nats_url, capacity=capacity), registry=CollectorRegistry(), ack_wait=ack_wait)
+    await app.start()
+    try:
+        yield app
+    finally:
+        await app.stop()
+
+
+@asynccontextmanager
+async def audit_client(port: int) -> AsyncIterator[audit_pb2_grpc.AuditServiceStub]:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        yield audit_pb2_grpc.AuditServiceStub(channel)  # type: ignore[no-untyped-call]
+
+
+async def wait_chained(stub: audit_pb2_grpc.AuditServiceStub, count: int, *, within: float = 10.0) -> int:
+    """Wait until the service reports `count` chained entries; returns its chain length."""
+
+    async def length() -> int | None:
+        overview = await stub.GetOverview(audit_pb2.GetOverviewRequest(), timeout=5)
+        return overview.chain_length if overview.chain_length >= count else None
+
+    return await eventually(length, within=within)
+
+
+async def ledger_messages(js: JetStreamContext) -> list[LedgerMessage]:
+    """Every message the stream holds on the ledger subject, oldest first."""
+    ledger = JetStreamLedger(js)
+    first, last = await ledger.bounds()
+    async with aclosing(ledger.read(first, last)) as messages:
+        return [message async for message in messages]
+
+
+async def ledger_entries(js: JetStreamContext) -> list[tuple[int, events_pb2.LedgerEntry]]:
+    """Every ledger entry the stream holds, with its stream sequence, oldest first."""
+    found = []
+    for message in await ledger_messages(js):
+        entry = decode_entry(message.data)
+        assert entry is not None, f"ledger message {message.seq} is not an entry"
+        found.append((message.seq, entry))
+    return found
+
+
+def chained_record(entry: events_pb2.LedgerEntry) -> events_pb2.AuditRecord:
+    record = events_pb2.AuditRecord()
+    record.ParseFromString(entry.record)
+    return record
