@@ -12,24 +12,32 @@ PROTO_ROOT = ROOT / "proto"
 OUT = ROOT / "libs" / "api" / "src"
 
 
-def main() -> int:
+def generate(out: Path) -> int:
+    """protoc with the Python, typing-stub and gRPC plugins; imports come out as `from saip.v1 import ...`."""
     protos = sorted(str(p.relative_to(PROTO_ROOT)) for p in PROTO_ROOT.rglob("*.proto"))
+    include = str(Path(protoc.__file__).parent / "_proto")
+    return int(
+        protoc.main(
+            [
+                "grpc_tools.protoc",
+                f"-I{PROTO_ROOT}",
+                f"-I{include}",
+                f"--python_out={out}",
+                f"--pyi_out={out}",
+                f"--grpc_python_out={out}",
+                *protos,
+            ]
+        )
+    )
+
+
+def main() -> int:
     for stale in (OUT / "saip" / "v1").glob("*_pb2*.py*"):
         stale.unlink()
-    include = str(Path(protoc.__file__).parent / "_proto")
-    args = [
-        "grpc_tools.protoc",
-        f"-I{PROTO_ROOT}",
-        f"-I{include}",
-        f"--python_out={OUT}",
-        f"--pyi_out={OUT}",
-        f"--grpc_python_out={OUT}",
-        *protos,
-    ]
-    code = protoc.main(args)
+    code = generate(OUT)
     if code != 0:
         print(f"protoc failed with exit code {code}", file=sys.stderr)
-    return int(code)
+    return code
 
 
 if __name__ == "__main__":

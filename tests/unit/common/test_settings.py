@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from saip.common.settings import KEYS, ConfigurationError, SaipSettings, env_name, field_name, read_config_file
+from saip.common.settings import ConfigurationError, SaipSettings, env_name, field_name, read_config_file
 
 
 def test_a_key_maps_to_its_field_and_variable() -> None:
@@ -61,9 +61,3 @@ def test_a_missing_explicit_config_file_is_named(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("SAIP_CONFIG", str(tmp_path / "nope.yaml"))
     with pytest.raises(ConfigurationError, match=r"SAIP_CONFIG names .*nope\.yaml, which is not a file"):
         SaipSettings.load()
-
-
-def test_every_documented_key_is_in_the_configuration_reference() -> None:
-    reference = (Path(__file__).parents[3] / "docs" / "configuration.md").read_text()
-    for key in KEYS:
-        assert f"`{key}`" in reference, f"docs/configuration.md does not document {key}"

@@ -1,0 +1,21 @@
+"""`make bench`: run every benchmark and print its figures (copy them into docs/BENCHMARKS.md)."""
+
+from __future__ import annotations
+
+import platform
+import sys
+
+from bench import audit_throughput, mcp_latency
+
+
+def main() -> None:
+    print(f"saip benchmarks on {platform.machine()}, {platform.python_implementation()} {platform.python_version()}")
+    for name, benchmark in (("mcp_latency", mcp_latency), ("audit_throughput", audit_throughput)):
+        if len(sys.argv) > 1 and name not in sys.argv[1:]:
+            continue
+        print()
+        print(benchmark.run(), flush=True)
+
+
+if __name__ == "__main__":
+    main()

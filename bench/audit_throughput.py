@@ -1,0 +1,121 @@
+"""Audit records per second: acked into JetStream (the baseline) against chained by the collector."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import anyio
+
+from bench.stats import table
+from saip.common import bus
+from saip.common.natsd import LocalNats, free_port
+from saip.common.settings import SaipSettings
+from saip.gateway.clients import AuditClient, AuditPublisher
+from saip.gateway.spool import Spool
+from saip.v1 import common_pb2, events_pb2
+
+RECORDS = 3000
+CONCURRENCY = 64
+
+
+def _record(n: int) -> events_pb2.ManagementCall:
+    return events_pb2.ManagementCall(
+        id=str(uuid.uuid4()),
+        tool="saip_monitor_overview",
+        level=common_pb2.APPROVAL_LEVEL_READ,
+        outcome=common_pb2.OUTCOME_OK,
+        duration_ms=3,
+        summary=f"bench record {n}",
+        arguments='{"limit":20}',
+    )
+
+
+async def _publish(publisher: AuditPublisher, count: int) -> float:
+    limiter = anyio.Semaphore(CONCURRENCY)
+
+    async def one(n: int) -> None:
+        async with limiter:
+            await publisher.management_call(_record(n))
+
+    started = time.perf_counter()
+    async with anyio.create_task_group() as group:
+        for n in range(count):
+            group.start_soon(one, n)
+    return time.perf_counter() - started
+
+
+async def _chained(audit: AuditClient, target: int, within: float = 300) -> float:
+    started = time.perf_counter()
+    with anyio.fail_after(within):
+        while (await audit.overview()).chain_length < target:
+            await anyio.sleep(0.02)
+    return time.perf_counter() - started
+
+
+def _start_audit(nats: LocalNats, home: Path, port: int) -> subprocess.Popen[bytes]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SAIP_")}
+    env.update(
+        {
+            "SAIP_HOME": str(home),
+            "SAIP_NATS_URL": nats.url,
+            "SAIP_AUDIT_PORT": str(port),
+            "SAIP_AUDIT_METRICS_PORT": str(free_port()),
+            "SAIP_LOG_LEVEL": "WARNING",
+        }
+    )
+    return subprocess.Popen([sys.executable, "-m", "saip.audit"], env=env, stdout=subprocess.DEVNULL)
+
+
+async def _run(home: Path) -> list[list[object]]:
+    nats = LocalNats(home / "nats")
+    nats.start()
+    audit_process: subprocess.Popen[bytes] | None = None
+    nc = await bus.connect(nats.url, "bench", within=10)
+    spool = Spool(home / "spool")
+    try:
+        await bus.ensure_stream(nc.jetstream(), bus.audit_stream_config(SaipSettings.load(home=home)))
+        publisher = AuditPublisher(nc, spool)
+        acked_alone = await _publish(publisher, RECORDS)
+
+        port = free_port()
+        audit_process = _start_audit(nats, home, port)
+        audit = AuditClient(f"127.0.0.1:{port}")
+        with anyio.fail_after(30):
+            while not await audit.healthy():
+                await anyio.sleep(0.05)
+        catch_up = await _chained(audit, RECORDS)
+
+        started = time.perf_counter()
+        acked_live = await _publish(publisher, RECORDS)
+        await _chained(audit, 2 * RECORDS)
+        live = time.perf_counter() - started
+        await audit.close()
+    finally:
+        await nc.close()
+        spool.close()
+        if audit_process is not None:
+            audit_process.terminate()
+            audit_process.wait(timeout=10)
+        nats.stop()
+    return [
+        ["acked into JetStream, no collector (baseline)", RECORDS, RECORDS / acked_alone],
+        ["chained by the collector, catching up", RECORDS, RECORDS / catch_up],
+        ["acked into JetStream while the collector runs", RECORDS, RECORDS / acked_live],
+        ["published and chained, end to end", RECORDS, RECORDS / live],
+    ]
+
+
+def run() -> str:
+    with tempfile.TemporaryDirectory() as home:
+        rows = anyio.run(_run, Path(home))
+    return table(
+        f"Audit records per second ({CONCURRENCY} concurrent publishers, the gateway's publisher)",
+        ["", "records", "records/s"],
+        rows,
+    )
