@@ -24,9 +24,9 @@ def summary(samples_ms: Sequence[float]) -> dict[str, float]:
 def table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     cells = [list(map(str, header)), *[[f"{c:.2f}" if isinstance(c, float) else str(c) for c in row] for row in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    lines = [title, "  ".join(h.ljust(w) for h, w in zip(cells[0], widths, strict=True))]
-    for row in cells[1:]:
-        lines.append(
-            "  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))])
-        )
-    return "\n".join(lines)
+    head = "  ".join(h.ljust(w) for h, w in zip(cells[0], widths, strict=True))
+    body = [
+        "  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))])
+        for row in cells[1:]
+    ]
+    return "\n".join([title, head, *body])
