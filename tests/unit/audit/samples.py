@@ -49,12 +49,17 @@ def tool_call(
     tool: str = "wiki_outline",
     outcome: common_pb2.Outcome = common_pb2.OUTCOME_OK,
     hitl: common_pb2.HitlDecision = common_pb2.HITL_DECISION_UNSPECIFIED,
-    loopback: bool = False,
+    side: common_pb2.HitlSide = common_pb2.HITL_SIDE_UNSPECIFIED,
 ) -> events_pb2.AuditRecord:
-    caller = claude()
-    caller.loopback = loopback
     call = events_pb2.ToolCall(
-        id=record_id, caller=caller, tool=tool, source="exposed", outcome=outcome, duration_ms=40, hitl=hitl
+        id=record_id,
+        caller=claude(),
+        tool=tool,
+        source="exposed",
+        outcome=outcome,
+        duration_ms=40,
+        hitl=hitl,
+        side=side,
     )
     call.time.FromDatetime(CHAINED_AT)
     return records.wrap(call)

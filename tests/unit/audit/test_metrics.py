@@ -57,7 +57,7 @@ def test_hitl_counts_read_back_the_counter_and_skip_calls_without_a_question() -
         management_call("m-2", hitl=common_pb2.HITL_DECISION_APPROVED),
         management_call("m-3"),  # no question asked
         tool_call("t-1", hitl=common_pb2.HITL_DECISION_TIMEOUT),
-        tool_call("t-2", hitl=common_pb2.HITL_DECISION_APPROVED, loopback=True),
+        tool_call("t-2", hitl=common_pb2.HITL_DECISION_APPROVED, side=common_pb2.HITL_SIDE_CHAT),
         tool_call("t-3"),
     ):
         metrics.chained(records.signals(record), lag_seconds=None)

@@ -159,8 +159,8 @@ def test_a_call_without_a_question_counts_no_decision() -> None:
     assert records.signals(tool_call()).hitl is None
 
 
-def test_a_tool_call_from_the_apps_own_chat_turn_is_the_chat_sides_decision() -> None:
-    signals = records.signals(tool_call(hitl=common_pb2.HITL_DECISION_ELICIT_FAILED, loopback=True))
+def test_a_tool_call_a_chat_turn_asked_about_is_the_chat_sides_decision() -> None:
+    signals = records.signals(tool_call(hitl=common_pb2.HITL_DECISION_ELICIT_FAILED, side=common_pb2.HITL_SIDE_CHAT))
 
     assert signals.hitl == ("chat", "elicit-failed")
     assert signals.risk_event is None

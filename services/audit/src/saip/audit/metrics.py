@@ -155,12 +155,15 @@ class AuditMetrics:
         return label
 
     def hitl_counts(self) -> dict[tuple[str, str], int]:
-        """The HITL decision counter's current values, by (side, decision): what Grafana reads, read back."""
-        counts: dict[tuple[str, str], int] = {}
-        for side in HITL_SIDE_LABELS.values():
-            for decision in HITL_DECISION_LABELS.values():
-                value = self.registry.get_sample_value(
-                    "saip_audit_hitl_decisions_total", {"side": side, "decision": decision}
-                )
-                counts[side, decision] = int(value or 0)
+        """The HITL decision counter's current values, by (side, decision): what Grafana reads, read back.
+
+        Collects this one counter only (the registry-wide lookup would collect every metric per value).
+        """
+        counts = {
+            (side, decision): 0 for side in HITL_SIDE_LABELS.values() for decision in HITL_DECISION_LABELS.values()
+        }
+        for family in self.hitl_decisions.collect():
+            for sample in family.samples:
+                if sample.name.endswith("_total"):
+                    counts[sample.labels["side"], sample.labels["decision"]] = int(sample.value)
         return counts

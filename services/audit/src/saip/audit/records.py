@@ -199,10 +199,10 @@ def risk_event_of(record: events_pb2.AuditRecord) -> events_pb2.RiskEvent | None
 
 
 def hitl_side(record: events_pb2.AuditRecord) -> common_pb2.HitlSide:
-    """Which gate asked: a tool call made inside the app's own chat turn (loopback caller) is the chat side;
-    every other question (management gate, published or exposed tool's HITL) is the server side.
+    """Which gate asked: a tool call says so (a chat turn's approvals are the chat side); the management gate,
+    and a tool call that does not say, are the server side.
     """
-    if record.WhichOneof("record") == "tool_call" and record.tool_call.caller.loopback:
+    if record.WhichOneof("record") == "tool_call" and record.tool_call.side == common_pb2.HITL_SIDE_CHAT:
         return common_pb2.HITL_SIDE_CHAT
     return common_pb2.HITL_SIDE_SERVER
 
