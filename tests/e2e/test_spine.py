@@ -6,7 +6,6 @@ import json
 import os
 import stat
 import subprocess
-from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -15,6 +14,7 @@ import mcp_types as types
 import pytest
 
 from tests.e2e.stack import SAIP, Stack, mcp_client
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.e2e
 
@@ -31,18 +31,6 @@ def envelope(result: types.CallToolResult) -> dict[str, Any]:
     block = result.content[0]
     assert isinstance(block, types.TextContent)
     return json.loads(block.text)  # type: ignore[no-any-return]
-
-
-async def eventually(check: Callable[[], Any], within: float = 10.0) -> Any:
-    """Poll `check` (sync or async) until it returns something truthy; fail after `within` seconds."""
-    with anyio.fail_after(within):
-        while True:
-            value = check()
-            if hasattr(value, "__await__"):
-                value = await value
-            if value:
-                return value
-            await anyio.sleep(0.05)
 
 
 def cli(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:

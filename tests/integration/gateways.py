@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import anyio
 
 from saip.gateway.config import GatewaySettings
 
@@ -25,10 +22,3 @@ def replica_settings(home: Path, nats_url: str, name: str, **overrides: Any) -> 
         audit_addr="127.0.0.1:1",
         **overrides,
     )
-
-
-async def eventually(check: Callable[[], bool], within: float = 10.0) -> None:
-    """Poll state that changes in reaction to NATS traffic; fail after `within` seconds."""
-    with anyio.fail_after(within):
-        while not check():  # noqa: ASYNC110 - the state has no event to wait on; the poll is bounded
-            await anyio.sleep(0.02)

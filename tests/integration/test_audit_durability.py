@@ -22,16 +22,17 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from saip.audit import records
 from saip.common import names
 from saip.common.natsd import LocalNats, free_port
+from saip.gateway.clients import AuditPublisher
+from saip.gateway.spool import Spool
 from saip.v1 import audit_pb2, events_pb2
-from tests.integration.test_audit_support import (
+from tests.integration.audit_support import (
     audit_client,
-    eventually,
     ledger_entries,
     management_call,
-    publish,
     risk_event,
     tool_call,
 )
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -98,11 +99,16 @@ def batch(prefix: str, count: int) -> list[events_pb2.AuditRecord]:
     return [kinds[n % 3](f"{prefix}-{n}") for n in range(count)]
 
 
-async def publish_all(js: JetStreamContext, batch_records: list[events_pb2.AuditRecord]) -> None:
-    """Publish a batch at once, as busy gateways do, so the collector has a backlog when it is killed."""
+async def publish_all(publisher: AuditPublisher, batch_records: list[events_pb2.AuditRecord]) -> None:
+    """Publish a batch at once through the gateway's publisher, as busy gateways do, so the collector has a backlog
+    when it is killed; while NATS is away the publisher spools and flushes afterwards."""
+
+    async def one(record: events_pb2.AuditRecord) -> None:
+        assert await publisher.publish(records.subject_of(record), record, records.record_id(record)) is None
+
     async with anyio.create_task_group() as group:
         for record in batch_records:
-            group.start_soon(publish, js, record)
+            group.start_soon(one, record)
 
 
 async def stream_order(js: JetStreamContext) -> list[str]:
@@ -128,24 +134,36 @@ async def test_every_record_is_chained_exactly_once_through_kill_9_and_a_nats_re
 ) -> None:
     js = nats_client.jetstream(timeout=2)
     audit = AuditProcess(nats_server.url, tmp_path)
+    spool = Spool(tmp_path / "spool")
+    publisher = AuditPublisher(nats_client, spool)
     published: list[str] = []
 
     async def send(prefix: str) -> None:
         records_batch = batch(prefix, 30)
-        await publish_all(js, records_batch)
+        await publish_all(publisher, records_batch)
         published.extend(records.record_id(record) for record in records_batch)
 
-    await audit.start()
-    await send("a")
-    audit.kill()  # with a backlog in hand: likely between an append and its acknowledgement
-    await send("b")  # nothing chains these now; they wait in the stream
-    await audit.start()
-    await send("c")
-    await anyio.to_thread.run_sync(nats_server.restart)  # keeps the port and the store
-    await send("d")  # the publisher retries through the restart, with the same message ids
-    audit.kill()
-    await audit.start()
-    await send("e")
+    async with anyio.create_task_group() as flusher:
+        flusher.start_soon(publisher.flush_forever)
+        await audit.start()
+        await send("a")
+        audit.kill()  # with a backlog in hand: likely between an append and its acknowledgement
+        await send("b")  # nothing chains these now; they wait in the stream
+        await audit.start()
+        await send("c")
+        nats_server.stop()
+        await send("d")  # NATS is down: the publisher spools these to disk, in order
+        await anyio.to_thread.run_sync(nats_server.start)  # the same port and store
+
+        async def flushed() -> bool:
+            return len(spool) == 0
+
+        await eventually(flushed, within=30)
+        audit.kill()
+        await audit.start()
+        await send("e")
+        flusher.cancel_scope.cancel()
+    spool.close()
 
     async with audit_client(audit.port) as stub:
 

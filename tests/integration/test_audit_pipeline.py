@@ -15,10 +15,9 @@ from saip.audit.chain import GENESIS_HASH, entry_hash
 from saip.common import names
 from saip.common.natsd import LocalNats
 from saip.v1 import audit_pb2, common_pb2
-from tests.integration.test_audit_support import (
+from tests.integration.audit_support import (
     audit_client,
     chained_record,
-    eventually,
     ledger_entries,
     management_call,
     publish,
@@ -27,6 +26,7 @@ from tests.integration.test_audit_support import (
     tool_call,
     wait_chained,
 )
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
 

@@ -23,7 +23,7 @@ from saip.common import names
 from saip.common.masking import Masker
 from saip.common.natsd import LocalNats
 from saip.v1 import audit_pb2, events_pb2
-from tests.integration.test_audit_support import (
+from tests.integration.audit_support import (
     audit_client,
     ledger_entries,
     ledger_messages,

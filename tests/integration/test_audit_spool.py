@@ -13,7 +13,8 @@ from saip.common import bus, names
 from saip.common.natsd import LocalNats
 from saip.gateway.server import Gateway
 from saip.v1 import common_pb2, events_pb2
-from tests.integration.gateways import eventually, replica_settings
+from tests.integration.gateways import replica_settings
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
 

@@ -8,7 +8,8 @@ import pytest
 
 from saip.common.natsd import LocalNats
 from saip.gateway.server import Gateway
-from tests.integration.gateways import eventually, replica_settings
+from tests.integration.gateways import replica_settings
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
 

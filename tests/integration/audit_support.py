@@ -4,7 +4,7 @@ audit service in-process, its gRPC client, the ledger read back from the stream,
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 from typing import TypeVar
 
@@ -22,6 +22,7 @@ from saip.audit.clients import JetStreamLedger
 from saip.audit.config import AuditSettings
 from saip.audit.server import AuditApp
 from saip.v1 import audit_pb2, audit_pb2_grpc, common_pb2, events_pb2
+from tests.waiting import eventually
 
 T = TypeVar("T")
 
@@ -93,16 +94,6 @@ async def publish(js: JetStreamContext, record: events_pb2.AuditRecord, *, withi
                 return
             except (nats.errors.Error, nats.js.errors.Error):
                 await anyio.sleep(0.05)  # NATS is restarting: the retry is the publisher's, bounded above
-
-
-async def eventually(check: Callable[[], Awaitable[T | None]], *, within: float = 10.0) -> T:
-    """Poll `check` until it returns something truthy, failing after `within` seconds."""
-    with anyio.fail_after(within):
-        while True:
-            result = await check()
-            if result:
-                return result
-            await anyio.sleep(0.02)
 
 
 def settings(nats_url: str, *, capacity: int = 500) -> AuditSettings:
