@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from saip.cli.stack import port_is_free
+from saip.common.natsd import LocalNats
 from tests.e2e.stack import SAIP, start_stack
 
 pytestmark = pytest.mark.e2e
@@ -91,3 +92,16 @@ def test_a_taken_gateway_port_is_refused_with_what_to_do(tmp_path: Path) -> None
         stack.stop()
     assert taken.returncode == 2
     assert f"port {stack.port} is in use" in taken.stderr and "SAIP_GATEWAY_PORT" in taken.stderr
+
+
+def test_an_existing_nats_is_used_when_saip_nats_url_is_set(tmp_path: Path, nats_server: LocalNats) -> None:
+    home = tmp_path / "home"
+    stack = start_stack(home, env={"SAIP_NATS_URL": nats_server.url})
+    try:
+        assert httpx.get(f"{stack.url}/healthz", timeout=5).status_code == 200
+        started = {line.split("|", 1)[1].strip() for line in stack.lines if "system" in line and "started" in line}
+    finally:
+        stack.stop()
+    assert not any(line.startswith("nats started") for line in started)
+    assert {"audit", "gateway"} <= {line.split()[0] for line in started}
+    assert not (home / "nats").exists()

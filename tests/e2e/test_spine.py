@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import stat
 import subprocess
-from typing import Any
+import threading
+import time
+from typing import IO, Any
 
 import anyio
 import httpx
@@ -196,3 +199,72 @@ async def test_an_ai_without_elicitation_can_read(stack: Stack) -> None:
     async with mcp_client(stack.mcp_url, stack.mcp_token, mode="auto") as client:
         result = await client.call_tool("saip_monitor_hitl", {"recent": 3})
     assert envelope(result)["ok"] is True
+
+
+def overview_call(stack: Stack, client: str) -> None:
+    """One saip_monitor_overview call as a bare 2026-07-28 HTTP request, as any client without an SDK sends it."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": client, "version": "8"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    reply = httpx.post(
+        stack.mcp_url,
+        headers={
+            "Authorization": f"Bearer {stack.mcp_token}",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "saip_monitor_overview",
+        },
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "saip_monitor_overview", "arguments": {}, "_meta": meta},
+        },
+        timeout=10,
+    )
+    assert reply.status_code == 200, reply.text
+
+
+def json_lines(stream: IO[str]) -> queue.Queue[dict[str, Any]]:
+    """The stream's JSON lines, read on a thread so each wait for the next one can be bounded."""
+    lines: queue.Queue[dict[str, Any]] = queue.Queue()
+
+    def read() -> None:
+        for line in stream:
+            lines.put(json.loads(line))
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
+def test_audit_tail_prints_the_backlog_then_follows(stack: Stack) -> None:
+    for _ in range(3):
+        overview_call(stack, "curl")
+    deadline = time.monotonic() + 15
+    with stack.api() as api:
+        while api.get("/api/v1/audit/management-log", params={"limit": 3}).json()["count"] < 3:
+            assert time.monotonic() < deadline, "the calls were not chained within 15 s"
+    env = {**os.environ, "SAIP_GATEWAY_URL": stack.url, "SAIP_ADMIN_TOKEN": stack.admin_token}
+    tail = subprocess.Popen(
+        [str(SAIP), "audit", "tail", "--backlog", "3", "--json"], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert tail.stdout is not None
+        lines = json_lines(tail.stdout)
+        backlog = [lines.get(timeout=15) for _ in range(3)]
+        assert all(entry["kind"] in {"management", "tool", "risk"} for entry in backlog)
+        assert [entry["index"] for entry in backlog] == sorted(entry["index"] for entry in backlog)
+        overview_call(stack, "tail-check")
+        followed = lines.get(timeout=15)
+        while followed.get("client") != "tail-check 8":  # risk events of earlier calls may come first
+            followed = lines.get(timeout=15)
+        assert (followed["kind"], followed["tool"]) == ("management", "saip_monitor_overview")
+        assert followed["index"] > backlog[-1]["index"]
+    finally:
+        tail.terminate()
+        tail.wait(timeout=10)
+        if tail.stdout is not None:
+            tail.stdout.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 from importlib.metadata import version
@@ -13,14 +13,14 @@ from typing import Any
 
 import anyio
 import uvicorn
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.server.transport_security import TransportSecuritySettings
 from nats.aio.client import Client as NatsClient
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from starlette.routing import Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from saip.common import bus, names
 from saip.common.metrics import publish_build_info
@@ -207,17 +207,6 @@ def create_app(gateway: Gateway) -> FastAPI:
         redoc_url=None,
     )
 
-    @app.middleware("http")
-    async def count(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        route = _route_of(app, request)
-        if route is None:
-            return await call_next(request)
-        started = time.perf_counter()
-        response = await call_next(request)
-        metrics.HTTP_REQUESTS.labels(route, request.method, str(response.status_code)).inc()
-        metrics.HTTP_REQUEST_SECONDS.labels(route, request.method).observe(time.perf_counter() - started)
-        return response
-
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:
         checks = await gateway.health()
@@ -231,19 +220,36 @@ def create_app(gateway: Gateway) -> FastAPI:
     app.add_exception_handler(GatewayError, lambda _, exc: api.error_response(exc))
     app.include_router(api.router(gateway))
     app.mount("/", McpGuard(mcp_app, gateway.tokens))
+    app.add_middleware(RequestMetrics)
     return app
 
 
-def _route_of(app: FastAPI, request: Request) -> str | None:
-    """The route template (bounded label) of an API or health request; None for /mcp, which MCP metrics count."""
-    for route in app.router.routes:
-        path = getattr(route, "path", None)
-        if path in (None, "") or path == "/":
-            continue
-        match, _ = route.matches(request.scope)
-        if match is Match.FULL:
-            return str(path)
-    return None
+class RequestMetrics:
+    """Counts and times REST API and health requests by route template (MCP requests have their own metrics)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"].startswith("/mcp"):
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            # Routing records the matched route in the scope; its template is a bounded label.
+            route = getattr(scope.get("route"), "path", "") or "unmatched"
+            metrics.HTTP_REQUESTS.labels(route, scope["method"], str(status)).inc()
+            metrics.HTTP_REQUEST_SECONDS.labels(route, scope["method"]).observe(time.perf_counter() - started)
 
 
 async def serve_http(settings: GatewaySettings) -> None:
