@@ -7,7 +7,7 @@ import sys
 import uvicorn
 from mcp.server import MCPServer
 
-server = MCPServer("bare", version="1.0")
+server = MCPServer("bare", version="1.0", log_level="WARNING")
 
 
 @server.tool(description="Return a small status document, like a monitor tool does.")
