@@ -4,6 +4,7 @@ audit service in-process, its gRPC client, the ledger read back from the stream,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 from typing import TypeVar
@@ -21,65 +22,17 @@ from saip.audit.chain import LedgerMessage, decode_entry
 from saip.audit.clients import JetStreamLedger
 from saip.audit.config import AuditSettings
 from saip.audit.server import AuditApp
-from saip.v1 import audit_pb2, audit_pb2_grpc, common_pb2, events_pb2
+from saip.v1 import audit_pb2, audit_pb2_grpc, events_pb2
+from tests.unit.audit import samples
 from tests.waiting import eventually
 
 T = TypeVar("T")
 
-CLAUDE = common_pb2.Caller(client_name="claude-code", client_version="2.1.314", elicitation=True)
 
-
-def management_call(
-    record_id: str,
-    *,
-    tool: str = "saip_tools_publish",
-    level: common_pb2.ApprovalLevel = common_pb2.APPROVAL_LEVEL_DESTRUCTIVE,
-    outcome: common_pb2.Outcome = common_pb2.OUTCOME_OK,
-    hitl: common_pb2.HitlDecision = common_pb2.HITL_DECISION_UNSPECIFIED,
-    summary: str = "Publish 'cafe-desk'",
-) -> events_pb2.AuditRecord:
-    call = events_pb2.ManagementCall(
-        id=record_id,
-        gateway="gw-1",
-        caller=CLAUDE,
-        tool=tool,
-        level=level,
-        outcome=outcome,
-        duration_ms=12,
-        summary=summary,
-        hitl=hitl,
-    )
-    call.time.GetCurrentTime()
-    return records.wrap(call)
-
-
-def tool_call(
-    record_id: str,
-    *,
-    tool: str = "wiki_outline",
-    hitl: common_pb2.HitlDecision = common_pb2.HITL_DECISION_UNSPECIFIED,
-) -> events_pb2.AuditRecord:
-    call = events_pb2.ToolCall(
-        id=record_id, caller=CLAUDE, tool=tool, source="exposed", outcome=common_pb2.OUTCOME_OK, hitl=hitl
-    )
-    call.time.GetCurrentTime()
-    return records.wrap(call)
-
-
-def risk_event(
-    record_id: str, *, risk_type: str = "sandbox-guard-blocked", reason: str = "network"
-) -> events_pb2.AuditRecord:
-    event = events_pb2.RiskEvent(
-        id=record_id,
-        service="tools",
-        type=risk_type,
-        severity=common_pb2.SEVERITY_WARN,
-        summary="wiki_outline tried to open a socket",
-        reason=reason,
-        subject="wiki_outline",
-    )
-    event.time.GetCurrentTime()
-    return records.wrap(event)
+# Records as a live publisher sends them: stamped with the current time.
+management_call = functools.partial(samples.management_call, at=None)
+tool_call = functools.partial(samples.tool_call, at=None)
+risk_event = functools.partial(samples.risk_event, at=None)
 
 
 async def publish(js: JetStreamContext, record: events_pb2.AuditRecord, *, within: float = 15.0) -> None:

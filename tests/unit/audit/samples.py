@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Sequence
 from datetime import UTC, datetime
 
+from google.protobuf.timestamp_pb2 import Timestamp
+
 from saip.audit import chain, records
 from saip.audit.chain import GENESIS, ChainHead, LedgerMessage
 from saip.audit.views import Window
@@ -17,9 +19,18 @@ def claude() -> common_pb2.Caller:
     return common_pb2.Caller(client_name="claude-code", client_version="2.1.314", elicitation=True)
 
 
+def _stamp(time: Timestamp, at: datetime | None) -> None:
+    """The record's own time: `at`, or now when None (records a live publisher would send)."""
+    if at is None:
+        time.GetCurrentTime()
+    else:
+        time.FromDatetime(at)
+
+
 def management_call(
     record_id: str = "m-1",
     *,
+    at: datetime | None = CHAINED_AT,
     tool: str = "saip_tools_publish",
     level: common_pb2.ApprovalLevel = common_pb2.APPROVAL_LEVEL_DESTRUCTIVE,
     outcome: common_pb2.Outcome = common_pb2.OUTCOME_OK,
@@ -39,13 +50,14 @@ def management_call(
         summary=summary,
         hitl=hitl,
     )
-    call.time.FromDatetime(CHAINED_AT)
+    _stamp(call.time, at)
     return records.wrap(call)
 
 
 def tool_call(
     record_id: str = "t-1",
     *,
+    at: datetime | None = CHAINED_AT,
     tool: str = "wiki_outline",
     outcome: common_pb2.Outcome = common_pb2.OUTCOME_OK,
     hitl: common_pb2.HitlDecision = common_pb2.HITL_DECISION_UNSPECIFIED,
@@ -61,13 +73,14 @@ def tool_call(
         hitl=hitl,
         side=side,
     )
-    call.time.FromDatetime(CHAINED_AT)
+    _stamp(call.time, at)
     return records.wrap(call)
 
 
 def risk_event(
     record_id: str = "r-1",
     *,
+    at: datetime | None = CHAINED_AT,
     risk_type: str = "sandbox-guard-blocked",
     severity: common_pb2.Severity = common_pb2.SEVERITY_WARN,
     reason: str = "network",
@@ -82,7 +95,7 @@ def risk_event(
         reason=reason,
         subject="wiki_outline",
     )
-    event.time.FromDatetime(CHAINED_AT)
+    _stamp(event.time, at)
     return records.wrap(event)
 
 
