@@ -256,3 +256,28 @@ async def test_annotations_follow_the_level(tmp_path: Path, mode: str) -> None:
     schema = tools["saip_probe_write"].input_schema
     assert schema["additionalProperties"] is False
     assert schema["required"] == ["name"]
+
+
+async def test_a_client_that_goes_away_while_asked_leaves_an_abandoned_record(tmp_path: Path) -> None:
+    h = harness(tmp_path, wait=30)
+    asked = anyio.Event()
+
+    async def hold(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    await h.registrar.refresh()
+    async with Client(h.server, mode=LEGACY, client_info=CLIENT, elicitation_callback=hold) as client:
+        async with anyio.create_task_group() as group:
+            group.start_soon(client.call_tool, "saip_probe_delete", {"name": "cafe"})
+            with anyio.fail_after(5):
+                await asked.wait()
+            group.cancel_scope.cancel()  # the client gives up: the SDK cancels the request on the server
+        with anyio.fail_after(5):
+            while not h.audit.records:  # noqa: ASYNC110 - the record is written by the server's cancelled task
+                await anyio.sleep(0.01)
+    assert h.probe.runs == []
+    [record] = h.audit.records
+    assert (record.outcome, record.hitl) == (common_pb2.OUTCOME_ERROR, common_pb2.HITL_DECISION_ELICIT_FAILED)
+    assert record.result == "Tool 'saip_probe_delete' was not completed: the client went away before the call finished."

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import anyio
 
+from saip.gateway import metrics
 from saip.v1 import common_pb2
 
 logger = logging.getLogger(__name__)
@@ -175,7 +176,6 @@ class Approvals:
         self.progress_interval = progress_interval
         self._nonces = nonces
         self._clock = clock
-        self.pending = 0
 
     async def ask(self, interaction: Interaction, binding: Binding, message: str) -> Asked | Decided | Rejected:
         if interaction.roundtrip:
@@ -185,7 +185,7 @@ class Approvals:
     async def _push(self, interaction: Interaction, message: str) -> Decided:
         started = anyio.current_time()
         answer: Answer | None = None
-        self.pending += 1
+        metrics.APPROVALS_PENDING.inc()
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._report_progress, interaction, started)
@@ -197,7 +197,7 @@ class Approvals:
                     return Decided(Decision.ELICIT_FAILED, anyio.current_time() - started, str(exc))
                 group.cancel_scope.cancel()
         finally:
-            self.pending -= 1
+            metrics.APPROVALS_PENDING.dec()
         waited = anyio.current_time() - started
         if answer is None:
             return Decided(Decision.TIMEOUT, waited)

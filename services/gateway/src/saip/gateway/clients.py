@@ -49,10 +49,16 @@ class KvTokenRecords:
         message = gateway_pb2.McpTokenRecord(
             sha256_hex=record.sha256_hex, created_at=created, created_by=record.created_by
         )
-        await self._kv.put(names.MCP_TOKEN_KEY, message.SerializeToString())
+        try:
+            await self._kv.put(names.MCP_TOKEN_KEY, message.SerializeToString())
+        except (NatsError, TimeoutError) as exc:
+            raise ServiceUnavailable("nats", type(exc).__name__) from None
 
     async def delete(self) -> None:
-        await self._kv.delete(names.MCP_TOKEN_KEY)
+        try:
+            await self._kv.delete(names.MCP_TOKEN_KEY)
+        except (NatsError, TimeoutError) as exc:
+            raise ServiceUnavailable("nats", type(exc).__name__) from None
 
     async def watch(self) -> AsyncIterator[TokenRecord | None]:
         """The current record, then every change (None when removed), until the watcher stops."""

@@ -63,6 +63,13 @@ class GatewaySettings(SaipSettings):
             raise ValueError("must be at least 32 characters of secret randomness")
         return value
 
+    @field_validator("mcp_server_auth_token")
+    @classmethod
+    def _strong_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and 0 < len(value.get_secret_value()) < 16:
+            raise ValueError("must be at least 16 characters; `saip token rotate` generates a strong one instead")
+        return value
+
     @model_validator(mode="after")
     def _tokens_differ(self) -> GatewaySettings:
         mcp = self.mcp_server_auth_token

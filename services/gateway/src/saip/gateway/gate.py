@@ -103,6 +103,7 @@ class _Call:
     started: float
     approval: Approval | None = None
     decision: Decided | None = None
+    asked_at: float | None = None  # set while a question is out
 
 
 class Gate:
@@ -128,6 +129,9 @@ class Gate:
         try:
             result, outcome = await self._run(call, interaction)
         except anyio.get_cancelled_exc_class():
+            if call.asked_at is not None and call.decision is None:
+                # The question was out when the client went away: nobody decided, the asking failed.
+                call.decision = Decided(Decision.ELICIT_FAILED, time.time() - call.asked_at, "the client went away")
             with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                 await self._record(call, ManagementResult(False, ABANDONED.format(tool=tool.name)), Outcome.ERROR)
             raise
@@ -173,6 +177,7 @@ class Gate:
             call.decision = Decided(Decision.DENIED)
             return _refusal(DENIED.format(tool=name)), Outcome.DENIED
         text = question(call.approval.level, call.caller, name, call.approval.summary, self.approvals.wait_seconds)
+        call.asked_at = time.time()
         asked = await self.approvals.ask(interaction, Binding.of(name, call.arguments), text)
         if isinstance(asked, Asked):
             return asked, Outcome.OK
