@@ -66,7 +66,6 @@ class Gateway:
             loopback_secret=self.loopback_secret,
             version=VERSION,
         )
-        self._extra = extra
         self.started = time.time()
         self.nc: NatsClient
         self.audit: AuditClient
@@ -114,7 +113,7 @@ class Gateway:
                 replica=settings.gateway_replica,
             )
             self.monitor = MonitorContribution(self.audit, self.management_status)
-            contributions: list[Contribution] = [self.monitor, *(self._extra(self) if self._extra else [])]
+            contributions: list[Contribution] = [self.monitor]
             self.registrar = Registrar(
                 policy=Policy(
                     enabled=settings.management_enabled,
@@ -151,25 +150,22 @@ class Gateway:
         self._restart_watch.set()
 
     async def _watch_tokens(self, records: KvTokenRecords) -> None:
+        """Follow the token record; start over after a NATS reconnect (the watch may have missed changes)."""
         while True:
             self._restart_watch = anyio.Event()
             async with anyio.create_task_group() as group:
-
-                async def follow() -> None:
-                    async for record in records.watch():
-                        await self.token_service.applied(record)
-
-                async def restart_on_reconnect() -> None:
-                    await self._restart_watch.wait()
-                    group.cancel_scope.cancel()
-
-                group.start_soon(restart_on_reconnect)
-                try:
-                    await follow()
-                except Exception:
-                    logger.exception("token watch failed; restarting it")
-                    await anyio.sleep(1)
+                group.start_soon(self._follow_tokens, records)
+                await self._restart_watch.wait()
                 group.cancel_scope.cancel()
+
+    async def _follow_tokens(self, records: KvTokenRecords) -> None:
+        try:
+            async for record in records.watch():
+                await self.token_service.applied(record)
+        except Exception:
+            logger.exception("token watch failed; restarting it")
+            await anyio.sleep(1)
+        self._restart_watch.set()
 
     async def health(self) -> dict[str, str]:
         checks = {
