@@ -80,6 +80,13 @@ async def wait_chained(stub: audit_pb2_grpc.AuditServiceStub, count: int, *, wit
     return await eventually(length, within=within)
 
 
+async def chain_calls(js: JetStreamContext, stub: audit_pb2_grpc.AuditServiceStub, count: int) -> None:
+    """Publish management calls m-1..m-<count> and wait until the service has chained them."""
+    for n in range(1, count + 1):
+        await publish(js, management_call(f"m-{n}"))
+    await wait_chained(stub, count)
+
+
 async def ledger_messages(js: JetStreamContext) -> list[LedgerMessage]:
     """Every message the stream holds on the ledger subject, oldest first."""
     ledger = JetStreamLedger(js)

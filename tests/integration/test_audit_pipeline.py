@@ -17,6 +17,7 @@ from saip.common.natsd import LocalNats
 from saip.v1 import audit_pb2, common_pb2
 from tests.integration.audit_support import (
     audit_client,
+    chain_calls,
     chained_record,
     ledger_entries,
     management_call,
@@ -177,9 +178,7 @@ async def test_verify_chain_walks_every_retained_entry(nats_server: LocalNats, n
     js = nats_client.jetstream()
     async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
         empty = await stub.VerifyChain(audit_pb2.VerifyChainRequest())
-        for n in range(1, 8):
-            await publish(js, management_call(f"m-{n}"))
-        await wait_chained(stub, 7)
+        await chain_calls(js, stub, 7)
         report = await stub.VerifyChain(audit_pb2.VerifyChainRequest())
 
     assert (empty.ok, empty.checked) == (True, 0)
@@ -192,9 +191,7 @@ async def test_tail_sends_the_backlog_then_each_entry_as_it_is_chained(
 ) -> None:
     js = nats_client.jetstream()
     async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
-        for n in range(1, 5):
-            await publish(js, management_call(f"m-{n}"))
-        await wait_chained(stub, 4)
+        await chain_calls(js, stub, 4)
         stream = stub.TailEntries(audit_pb2.TailEntriesRequest(backlog=2))
         with anyio.fail_after(10):
             backlog = [await stream.read(), await stream.read()]

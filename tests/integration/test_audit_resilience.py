@@ -25,6 +25,7 @@ from saip.common.natsd import LocalNats
 from saip.v1 import audit_pb2, events_pb2
 from tests.integration.audit_support import (
     audit_client,
+    chain_calls,
     ledger_entries,
     ledger_messages,
     management_call,
@@ -167,9 +168,7 @@ async def test_a_forged_ledger_message_is_reported_by_verify_chain(
 ) -> None:
     js = nats_client.jetstream()
     async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
-        for n in range(1, 4):
-            await publish(js, management_call(f"m-{n}"))
-        await wait_chained(stub, 3)
+        await chain_calls(js, stub, 3)
         (_, second), (_, third) = (await ledger_entries(js))[1:]
         forged = events_pb2.LedgerEntry()
         forged.CopyFrom(second)  # entry 2 replayed with a changed record, hooked onto the head
@@ -190,9 +189,7 @@ async def test_a_deleted_ledger_message_is_reported_as_an_index_gap(
 ) -> None:
     js = nats_client.jetstream()
     async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
-        for n in range(1, 5):
-            await publish(js, management_call(f"m-{n}"))
-        await wait_chained(stub, 4)
+        await chain_calls(js, stub, 4)
         entries = await ledger_entries(js)
         await js.delete_msg(names.AUDIT_STREAM, entries[1][0])
         report = await stub.VerifyChain(audit_pb2.VerifyChainRequest())

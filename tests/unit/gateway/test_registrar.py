@@ -143,8 +143,9 @@ def test_the_saip_prefix_is_reserved(name: str) -> None:
     assert str(refused.value) == f"'{name}' starts with 'saip_', which is reserved for this app's own management tools"
 
 
-def test_other_names_are_free() -> None:
-    refuse_reserved("weather_saip_lookup")
+@pytest.mark.parametrize("name", ["weather_saip_lookup", "saipx_tool", "SAIP_upper", "weather"])
+def test_other_names_are_free(name: str) -> None:
+    assert refuse_reserved(name) is None
 
 
 async def test_a_closed_legacy_session_is_forgotten(tmp_path: Path) -> None:
