@@ -7,7 +7,6 @@ SIGTERM stops every process this started (honcho sends SIGTERM to each process g
 
 from __future__ import annotations
 
-import hashlib
 import os
 import secrets
 import shlex
@@ -24,6 +23,7 @@ from honcho.manager import Manager
 from saip.cli.client import ADMIN_TOKEN_FILE, ApiError, GatewayApi
 from saip.common import natsd
 from saip.common.settings import SaipSettings, config_file
+from saip.common.tokens import fingerprint, token_hash
 
 MCP_TOKEN_FILE = "mcp-token"
 SEALING_KEY_FILE = "sealing-key"
@@ -140,7 +140,7 @@ def mcp_token_line(home: Path, api: GatewayApi) -> str:
         return f"MCP bearer token: {secret_file(path, api.rotate_token())}"
     if path.is_file() and token["set"]:
         kept = path.read_text().strip()
-        if hashlib.sha256(kept.encode()).hexdigest()[:12] == token["fingerprint"]:
+        if fingerprint(token_hash(kept)) == token["fingerprint"]:
             return f"MCP bearer token: {kept}"
         return "MCP bearer token: set through the API (shown once then); `saip token rotate` prints a new one"
     if not token["set"]:

@@ -11,6 +11,7 @@ import contextlib
 import logging
 from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import nats.errors
 import nats.js.errors
@@ -221,18 +222,23 @@ class JetStreamLedger:
             info = await self._js.stream_info(names.AUDIT_STREAM)
         return int(info.state.first_seq), last.seq
 
-    async def read(self, start_seq: int, end_seq: int) -> AsyncGenerator[LedgerMessage, None]:
-        """The ledger messages with stream sequence in [start_seq, end_seq], oldest first."""
-        if end_seq < start_seq:
-            return
+    async def _ledger_from(self, start_seq: int, **options: Any) -> JetStreamContext.PushSubscription:
+        """An ordered consumer of the ledger subject starting at `start_seq`."""
         with _store("open a ledger reader"):
-            sub = await self._js.subscribe(
+            return await self._js.subscribe(
                 names.AUDIT_LEDGER,
                 stream=names.AUDIT_STREAM,
                 ordered_consumer=True,
                 deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
-                config=ConsumerConfig(opt_start_seq=start_seq),
+                config=ConsumerConfig(opt_start_seq=max(start_seq, 1)),
+                **options,
             )
+
+    async def read(self, start_seq: int, end_seq: int) -> AsyncGenerator[LedgerMessage, None]:
+        """The ledger messages with stream sequence in [start_seq, end_seq], oldest first."""
+        if end_seq < start_seq:
+            return
+        sub = await self._ledger_from(start_seq)
         try:
             with _store("open a ledger reader"):
                 info = await sub.consumer_info()
@@ -275,15 +281,7 @@ class JetStreamLedger:
         """Every ledger message from `from_seq` on, as it is appended; the ordered consumer recreates itself
         after a server restart and resumes after the last message it delivered.
         """
-        with _store("follow the ledger"):
-            sub = await self._js.subscribe(
-                names.AUDIT_LEDGER,
-                stream=names.AUDIT_STREAM,
-                ordered_consumer=True,
-                deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
-                config=ConsumerConfig(opt_start_seq=max(from_seq, 1)),
-                idle_heartbeat=FOLLOW_HEARTBEAT,
-            )
+        sub = await self._ledger_from(from_seq, idle_heartbeat=FOLLOW_HEARTBEAT)
         try:
             while True:
                 with _store("follow the ledger"):

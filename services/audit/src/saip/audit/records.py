@@ -12,7 +12,7 @@ from typing import Literal
 from google.protobuf.message import DecodeError
 
 from saip.audit.errors import RecordRejected
-from saip.common import names
+from saip.common import names, vocabulary
 from saip.common.masking import Masker
 from saip.v1 import common_pb2, events_pb2
 
@@ -43,27 +43,12 @@ KNOWN_RISK_TYPES = (
     MANAGEMENT_RISK_TYPE,
 )
 
-OUTCOME_LABELS: dict[common_pb2.Outcome, str] = {
-    common_pb2.OUTCOME_OK: "ok",
-    common_pb2.OUTCOME_ERROR: "error",
-    common_pb2.OUTCOME_REFUSED: "refused",
-    common_pb2.OUTCOME_DECLINED: "declined",
-    common_pb2.OUTCOME_DENIED: "denied",
-    common_pb2.OUTCOME_TIMEOUT: "timeout",
-}
-HITL_DECISION_LABELS: dict[common_pb2.HitlDecision, str] = {
-    common_pb2.HITL_DECISION_APPROVED: "approved",
-    common_pb2.HITL_DECISION_DECLINED: "declined",
-    common_pb2.HITL_DECISION_TIMEOUT: "timeout",
-    common_pb2.HITL_DECISION_ELICIT_FAILED: "elicit-failed",
-    common_pb2.HITL_DECISION_DENIED: "denied",
-}
-HITL_SIDE_LABELS: dict[common_pb2.HitlSide, str] = {
-    common_pb2.HITL_SIDE_SERVER: "server",
-    common_pb2.HITL_SIDE_CHAT: "chat",
-}
-SEVERITY_LABELS: dict[common_pb2.Severity, str] = {common_pb2.SEVERITY_INFO: "info", common_pb2.SEVERITY_WARN: "warn"}
-UNSPECIFIED = "unspecified"
+# Metric labels: the shared vocabulary, outcomes lower-cased.
+OUTCOME_LABELS: dict[common_pb2.Outcome, str] = {value: word.lower() for value, word in vocabulary.OUTCOMES.items()}
+HITL_DECISION_LABELS = vocabulary.DECISIONS
+HITL_SIDE_LABELS = vocabulary.SIDES
+SEVERITY_LABELS = vocabulary.SEVERITIES
+UNSPECIFIED = vocabulary.UNSPECIFIED
 REJECT_REASONS = ("undecodable", "empty", "missing-id")  # why a message on a record subject is not chained
 
 

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import anyio
 
+from saip.common import vocabulary
 from saip.gateway import metrics
 from saip.v1 import common_pb2
 
@@ -61,13 +62,7 @@ class Decision(StrEnum):
         return _DECISIONS[self]
 
 
-_DECISIONS = {
-    Decision.APPROVED: common_pb2.HITL_DECISION_APPROVED,
-    Decision.DECLINED: common_pb2.HITL_DECISION_DECLINED,
-    Decision.TIMEOUT: common_pb2.HITL_DECISION_TIMEOUT,
-    Decision.ELICIT_FAILED: common_pb2.HITL_DECISION_ELICIT_FAILED,
-    Decision.DENIED: common_pb2.HITL_DECISION_DENIED,
-}
+_DECISIONS = {Decision(word): value for value, word in vocabulary.DECISIONS.items()}
 
 
 @dataclass(frozen=True)

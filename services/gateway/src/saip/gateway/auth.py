@@ -6,7 +6,6 @@ removed by the person; every replica watches the record and applies it, so a cha
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import logging
@@ -18,16 +17,13 @@ from typing import Protocol
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from saip.common.tokens import fingerprint, token_hash
 from saip.gateway import metrics
 from saip.gateway.errors import TokenManagedByConfiguration
 
 logger = logging.getLogger(__name__)
 
 CONFIGURATION = "configuration"
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def bearer(header: str | None) -> str | None:
@@ -59,8 +55,7 @@ class TokenState:
 
     @property
     def fingerprint(self) -> str | None:
-        """The first 12 hex digits of the token's hash: enough to tell tokens apart, useless to guess one."""
-        return self._hash[:12] if self._hash else None
+        return fingerprint(self._hash) if self._hash else None
 
     @property
     def source(self) -> str | None:

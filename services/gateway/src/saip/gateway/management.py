@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from saip.common import vocabulary
 from saip.gateway.errors import InvalidArguments
 from saip.v1 import common_pb2
 
@@ -41,19 +42,8 @@ class Outcome(StrEnum):
         return _OUTCOMES[self]
 
 
-_LEVELS = {
-    Level.READ: common_pb2.APPROVAL_LEVEL_READ,
-    Level.WRITE: common_pb2.APPROVAL_LEVEL_WRITE,
-    Level.DESTRUCTIVE: common_pb2.APPROVAL_LEVEL_DESTRUCTIVE,
-}
-_OUTCOMES = {
-    Outcome.OK: common_pb2.OUTCOME_OK,
-    Outcome.ERROR: common_pb2.OUTCOME_ERROR,
-    Outcome.REFUSED: common_pb2.OUTCOME_REFUSED,
-    Outcome.DECLINED: common_pb2.OUTCOME_DECLINED,
-    Outcome.DENIED: common_pb2.OUTCOME_DENIED,
-    Outcome.TIMEOUT: common_pb2.OUTCOME_TIMEOUT,
-}
+_LEVELS = {Level(word): value for value, word in vocabulary.LEVELS.items()}
+_OUTCOMES = {Outcome(word): value for value, word in vocabulary.OUTCOMES.items()}
 
 
 class Input(BaseModel):

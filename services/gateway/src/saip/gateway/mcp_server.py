@@ -6,7 +6,6 @@ get it on `subscriptions/listen`. The SDK seals the 2026-07-28 request state wit
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import logging
@@ -32,6 +31,7 @@ from mcp.server.subscriptions import (
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from saip.common.tokens import token_hash
 from saip.gateway import metrics
 from saip.gateway.approval import INPUT_KEY, Answer, ElicitationFailed
 from saip.gateway.auth import bearer
@@ -177,7 +177,7 @@ class GatewayServer(Server[Any]):
 def _principal(ctx: ServerRequestContext[Any, Any]) -> str | None:
     """2026-07-28 state is bound to the bearer token it was asked under: a rotated token cannot answer."""
     token = bearer(_header(ctx, "authorization"))
-    return hashlib.sha256(token.encode()).hexdigest() if token else None
+    return token_hash(token) if token else None
 
 
 def build_server(

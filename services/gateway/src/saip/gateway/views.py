@@ -6,16 +6,10 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from saip.common import vocabulary
 from saip.v1 import audit_pb2, common_pb2
 
-OUTCOMES = ("OK", "ERROR", "REFUSED", "DECLINED", "DENIED", "TIMEOUT")
-DECISIONS = {
-    common_pb2.HITL_DECISION_APPROVED: "approved",
-    common_pb2.HITL_DECISION_DECLINED: "declined",
-    common_pb2.HITL_DECISION_TIMEOUT: "timeout",
-    common_pb2.HITL_DECISION_ELICIT_FAILED: "elicit-failed",
-    common_pb2.HITL_DECISION_DENIED: "denied",
-}
+DECISIONS = vocabulary.DECISIONS
 
 
 def when(stamp: Timestamp) -> str | None:
@@ -24,24 +18,24 @@ def when(stamp: Timestamp) -> str | None:
     return stamp.ToJsonString()
 
 
-def outcome(value: int) -> str:
-    return common_pb2.Outcome.Name(value).removeprefix("OUTCOME_")
+def outcome(value: common_pb2.Outcome) -> str:
+    return vocabulary.OUTCOMES.get(value, vocabulary.UNSPECIFIED)
 
 
 def outcome_value(name: str) -> common_pb2.Outcome:
-    return common_pb2.Outcome.Value("OUTCOME_" + name)  # type: ignore[return-value]
+    return next(value for value, word in vocabulary.OUTCOMES.items() if word == name)
 
 
-def level(value: int) -> str:
-    return common_pb2.ApprovalLevel.Name(value).removeprefix("APPROVAL_LEVEL_")
+def level(value: common_pb2.ApprovalLevel) -> str:
+    return vocabulary.LEVELS.get(value, vocabulary.UNSPECIFIED)
 
 
-def severity(value: int) -> str:
-    return common_pb2.Severity.Name(value).removeprefix("SEVERITY_").lower()
+def severity(value: common_pb2.Severity) -> str:
+    return vocabulary.SEVERITIES.get(value, vocabulary.UNSPECIFIED)
 
 
-def side(value: int) -> str:
-    return common_pb2.HitlSide.Name(value).removeprefix("HITL_SIDE_").lower()
+def side(value: common_pb2.HitlSide) -> str:
+    return vocabulary.SIDES.get(value, vocabulary.UNSPECIFIED)
 
 
 def client(caller: common_pb2.Caller) -> str:
