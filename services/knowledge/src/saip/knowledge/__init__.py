@@ -1,0 +1,1 @@
+"""The saip knowledge service: documents, ingest, chunking, lexical embeddings, pipelines, search, knowledge tools."""

@@ -1,0 +1,94 @@
+"""Chunking: about 800 tokens a chunk, never shorter than 350 characters, cut at paragraph and sentence bounds.
+
+A token here is a word or a punctuation mark (`\\w+|[^\\w\\s]`), close to what sentence-embedding tokenizers count
+for English prose. Each chunk is an exact slice of the document's text, so its character offsets are its position.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+MAX_TOKENS = 800
+MIN_CHARS = 350
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_PARAGRAPH = re.compile(r"\n\s*\n|\f")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    index: int
+    text: str
+    start: int
+    end: int
+    page: int = 0
+
+
+def count_tokens(text: str) -> int:
+    return sum(1 for _ in _TOKEN.finditer(text))
+
+
+def _spans(text: str, pattern: re.Pattern[str], start: int, end: int) -> Iterator[tuple[int, int]]:
+    """The pieces of text[start:end] between matches of `pattern`, trimmed of surrounding whitespace."""
+    cursor = start
+    for match in pattern.finditer(text, start, end):
+        yield from _trimmed(text, cursor, match.start())
+        cursor = match.end()
+    yield from _trimmed(text, cursor, end)
+
+
+def _trimmed(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if start < end:
+        yield start, end
+
+
+def _atoms(text: str, max_tokens: int) -> Iterator[tuple[int, int, int]]:
+    """(start, end, tokens) pieces no larger than max_tokens: paragraphs, else sentences, else token windows."""
+    for p_start, p_end in _spans(text, _PARAGRAPH, 0, len(text)):
+        tokens = count_tokens(text[p_start:p_end])
+        if tokens <= max_tokens:
+            yield p_start, p_end, tokens
+            continue
+        for s_start, s_end in _spans(text, _SENTENCE, p_start, p_end):
+            tokens = count_tokens(text[s_start:s_end])
+            if tokens <= max_tokens:
+                yield s_start, s_end, tokens
+                continue
+            matches = list(_TOKEN.finditer(text, s_start, s_end))
+            for first in range(0, len(matches), max_tokens):
+                window = matches[first : first + max_tokens]
+                yield window[0].start(), window[-1].end(), len(window)
+
+
+def chunk(text: str, *, max_tokens: int = MAX_TOKENS, min_chars: int = MIN_CHARS, paged: bool = False) -> list[Chunk]:
+    """Pack the pieces greedily up to max_tokens; a chunk under min_chars takes the next piece even past the limit,
+    and a short tail joins the chunk before it. `paged` text (a PDF's) has its pages separated by form feeds, and
+    each chunk gets the page it starts on."""
+    spans: list[tuple[int, int]] = []
+    start = end = tokens = -1
+    for a_start, a_end, a_tokens in _atoms(text, max_tokens):
+        if start < 0:
+            start, end, tokens = a_start, a_end, a_tokens
+        elif tokens + a_tokens > max_tokens and end - start >= min_chars:
+            spans.append((start, end))
+            start, end, tokens = a_start, a_end, a_tokens
+        else:
+            end, tokens = a_end, tokens + a_tokens
+    if start >= 0:
+        if spans and end - start < min_chars:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+    breaks = [index for index, char in enumerate(text) if char == "\f"]
+    return [
+        Chunk(index, text[s:e], s, e, bisect.bisect_right(breaks, s) + 1 if paged else 0)
+        for index, (s, e) in enumerate(spans)
+    ]

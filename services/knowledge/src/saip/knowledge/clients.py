@@ -1,0 +1,354 @@
+"""The knowledge service's outbound side: the saip-knowledge bucket, the saip-documents object store, Qdrant, and
+the guarded fetch for ingest by URL. Each turns its library's failures into the service's own errors."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from google.protobuf.message import DecodeError, Message
+from nats.errors import Error as NatsError
+from nats.js import JetStreamContext
+from nats.js.api import ObjectMeta, ObjectStoreConfig, StorageType
+from nats.js.errors import BucketNotFoundError, KeyWrongLastSequenceError, NotFoundError, ObjectNotFoundError
+from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
+from nats.js.object_store import ObjectStore
+from qdrant_client import AsyncQdrantClient, models
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+from saip.common import bus, names
+from saip.knowledge import sparse
+from saip.knowledge.errors import AlreadyExists, StoreUnavailable
+from saip.knowledge.knowledge import Hit, IndexedChunk
+from saip.v1 import knowledge_pb2
+
+logger = logging.getLogger(__name__)
+
+COLLECTION = "saip_chunks"
+VECTOR = "lexical"
+CATCH_UP_WITHIN = 5.0  # how long a write waits for the bucket watch to show it
+_T = TypeVar("_T")
+
+_KINDS: dict[str, type[Message]] = {
+    "document": knowledge_pb2.Document,
+    "pipeline": knowledge_pb2.Pipeline,
+    "tool": knowledge_pb2.KnowledgeTool,
+}
+
+
+async def _nats(operation: Awaitable[_T]) -> _T:
+    try:
+        return await operation
+    except (NatsError, TimeoutError, OSError) as exc:
+        raise StoreUnavailable(f"NATS did not answer ({type(exc).__name__}); try again shortly") from None
+
+
+class KvCatalog:
+    """The saip-knowledge bucket (keys document.<id>, pipeline.<id>, tool.<name>) and a snapshot of it.
+
+    Reads come from the snapshot, which only the bucket's watch changes; every write waits until the watch has shown
+    it, so a caller reads its own writes and every replica converges on the same state.
+    """
+
+    def __init__(self, js: JetStreamContext, kv: KeyValue) -> None:
+        self._js = js
+        self._kv = kv
+        self._entries: dict[str, dict[str, Message]] = {kind: {} for kind in _KINDS}
+        self._applied = 0
+        self._moved = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._restart = asyncio.Event()
+        self.on_change: Callable[[], None] = lambda: None
+
+    @classmethod
+    async def open(cls, js: JetStreamContext) -> KvCatalog:
+        kv = await _nats(bus.ensure_kv(js, names.KNOWLEDGE_BUCKET, history=5))
+        return cls(js, kv)
+
+    # reads --------------------------------------------------------------------------------------------------------
+
+    def _all(self, kind: str) -> list[Any]:
+        return list(self._entries[kind].values())
+
+    def documents(self) -> list[knowledge_pb2.Document]:
+        return self._all("document")
+
+    def document(self, document_id: str) -> knowledge_pb2.Document | None:
+        return self._entries["document"].get(document_id)  # type: ignore[return-value]
+
+    def pipelines(self) -> list[knowledge_pb2.Pipeline]:
+        return self._all("pipeline")
+
+    def pipeline(self, pipeline_id: str) -> knowledge_pb2.Pipeline | None:
+        return self._entries["pipeline"].get(pipeline_id)  # type: ignore[return-value]
+
+    def tools(self) -> list[knowledge_pb2.KnowledgeTool]:
+        return self._all("tool")
+
+    def tool(self, name: str) -> knowledge_pb2.KnowledgeTool | None:
+        return self._entries["tool"].get(name)  # type: ignore[return-value]
+
+    # writes -------------------------------------------------------------------------------------------------------
+
+    async def _create(self, key: str, message: Message, taken: str) -> None:
+        try:
+            revision = await _nats(self._kv.create(key, message.SerializeToString()))
+        except KeyWrongLastSequenceError:
+            raise AlreadyExists(taken) from None
+        await self._caught_up(revision)
+
+    async def _put(self, key: str, message: Message) -> None:
+        await self._caught_up(await _nats(self._kv.put(key, message.SerializeToString())))
+
+    async def _delete(self, key: str) -> None:
+        await _nats(self._kv.delete(key))
+        # A delete does not return its revision; the stream's last sequence covers it.
+        info = await _nats(self._js.stream_info(f"KV_{names.KNOWLEDGE_BUCKET}"))
+        await self._caught_up(info.state.last_seq)
+
+    async def create_document(self, document: knowledge_pb2.Document) -> None:
+        await self._create(f"document.{document.id}", document, f"a document named '{document.name}' exists")
+
+    async def delete_document(self, document_id: str) -> None:
+        await self._delete(f"document.{document_id}")
+
+    async def put_pipeline(self, pipeline: knowledge_pb2.Pipeline, *, create: bool) -> None:
+        key = f"pipeline.{pipeline.id}"
+        if create:
+            await self._create(key, pipeline, f"a pipeline named '{pipeline.name}' exists")
+        else:
+            await self._put(key, pipeline)
+
+    async def delete_pipeline(self, pipeline_id: str) -> None:
+        await self._delete(f"pipeline.{pipeline_id}")
+
+    async def create_tool(self, tool: knowledge_pb2.KnowledgeTool) -> None:
+        await self._create(f"tool.{tool.name}", tool, f"the knowledge tool '{tool.name}' is already published")
+
+    async def delete_tool(self, name: str) -> None:
+        await self._delete(f"tool.{name}")
+
+    # the watch ----------------------------------------------------------------------------------------------------
+
+    async def _caught_up(self, revision: int) -> None:
+        try:
+            async with asyncio.timeout(CATCH_UP_WITHIN):
+                while self._applied < revision:
+                    await self._moved.wait()
+        except TimeoutError:
+            raise StoreUnavailable("the knowledge catalog did not catch up with NATS in time; try again") from None
+
+    def restart(self) -> None:
+        """NATS reconnected: the watch may have missed changes, so read the bucket afresh."""
+        self._restart.set()
+
+    async def ready(self) -> None:
+        await self._ready.wait()
+
+    async def follow(self) -> None:
+        """Keep the snapshot current, forever; each (re)start reads every key afresh, then follows the changes."""
+        while True:
+            self._restart = asyncio.Event()
+            watching = asyncio.create_task(self._watch())
+            restarting = asyncio.create_task(self._restart.wait())
+            await asyncio.wait([watching, restarting], return_when=asyncio.FIRST_COMPLETED)
+            restarting.cancel()
+            watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watching
+            if watching.done() and not watching.cancelled() and watching.exception() is not None:
+                logger.warning("knowledge catalog watch failed; restarting", extra={"error": str(watching.exception())})
+                await asyncio.sleep(1.0)
+
+    async def _watch(self) -> None:
+        fresh: dict[str, dict[str, Message]] = {kind: {} for kind in _KINDS}
+        initial = True
+        async with contextlib.aclosing(self._updates()) as updates:
+            async for entry in updates:
+                if entry is None:  # the end of the current values
+                    if initial:
+                        self._entries, initial = fresh, False
+                        self._ready.set()
+                        self._changed()
+                    continue
+                target = fresh if initial else self._entries
+                self._apply(target, entry)
+                self._applied = max(self._applied, entry.revision or 0)
+                if not initial:
+                    self._changed()
+
+    async def _updates(self) -> AsyncIterator[KeyValue.Entry | None]:
+        watcher = await self._kv.watchall()
+        try:
+            async for entry in watcher:
+                yield entry
+        finally:
+            await watcher.stop()  # type: ignore[no-untyped-call]
+
+    def _apply(self, target: dict[str, dict[str, Message]], entry: KeyValue.Entry) -> None:
+        kind, _, key = entry.key.partition(".")
+        if kind not in _KINDS:
+            return
+        if entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
+            target[kind].pop(key, None)
+            return
+        try:
+            target[kind][key] = _KINDS[kind].FromString(entry.value)
+        except DecodeError:
+            logger.error("unreadable knowledge record skipped", extra={"key": entry.key})
+
+    def _changed(self) -> None:
+        self._moved.set()
+        self._moved = asyncio.Event()
+        self.on_change()
+
+
+class ObjectOriginals:
+    """Each document's original bytes in the saip-documents object store, named by ingest id."""
+
+    def __init__(self, store: ObjectStore) -> None:
+        self._store = store
+
+    @classmethod
+    async def open(cls, js: JetStreamContext) -> ObjectOriginals:
+        try:
+            store = await _nats(js.object_store(names.DOCUMENTS_OBJECT_STORE))
+        except BucketNotFoundError:
+            store = await _nats(
+                js.create_object_store(
+                    names.DOCUMENTS_OBJECT_STORE,
+                    ObjectStoreConfig(description="saip knowledge: original documents", storage=StorageType.FILE),
+                )
+            )
+        return cls(store)
+
+    async def put(self, key: str, data: bytes, *, description: str) -> None:
+        await _nats(self._store.put(key, data, meta=ObjectMeta(name=key, description=description)))
+
+    async def get(self, key: str) -> bytes:
+        result = await _nats(self._store.get(key))
+        return bytes(result.data or b"")
+
+    async def delete(self, key: str) -> None:
+        with contextlib.suppress(ObjectNotFoundError, NotFoundError):  # already gone is what we want
+            await _nats(self._store.delete(key))
+
+
+def _vector(vector: sparse.SparseVector) -> models.SparseVector:
+    return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
+
+
+def _ingest_is(ingest_ids: Sequence[str]) -> models.Filter:
+    return models.Filter(must=[models.FieldCondition(key="ingest", match=models.MatchAny(any=list(ingest_ids)))])
+
+
+class QdrantIndex:
+    """Chunks in one Qdrant collection with a sparse vector whose IDF Qdrant applies; the same calls in local mode
+    (a folder, one process) and against a server (QDRANT_URL)."""
+
+    def __init__(self, client: AsyncQdrantClient, where: str) -> None:
+        self._client = client
+        self._where = where
+
+    @classmethod
+    async def open(cls, url: str | None, path: Path) -> QdrantIndex:
+        if url:
+            index = cls(AsyncQdrantClient(url=url, timeout=30), url)
+        else:
+            path.mkdir(parents=True, exist_ok=True)
+            try:
+                client = AsyncQdrantClient(path=str(path))
+            except RuntimeError as exc:  # qdrant-client's word for a folder another process holds
+                raise StoreUnavailable(
+                    f"Qdrant local mode at {path} is in use by another process ({exc}); run one knowledge service "
+                    "per SAIP_HOME, or set QDRANT_URL to a Qdrant server"
+                ) from None
+            index = cls(client, f"local {path}")
+        await index._ensure(server=bool(url))
+        return index
+
+    def describe(self) -> str:
+        return self._where
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def _call(self, operation: Awaitable[_T]) -> _T:
+        try:
+            return await operation
+        except (UnexpectedResponse, ResponseHandlingException, OSError) as exc:
+            raise StoreUnavailable(f"Qdrant at {self._where} failed ({type(exc).__name__}); try again shortly") from None
+
+    async def _ensure(self, *, server: bool) -> None:
+        if await self._call(self._client.collection_exists(COLLECTION)):
+            return
+        await self._call(
+            self._client.create_collection(
+                COLLECTION,
+                vectors_config={},
+                sparse_vectors_config={VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+            )
+        )
+        if server:  # local mode filters by scanning and warns that an index has no effect there
+            await self._call(
+                self._client.create_payload_index(COLLECTION, "ingest", models.PayloadSchemaType.KEYWORD)
+            )
+
+    async def add(self, ingest_id: str, document_id: str, chunks: Sequence[IndexedChunk]) -> None:
+        points = [
+            models.PointStruct(
+                id=str(uuid.uuid4()),
+                vector={VECTOR: _vector(item.vector)},
+                payload={
+                    "ingest": ingest_id,
+                    "document": document_id,
+                    "position": item.chunk.index,
+                    "start": item.chunk.start,
+                    "end": item.chunk.end,
+                    "page": item.chunk.page,
+                    "text": item.chunk.text,
+                },
+            )
+            for item in chunks
+        ]
+        await self._call(self._client.upsert(COLLECTION, points=points, wait=True))
+
+    async def remove(self, ingest_id: str) -> None:
+        selector = models.FilterSelector(filter=_ingest_is([ingest_id]))
+        await self._call(self._client.delete(COLLECTION, points_selector=selector, wait=True))
+
+    async def count(self, ingest_id: str | None = None) -> int:
+        where = _ingest_is([ingest_id]) if ingest_id else None
+        return (await self._call(self._client.count(COLLECTION, count_filter=where, exact=True))).count
+
+    async def search(self, query: sparse.SparseVector, ingest_ids: Sequence[str], limit: int) -> list[Hit]:
+        found = await self._call(
+            self._client.query_points(
+                COLLECTION,
+                query=_vector(query),
+                using=VECTOR,
+                query_filter=_ingest_is(ingest_ids),
+                limit=limit,
+                with_payload=True,
+            )
+        )
+        hits = []
+        for point in found.points:
+            payload = point.payload or {}
+            hits.append(
+                Hit(
+                    ingest_id=str(payload["ingest"]),
+                    position=int(payload["position"]),
+                    start=int(payload["start"]),
+                    end=int(payload["end"]),
+                    page=int(payload.get("page") or 0),
+                    score=float(point.score),
+                    text=str(payload["text"]),
+                )
+            )
+        return hits

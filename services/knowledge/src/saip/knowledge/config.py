@@ -1,0 +1,100 @@
+"""The knowledge service's settings: where it listens, where documents may be read from, the vector store, and the
+documents and pipelines declared in configuration (read-only to the AI)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic_settings import NoDecode
+
+from saip.common.settings import SaipSettings
+
+QDRANT_URL_ENV = "QDRANT_URL"
+DEFAULT_TOP_K = 5
+DEFAULT_THRESHOLD = 0.35
+MAX_TOP_K = 50
+
+
+def _split_paths(value: Any) -> Any:
+    """Paths separated by ':' as PATH does (a variable), or a list (saip.yaml)."""
+    if isinstance(value, str):
+        return [part for part in value.split(os.pathsep) if part.strip()]
+    return value
+
+
+PathList = Annotated[list[Path], NoDecode, BeforeValidator(_split_paths)]
+
+
+class _Declared(BaseModel):
+    """A `saip.yaml` item: keys with dashes (`top-k`) or underscores, nothing unknown."""
+
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=lambda name: name.replace("_", "-"), populate_by_name=True, frozen=True
+    )
+
+
+class DeclaredDocument(_Declared):
+    """One entry of knowledge.documents: a name and exactly one source."""
+
+    name: str = Field(min_length=1, max_length=200)
+    path: str | None = None
+    url: str | None = None
+    text: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DeclaredDocument:
+        given = [key for key in ("path", "url", "text") if getattr(self, key) is not None]
+        if len(given) != 1:
+            raise ValueError(f"document '{self.name}' needs exactly one of path, url or text (got {given or 'none'})")
+        return self
+
+
+class DeclaredPipeline(_Declared):
+    """One entry of knowledge.pipelines."""
+
+    name: str = Field(min_length=1, max_length=200)
+    documents: list[str] = Field(default_factory=list)
+    top_k: int = Field(default=DEFAULT_TOP_K, ge=1, le=MAX_TOP_K)
+    threshold: float = Field(default=DEFAULT_THRESHOLD, ge=0.0, le=1.0)
+    rerank: bool = True
+
+
+class KnowledgeSettings(SaipSettings):
+    """`knowledge.*` and `qdrant-url`, on top of what every service reads."""
+
+    service: ClassVar[str] = "knowledge"
+
+    knowledge_host: str = "127.0.0.1"
+    # 0 asks the system for a free port (the embedded default and the tests use it).
+    knowledge_port: int = Field(default=50052, ge=0, le=65535)
+    knowledge_metrics_port: int = Field(default=9102, ge=0, le=65535)
+    knowledge_ingest_roots: PathList = Field(default_factory=list)
+    knowledge_max_document_bytes: int = Field(default=10 << 20, ge=1024, le=1 << 30)
+    knowledge_documents: list[DeclaredDocument] = Field(default_factory=list)
+    knowledge_pipelines: list[DeclaredPipeline] = Field(default_factory=list)
+    qdrant_url: str | None = None
+
+    @model_validator(mode="after")
+    def _absolute_roots(self) -> KnowledgeSettings:
+        relative = [str(root) for root in self.knowledge_ingest_roots if not root.is_absolute()]
+        if relative:
+            raise ValueError(f"knowledge.ingest-roots must be absolute paths; {relative} are not")
+        return self
+
+    @property
+    def ingest_roots(self) -> list[Path]:
+        """The configured roots, or $SAIP_HOME/ingest; resolved, so a symlinked root is compared by where it leads."""
+        roots = self.knowledge_ingest_roots or [self.home.resolve() / "ingest"]
+        return [root.resolve() for root in roots]
+
+    @property
+    def qdrant_location(self) -> str | None:
+        """qdrant-url (SAIP_QDRANT_URL), else the plain QDRANT_URL; None means local mode under $SAIP_HOME/qdrant."""
+        return self.qdrant_url or os.environ.get(QDRANT_URL_ENV) or None
+
+    @property
+    def qdrant_path(self) -> Path:
+        return self.home.resolve() / "qdrant"
