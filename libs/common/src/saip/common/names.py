@@ -9,6 +9,8 @@ APPROVALS_BUCKET = "saip-approvals"
 # What each serving service serves lives in its bucket; gateways watch it and list the served tools again.
 TOOLS_BUCKET = "saip-tools"
 KNOWLEDGE_BUCKET = "saip-knowledge"
+# The originals of ingested documents (the knowledge service), one object per ingest.
+DOCUMENTS_OBJECT_STORE = "saip-documents"
 
 # The audit trail: one stream; publishers use the record subjects, the collector appends the chain.
 AUDIT_STREAM = "SAIP_AUDIT"

@@ -52,6 +52,14 @@ KEYS: dict[str, str] = {
     "audit.max-age-hours": "How long the SAIP_AUDIT stream keeps records",
     "audit.max-bytes": "How many bytes the SAIP_AUDIT stream keeps",
     "audit.spool-dir": "Where a gateway keeps audit records while NATS is unreachable",
+    "knowledge.host": "Interface the knowledge service's gRPC endpoint listens on",
+    "knowledge.port": "Port of the knowledge service's gRPC endpoint",
+    "knowledge.metrics-port": "Port of the knowledge service's /metrics",
+    "knowledge.ingest-roots": "Folders documents may be ingested from by path (':'-separated in the variable)",
+    "knowledge.max-document-bytes": "Largest document (file, URL body or text) an ingest accepts",
+    "knowledge.documents": "Documents declared in configuration (read-only to the AI)",
+    "knowledge.pipelines": "Pipelines declared in configuration (read-only to the AI)",
+    "qdrant-url": "Qdrant server URL (QDRANT_URL also works); unset means local mode under $home/qdrant",
 }
 
 

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,9 +22,11 @@ from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from saip.common import bus, names
+from saip.common.netguard import GuardBlocked, NetPolicy, NetworkMode, guarded_fetch
+from saip.common.risk import SANDBOX_GUARD_BLOCKED, WARN, RiskPublisher
 from saip.knowledge import sparse
-from saip.knowledge.errors import AlreadyExists, StoreUnavailable
-from saip.knowledge.knowledge import Hit, IndexedChunk
+from saip.knowledge.errors import AlreadyExists, NotFound, Refused, StoreUnavailable
+from saip.knowledge.knowledge import Fetched, Hit, IndexedChunk
 from saip.v1 import knowledge_pb2
 
 logger = logging.getLogger(__name__)
@@ -107,7 +109,11 @@ class KvCatalog:
 
     async def _delete(self, key: str) -> None:
         await _nats(self._kv.delete(key))
-        # A delete does not return its revision; the stream's last sequence covers it.
+        await self.sync()  # a delete does not return its revision; the stream's last sequence covers it
+
+    async def sync(self) -> None:
+        """Wait until the snapshot shows every write made so far, by any replica (the gateway lists the served tools
+        as soon as it sees a change, possibly before this replica's watch has applied it)."""
         info = await _nats(self._js.stream_info(f"KV_{names.KNOWLEDGE_BUCKET}"))
         await self._caught_up(info.state.last_seq)
 
@@ -182,7 +188,7 @@ class KvCatalog:
                 if not initial:
                     self._changed()
 
-    async def _updates(self) -> AsyncIterator[KeyValue.Entry | None]:
+    async def _updates(self) -> AsyncGenerator[KeyValue.Entry | None, None]:
         watcher = await self._kv.watchall()
         try:
             async for entry in watcher:
@@ -260,7 +266,6 @@ class QdrantIndex:
         if url:
             index = cls(AsyncQdrantClient(url=url, timeout=30), url)
         else:
-            path.mkdir(parents=True, exist_ok=True)
             try:
                 client = AsyncQdrantClient(path=str(path))
             except RuntimeError as exc:  # qdrant-client's word for a folder another process holds
@@ -282,7 +287,9 @@ class QdrantIndex:
         try:
             return await operation
         except (UnexpectedResponse, ResponseHandlingException, OSError) as exc:
-            raise StoreUnavailable(f"Qdrant at {self._where} failed ({type(exc).__name__}); try again shortly") from None
+            raise StoreUnavailable(
+                f"Qdrant at {self._where} failed ({type(exc).__name__}); try again shortly"
+            ) from None
 
     async def _ensure(self, *, server: bool) -> None:
         if await self._call(self._client.collection_exists(COLLECTION)):
@@ -295,9 +302,7 @@ class QdrantIndex:
             )
         )
         if server:  # local mode filters by scanning and warns that an index has no effect there
-            await self._call(
-                self._client.create_payload_index(COLLECTION, "ingest", models.PayloadSchemaType.KEYWORD)
-            )
+            await self._call(self._client.create_payload_index(COLLECTION, "ingest", models.PayloadSchemaType.KEYWORD))
 
     async def add(self, ingest_id: str, document_id: str, chunks: Sequence[IndexedChunk]) -> None:
         points = [
@@ -352,3 +357,33 @@ class QdrantIndex:
                 )
             )
         return hits
+
+
+class GuardedFetcher:
+    """Ingest by URL through the shared network guard (strict: public addresses only); a refusal is also a
+    sandbox-guard-blocked risk event."""
+
+    def __init__(self, risk: RiskPublisher | None, mode: NetworkMode = NetworkMode.STRICT) -> None:
+        self._risk = risk
+        self._mode = mode
+
+    async def fetch(self, url: str, max_bytes: int) -> Fetched:
+        try:
+            response = await guarded_fetch(url, policy=NetPolicy(self._mode, max_body=max_bytes))
+        except GuardBlocked as exc:
+            if self._risk is not None:
+                await self._risk.publish(
+                    SANDBOX_GUARD_BLOCKED,
+                    WARN,
+                    f"knowledge ingest by URL refused: {exc}",
+                    reason=exc.reason.value,
+                    subject=url[:500],
+                )
+            raise Refused(
+                f"the URL was refused by the network guard: {exc} Ingest a file or the text instead."
+            ) from None
+        if response.status >= 400:
+            raise NotFound(f"'{url}' answered HTTP {response.status}; check the URL")
+        if response.status >= 300:
+            raise Refused(f"'{url}' answered HTTP {response.status} without a usable redirect; give the final URL")
+        return Fetched(response.body, response.headers.get("content-type", ""), response.url)

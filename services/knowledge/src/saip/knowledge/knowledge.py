@@ -177,9 +177,7 @@ class Knowledge:
     async def load(self, kind: SourceKind, value: str) -> Loaded:
         """Read a source's bytes under the rules of its kind (path rules, the URL guard, the size cap)."""
         if kind == "path":
-            path = paths.resolve(value, self.roots)
-            media_type = readers.media_type_of_name(path.name)
-            return Loaded(paths.read_capped(path, self.max_bytes), media_type, path.name, "path", str(path))
+            return await asyncio.to_thread(self._load_path, value)
         if kind == "url":
             parts = urlsplit(value.strip())
             if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -198,6 +196,11 @@ class Knowledge:
                 "(knowledge.max-document-bytes); send it in parts"
             )
         return Loaded(data, readers.MARKDOWN, f"text-{hashlib.sha256(data).hexdigest()[:8]}", "text", "text")
+
+    def _load_path(self, value: str) -> Loaded:
+        path = paths.resolve(value, self.roots)
+        media_type = readers.media_type_of_name(path.name)
+        return Loaded(paths.read_capped(path, self.max_bytes), media_type, path.name, "path", str(path))
 
     async def ingest(
         self, kind: SourceKind, value: str, name: str = "", *, progress: Progress = no_progress, managed_by: str = ""
@@ -249,7 +252,7 @@ class Knowledge:
             await self._originals.put(ingest_id, loaded.data, description=f"{name} ({loaded.media_type})")
             for first_chunk in range(0, total, BATCH):
                 batch = chunks[first_chunk : first_chunk + BATCH]
-                vectors = await asyncio.to_thread(lambda part=batch: [sparse.encode_document(c.text) for c in part])
+                vectors = await asyncio.to_thread(_encode, batch)
                 await self._index.add(
                     ingest_id, document_id, [IndexedChunk(c, v) for c, v in zip(batch, vectors, strict=True)]
                 )
@@ -638,6 +641,10 @@ TOOL_INPUT_SCHEMA: dict[str, Any] = {
     "required": ["query"],
     "additionalProperties": False,
 }
+
+
+def _encode(chunks: Sequence[chunking.Chunk]) -> list[sparse.SparseVector]:
+    return [sparse.encode_document(chunk.text) for chunk in chunks]
 
 
 def hit_json(hit: Hit, document: knowledge_pb2.Document, relevance: float) -> dict[str, Any]:

@@ -191,7 +191,9 @@ def _json(text: str, name: str) -> Parsed:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidRequest(f"'{name}' is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise InvalidRequest(
+            f"'{name}' is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from None
     title = ""
     if isinstance(data, dict):
         title = next((str(data[key]) for key in ("title", "name") if isinstance(data.get(key), str)), "")

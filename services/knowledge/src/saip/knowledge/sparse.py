@@ -21,16 +21,15 @@ AVERAGE_TERMS = 300.0
 NAME = "lexical-bm25"
 
 _WORD = re.compile(r"[^\W_]+")
-STOPWORDS = frozenset(
-    """
+_STOPWORD_TEXT = """
     a about above after again against all am an and any are as at be because been before being below between both but
     by can could did do does doing down during each few for from further had has have having he her here hers herself
     him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only
     or other our ours ourselves out over own same she should so some such than that the their theirs them themselves
     then there these they this those through to too under until up very was we were what when where which while who
     whom why will with would you your yours yourself yourselves also may might must shall us via per etc
-    """.split()
-)
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,9 @@ def fold(word: str) -> str:
 
 def words(text: str) -> list[str]:
     """Content words, lower-cased, in order (stop words dropped); the surface forms, before folding."""
-    return [word for word in _WORD.findall(text.casefold()) if word not in STOPWORDS and (len(word) > 1 or word.isdigit())]
+    return [
+        word for word in _WORD.findall(text.casefold()) if word not in STOPWORDS and (len(word) > 1 or word.isdigit())
+    ]
 
 
 def terms(text: str) -> list[str]:

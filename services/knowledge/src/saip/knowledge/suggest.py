@@ -44,12 +44,12 @@ def _stem(document: knowledge_pb2.Document) -> str:
     return _snake(re.sub(r"\.[A-Za-z0-9]{1,8}$", "", document.name)) or _snake(document.title)
 
 
-def tool_name(pipeline: knowledge_pb2.Pipeline, documents: Sequence[knowledge_pb2.Document], taken: Collection[str]) -> str:
+def tool_name(
+    pipeline: knowledge_pb2.Pipeline, documents: Sequence[knowledge_pb2.Document], taken: Collection[str]
+) -> str:
     """search_<what>: the document's name for one document, the scope's two leading keywords for several."""
-    if len(documents) == 1:
-        what = _stem(documents[0])
-    else:
-        what = "_".join(_topic(documents)[:2]) or _snake(pipeline.name)
+    several = "_".join(_topic(documents)[:2]) or _snake(pipeline.name)
+    what = _stem(documents[0]) if len(documents) == 1 else several
     base = ("search_" + (what or "documents"))[:MAX_NAME].rstrip("_-")
     name, number = base, 2
     while name in taken:
