@@ -126,15 +126,16 @@ def _markdown_title(text: str) -> str:
 
 
 class _HtmlText(HTMLParser):
-    """The visible text of a page: no scripts, styles or head; block elements become line breaks."""
+    """The visible text of a page: no scripts, styles or head; blocks become paragraphs, list items and rows lines."""
 
     SKIP = frozenset({"script", "style", "noscript", "template", "svg", "head", "iframe", "object"})
     BLOCK = frozenset(
         {
-            "p", "div", "br", "li", "ul", "ol", "tr", "table", "section", "article", "header", "footer", "nav",
-            "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "hr", "dt", "dd", "main", "aside", "figure",
+            "p", "div", "ul", "ol", "table", "section", "article", "header", "footer", "nav", "main", "aside",
+            "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "hr", "figure", "dl",
         }
     )  # fmt: skip
+    LINE = frozenset({"br", "li", "tr", "dt", "dd"})
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -149,6 +150,8 @@ class _HtmlText(HTMLParser):
         elif tag in self.SKIP:
             self._skipping += 1
         elif tag in self.BLOCK:
+            self.parts.append("\n\n")
+        elif tag in self.LINE:
             self.parts.append("\n")
 
     def handle_endtag(self, tag: str) -> None:
@@ -157,7 +160,7 @@ class _HtmlText(HTMLParser):
         elif tag in self.SKIP:
             self._skipping = max(0, self._skipping - 1)
         elif tag in self.BLOCK:
-            self.parts.append("\n")
+            self.parts.append("\n\n")
 
     def handle_data(self, data: str) -> None:
         if self._in_title:

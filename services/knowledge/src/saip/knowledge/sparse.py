@@ -40,10 +40,14 @@ class SparseVector:
     def __bool__(self) -> bool:
         return bool(self.indices)
 
+    def as_dict(self) -> dict[int, float]:
+        return dict(zip(self.indices, self.values, strict=True))
+
 
 def fold(word: str) -> str:
-    """Fold the plural 's' (documents -> document) so singular and plural match; 'ss' and short words stay."""
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+    """Fold the plural 's' (documents -> document) so singular and plural match; 'ss', 'us', 'is' endings and words
+    of four letters or fewer (nats, docs, gas) stay as they are."""
+    if len(word) > 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word
 
