@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,4 +65,4 @@ def test_chunks_cover_every_word_in_order_without_overlap(text: str) -> None:
         word for piece in chunks for word in text[piece.start : piece.end].split()
     ]
     assert [w for w in text.split()] == [w for piece in chunks for w in piece.text.split()]
-    assert all(a.end <= b.start for a, b in zip(chunks, chunks[1:], strict=False))
+    assert all(a.end <= b.start for a, b in itertools.pairwise(chunks))

@@ -12,7 +12,7 @@ from tests.unit.knowledge.samples import pdf
 
 
 def test_plain_text_is_kept_as_it_is() -> None:
-    parsed = readers.read("line one\nline two\n".encode(), readers.TEXT, "notes.txt")
+    parsed = readers.read(b"line one\nline two\n", readers.TEXT, "notes.txt")
     assert (parsed.text, parsed.title, parsed.pages) == ("line one\nline two\n", "", 0)
 
 

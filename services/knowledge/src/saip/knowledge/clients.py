@@ -44,8 +44,11 @@ _KINDS: dict[str, type[Message]] = {
 
 
 async def _nats(operation: Awaitable[_T]) -> _T:
+    """NATS failures as StoreUnavailable; the answers callers act on (taken, not found) pass through."""
     try:
         return await operation
+    except (KeyWrongLastSequenceError, BucketNotFoundError, ObjectNotFoundError, NotFoundError):
+        raise
     except (NatsError, TimeoutError, OSError) as exc:
         raise StoreUnavailable(f"NATS did not answer ({type(exc).__name__}); try again shortly") from None
 
