@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from typing import Any
+from urllib.parse import quote
 
 import click
 
@@ -150,6 +151,172 @@ def verify(context: click.Context) -> None:
     raise click.ClickException(
         f"chain broken at entry #{broken['index']} (cursor {broken['cursor']}): {broken['reason']}"
     )
+
+
+@cli.group()
+def knowledge() -> None:
+    """Documents, pipelines, search and knowledge tools (the saip_knowledge_* methods)."""
+
+
+def _json_out(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _quoted(name: str) -> str:
+    return quote(name, safe="")
+
+
+@knowledge.command("status")
+@click.pass_context
+def knowledge_status(context: click.Context) -> None:
+    """Documents, chunks, pipelines, published tools and the ingest roots."""
+    data = _call(context, lambda api: api.knowledge("GET", "/status"))
+    click.echo(f"Documents:    {data['documents']} ({data['chunks']} chunks)")
+    click.echo(f"Pipelines:    {data['pipelines']}")
+    click.echo(f"Tools:        {', '.join(tool['name'] for tool in data['tools']) or 'none published'}")
+    click.echo(f"Ingest roots: {', '.join(data['ingestRoots'])}")
+    click.echo(f"Vectors:      {data['vectorStore']} ({data['encoder']})")
+
+
+@knowledge.command("documents")
+@click.option("--json", "as_json", is_flag=True, help="Print the raw JSON.")
+@click.pass_context
+def knowledge_documents(context: click.Context, as_json: bool) -> None:
+    """The ingested documents."""
+    data = _call(context, lambda api: api.knowledge("GET", "/documents"))
+    if as_json:
+        _json_out(data)
+        return
+    for doc in data["documents"]:
+        managed = f"  (managed by {doc['managedBy']})" if doc["managedBy"] else ""
+        click.echo(f"{doc['name']:<32}  {doc['mediaType']:<16}  {doc['chunks']:>5} chunks  {doc['source']}{managed}")
+
+
+@knowledge.command("ingest")
+@click.argument("source")
+@click.option("--name", help="A unique name; the file or URL name when omitted.")
+@click.option("--text", "is_text", is_flag=True, help="SOURCE is the text itself ('-' reads standard input).")
+@click.pass_context
+def knowledge_ingest(context: click.Context, source: str, name: str | None, is_text: bool) -> None:
+    """Ingest SOURCE: an absolute path inside an ingest root, an http(s) URL, or text with --text."""
+    if is_text:
+        body: dict[str, Any] = {"text": sys.stdin.read() if source == "-" else source}
+    elif source.startswith(("http://", "https://")):
+        body = {"url": source}
+    else:
+        body = {"path": source}
+    if name:
+        body["name"] = name
+    data = _call(context, lambda api: api.knowledge("POST", "/documents", json=body, timeout=660))
+    document = data["document"]
+    click.echo(f"Ingested '{document['name']}': {document['chunks']} chunks.")
+    if data["createdPipeline"]:
+        click.echo("Created the pipeline 'All documents (simple)'.")
+
+
+@knowledge.command("delete")
+@click.argument("name")
+@click.pass_context
+def knowledge_delete(context: click.Context, name: str) -> None:
+    """Delete a document, its chunks and its original."""
+    data = _call(context, lambda api: api.knowledge("DELETE", f"/documents/{_quoted(name)}"))
+    click.echo(f"Deleted '{data['document']['name']}' and its {data['chunksDeleted']} chunks.")
+
+
+@knowledge.command("pipelines")
+@click.pass_context
+def knowledge_pipelines(context: click.Context) -> None:
+    """The pipelines."""
+    for pipeline in _call(context, lambda api: api.knowledge("GET", "/pipelines"))["pipelines"]:
+        scope = ", ".join(pipeline["documents"]) or "every document"
+        click.echo(
+            f"{pipeline['name']:<32}  topK {pipeline['topK']}  threshold {pipeline['threshold']:g}  "
+            f"rerank {'on' if pipeline['rerank'] else 'off'}  scope: {scope}"
+        )
+
+
+@knowledge.command("apply-pipeline")
+@click.argument("name")
+@click.option("-d", "--document", "documents", multiple=True, help="A document in scope (repeat); none: every one.")
+@click.option("--top-k", type=click.IntRange(1, 50), help="Passages returned (default 5).")
+@click.option("--threshold", type=click.FloatRange(0, 1), help="Minimum relevance (default 0.35).")
+@click.option("--rerank/--reading-order", default=None, help="Best passages first, or in reading order.")
+@click.pass_context
+def knowledge_apply_pipeline(
+    context: click.Context,
+    name: str,
+    documents: tuple[str, ...],
+    top_k: int | None,
+    threshold: float | None,
+    rerank: bool | None,
+) -> None:
+    """Create or update the pipeline NAME."""
+    body = {"documents": list(documents), "topK": top_k, "threshold": threshold, "rerank": rerank}
+    data = _call(context, lambda api: api.knowledge("PUT", f"/pipelines/{_quoted(name)}", json=body))
+    click.echo(f"Pipeline '{data['name']}': scope {', '.join(data['documents']) or 'every document'}.")
+
+
+@knowledge.command("delete-pipeline")
+@click.argument("name")
+@click.pass_context
+def knowledge_delete_pipeline(context: click.Context, name: str) -> None:
+    """Delete the pipeline NAME (its documents stay)."""
+    data = _call(context, lambda api: api.knowledge("DELETE", f"/pipelines/{_quoted(name)}"))
+    click.echo(f"Deleted the pipeline '{data['name']}'.")
+
+
+@knowledge.command("search")
+@click.argument("query")
+@click.option("-p", "--pipeline", help="A pipeline's name; every document when omitted.")
+@click.option("-k", "--top-k", type=click.IntRange(1, 50), help="Passages returned.")
+@click.option("--json", "as_json", is_flag=True, help="Print the raw JSON.")
+@click.pass_context
+def knowledge_search(
+    context: click.Context, query: str, pipeline: str | None, top_k: int | None, as_json: bool
+) -> None:
+    """Search QUERY in a pipeline's documents."""
+    body = {"query": query, "pipeline": pipeline, "topK": top_k}
+    data = _call(context, lambda api: api.knowledge("POST", "/search", json=body))
+    if as_json:
+        _json_out(data)
+        return
+    for hit in data["results"]:
+        page = f" p.{hit['page']}" if hit["page"] else ""
+        click.echo(f"[{hit['relevance']:.2f}] {hit['document']} #{hit['position']}{page}")
+        click.echo("    " + " ".join(hit["text"].split())[:300])
+    if not data["results"]:
+        click.echo("No passage matched; try the words the documents use.")
+
+
+@knowledge.command("suggest")
+@click.option("-p", "--pipeline", help="One pipeline; every pipeline when omitted.")
+@click.pass_context
+def knowledge_suggest(context: click.Context, pipeline: str | None) -> None:
+    """Knowledge tools proposed from each pipeline's documents."""
+    params = {"pipeline": pipeline} if pipeline else {}
+    for found in _call(context, lambda api: api.knowledge("GET", "/suggestions", params=params))["suggestions"]:
+        click.echo(f"{found['name']}  (pipeline '{found['pipeline']}')\n    {found['description']}")
+
+
+@knowledge.command("publish")
+@click.argument("name")
+@click.option("-p", "--pipeline", required=True, help="The pipeline the tool searches.")
+@click.option("--description", required=True, help="When an AI should use the tool.")
+@click.pass_context
+def knowledge_publish(context: click.Context, name: str, pipeline: str, description: str) -> None:
+    """Publish the knowledge tool NAME on /mcp."""
+    body = {"name": name, "pipeline": pipeline, "description": description}
+    data = _call(context, lambda api: api.knowledge("POST", "/tools", json=body))
+    click.echo(f"Published '{data['name']}', searching '{data['pipeline']}'.")
+
+
+@knowledge.command("unpublish")
+@click.argument("name")
+@click.pass_context
+def knowledge_unpublish(context: click.Context, name: str) -> None:
+    """Remove the knowledge tool NAME from /mcp."""
+    data = _call(context, lambda api: api.knowledge("DELETE", f"/tools/{_quoted(name)}"))
+    click.echo(f"Unpublished '{data['name']}'.")
 
 
 def main() -> None:

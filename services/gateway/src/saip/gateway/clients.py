@@ -208,6 +208,10 @@ class GrpcClient:
         except grpc.aio.AioRpcError as exc:
             raise _mapped(self.service, exc) from None
 
+    def _error(self, exc: grpc.aio.AioRpcError) -> Exception:
+        """A failed call (a streaming one, say) in the gateway's words, as `_call` reports unary ones."""
+        return _mapped(self.service, exc)
+
 
 class AuditClient(GrpcClient):
     """The audit service: the monitor queries, the chain check and the live tail."""

@@ -10,7 +10,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Protocol
 
@@ -211,7 +211,7 @@ class Gate:
             if stop is not None:
                 return stop
         try:
-            result = await call.tool.handler(bound, call.caller)
+            result = await call.tool.handler(bound, replace(call.caller, progress=interaction.progress))
         except (ServiceRefused, ServiceUnavailable) as exc:
             return _refusal(str(exc)), Outcome.ERROR
         except Exception as exc:

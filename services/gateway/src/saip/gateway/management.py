@@ -56,15 +56,23 @@ class NoInput(Input):
     """A tool that takes no arguments."""
 
 
+Progress = Callable[[float, float, str], Awaitable[None]]
+
+
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: the MCP client as its handshake (or request envelope) described it."""
+    """Who is calling: the MCP client as its handshake (or request envelope) described it.
+
+    `progress` reports a long step's progress to the client (a no-op unless the request carried a progress token);
+    the gate binds it to the call's interaction before the handler runs.
+    """
 
     client_name: str = ""
     client_version: str = ""
     elicitation: bool = False
     loopback: bool = False
     protocol_version: str = ""
+    progress: Progress | None = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:

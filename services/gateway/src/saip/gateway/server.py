@@ -30,12 +30,14 @@ from saip.gateway.approval import Approvals
 from saip.gateway.auth import McpGuard, TokenService, TokenState
 from saip.gateway.clients import AuditClient, AuditPublisher, KvNonces, KvTokenRecords
 from saip.gateway.config import GatewaySettings, Transport
+from saip.gateway.contributions.knowledge import KnowledgeContribution
 from saip.gateway.contributions.monitor import MonitorContribution
 from saip.gateway.errors import GatewayError
 from saip.gateway.gate import Gate
+from saip.gateway.knowledge_client import KnowledgeClient
 from saip.gateway.management import Contribution
 from saip.gateway.mcp_server import LegacySessions, ListChangedNotifier, build_server
-from saip.gateway.published import SERVING, PublishedSource, PublishedTools, ServedToolsClient
+from saip.gateway.published import SERVING, SOURCE_PREFIX, PublishedSource, PublishedTools, ServedToolsClient
 from saip.gateway.registrar import Policy, Registrar
 from saip.gateway.registry import Registry
 from saip.gateway.spool import Spool
@@ -75,9 +77,14 @@ class Gateway:
         self.registrar: Registrar
         self.token_service: TokenService
         self.monitor: MonitorContribution
+        self.knowledge: KnowledgeContribution | None = None
         self.published: list[PublishedSource] = []
         # Each watcher waits on one of these; a NATS reconnect sets them all, so every watch starts over.
         self._reconnected: set[anyio.Event] = set()
+
+    def _served_elsewhere(self) -> set[str]:
+        """Tool names /mcp serves from sources other than the knowledge service (its own it checks itself)."""
+        return self.registry.served_names(excluding=SOURCE_PREFIX + "knowledge")
 
     def management_status(self) -> dict[str, Any]:
         status = self.registrar.status.as_dict()
@@ -118,6 +125,10 @@ class Gateway:
             )
             self.monitor = MonitorContribution(self.audit, self.management_status)
             contributions: list[Contribution] = [self.monitor]
+            if settings.knowledge_addr:
+                self.knowledge = KnowledgeContribution(KnowledgeClient(settings.knowledge_addr), self._served_elsewhere)
+                stack.push_async_callback(self.knowledge.client.close)
+                contributions.append(self.knowledge)
             self.registrar = Registrar(
                 policy=Policy(
                     enabled=settings.management_enabled,
