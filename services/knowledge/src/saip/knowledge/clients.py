@@ -165,30 +165,36 @@ class KvCatalog:
             self._restart = asyncio.Event()
             watching = asyncio.create_task(self._watch())
             restarting = asyncio.create_task(self._restart.wait())
-            await asyncio.wait([watching, restarting], return_when=asyncio.FIRST_COMPLETED)
-            restarting.cancel()
-            watching.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watching
+            try:
+                await asyncio.wait([watching, restarting], return_when=asyncio.FIRST_COMPLETED)
+            finally:  # also when follow itself is cancelled: the watch must not outlive it
+                restarting.cancel()
+                watching.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):  # its failure is read below
+                    await watching
             if watching.done() and not watching.cancelled() and watching.exception() is not None:
                 logger.warning("knowledge catalog watch failed; restarting", extra={"error": str(watching.exception())})
                 await asyncio.sleep(1.0)
 
     async def _watch(self) -> None:
+        # The current values are gathered apart and swapped in at once, so no reader sees half a catalog.
         fresh: dict[str, dict[str, Message]] = {kind: {} for kind in _KINDS}
-        initial = True
+        initial, seen = True, 0
         async with contextlib.aclosing(self._updates()) as updates:
             async for entry in updates:
                 if entry is None:  # the end of the current values
                     if initial:
                         self._entries, initial = fresh, False
+                        self._applied = max(self._applied, seen)
                         self._ready.set()
                         self._changed()
                     continue
-                target = fresh if initial else self._entries
-                self._apply(target, entry)
-                self._applied = max(self._applied, entry.revision or 0)
-                if not initial:
+                if initial:
+                    self._apply(fresh, entry)
+                    seen = max(seen, entry.revision or 0)
+                else:
+                    self._apply(self._entries, entry)
+                    self._applied = max(self._applied, entry.revision or 0)
                     self._changed()
 
     async def _updates(self) -> AsyncGenerator[KeyValue.Entry | None, None]:
