@@ -188,7 +188,9 @@ class SaipSettings(BaseSettings):
                     problems.append(message)
                     continue
                 key = _KEY_OF_FIELD.get(str(error["loc"][0]), str(error["loc"][0]))
-                problems.append(f"{key} ({env_name(key)}): {message}")
+                # Inside a list of items (knowledge.documents), say which item and which of its keys.
+                inner = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"][1:])
+                problems.append(f"{key}{inner} ({env_name(key)}): {message}")
             raise ConfigurationError("invalid configuration: " + "; ".join(problems)) from None
 
     def secret(self, field: str) -> str | None:

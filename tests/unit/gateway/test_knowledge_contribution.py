@@ -1,0 +1,83 @@
+"""The knowledge area's gateway side: its tools, levels and summaries, and the names it refuses before any call."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from saip.gateway.contributions.knowledge import GUIDE_URI, KnowledgeContribution, PublishInput
+from saip.gateway.errors import InvalidArguments, ServiceRefused
+from saip.gateway.knowledge_client import KnowledgeClient
+from saip.gateway.management import Level
+
+
+@pytest.fixture
+async def area() -> AsyncIterator[KnowledgeContribution]:
+    # Port 1 has no service: a refusal that reached the client would fail as unreachable, not as refused.
+    client = KnowledgeClient("127.0.0.1:1", deadline=0.5)
+    try:
+        yield KnowledgeContribution(client, lambda: {"weather", "saip_monitor_hitl"})
+    finally:
+        await client.close()
+
+
+async def test_the_tools_and_their_levels_follow_the_specification(area: KnowledgeContribution) -> None:
+    levels = {tool.name: tool.level for tool in area.tools()}
+    assert levels == {
+        "saip_knowledge_status": Level.READ,
+        "saip_knowledge_list_documents": Level.READ,
+        "saip_knowledge_list_pipelines": Level.READ,
+        "saip_knowledge_search": Level.READ,
+        "saip_knowledge_suggest_tools": Level.READ,
+        "saip_knowledge_ingest_document": Level.WRITE,
+        "saip_knowledge_apply_pipeline": Level.WRITE,
+        "saip_knowledge_delete_document": Level.DESTRUCTIVE,
+        "saip_knowledge_delete_pipeline": Level.DESTRUCTIVE,
+        "saip_knowledge_publish_tool": Level.DESTRUCTIVE,
+        "saip_knowledge_unpublish_tool": Level.DESTRUCTIVE,
+    }
+    assert [r.uri for r in area.resources()] == [GUIDE_URI]
+    assert [p.name for p in area.prompts()] == ["saip_knowledge_server"]
+
+
+async def test_the_approval_summary_says_exactly_what_will_happen(area: KnowledgeContribution) -> None:
+    tools = {tool.name: tool for tool in area.tools()}
+    publish = tools["saip_knowledge_publish_tool"]
+    arguments = publish.bind({"name": "ops_answers", "description": "Answers ops questions.", "pipeline": "Ops"})
+    assert publish.approval_for(arguments).summary == (
+        "publish the knowledge tool 'ops_answers' on /mcp, searching the pipeline 'Ops': Answers ops questions."
+    )
+    ingest = tools["saip_knowledge_ingest_document"]
+    assert ingest.approval_for(ingest.bind({"path": "/srv/a.md", "name": "A"})).summary == (
+        "ingest the file /srv/a.md as 'A'"
+    )
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{}, {"path": "/a.md", "text": "b"}, {"url": "https://x", "colour": "red"}],
+    ids=["no-source", "two-sources", "unknown-property"],
+)
+async def test_ingest_arguments_are_bound_strictly(area: KnowledgeContribution, arguments: dict[str, str]) -> None:
+    [ingest] = [tool for tool in area.tools() if tool.name == "saip_knowledge_ingest_document"]
+    with pytest.raises(InvalidArguments, match="Invalid arguments for 'saip_knowledge_ingest_document'"):
+        ingest.bind(arguments)
+
+
+async def test_a_reserved_name_is_refused_with_the_rule(area: KnowledgeContribution) -> None:
+    with pytest.raises(ServiceRefused, match="starts with 'saip_', which is reserved for this app's own management"):
+        await area.publish_tool(PublishInput(name="saip_docs", description="d", pipeline="Ops"))
+
+
+async def test_a_name_another_source_serves_is_refused(area: KnowledgeContribution) -> None:
+    with pytest.raises(ServiceRefused, match="'weather' is already served on /mcp by another tool"):
+        await area.publish_tool(PublishInput(name="weather", description="d", pipeline="Ops"))
+
+
+async def test_the_prompt_sends_the_ai_to_the_guide_first(area: KnowledgeContribution) -> None:
+    [prompt] = area.prompts()
+    rendered = await prompt.render({"topic": "the broker", "sources": "/srv/docs/runbook.md"})
+    text = rendered.messages[0].content.text  # type: ignore[union-attr]
+    assert text.index(GUIDE_URI) < text.index("saip_knowledge_ingest_document")
+    assert "the broker" in text and "/srv/docs/runbook.md" in text
