@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import grpc
+import httpx
 import pytest
 from nats.aio.client import Client as NatsClient
 from nats.js.errors import NotFoundError
@@ -426,3 +427,20 @@ async def test_the_bucket_records_are_the_contract_messages(
     record = knowledge_pb2.Document.FromString((await kv.get("document.kept")).value)
     pipeline = knowledge_pb2.Pipeline.FromString((await kv.get("pipeline.all-documents-simple")).value)
     assert (record.name, record.chunks, pipeline.name) == ("kept", 1, "All documents (simple)")
+
+
+async def test_the_metrics_dashboards_may_use_are_exported(app: KnowledgeApp, stub: Stub) -> None:
+    await ingest(stub, text="# Counted\n\nOne ingest, one search.", name="counted")
+    await stub.Search(knowledge_pb2.SearchRequest(query="ingest search"))
+    async with httpx.AsyncClient() as http:
+        text = (await http.get(f"http://127.0.0.1:{app.metrics_port}/metrics")).text
+    for line in (
+        'saip_knowledge_ingests_total{kind="text",outcome="ok"} 1.0',
+        "saip_knowledge_ingested_chunks_total 1.0",
+        'saip_knowledge_searches_total{via="search"} 1.0',
+        "saip_knowledge_documents 1.0",
+        "saip_knowledge_pipelines 1.0",
+        "saip_knowledge_published_tools 0.0",
+    ):
+        assert line in text.splitlines(), line
+    assert 'saip_knowledge_search_seconds_count{via="search"} 1.0' in text
