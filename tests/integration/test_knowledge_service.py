@@ -29,7 +29,7 @@ from tests.integration.knowledge_support import (
     refusal,
     running_knowledge,
 )
-from tests.unit.knowledge.samples import pdf, prose
+from tests.unit.knowledge.samples import minilm, pdf, prose
 
 pytestmark = pytest.mark.integration
 
@@ -444,3 +444,38 @@ async def test_the_metrics_dashboards_may_use_are_exported(app: KnowledgeApp, st
     ):
         assert line in text.splitlines(), line
     assert 'saip_knowledge_search_seconds_count{via="search"} 1.0' in text
+
+
+async def test_the_dense_encoder_finds_meaning_the_words_miss_and_documents_are_reindexed_into_it(
+    tmp_path: Path, root: Path, nats_server: LocalNats
+) -> None:
+    """Documents ingested with lexical vectors only are re-indexed from their originals when a dense model is
+    configured; then a query that shares no word with the right passage still finds it (RRF fusion), and the
+    threshold still drops what is unrelated."""
+    cars = "# Garage\n\nMy car would not start this morning, so the mechanic replaced the battery."
+    fruit = "# Market\n\nBananas and oranges were on sale at the market stall today."
+    lexical = knowledge_settings(tmp_path / "home", nats_server.url, knowledge_ingest_roots=[root])
+    async with running_knowledge(lexical) as app, knowledge_stub(app.port) as stub:
+        await ingest(stub, text=cars, name="garage")
+        await ingest(stub, text=fruit, name="market")
+        words_only = await stub.Search(knowledge_pb2.SearchRequest(query="automobile broke down"))
+        assert list(words_only.hits) == []
+
+    model, tokenizer = minilm()
+    hybrid = knowledge_settings(
+        tmp_path / "home",
+        nats_server.url,
+        knowledge_ingest_roots=[root],
+        knowledge_dense_model=model,
+        knowledge_dense_tokenizer=tokenizer,
+    )
+    async with running_knowledge(hybrid) as app, knowledge_stub(app.port) as stub:
+        status = await stub.GetStatus(knowledge_pb2.GetStatusRequest())
+        found = await stub.Search(knowledge_pb2.SearchRequest(query="automobile broke down"))
+        both = await stub.Search(knowledge_pb2.SearchRequest(query="mechanic battery"))
+    assert status.encoder.startswith("lexical-bm25 + model-") and status.encoder.endswith("(RRF)")
+    assert status.chunks == 2 and "collection saip_chunks_" in status.vector_store
+    # The fruit passage is ranked too (every chunk has a cosine), but far below the best one: under the threshold.
+    assert [hit.document_name for hit in found.hits] == ["garage"] and found.dropped_below_threshold == 1
+    assert found.hits[0].relevance == 1.0
+    assert both.hits[0].document_name == "garage" and both.hits[0].relevance == 1.0

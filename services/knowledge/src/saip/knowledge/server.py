@@ -24,6 +24,7 @@ from saip.common.netguard import NetworkMode
 from saip.common.risk import RiskPublisher
 from saip.knowledge.clients import GuardedFetcher, KvCatalog, ObjectOriginals, QdrantIndex
 from saip.knowledge.config import KnowledgeSettings
+from saip.knowledge.dense import DenseEncoder, DenseUnavailable
 from saip.knowledge.errors import (
     AlreadyExists,
     InvalidRequest,
@@ -292,7 +293,12 @@ class KnowledgeApp:
         originals = await ObjectOriginals.open(js)
         if not settings.qdrant_location:
             settings.qdrant_path.mkdir(parents=True, exist_ok=True)
-        self._index = await QdrantIndex.open(settings.qdrant_location, settings.qdrant_path)
+        dense = self._dense_encoder()
+        self._index = await QdrantIndex.open(
+            settings.qdrant_location,
+            settings.qdrant_path,
+            dense=(dense.fingerprint[:12], dense.dimension) if dense else None,
+        )
         roots = settings.ingest_roots
         if not settings.knowledge_ingest_roots:
             roots[0].mkdir(parents=True, exist_ok=True)
@@ -303,7 +309,11 @@ class KnowledgeApp:
             fetcher=GuardedFetcher(RiskPublisher(self._nc, "knowledge"), self._url_mode),
             roots=roots,
             max_bytes=settings.knowledge_max_document_bytes,
+            dense=dense,
         )
+        reindexed = await self.knowledge.reindex()
+        if reindexed:
+            logger.info("documents re-indexed from their originals", extra={"documents": reindexed})
         self.problems = await self.knowledge.apply_configuration(
             settings.knowledge_documents, settings.knowledge_pipelines
         )
@@ -329,6 +339,12 @@ class KnowledgeApp:
                 "documents": len(catalog.documents()),
             },
         )
+
+    def _dense_encoder(self) -> DenseEncoder | None:
+        model, tokenizer = self.settings.knowledge_dense_model, self.settings.knowledge_dense_tokenizer
+        if model is None or tokenizer is None:
+            return None
+        return DenseEncoder(model, tokenizer)
 
     def _count(self) -> None:
         if self._catalog is not None:
@@ -373,7 +389,7 @@ async def run(settings: KnowledgeSettings, shutdown: lifecycle.Shutdown) -> None
     try:
         await app.start()
     except BaseException as exc:
-        expected = isinstance(exc, StoreUnavailable | OSError | TimeoutError)
+        expected = isinstance(exc, StoreUnavailable | OSError | TimeoutError | DenseUnavailable)
         if expected:
             logger.error("knowledge cannot start", extra={"error": str(exc) or type(exc).__name__})
         await app.stop()
