@@ -254,6 +254,7 @@ class Knowledge:
         first = not self.catalog.documents()
         parsed = await asyncio.to_thread(readers.read, loaded.data, loaded.media_type, name)
         chunks = await asyncio.to_thread(chunking.chunk, parsed.text, paged=loaded.media_type == readers.PDF)
+        keywords = await asyncio.to_thread(sparse.keywords, parsed.text)
         total = len(chunks)
         await progress(0, total, f"'{name}' read: {total} chunks to index")
         ingest_id = uuid.uuid4().hex
@@ -269,7 +270,7 @@ class Knowledge:
             created_at=now(),
             managed_by=managed_by,
             title=parsed.title[:200],
-            keywords=sparse.keywords(parsed.text),
+            keywords=keywords,
             pages=parsed.pages,
             ingest_id=ingest_id,
         )
