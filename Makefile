@@ -36,7 +36,7 @@ test: install  ## Run every test: unit, contract, integration (real nats-server)
 lint: install  ## ruff (lint + format check) and mypy
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy libs/common/src libs/cli/src services/gateway/src services/audit/src
+	$(VENV)/bin/mypy libs/common/src libs/cli/src services/gateway/src services/audit/src services/tools/src
 
 .PHONY: fmt
 fmt: install  ## Format and autofix with ruff

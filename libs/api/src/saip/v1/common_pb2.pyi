@@ -1,7 +1,9 @@
+from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from typing import ClassVar as _ClassVar, Optional as _Optional
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -79,3 +81,61 @@ class Caller(_message.Message):
     loopback: bool
     protocol_version: str
     def __init__(self, client_name: _Optional[str] = ..., client_version: _Optional[str] = ..., elicitation: _Optional[bool] = ..., loopback: _Optional[bool] = ..., protocol_version: _Optional[str] = ...) -> None: ...
+
+class ServedTool(_message.Message):
+    __slots__ = ("name", "title", "description", "input_schema_json", "read_only", "destructive", "idempotent", "open_world", "hitl_required", "hitl_prompt", "risk_level", "source")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    DESTRUCTIVE_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENT_FIELD_NUMBER: _ClassVar[int]
+    OPEN_WORLD_FIELD_NUMBER: _ClassVar[int]
+    HITL_REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    HITL_PROMPT_FIELD_NUMBER: _ClassVar[int]
+    RISK_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    title: str
+    description: str
+    input_schema_json: str
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool
+    hitl_required: bool
+    hitl_prompt: str
+    risk_level: int
+    source: str
+    def __init__(self, name: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., read_only: _Optional[bool] = ..., destructive: _Optional[bool] = ..., idempotent: _Optional[bool] = ..., open_world: _Optional[bool] = ..., hitl_required: _Optional[bool] = ..., hitl_prompt: _Optional[str] = ..., risk_level: _Optional[int] = ..., source: _Optional[str] = ...) -> None: ...
+
+class ListServedToolsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListServedToolsReply(_message.Message):
+    __slots__ = ("tools",)
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    tools: _containers.RepeatedCompositeFieldContainer[ServedTool]
+    def __init__(self, tools: _Optional[_Iterable[_Union[ServedTool, _Mapping]]] = ...) -> None: ...
+
+class CallServedToolRequest(_message.Message):
+    __slots__ = ("name", "arguments_json", "caller")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    arguments_json: str
+    caller: Caller
+    def __init__(self, name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
+
+class CallServedToolReply(_message.Message):
+    __slots__ = ("is_error", "text", "structured_json")
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    STRUCTURED_JSON_FIELD_NUMBER: _ClassVar[int]
+    is_error: bool
+    text: str
+    structured_json: str
+    def __init__(self, is_error: _Optional[bool] = ..., text: _Optional[str] = ..., structured_json: _Optional[str] = ...) -> None: ...
