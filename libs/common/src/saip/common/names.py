@@ -6,6 +6,9 @@ from __future__ import annotations
 AUTH_BUCKET = "saip-auth"
 MCP_TOKEN_KEY = "mcp-token"
 APPROVALS_BUCKET = "saip-approvals"
+# What each serving service serves lives in its bucket; gateways watch it and list the served tools again.
+TOOLS_BUCKET = "saip-tools"
+KNOWLEDGE_BUCKET = "saip-knowledge"
 
 # The audit trail: one stream; publishers use the record subjects, the collector appends the chain.
 AUDIT_STREAM = "SAIP_AUDIT"
@@ -16,3 +19,6 @@ AUDIT_RISK = "saip.audit.risk"
 AUDIT_LEDGER = "saip.audit.ledger"
 AUDIT_RECORD_SUBJECTS = (AUDIT_MANAGEMENT, AUDIT_TOOL, AUDIT_RISK)
 AUDIT_COLLECTOR = "audit-collector"
+
+# The JetStream header that makes a publish idempotent (a retried record is stored once).
+MSG_ID = "Nats-Msg-Id"

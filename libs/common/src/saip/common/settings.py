@@ -44,6 +44,8 @@ KEYS: dict[str, str] = {
     "gateway.allowed-hosts": "Host headers /mcp accepts (DNS-rebinding protection), host:port or host:*",
     "gateway.replica": "Name of this gateway replica in audit records; the host name and pid when unset",
     "audit.addr": "Address (host:port) of the audit service's gRPC endpoint",
+    "tools.addr": "Address (host:port) of the tools service's gRPC endpoint; unset serves no authored tools",
+    "knowledge.addr": "Address (host:port) of the knowledge service's gRPC endpoint; unset serves no knowledge tools",
     "audit.host": "Interface the audit service's gRPC endpoint listens on",
     "audit.port": "Port of the audit service's gRPC endpoint",
     "audit.metrics-port": "Port of the audit service's /metrics",

@@ -26,7 +26,7 @@ from saip.v1 import audit_pb2, audit_pb2_grpc, events_pb2, gateway_pb2
 
 logger = logging.getLogger(__name__)
 
-MSG_ID = "Nats-Msg-Id"
+MSG_ID = names.MSG_ID
 _T = TypeVar("_T")
 
 
@@ -127,6 +127,9 @@ class AuditPublisher:
     async def management_call(self, record: events_pb2.ManagementCall) -> str | None:
         return await self.publish(names.AUDIT_MANAGEMENT, events_pb2.AuditRecord(management=record), record.id)
 
+    async def tool_call(self, record: events_pb2.ToolCall) -> str | None:
+        return await self.publish(names.AUDIT_TOOL, events_pb2.AuditRecord(tool_call=record), record.id)
+
     async def publish(self, subject: str, record: events_pb2.AuditRecord, record_id: str) -> str | None:
         """None once the record is durable (acked, or on disk); otherwise a warning for the caller's answer."""
         payload = record.SerializeToString()
@@ -179,13 +182,13 @@ class AuditPublisher:
         return True
 
 
-class AuditClient:
-    """The audit service over gRPC, with a deadline on every call and its errors in the gateway's words."""
+class GrpcClient:
+    """A saip service over gRPC: a deadline on every call, its health, and its errors in the gateway's words."""
 
-    def __init__(self, address: str, *, deadline: float = 5.0) -> None:
+    def __init__(self, service: str, address: str, *, deadline: float = 5.0) -> None:
+        self.service = service
         self.address = address
         self._channel = grpc.aio.insecure_channel(address)
-        self._stub = audit_pb2_grpc.AuditServiceStub(self._channel)  # type: ignore[no-untyped-call]
         self._health = health_pb2_grpc.HealthStub(self._channel)
         self._deadline = deadline
 
@@ -199,11 +202,19 @@ class AuditClient:
             return False
         return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
-    async def _call(self, method: Callable[..., Awaitable[_T]], request: Any) -> _T:
+    async def _call(self, method: Callable[..., Awaitable[_T]], request: Any, deadline: float | None = None) -> _T:
         try:
-            return await method(request, timeout=self._deadline)
+            return await method(request, timeout=deadline or self._deadline)
         except grpc.aio.AioRpcError as exc:
-            raise _mapped("audit", exc) from None
+            raise _mapped(self.service, exc) from None
+
+
+class AuditClient(GrpcClient):
+    """The audit service: the monitor queries, the chain check and the live tail."""
+
+    def __init__(self, address: str, *, deadline: float = 5.0) -> None:
+        super().__init__("audit", address, deadline=deadline)
+        self._stub = audit_pb2_grpc.AuditServiceStub(self._channel)  # type: ignore[no-untyped-call]
 
     async def overview(self) -> audit_pb2.GetOverviewResponse:
         return await self._call(self._stub.GetOverview, audit_pb2.GetOverviewRequest())
@@ -232,7 +243,7 @@ class AuditClient:
                 yield record
         except grpc.aio.AioRpcError as exc:
             if exc.code() != grpc.StatusCode.CANCELLED:
-                raise _mapped("audit", exc) from None
+                raise _mapped(self.service, exc) from None
         finally:
             stream.cancel()
 

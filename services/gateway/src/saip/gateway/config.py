@@ -46,6 +46,9 @@ class GatewaySettings(SaipSettings):
     hitl_progress_interval_seconds: float = Field(default=10.0, gt=0, le=600)
     approval_sealing_key: SecretStr
     audit_addr: str = "127.0.0.1:50054"
+    # The serving services; an unset address means that service's tools are not served.
+    tools_addr: str | None = None
+    knowledge_addr: str | None = None
     audit_spool_dir: Path | None = None
 
     @field_validator("management_tools")
@@ -88,6 +91,12 @@ class GatewaySettings(SaipSettings):
     def configured_token(self) -> str | None:
         """The MCP token set in saip.yaml or SAIP_MCP_SERVER_AUTH_TOKEN; such a token is read-only to the API."""
         return self.secret("mcp_server_auth_token")
+
+    @property
+    def serving_addresses(self) -> dict[str, str]:
+        """The configured serving services (tools, knowledge) by name."""
+        configured = {"tools": self.tools_addr, "knowledge": self.knowledge_addr}
+        return {name: address for name, address in configured.items() if address}
 
     @property
     def spool_dir(self) -> Path:

@@ -80,6 +80,55 @@ def need_for(approval: Approval, mode: ApprovalMode) -> Need:
     return Need.RUN
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What asking the person came to: a question to return (2026-07-28), a refusal, or a go-ahead."""
+
+    asked: Asked | None = None
+    decided: Decided | None = None
+    refusal: str | None = None
+    outcome: Outcome = Outcome.OK
+
+    @property
+    def approved(self) -> bool:
+        return self.asked is None and self.refusal is None
+
+
+async def consult(
+    approvals: Approvals,
+    interaction: Interaction,
+    caller: Caller,
+    tool: str,
+    arguments: dict[str, Any] | None,
+    text: str,
+    asking: Callable[[], None] = lambda: None,
+) -> Verdict:
+    """Put `text` to the person for this tool and arguments: the one path every gate (management, published tools)
+    takes, so the outcomes, their sentences and the HITL meter agree everywhere. `asking` runs as the question goes
+    out."""
+    if not caller.elicitation:
+        return Verdict(decided=Decided(Decision.DENIED), refusal=DENIED.format(tool=tool), outcome=Outcome.DENIED)
+    asking()
+    asked = await approvals.ask(interaction, Binding.of(tool, arguments), text)
+    if isinstance(asked, Asked):
+        return Verdict(asked=asked)
+    if isinstance(asked, Rejected):
+        template = REPLAYED if asked.problem is StateProblem.REPLAYED else MISMATCH
+        return Verdict(refusal=template.format(tool=tool), outcome=Outcome.REFUSED)
+    metrics.APPROVAL_WAIT.labels(asked.decision.value).observe(asked.waited)
+    match asked.decision:
+        case Decision.APPROVED:
+            return Verdict(decided=asked)
+        case Decision.TIMEOUT:
+            wait = seconds(approvals.wait_seconds)
+            return Verdict(decided=asked, refusal=TIMEOUT.format(tool=tool, wait=wait), outcome=Outcome.TIMEOUT)
+        case Decision.ELICIT_FAILED:
+            reason = Masker().text(asked.detail) or "the client did not answer"
+            return Verdict(decided=asked, refusal=ELICIT_FAILED.format(tool=tool, reason=reason), outcome=Outcome.ERROR)
+        case _:
+            return Verdict(decided=asked, refusal=DECLINED.format(tool=tool), outcome=Outcome.DECLINED)
+
+
 class AuditSink(Protocol):
     async def management_call(self, record: events_pb2.ManagementCall) -> str | None:
         """Store the record; returns a warning when it could not be stored durably."""
@@ -88,11 +137,14 @@ class AuditSink(Protocol):
 
 @dataclass(frozen=True)
 class GateResult:
-    """What the MCP layer sends back: the envelope of a finished call, or a question (2026-07-28)."""
+    """What the MCP layer sends back: a finished call (an envelope, or a published tool's text), or a question."""
 
     envelope: dict[str, Any] | None = None
     is_error: bool = False
     question: Asked | None = None
+    # A published tool's own answer (text and structured content), sent as it is instead of an envelope.
+    text: str | None = None
+    structured: dict[str, Any] | None = None
 
 
 @dataclass
@@ -171,32 +223,21 @@ class Gate:
 
     async def _ask(self, call: _Call, interaction: Interaction) -> tuple[ManagementResult | Asked, Outcome] | None:
         """None when the person approved; otherwise what the AI receives instead of a run."""
-        name = call.tool.name
         assert call.approval is not None
-        if not call.caller.elicitation:
-            call.decision = Decided(Decision.DENIED)
-            return _refusal(DENIED.format(tool=name)), Outcome.DENIED
-        text = question(call.approval.level, call.caller, name, call.approval.summary, self.approvals.wait_seconds)
-        call.asked_at = time.time()
-        asked = await self.approvals.ask(interaction, Binding.of(name, call.arguments), text)
-        if isinstance(asked, Asked):
-            return asked, Outcome.OK
-        if isinstance(asked, Rejected):
-            template = REPLAYED if asked.problem is StateProblem.REPLAYED else MISMATCH
-            return _refusal(template.format(tool=name)), Outcome.REFUSED
-        call.decision = asked
-        metrics.APPROVAL_WAIT.labels(asked.decision.value).observe(asked.waited)
-        match asked.decision:
-            case Decision.APPROVED:
-                return None
-            case Decision.TIMEOUT:
-                wait = seconds(self.approvals.wait_seconds)
-                return _refusal(TIMEOUT.format(tool=name, wait=wait)), Outcome.TIMEOUT
-            case Decision.ELICIT_FAILED:
-                reason = self._masker().text(asked.detail) or "the client did not answer"
-                return _refusal(ELICIT_FAILED.format(tool=name, reason=reason)), Outcome.ERROR
-            case _:
-                return _refusal(DECLINED.format(tool=name)), Outcome.DECLINED
+        text = question(
+            call.approval.level, call.caller, call.tool.name, call.approval.summary, self.approvals.wait_seconds
+        )
+
+        def asking() -> None:
+            call.asked_at = time.time()
+
+        verdict = await consult(self.approvals, interaction, call.caller, call.tool.name, call.arguments, text, asking)
+        call.decision = verdict.decided
+        if verdict.asked is not None:
+            return verdict.asked, Outcome.OK
+        if verdict.refusal is not None:
+            return _refusal(verdict.refusal), verdict.outcome
+        return None
 
     async def _record(self, call: _Call, result: ManagementResult, outcome: Outcome) -> str | None:
         masker = self._masker()

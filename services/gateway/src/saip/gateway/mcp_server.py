@@ -293,6 +293,12 @@ def to_mcp(result: GateResult) -> types.CallToolResult | types.InputRequiredResu
             )
         )
         return types.InputRequiredResult(input_requests={INPUT_KEY: request}, request_state=result.question.state)
+    if result.text is not None:
+        return types.CallToolResult(
+            content=[types.TextContent(text=result.text)],
+            structured_content=result.structured,
+            is_error=result.is_error,
+        )
     envelope: Mapping[str, Any] = result.envelope or {}
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(envelope, ensure_ascii=False, default=str))],

@@ -12,6 +12,12 @@ MANAGEMENT_CALL_SECONDS = Histogram(
     ["level", "outcome"],
     buckets=_LATENCY,
 )
+TOOL_CALL_SECONDS = Histogram(
+    "saip_gateway_tool_call_seconds",
+    "Time from a published tool call's arrival to its answer, approval wait included, by source and outcome",
+    ["source", "outcome"],
+    buckets=_LATENCY,
+)
 APPROVAL_WAIT = Histogram(
     "saip_gateway_approval_wait_seconds",
     "How long an approval question waited for the person, by decision",

@@ -70,10 +70,16 @@ class Registry:
         return changes
 
     def _all_tools(self) -> dict[str, ServedTool]:
+        """Every served tool; when two sources name the same tool, the one registered first keeps it."""
         merged: dict[str, ServedTool] = {}
         for served in self._sources.values():
-            merged.update(served.tools)
+            for name, tool in served.tools.items():
+                merged.setdefault(name, tool)
         return merged
+
+    def served_names(self, excluding: str | None = None) -> set[str]:
+        """The tool names /mcp serves, optionally leaving one source out (the one about to be replaced)."""
+        return {name for source, served in self._sources.items() if source != excluding for name in served.tools}
 
     def _each(self) -> Iterable[ServedSet]:
         return self._sources.values()

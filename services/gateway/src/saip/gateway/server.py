@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 from importlib.metadata import version
@@ -19,6 +19,7 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.server.transport_security import TransportSecuritySettings
 from nats.aio.client import Client as NatsClient
+from nats.js.kv import KeyValue
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -34,6 +35,7 @@ from saip.gateway.errors import GatewayError
 from saip.gateway.gate import Gate
 from saip.gateway.management import Contribution
 from saip.gateway.mcp_server import LegacySessions, ListChangedNotifier, build_server
+from saip.gateway.published import SERVING, PublishedSource, PublishedTools, ServedToolsClient
 from saip.gateway.registrar import Policy, Registrar
 from saip.gateway.registry import Registry
 from saip.gateway.spool import Spool
@@ -73,7 +75,9 @@ class Gateway:
         self.registrar: Registrar
         self.token_service: TokenService
         self.monitor: MonitorContribution
-        self._restart_watch = anyio.Event()
+        self.published: list[PublishedSource] = []
+        # Each watcher waits on one of these; a NATS reconnect sets them all, so every watch starts over.
+        self._reconnected: set[anyio.Event] = set()
 
     def management_status(self) -> dict[str, Any]:
         status = self.registrar.status.as_dict()
@@ -134,10 +138,27 @@ class Gateway:
             self.token_service = TokenService(self.tokens, records, self.registrar.refresh)
             await self.token_service.applied(await records.get())
             await self.registrar.refresh()
+            published = PublishedTools(approvals=approvals, audit=self.publisher, replica=settings.gateway_replica)
+            buckets = {}
+            for name, address in settings.serving_addresses.items():
+                client = ServedToolsClient(SERVING[name], address)
+                stack.push_async_callback(client.close)
+                source = PublishedSource(
+                    client=client, serving=SERVING[name], registry=self.registry, notifier=self.notifier, gate=published
+                )
+                self.published.append(source)
+                buckets[name] = await bus.ensure_kv(js, SERVING[name].bucket, history=5)
             publish_build_info("gateway")
             async with anyio.create_task_group() as group:
                 group.start_soon(self.publisher.flush_forever)
-                group.start_soon(self._watch_tokens, records)
+                group.start_soon(self._keep_watching, self._follow_tokens(records), "token")
+                for source in self.published:
+                    group.start_soon(source.keep_listing)
+                    group.start_soon(
+                        self._keep_watching,
+                        self._follow_bucket(source, buckets[source.serving.name]),
+                        source.serving.name,
+                    )
                 self.publisher.wake()
                 try:
                     yield self
@@ -145,33 +166,55 @@ class Gateway:
                     group.cancel_scope.cancel()
 
     async def _back(self) -> None:
-        """NATS is back: flush the spool, and re-read the token (changes may have happened meanwhile)."""
+        """NATS is back: flush the spool, and start every watch over (changes may have happened meanwhile)."""
         self.publisher.wake()
-        self._restart_watch.set()
+        for event in list(self._reconnected):
+            event.set()
 
-    async def _watch_tokens(self, records: KvTokenRecords) -> None:
-        """Follow the token record; start over after a NATS reconnect (the watch may have missed changes)."""
+    async def _keep_watching(self, follow: Callable[[], Awaitable[None]], what: str) -> None:
+        """Run a watch for the gateway's life; start it over after a NATS reconnect or a failure."""
         while True:
-            self._restart_watch = anyio.Event()
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._follow_tokens, records)
-                await self._restart_watch.wait()
-                group.cancel_scope.cancel()
+            again = anyio.Event()
+            self._reconnected.add(again)
+            try:
+                async with anyio.create_task_group() as group:
 
-    async def _follow_tokens(self, records: KvTokenRecords) -> None:
-        try:
+                    async def watch(again: anyio.Event) -> None:
+                        try:
+                            await follow()
+                        except Exception:
+                            logger.exception("watch failed; restarting it", extra={"watch": what})
+                            await anyio.sleep(1)
+                        again.set()
+
+                    group.start_soon(watch, again)
+                    await again.wait()
+                    group.cancel_scope.cancel()
+            finally:
+                self._reconnected.discard(again)
+
+    def _follow_tokens(self, records: KvTokenRecords) -> Callable[[], Awaitable[None]]:
+        async def follow() -> None:
             async for record in records.watch():
                 await self.token_service.applied(record)
-        except Exception:
-            logger.exception("token watch failed; restarting it")
-            await anyio.sleep(1)
-        self._restart_watch.set()
+
+        return follow
+
+    @staticmethod
+    def _follow_bucket(source: PublishedSource, kv: KeyValue) -> Callable[[], Awaitable[None]]:
+        async def follow() -> None:
+            source.changed()  # a reconnect may have hidden changes
+            await source.follow(kv)
+
+        return follow
 
     async def health(self) -> dict[str, str]:
         checks = {
             "nats": "ok" if self.nc.is_connected else "unreachable",
             "audit": "ok" if await self.audit.healthy() else "unreachable",
         }
+        for source in self.published:
+            checks[source.serving.name] = "ok" if await source.client.healthy() else "unreachable"
         return checks
 
 

@@ -1,0 +1,269 @@
+"""Outbound HTTP under a network mode: the one guard in front of every fetch saip makes for a tool or a document.
+
+`blocked` refuses every request. `strict` allows public addresses only: the host is resolved, and the request is
+refused when any of its addresses is loopback, link-local (cloud metadata included), private (RFC 1918, unique
+local), carrier-grade NAT, multicast, unspecified or otherwise not global; it fails closed when the name does not
+resolve. `allowlist` allows the listed hosts (exact names or `*.suffix`): the address check of `strict` still
+applies, except to a host listed exactly, which the person granted by name. `open` allows anything.
+
+The connection goes to the address that was checked (the name is sent as Host and TLS server name), so a second DNS
+answer cannot swap in a private address. Redirects are followed here, each hop checked again, at most
+`max_redirects`; the body is read up to `max_body` bytes; the whole exchange has one deadline.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass, field
+from enum import StrEnum
+from urllib.parse import urljoin, urlsplit
+
+import anyio
+import httpx
+
+IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+MIB = 1024 * 1024
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
+
+
+class NetworkMode(StrEnum):
+    BLOCKED = "blocked"
+    STRICT = "strict"
+    ALLOWLIST = "allowlist"
+    OPEN = "open"
+
+
+class Reason(StrEnum):
+    """Why the guard refused; a bounded label for counters and risk events."""
+
+    NETWORK_BLOCKED = "network-blocked"
+    PRIVATE_ADDRESS = "private-address"
+    HOST_NOT_ALLOWED = "host-not-allowed"
+    TOO_MANY_REDIRECTS = "too-many-redirects"
+    BODY_TOO_LARGE = "body-too-large"
+    BAD_URL = "bad-url"
+    DNS_FAILURE = "dns-failure"
+    TIMEOUT = "timeout"
+
+
+class GuardBlocked(Exception):
+    """The guard refused a request; the message says what was refused and what to do instead."""
+
+    def __init__(self, reason: Reason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class NetPolicy:
+    mode: NetworkMode
+    hosts_allow: tuple[str, ...] = ()
+    max_redirects: int = 5
+    max_body: int = 10 * MIB
+    timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class FetchResponse:
+    status: int
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+    def text(self) -> str:
+        charset = "utf-8"
+        for part in self.headers.get("content-type", "").split(";")[1:]:
+            name, _, value = part.strip().partition("=")
+            if name.lower() == "charset" and value:
+                charset = value.strip('"')
+        try:
+            return self.body.decode(charset, errors="replace")
+        except LookupError:
+            return self.body.decode("utf-8", errors="replace")
+
+
+def address_problem(address: IpAddress) -> str | None:
+    """What makes an address unfit for `strict` (None when it is public)."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address_problem(address.ipv4_mapped)
+    checks = (
+        (address.is_unspecified, "unspecified"),
+        (address.is_loopback, "loopback"),
+        (address.is_link_local, "link-local (cloud metadata lives there)"),
+        (address.is_multicast, "multicast"),
+        (isinstance(address, ipaddress.IPv4Address) and address in _CGNAT, "carrier-grade NAT"),
+        (address.is_private, "private"),
+        (not address.is_global, "not publicly routable"),
+    )
+    return next((problem for matched, problem in checks if matched), None)
+
+
+def host_matches(host: str, pattern: str) -> bool:
+    """An allowlist entry: `*` is any host, `*.example.com` any subdomain of it, anything else the exact host."""
+    host, pattern = host.lower().rstrip("."), pattern.lower().rstrip(".")
+    if pattern == "*":
+        return True
+    if pattern.startswith("*."):
+        return host.endswith(pattern[1:])
+    return host == pattern
+
+
+async def resolve(host: str, port: int) -> list[IpAddress]:
+    """Every address the name resolves to (an address literal is itself)."""
+    try:
+        return [ipaddress.ip_address(host)]
+    except ValueError:
+        pass
+    try:
+        infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise GuardBlocked(Reason.DNS_FAILURE, f"The host '{host}' does not resolve ({exc.strerror or exc}).") from None
+    addresses: list[IpAddress] = []
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+        if address not in addresses:
+            addresses.append(address)
+    if not addresses:
+        raise GuardBlocked(Reason.DNS_FAILURE, f"The host '{host}' does not resolve.")
+    return addresses
+
+
+@dataclass(frozen=True)
+class _Target:
+    url: str
+    host: str
+    port: int
+    pinned: IpAddress | None
+
+
+async def check(url: str, policy: NetPolicy) -> _Target:
+    """Refuse the URL under the policy, or say which address to connect to."""
+    if policy.mode is NetworkMode.BLOCKED:
+        raise GuardBlocked(
+            Reason.NETWORK_BLOCKED,
+            "Network access is blocked for this tool (networkMode 'blocked'); "
+            "set sandbox.networkMode to strict, allowlist or open to let it fetch.",
+        )
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise GuardBlocked(Reason.BAD_URL, f"'{url[:200]}' is not an http(s) URL with a host.")
+    host = parts.hostname
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise GuardBlocked(Reason.BAD_URL, f"'{url[:200]}' has an invalid port.") from None
+    if policy.mode is NetworkMode.OPEN:
+        return _Target(url, host, port, None)
+    granted = False
+    if policy.mode is NetworkMode.ALLOWLIST:
+        matches = [pattern for pattern in policy.hosts_allow if host_matches(host, pattern)]
+        if not matches:
+            allowed = ", ".join(policy.hosts_allow) or "none"
+            raise GuardBlocked(
+                Reason.HOST_NOT_ALLOWED,
+                f"The host '{host}' is not in the allowlist ({allowed}); add it to sandbox.hostsAllow to fetch it.",
+            )
+        granted = any(not pattern.startswith("*") for pattern in matches)
+    addresses = await resolve(host, port)
+    if not granted:
+        for address in addresses:
+            problem = address_problem(address)
+            if problem is not None:
+                raise GuardBlocked(
+                    Reason.PRIVATE_ADDRESS,
+                    f"The host '{host}' resolves to {address}, a {problem} address; only public addresses can be "
+                    "fetched in this network mode.",
+                )
+    return _Target(url, host, port, addresses[0])
+
+
+async def guarded_fetch(
+    url: str,
+    *,
+    policy: NetPolicy,
+    method: str = "GET",
+    headers: dict[str, str] | None = None,
+    body: bytes | None = None,
+) -> FetchResponse:
+    """Fetch under the policy: every hop checked, redirects counted, the body capped; GuardBlocked when refused."""
+    try:
+        with anyio.fail_after(policy.timeout):
+            async with httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=policy.timeout) as client:
+                return await _follow(client, url, policy, method.upper(), dict(headers or {}), body)
+    except TimeoutError:
+        raise GuardBlocked(
+            Reason.TIMEOUT, f"No complete answer from '{urlsplit(url).hostname}' within {policy.timeout:g} s."
+        ) from None
+
+
+async def _follow(
+    client: httpx.AsyncClient, url: str, policy: NetPolicy, method: str, headers: dict[str, str], body: bytes | None
+) -> FetchResponse:
+    for _hop in range(policy.max_redirects + 1):
+        target = await check(url, policy)
+        response = await _send(client, target, policy, method, headers, body)
+        location = response.headers.get("location")
+        if response.status not in REDIRECTS or not location:
+            return response
+        url = urljoin(url, location)
+        if response.status in (301, 302, 303) and method != "HEAD":
+            method, body = "GET", None
+    raise GuardBlocked(
+        Reason.TOO_MANY_REDIRECTS, f"More than {policy.max_redirects} redirects; fetch the final URL directly."
+    )
+
+
+async def _send(
+    client: httpx.AsyncClient,
+    target: _Target,
+    policy: NetPolicy,
+    method: str,
+    headers: dict[str, str],
+    body: bytes | None,
+) -> FetchResponse:
+    request_url = httpx.URL(target.url)
+    extensions = {}
+    if target.pinned is not None:
+        headers = {**headers, "Host": request_url.netloc.decode("ascii")}
+        literal = str(target.pinned) if target.pinned.version == 4 else f"[{target.pinned}]"
+        if request_url.scheme == "https":
+            extensions["sni_hostname"] = target.host
+        request_url = request_url.copy_with(host=literal.strip("[]"))
+    request = client.build_request(method, request_url, headers=headers, content=body, extensions=extensions)
+    try:
+        response = await client.send(request, stream=True)
+    except httpx.TimeoutException:
+        raise TimeoutError from None
+    except httpx.HTTPError as exc:
+        raise GuardBlocked(Reason.BAD_URL, f"Could not fetch '{target.url[:200]}': {exc}.") from None
+    try:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > policy.max_body:
+            raise _too_large(policy)
+        chunks, size = [], 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > policy.max_body:
+                raise _too_large(policy)
+            chunks.append(chunk)
+    finally:
+        await response.aclose()
+    return FetchResponse(
+        status=response.status_code,
+        url=target.url,
+        headers={key.lower(): value for key, value in response.headers.items()},
+        body=b"".join(chunks),
+    )
+
+
+def _too_large(policy: NetPolicy) -> GuardBlocked:
+    return GuardBlocked(
+        Reason.BODY_TOO_LARGE, f"The response body is larger than {policy.max_body} bytes; fetch something smaller."
+    )

@@ -1,0 +1,68 @@
+"""Risk events a service raises (sandbox-guard-blocked, poisoning-hit, ...): one record on the audit stream each.
+
+The audit service chains them, counts them by type (and by reason for guard blocks) and serves them to
+saip_monitor_risk_events and the Safety dashboard. Raising an event never fails the work that raised it: when NATS
+cannot take it, the event is logged (masked) and the work goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from google.protobuf.timestamp_pb2 import Timestamp
+from nats.aio.client import Client as NatsClient
+from nats.errors import Error as NatsError
+
+from saip.common import names
+from saip.common.masking import Masker
+from saip.v1 import common_pb2, events_pb2
+
+logger = logging.getLogger(__name__)
+
+SANDBOX_GUARD_BLOCKED = "sandbox-guard-blocked"
+POISONING_HIT = "poisoning-hit"
+
+INFO = common_pb2.SEVERITY_INFO
+WARN = common_pb2.SEVERITY_WARN
+
+
+class RiskPublisher:
+    def __init__(self, nc: NatsClient, service: str, *, timeout: float = 2.0) -> None:
+        self._js = nc.jetstream()
+        self._service = service
+        self._timeout = timeout
+
+    async def publish(
+        self,
+        kind: str,
+        severity: common_pb2.Severity,
+        summary: str,
+        *,
+        reason: str = "",
+        subject: str = "",
+        masker: Masker | None = None,
+    ) -> bool:
+        """True once JetStream acknowledged the event."""
+        stamp = Timestamp()
+        stamp.GetCurrentTime()
+        event = events_pb2.RiskEvent(
+            id=str(uuid.uuid4()),
+            time=stamp,
+            service=self._service,
+            type=kind,
+            severity=severity,
+            summary=(masker or Masker()).text(summary)[:2000],
+            reason=reason,
+            subject=subject,
+        )
+        payload = events_pb2.AuditRecord(risk=event).SerializeToString()
+        try:
+            await self._js.publish(names.AUDIT_RISK, payload, timeout=self._timeout, headers={names.MSG_ID: event.id})
+        except (NatsError, TimeoutError, OSError) as exc:
+            logger.warning(
+                "risk event not stored",
+                extra={"type": kind, "reason": reason, "summary": event.summary, "error": type(exc).__name__},
+            )
+            return False
+        return True
