@@ -122,7 +122,7 @@ def scan(text: str, *, other_tools: Iterable[str] = ()) -> list[str]:
     """The poisoning signals in text the model reads; an empty list is clean."""
     hits = [label for label, pattern in _PATTERNS if pattern.search(text)]
     names = [re.escape(name) for name in other_tools if name]
-    tools = names + [r"saip_\w+"]
+    tools = [*names, r"saip_\w+"]
     redirect = re.compile(
         rf"\b(call|use|invoke|run|execute|trigger)\b\W+(the\W+)?(tool\W+)?`?({'|'.join(tools)})\b", re.IGNORECASE
     )

@@ -60,10 +60,59 @@ RUNTIME_GLOBALS = frozenset(
     }
 )
 JS_RESERVED = frozenset(
-    "break case catch class const continue debugger default delete do else enum export extends false finally for "
-    "function if implements import in instanceof interface let new null package private protected public return "
-    "static super switch this throw true try typeof var void while with yield await arguments eval undefined NaN "
-    "Infinity".split()
+    [
+        "break",
+        "case",
+        "catch",
+        "class",
+        "const",
+        "continue",
+        "debugger",
+        "default",
+        "delete",
+        "do",
+        "else",
+        "enum",
+        "export",
+        "extends",
+        "false",
+        "finally",
+        "for",
+        "function",
+        "if",
+        "implements",
+        "import",
+        "in",
+        "instanceof",
+        "interface",
+        "let",
+        "new",
+        "null",
+        "package",
+        "private",
+        "protected",
+        "public",
+        "return",
+        "static",
+        "super",
+        "switch",
+        "this",
+        "throw",
+        "true",
+        "try",
+        "typeof",
+        "var",
+        "void",
+        "while",
+        "with",
+        "yield",
+        "await",
+        "arguments",
+        "eval",
+        "undefined",
+        "NaN",
+        "Infinity",
+    ]
 )
 
 # Literal values that are secrets whatever they are called: provider key formats, JWTs, private keys.
