@@ -25,9 +25,10 @@ class KvRecords:
             return None
         except (NatsError, TimeoutError) as exc:
             raise _away(exc) from None
-        if entry.value is None or entry.revision is None:
+        if entry.revision is None:
             return None
-        return entry.value, entry.revision
+        # An all-default protobuf record serializes to nothing, and NATS hands an empty value back as None.
+        return entry.value or b"", entry.revision
 
     async def create(self, key: str, value: bytes) -> int:
         try:
