@@ -77,6 +77,11 @@ class GatewayApi:
         query = {key: value for key, value in params.items() if value is not None}
         return dict(self._request("GET", "/api/v1/audit/management-log", params=query))
 
+    def tools(self, method: str, path: str = "", **kwargs: Any) -> dict[str, Any]:
+        """Tool Studio under /api/v1/tools: the envelope {ok, message, warnings, data} of the same method the AI
+        reaches through saip_tools_*."""
+        return dict(self._request(method, f"/api/v1/tools{path}", **kwargs))
+
     def verify(self) -> dict[str, Any]:
         return dict(self._request("GET", "/api/v1/audit/verify"))
 

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from saip.cli.client import ApiError, GatewayApi, default_admin_token, default_url
+from saip.cli.tools import tools
 
 OUTCOMES = ["OK", "ERROR", "REFUSED", "DECLINED", "DENIED", "TIMEOUT"]
 
@@ -150,6 +151,9 @@ def verify(context: click.Context) -> None:
     raise click.ClickException(
         f"chain broken at entry #{broken['index']} (cursor {broken['cursor']}): {broken['reason']}"
     )
+
+
+cli.add_command(tools)
 
 
 def main() -> None:

@@ -98,6 +98,11 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
         shlex.join([python, "-m", "saip.audit"]),
         {**common, "SAIP_AUDIT_PORT": str(audit_port), "SAIP_AUDIT_METRICS_PORT": str(audit_metrics)},
     )
+    tools_port, tools_metrics = natsd.free_port(), natsd.free_port()
+    result.processes["tools"] = (
+        shlex.join([python, "-m", "saip.tools"]),
+        {**common, "SAIP_TOOLS_PORT": str(tools_port), "SAIP_TOOLS_METRICS_PORT": str(tools_metrics)},
+    )
     result.processes["gateway"] = (
         shlex.join([python, "-m", "saip.gateway"]),
         {
@@ -105,6 +110,7 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
             "SAIP_GATEWAY_HOST": host,
             "SAIP_GATEWAY_PORT": str(port),
             "SAIP_AUDIT_ADDR": f"127.0.0.1:{audit_port}",
+            "SAIP_TOOLS_ADDR": f"127.0.0.1:{tools_port}",
             "SAIP_ADMIN_TOKEN": admin_token,
             "SAIP_APPROVAL_SEALING_KEY": sealing_key,
         },

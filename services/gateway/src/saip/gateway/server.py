@@ -30,6 +30,7 @@ from saip.gateway.approval import Approvals
 from saip.gateway.auth import McpGuard, TokenService, TokenState
 from saip.gateway.clients import AuditClient, AuditPublisher, KvNonces, KvTokenRecords
 from saip.gateway.config import GatewaySettings, Transport
+from saip.gateway.contributions import tools
 from saip.gateway.contributions.monitor import MonitorContribution
 from saip.gateway.errors import GatewayError
 from saip.gateway.gate import Gate
@@ -75,6 +76,7 @@ class Gateway:
         self.registrar: Registrar
         self.token_service: TokenService
         self.monitor: MonitorContribution
+        self.tools: tools.ToolsContribution | None = None
         self.published: list[PublishedSource] = []
         # Each watcher waits on one of these; a NATS reconnect sets them all, so every watch starts over.
         self._reconnected: set[anyio.Event] = set()
@@ -117,7 +119,8 @@ class Gateway:
                 replica=settings.gateway_replica,
             )
             self.monitor = MonitorContribution(self.audit, self.management_status)
-            contributions: list[Contribution] = [self.monitor]
+            self.tools = tools.connect(settings.tools_addr, stack, self.registry)
+            contributions: list[Contribution] = [self.monitor, *([self.tools] if self.tools else [])]
             self.registrar = Registrar(
                 policy=Policy(
                     enabled=settings.management_enabled,
