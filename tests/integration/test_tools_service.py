@@ -321,3 +321,18 @@ async def test_the_bucket_is_shared_with_the_gateways(nats_server: LocalNats) ->
         assert (await kv.get("tool.adder")).revision
     finally:
         await bus.close(nc)
+
+
+async def test_an_unreadable_record_is_left_out_and_named_not_fatal(nats_server: LocalNats, nats_client: Any) -> None:
+    kv = await bus.ensure_kv(nats_client.jetstream(), names.TOOLS_BUCKET, history=5)
+    await kv.put("tool.mangled", b"\xff\x00 not a record")
+    async with running_tools(nats_server.url) as app, tools_client(app.port) as stub:
+        await publish_tested(stub, document())
+        listed = [tool.name for tool in (await stub.ListTools(tools_pb2.ListToolsRequest())).tools]
+        message = await refused(
+            stub.GetTool(tools_pb2.GetToolRequest(name="mangled")), grpc.StatusCode.FAILED_PRECONDITION
+        )
+        assert listed == ["adder"]
+        assert await served_names(stub) == ["adder"]
+        assert message.startswith("The stored record of 'mangled' cannot be read")
+        assert message.endswith("delete it with saip_tools_delete and save it again.")

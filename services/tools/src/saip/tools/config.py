@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field
@@ -15,8 +16,6 @@ DECLARED_KEY = "tools.declared"
 def _json_list(value: Any) -> Any:
     """SAIP_TOOLS_DECLARED holds a JSON list; saip.yaml holds a YAML list."""
     if isinstance(value, str):
-        import json
-
         return json.loads(value) if value.strip() else []
     return value
 

@@ -6,6 +6,7 @@ ToolsError
 ├── AlreadyPublished       publishing or drafting over a published tool    -> ALREADY_EXISTS
 ├── RuleRefused            any other rule (read-only, draft exposure, ...) -> FAILED_PRECONDITION
 │   └── LiteralSecret      a static variable that looks like a secret holds a literal value
+├── UnreadableRecord       a stored record no longer parses                -> FAILED_PRECONDITION
 ├── Conflict               the record moved on since it was read           -> ABORTED
 └── StoreUnavailable       NATS did not answer in time                     -> UNAVAILABLE
 
@@ -52,6 +53,10 @@ class LiteralSecret(RuleRefused):
             f"{suggestion}), then use '${{{suggestion}}}' as the value of a static variable instead."
         )
         self.where = where
+
+
+class UnreadableRecord(ToolsError):
+    """A record in the bucket is not a ToolRecord with a valid spec (written by another build, or by hand)."""
 
 
 class Conflict(ToolsError):

@@ -28,6 +28,7 @@ from saip.tools.errors import (
     StoreUnavailable,
     ToolNotFound,
     ToolsError,
+    UnreadableRecord,
 )
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.sandbox import Limits, Sandbox
@@ -46,6 +47,7 @@ _STATUS: dict[type[ToolsError], grpc.StatusCode] = {
     AlreadyPublished: grpc.StatusCode.ALREADY_EXISTS,
     RuleRefused: grpc.StatusCode.FAILED_PRECONDITION,
     Conflict: grpc.StatusCode.ABORTED,
+    UnreadableRecord: grpc.StatusCode.FAILED_PRECONDITION,
     StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
 }
 

@@ -19,13 +19,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 from jsonschema import Draft202012Validator
 
 from saip.common.masking import Masker
 from saip.common.risk import POISONING_HIT, SANDBOX_GUARD_BLOCKED, WARN
 from saip.tools import spec as specs
-from saip.tools.errors import AlreadyPublished, Conflict, InvalidSpec, RuleRefused, ToolNotFound
+from saip.tools.errors import (
+    AlreadyPublished,
+    Conflict,
+    InvalidSpec,
+    RuleRefused,
+    ToolNotFound,
+    ToolsError,
+    UnreadableRecord,
+)
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.risk import Risk, assess
 from saip.tools.spec import NetworkMode, ToolSpec
@@ -151,8 +160,15 @@ class Studio:
         if stored is None:
             return None
         raw, revision = stored
-        record = tools_pb2.ToolRecord.FromString(raw)
-        return Entry(specs.parse(record.spec_json), AUTHORED, record, revision)
+        try:
+            record = tools_pb2.ToolRecord.FromString(raw)
+            spec = specs.parse(record.spec_json)
+        except (DecodeError, ToolsError) as exc:
+            raise UnreadableRecord(
+                f"The stored record of '{name}' cannot be read ({exc}); delete it with saip_tools_delete and save it "
+                "again."
+            ) from None
+        return Entry(spec, AUTHORED, record, revision)
 
     async def _required(self, name: str) -> Entry:
         entry = await self.entry(name)
@@ -161,9 +177,14 @@ class Studio:
         return entry
 
     async def authored(self) -> list[Entry]:
+        """Every authored tool; one whose record cannot be read is left out (and logged), never the whole list."""
         entries = []
         for key in await self._records.keys(TOOL_PREFIX):
-            entry = await self.entry(key.removeprefix(TOOL_PREFIX))
+            try:
+                entry = await self.entry(key.removeprefix(TOOL_PREFIX))
+            except UnreadableRecord as exc:
+                logger.error("unreadable tool record left out", extra={"key": key, "error": str(exc)})
+                continue
             if entry is not None and entry.source == AUTHORED:
                 entries.append(entry)
         return entries
@@ -485,15 +506,11 @@ class Studio:
         return tools
 
     async def call(self, name: str, arguments_json: str) -> common_pb2.CallServedToolReply:
-        entry = await self.entry(name)
-        if entry is None or not self.exposed(entry, await self.exposure()):
-            raise (
-                ToolNotFound(name)
-                if entry is None
-                else RuleRefused(
-                    f"'{name}' is not served right now (a draft, not exposed, or missing requirements); call "
-                    "saip_tools_list to see its state."
-                )
+        entry = await self._required(name)
+        if not self.exposed(entry, await self.exposure()):
+            raise RuleRefused(
+                f"'{name}' is not served right now (a draft, not exposed, or missing requirements); call "
+                "saip_tools_list to see its state."
             )
         spec = entry.spec
         try:

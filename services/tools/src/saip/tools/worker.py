@@ -90,10 +90,10 @@ class _Host:
         self._fetches = 0
 
     async def __call__(self, op: Any, payload: Any = None, *_: Any) -> str:
+        if len(str(payload)) > MAX_HOST_PAYLOAD:
+            return _error(f"{op}: the request is larger than {MAX_HOST_PAYLOAD} bytes")
         try:
             request = json.loads(str(payload)) if payload is not None else {}
-            if len(str(payload)) > MAX_HOST_PAYLOAD:
-                return _error(f"{op}: the request is larger than {MAX_HOST_PAYLOAD} bytes")
             match op:
                 case "fetch":
                     return await self._fetch(request)
