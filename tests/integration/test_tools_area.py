@@ -13,6 +13,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client import ClientRequestContext
+from mcp.shared.exceptions import MCPError
 
 from saip.common.natsd import LocalNats
 from saip.gateway.registry import ServedSet, ServedTool
@@ -117,6 +118,9 @@ async def test_the_guides_examples_and_prompt_teach_the_procedure(nats_server: L
         examples = (await client.read_resource("saip://guide/tool-authoring/examples")).contents[0]
         example = (await client.read_resource("saip://examples/csv-to-json")).contents[0]
         prompt = await client.get_prompt("saip_create_tool", {"goal": "count words"})
+        with pytest.raises(MCPError) as unknown:
+            await client.read_resource("saip://examples/adder")
+    assert str(unknown.value) == "No tool named 'adder'. Call saip_tools_list for the tools there are."
     assert {
         "saip://guide/tool-authoring",
         "saip://guide/tool-authoring/runtime",

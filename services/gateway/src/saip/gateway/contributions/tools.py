@@ -13,9 +13,10 @@ from typing import Any
 
 import mcp_types as types
 from google.protobuf.timestamp_pb2 import Timestamp
+from mcp.shared.exceptions import MCPError
 from pydantic import Field
 
-from saip.gateway.errors import ServiceRefused
+from saip.gateway.errors import ServiceRefused, ServiceUnavailable
 from saip.gateway.management import (
     Approval,
     Input,
@@ -446,19 +447,26 @@ class ToolsContribution:
     # Guides, examples, prompt.
 
     async def _examples_guide(self) -> str:
-        bundled = [
-            summary
-            for summary in await self._client.list_tools(include_bundled=True)
-            if summary.source == tools_pb2.TOOL_SOURCE_BUNDLED
-        ]
+        try:
+            listed = await self._client.list_tools(include_bundled=True)
+        except (ServiceRefused, ServiceUnavailable) as exc:
+            raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
+        bundled = [summary for summary in listed if summary.source == tools_pb2.TOOL_SOURCE_BUNDLED]
         lines = [f"- `saip://examples/{s.name}`: {s.description}" for s in bundled]
         return guide_text("examples") + "\n## The bundled tools\n\n" + "\n".join(lines) + "\n"
 
     async def _example(self, variables: dict[str, str]) -> str:
         name = variables.get("name", "")
-        detail = await self._client.get(name)
+        try:
+            detail = await self._client.get(name)
+        except (ServiceRefused, ServiceUnavailable) as exc:
+            # A resource read has no result envelope: the refusal becomes the protocol error's message.
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
         if detail.summary.source != tools_pb2.TOOL_SOURCE_BUNDLED:
-            raise ServiceRefused(f"'{name}' is not a bundled example; saip://guide/tool-authoring/examples lists them.")
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"'{name}' is not a bundled example; saip://guide/tool-authoring/examples lists them.",
+            )
         return detail.spec_json
 
     async def _create_tool_prompt(self, arguments: dict[str, str]) -> types.GetPromptResult:
