@@ -335,4 +335,6 @@ async def test_an_unreadable_record_is_left_out_and_named_not_fatal(nats_server:
         assert listed == ["adder"]
         assert await served_names(stub) == ["adder"]
         assert message.startswith("The stored record of 'mangled' cannot be read")
-        assert message.endswith("delete it with saip_tools_delete and save it again.")
+        assert message.endswith("Ask the person to delete it (saip tools delete mangled), then save the tool again.")
+        await stub.DeleteTool(tools_pb2.DeleteToolRequest(name="mangled"))
+        await refused(stub.GetTool(tools_pb2.GetToolRequest(name="mangled")), grpc.StatusCode.NOT_FOUND)

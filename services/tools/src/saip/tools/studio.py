@@ -165,8 +165,8 @@ class Studio:
             spec = specs.parse(record.spec_json)
         except (DecodeError, ToolsError) as exc:
             raise UnreadableRecord(
-                f"The stored record of '{name}' cannot be read ({exc}); delete it with saip_tools_delete and save it "
-                "again."
+                f"The stored record of '{name}' cannot be read ({exc}). Ask the person to delete it "
+                f"(saip tools delete {name}), then save the tool again."
             ) from None
         return Entry(spec, AUTHORED, record, revision)
 
@@ -438,7 +438,10 @@ class Studio:
         return self.summary(Entry(entry.spec, AUTHORED, record, revision), await self.exposure(), risk)
 
     async def delete(self, name: str) -> tools_pb2.DeleteToolReply:
-        entry = await self._required(name)
+        try:
+            entry = await self._required(name)
+        except UnreadableRecord:
+            return await self._delete_unreadable(name)
         self._read_only(entry, "deleted")
         await self._records.delete(key_of(name), entry.revision)
         self._metrics.changes.labels("delete").inc()
@@ -447,6 +450,15 @@ class Studio:
             remaining = [tool for tool in exposure.tools if tool != name]
             await self._write_exposure(exposure.auto_expose, remaining, exposure.revision)
         return tools_pb2.DeleteToolReply(name=name, state=entry.stored_state)
+
+    async def _delete_unreadable(self, name: str) -> tools_pb2.DeleteToolReply:
+        """The way out for a record no build can read: delete it by the revision just read."""
+        stored = await self._records.get(key_of(name))
+        if stored is None:
+            raise ToolNotFound(name)
+        await self._records.delete(key_of(name), stored[1])
+        self._metrics.changes.labels("delete").inc()
+        return tools_pb2.DeleteToolReply(name=name, state=tools_pb2.TOOL_STATE_UNSPECIFIED)
 
     async def set_exposure(self, auto_expose: bool, names: Iterable[str], expected_revision: int) -> tools_pb2.Exposure:
         wanted = list(dict.fromkeys(names))
