@@ -1,15 +1,16 @@
 """Tutorial 18 end to end, started as `make run` starts it: an AI authors a tool through a real MCP client, tests
 it, publishes it with the person's approval at its own client, sees it appear (list_changed), calls it (the tool's
-own approval), deletes it; in both protocol eras. Then the decline path, the audit it leaves, and the person's
-side (REST and the command line)."""
+own approval), deletes it; in both protocol eras, with the official Python SDK client and with the MCP Inspector's
+`mcpdo`. Then the decline path, the audit it leaves, and the person's side (REST and the command line)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,6 +19,7 @@ import pytest
 from mcp import Client
 from mcp.client import ClientRequestContext
 
+from tests.e2e.real_clients import Mcpdo, installed
 from tests.e2e.stack import SAIP, Stack, mcp_client
 from tests.waiting import eventually
 
@@ -212,7 +214,7 @@ def _chained(api: Any) -> list[dict[str, Any]]:
     return entries
 
 
-def test_the_person_reaches_the_same_methods_through_rest_and_the_command_line(stack: Stack, tmp_path: Any) -> None:
+def test_the_person_reaches_the_same_methods_through_rest_and_the_command_line(stack: Stack, tmp_path: Path) -> None:
     env = {**os.environ, "SAIP_GATEWAY_URL": stack.url, "SAIP_ADMIN_TOKEN": stack.admin_token}
 
     def saip(*args: str) -> subprocess.CompletedProcess[str]:
@@ -244,3 +246,43 @@ def test_the_person_reaches_the_same_methods_through_rest_and_the_command_line(s
         )
         assert literal.status_code == 400 and "Ask the person to set an environment variable" in literal.json()["error"]
         assert api.delete("/api/v1/tools/cli-words").json()["ok"] is True
+
+
+@pytest.fixture
+def mcpdo(tmp_path: Path) -> Iterator[Mcpdo]:
+    assert installed(), "the npm test clients are missing: run `make install`"
+    client = Mcpdo(tmp_path / "mcpdo")
+    try:
+        yield client
+    finally:
+        client.stop()
+
+
+def _approved(mcpdo: Mcpdo, *call: str) -> tuple[str, dict[str, Any]]:
+    """A tools/call that waits for the person, answered as the person would: the question, then the result."""
+    pending = mcpdo.json("tools/call", *call)["elicitationPending"]
+    return pending["message"], mcpdo.json("elicitation/respond", pending["elicitationId"], 'approve:=["run"]')
+
+
+@pytest.mark.parametrize("era", [pytest.param("legacy", id="2025-11-25"), pytest.param("modern", id="2026-07-28")])
+def test_tutorial_18_through_the_inspector_s_mcpdo(stack: Stack, mcpdo: Mcpdo, era: str) -> None:
+    name = f"inspector-words-{era}"
+    mcpdo.connect(stack.mcp_url, stack.mcp_token, era)
+    saved = mcpdo.json("tools/call", "saip_tools_save_draft", "spec:=" + json.dumps(spec(name)))
+    assert saved["structuredContent"]["data"]["state"] == "draft"
+    tested = mcpdo.json("tools/call", "saip_tools_test", f"name:={name}")
+    assert tested["structuredContent"]["data"]["localPass"] is True
+
+    question, published = _approved(mcpdo, "saip_tools_publish", f"name:={name}")
+    assert question.startswith("[DESTRUCTIVE] inspector-cli ")
+    assert f"publish '{name}' and serve it on /mcp: risk L0, network blocked, each call asks the person" in question
+    assert published["structuredContent"]["ok"] is True
+    assert name in {tool["name"] for tool in mcpdo.json("tools/list")["tools"]}
+
+    question, answer = _approved(mcpdo, name, "text:=one two three")
+    assert question.startswith("[risk L0] inspector-cli ") and "Count the words of 'one two three'" in question
+    assert answer["structuredContent"] == {"words": 3}
+
+    _, deleted = _approved(mcpdo, "saip_tools_delete", f"name:={name}")
+    assert deleted["structuredContent"]["message"] == f"Deleted the published '{name}'."
+    assert name not in {tool["name"] for tool in mcpdo.json("tools/list")["tools"]}
