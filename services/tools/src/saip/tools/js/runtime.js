@@ -420,13 +420,14 @@
   }
 
   // crypto: randomUUID and getRandomValues from a pool the host filled from the OS, digests and HMAC from the host.
-  const pool = new Uint8Array(randomHex.length / 2);
-  for (let i = 0; i < pool.length; i++) pool[i] = parseInt(randomHex.substr(i * 2, 2), 16);
+  // The pool is decoded as it is drawn from, so a call that needs no randomness pays nothing for it.
+  const poolSize = randomHex.length / 2;
   let drawn = 0;
   function draw(count) {
-    if (drawn + count > pool.length)
-      throw new Error(`crypto: at most ${pool.length} random bytes per call (${pool.length / 16} UUIDs)`);
-    const out = pool.subarray(drawn, drawn + count);
+    if (drawn + count > poolSize)
+      throw new Error(`crypto: at most ${poolSize} random bytes per call (${poolSize / 16} UUIDs)`);
+    const out = new Uint8Array(count);
+    for (let i = 0; i < count; i++) out[i] = parseInt(randomHex.substr((drawn + i) * 2, 2), 16);
     drawn += count;
     return out;
   }
@@ -462,7 +463,7 @@
   const crypto = Object.freeze({
     subtle,
     randomUUID() {
-      const b = Uint8Array.from(draw(16));
+      const b = draw(16);
       b[6] = (b[6] & 0x0f) | 0x40;
       b[8] = (b[8] & 0x3f) | 0x80;
       const h = hex(b);
