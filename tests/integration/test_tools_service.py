@@ -267,14 +267,25 @@ async def test_guard_blocks_and_poisoning_hits_reach_the_audit_trail(nats_server
             reply = await audit_stub.ListRiskEvents(audit_pb2.ListRiskEventsRequest(limit=10, type=kind))
             return list(reply.entries) or None
 
+        await publish_tested(stub, document())
         [guard] = await eventually(lambda: events("sandbox-guard-blocked"))
         [poisoning] = await eventually(lambda: events("poisoning-hit"))
+        [computed] = await eventually(lambda: events("tool-publish-risk-computed"))
     assert (guard.event.service, guard.event.reason, guard.event.subject) == (
         "tools",
         "private-address",
         "metadata-peek",
     )
     assert (poisoning.event.reason, poisoning.event.subject) == ("prompt-override", "poisoned")
+    assert (computed.event.reason, computed.event.subject, computed.event.severity) == (
+        "L0",
+        "adder",
+        common_pb2.SEVERITY_INFO,
+    )
+    assert (
+        computed.event.summary
+        == "Published tool 'adder' is L0: no sandbox overrides: pure computation, no network, no files"
+    )
     assert app.metrics.guard_blocks.labels("private-address")._value.get() == 1
 
 

@@ -24,7 +24,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from jsonschema import Draft202012Validator
 
 from saip.common.masking import Masker
-from saip.common.risk import POISONING_HIT, SANDBOX_GUARD_BLOCKED, WARN
+from saip.common.risk import INFO, POISONING_HIT, SANDBOX_GUARD_BLOCKED, WARN
 from saip.tools import spec as specs
 from saip.tools.errors import (
     AlreadyPublished,
@@ -46,6 +46,7 @@ logger = logging.getLogger(__name__)
 TOOL_PREFIX = "tool."
 EXPOSURE_KEY = "exposure"
 SERVED_SOURCE = "authored"
+PUBLISH_RISK_COMPUTED = "tool-publish-risk-computed"
 
 DRAFT = tools_pb2.TOOL_STATE_DRAFT
 PUBLISHED = tools_pb2.TOOL_STATE_PUBLISHED
@@ -434,6 +435,13 @@ class Studio:
         revision = await self._records.update(key_of(name), record.SerializeToString(), entry.revision)
         self._metrics.changes.labels("publish").inc()
         risk = assess(entry.spec, await self._names())
+        await self._risk.publish(
+            PUBLISH_RISK_COMPUTED,
+            WARN if risk.level > 0 else INFO,
+            f"Published tool '{name}' is L{risk.level}: {'; '.join(risk.reasons)}",
+            reason=f"L{risk.level}",
+            subject=name,
+        )
         await self._poisoning(name, risk)
         return self.summary(Entry(entry.spec, AUTHORED, record, revision), await self.exposure(), risk)
 
