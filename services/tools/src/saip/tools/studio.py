@@ -369,21 +369,7 @@ class Studio:
         arguments = spec.test_arguments() if local_pass else parse_arguments(spec, arguments_json)
         outcome = await self._run("test", spec, arguments, statics)
         masker = Masker(secrets)
-        report = tools_pb2.TestReport(
-            name=name,
-            passed=outcome.ok,
-            result_json=masker.text(outcome.result_json),
-            error=masker.text(outcome.error),
-            console=[masker.text(line) for line in outcome.console],
-            duration_ms=outcome.duration_ms,
-            guard_blocks=[
-                tools_pb2.GuardBlock(reason=reason, message=masker.text(message))
-                for reason, message in outcome.guard_blocks
-            ],
-            local_pass=local_pass,
-        )
-        if outcome.console_dropped:
-            report.warnings.append(f"{outcome.console_dropped} console lines past the cap were dropped.")
+        report = report_of(name, outcome, masker, local_pass=local_pass)
         await self._guarded(name, outcome, masker)
         if local_pass and entry.record is not None:
             await self._record_test(entry, outcome, report)
@@ -543,15 +529,7 @@ class Studio:
         outcome = await self._run("call", spec, arguments, statics)
         masker = Masker(secrets)
         await self._guarded(name, outcome, masker)
-        if not outcome.ok:
-            return common_pb2.CallServedToolReply(
-                is_error=True, text=masker.text(f"Tool '{name}' failed: {outcome.error}")
-            )
-        text = masker.text(outcome.result_json)
-        structured = ""
-        if text.startswith("{"):
-            structured = text
-        return common_pb2.CallServedToolReply(text=text, structured_json=structured)
+        return reply_of(name, outcome, masker)
 
     async def _run(self, kind: str, spec: ToolSpec, arguments: dict[str, Any], statics: dict[str, str]) -> Outcome:
         # Every declared parameter is a global; one the caller left out is null, so `x ?? fallback` works.
@@ -627,3 +605,32 @@ def parse_arguments(spec: ToolSpec, arguments_json: str) -> dict[str, Any]:
             "match its input schema."
         )
     return arguments
+
+
+def report_of(name: str, outcome: Outcome, masker: Masker, *, local_pass: bool) -> tools_pb2.TestReport:
+    """What a test run shows: result, error, console and guard messages, every resolved secret masked."""
+    report = tools_pb2.TestReport(
+        name=name,
+        passed=outcome.ok,
+        result_json=masker.text(outcome.result_json),
+        error=masker.text(outcome.error),
+        console=[masker.text(line) for line in outcome.console],
+        duration_ms=outcome.duration_ms,
+        guard_blocks=[
+            tools_pb2.GuardBlock(reason=reason, message=masker.text(message))
+            for reason, message in outcome.guard_blocks
+        ],
+        local_pass=local_pass,
+    )
+    if outcome.console_dropped:
+        report.warnings.append(f"{outcome.console_dropped} console lines past the cap were dropped.")
+    return report
+
+
+def reply_of(name: str, outcome: Outcome, masker: Masker) -> common_pb2.CallServedToolReply:
+    """What a served call answers: the result as JSON text (an object also as structured content), or the error;
+    every resolved secret masked."""
+    if not outcome.ok:
+        return common_pb2.CallServedToolReply(is_error=True, text=masker.text(f"Tool '{name}' failed: {outcome.error}"))
+    text = masker.text(outcome.result_json)
+    return common_pb2.CallServedToolReply(text=text, structured_json=text if text.startswith("{") else "")
