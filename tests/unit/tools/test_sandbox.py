@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from saip.tools.errors import SandboxUnavailable
 from saip.tools.sandbox import Limits, Sandbox
 from saip.tools.worker import Job, Outcome, run_job
 
@@ -289,3 +290,16 @@ async def test_array_buffers_past_the_workers_data_cap_fail_inside_the_code() ->
     assert "RangeError" in outcome.error
     assert [reason for reason, _ in outcome.guard_blocks] == ["memory-limit"]
     assert after.ok
+
+
+def _workers_that_cannot_start(data_limit: int) -> None:
+    raise SystemExit(3)
+
+
+async def test_a_pool_whose_workers_cannot_start_says_so_rather_than_failing_inside() -> None:
+    sandbox = Sandbox(1, Limits(), initializer=_workers_that_cannot_start)
+    try:
+        with pytest.raises(SandboxUnavailable, match="could not run the code"):
+            await sandbox.run(sandbox.job("return 1", {}, {}, network_mode="blocked", hosts_allow=()))
+    finally:
+        sandbox.close()

@@ -8,7 +8,8 @@ ToolsError
 │   └── LiteralSecret      a static variable that looks like a secret holds a literal value
 ├── UnreadableRecord       a stored record no longer parses                -> FAILED_PRECONDITION
 ├── Conflict               the record moved on since it was read           -> ABORTED
-└── StoreUnavailable       NATS did not answer in time                     -> UNAVAILABLE
+├── StoreUnavailable       NATS did not answer in time                     -> UNAVAILABLE
+└── SandboxUnavailable     the sandbox's workers could not take the run    -> UNAVAILABLE
 
 Every message is a sentence the AI (or the person) can act on: it names the rule and what to do instead.
 """
@@ -65,3 +66,7 @@ class Conflict(ToolsError):
 
 class StoreUnavailable(ToolsError):
     """NATS is unreachable or did not answer; the operation can be retried."""
+
+
+class SandboxUnavailable(ToolsError):
+    """The worker pool could not run the code at all (not the code's fault); it was restarted."""

@@ -10,11 +10,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from pebble import ProcessExpired, ProcessPool
 
 from saip.tools import worker
+from saip.tools.errors import SandboxUnavailable
 from saip.tools.worker import Job, Outcome
 
 logger = logging.getLogger(__name__)
@@ -36,13 +39,19 @@ class Limits:
 class Sandbox:
     """Runs jobs on `workers` processes; `run` never raises for what the code does, only returns an Outcome."""
 
-    def __init__(self, workers: int, limits: Limits) -> None:
+    def __init__(
+        self, workers: int, limits: Limits, *, initializer: Callable[[int], None] = worker.init_worker
+    ) -> None:
         self.limits = limits
         self.workers = workers
-        self._pool = ProcessPool(
-            max_workers=workers,
-            initializer=worker.init_worker,
-            initargs=(limits.memory_bytes + DATA_HEADROOM,),
+        self._initializer = initializer
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPool:
+        return ProcessPool(
+            max_workers=self.workers,
+            initializer=self._initializer,
+            initargs=(self.limits.memory_bytes + DATA_HEADROOM,),
             context=multiprocessing.get_context("spawn"),
         )
 
@@ -68,9 +77,19 @@ class Sandbox:
         )
 
     async def run(self, job: Job) -> Outcome:
-        future = self._pool.schedule(worker.run_job, args=(job,), timeout=job.timeout + GRACE_SECONDS)
         try:
+            future = self._pool.schedule(worker.run_job, args=(job,), timeout=job.timeout + GRACE_SECONDS)
             return await asyncio.wrap_future(future)
+        except BrokenProcessPool as exc:
+            # Every worker died before it could take work (it cannot start V8 here): start a new pool for the next
+            # call, and say so instead of failing with an internal error.
+            logger.error("sandbox pool broken; starting a new one", extra={"error": str(exc)})
+            self.close()
+            self._pool = self._new_pool()
+            raise SandboxUnavailable(
+                "The sandbox's worker processes could not run the code (they stopped while starting); the service "
+                "restarted them. Try again; if it happens again, the tools service's log says why."
+            ) from None
         except TimeoutError:
             message = f"The code did not stop at the {job.timeout:g} s wall-clock limit; its worker process was killed."
             return Outcome(ok=False, error=message, guard_blocks=[(worker.TIME_LIMIT, message)])

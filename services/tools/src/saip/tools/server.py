@@ -25,6 +25,7 @@ from saip.tools.errors import (
     Conflict,
     InvalidSpec,
     RuleRefused,
+    SandboxUnavailable,
     StoreUnavailable,
     ToolNotFound,
     ToolsError,
@@ -49,6 +50,7 @@ _STATUS: dict[type[ToolsError], grpc.StatusCode] = {
     Conflict: grpc.StatusCode.ABORTED,
     UnreadableRecord: grpc.StatusCode.FAILED_PRECONDITION,
     StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
+    SandboxUnavailable: grpc.StatusCode.UNAVAILABLE,
 }
 
 Unary = Callable[[Any, Any, Any], Awaitable[Any]]
