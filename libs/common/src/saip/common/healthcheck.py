@@ -45,7 +45,7 @@ def http_ok(url: str, timeout: float = TIMEOUT) -> tuple[bool, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) in (2, 3) and args[0] == "grpc":
-        healthy, said = grpc_serving(*args[1:])
+        healthy, said = grpc_serving(args[1], args[2] if len(args) == 3 else "")
     elif len(args) == 2 and args[0] == "http":
         healthy, said = http_ok(args[1])
     else:
