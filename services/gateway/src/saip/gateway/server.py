@@ -50,7 +50,9 @@ class Gateway:
     """Everything one gateway replica holds. Built without I/O; `running()` connects and starts the watchers."""
 
     def __init__(self, settings: GatewaySettings, extra: Callable[[Gateway], list[Contribution]] | None = None) -> None:
+        """`extra` adds contributions beside the built-in ones (the multi-replica tests add tools that ask)."""
         self.settings = settings
+        self._extra = extra
         self.tokens = TokenState(settings.configured_token)
         self.registry = Registry()
         self.sessions = LegacySessions()
@@ -118,6 +120,7 @@ class Gateway:
             )
             self.monitor = MonitorContribution(self.audit, self.management_status)
             contributions: list[Contribution] = [self.monitor]
+            contributions.extend(self._extra(self) if self._extra else [])
             self.registrar = Registrar(
                 policy=Policy(
                     enabled=settings.management_enabled,
