@@ -35,8 +35,6 @@ from tests.contract.deployment import (
 
 DOCKERFILES = ROOT / "docker"
 WORKLOADS = ("Deployment", "StatefulSet")
-# Third-party images whose root filesystem must stay writable, and why.
-WRITABLE_ROOT = {"qdrant": "Qdrant writes an initialisation marker in its working directory"}
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +187,7 @@ def test_every_container_is_non_root_without_capabilities_and_with_resources(ren
             security = container["securityContext"]
             assert security["capabilities"] == {"drop": ["ALL"]}, where
             assert security["allowPrivilegeEscalation"] is False, where
-            assert security["readOnlyRootFilesystem"] is (doc["metadata"]["name"] not in WRITABLE_ROOT), where
+            assert security["readOnlyRootFilesystem"] is True, where
             assert {"cpu", "memory"} <= set(container["resources"]["requests"]), where
             assert {"cpu", "memory"} <= set(container["resources"]["limits"]), where
 

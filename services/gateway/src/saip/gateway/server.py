@@ -100,8 +100,11 @@ class Gateway:
             stack.push_async_callback(bus.close, self.nc)
             js = self.nc.jetstream()
             await bus.ensure_stream(js, bus.audit_stream_config(settings))
-            auth_kv = await bus.ensure_kv(js, names.AUTH_BUCKET, history=5)
-            nonces_kv = await bus.ensure_kv(js, names.APPROVALS_BUCKET, ttl=timedelta(seconds=2 * self.state_ttl))
+            replicas = settings.nats_replicas
+            auth_kv = await bus.ensure_kv(js, names.AUTH_BUCKET, history=5, replicas=replicas)
+            nonces_kv = await bus.ensure_kv(
+                js, names.APPROVALS_BUCKET, ttl=timedelta(seconds=2 * self.state_ttl), replicas=replicas
+            )
             spool = Spool(settings.spool_dir)
             stack.callback(spool.close)
             self.publisher = AuditPublisher(self.nc, spool)
