@@ -175,19 +175,50 @@ def test_every_object_is_in_the_saip_namespace(rendered: list[dict[str, Any]]) -
     assert {doc["metadata"].get("namespace") for doc in rendered if doc["kind"] != "Namespace"} == {"saip"}
 
 
-def test_every_container_is_non_root_without_capabilities_and_with_resources(rendered: list[dict[str, Any]]) -> None:
+# What the restricted Pod Security Standard admits (the namespace enforces it).
+RESTRICTED_VOLUMES = {
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+}
+
+
+def test_every_pod_meets_the_restricted_pod_security_standard(rendered: list[dict[str, Any]]) -> None:
+    namespace = objects(rendered, "Namespace")["saip"]
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
     for doc in rendered:
         if doc["kind"] not in WORKLOADS:
             continue
+        name = doc["metadata"]["name"]
         pod = doc["spec"]["template"]["spec"]
-        assert pod["securityContext"]["runAsNonRoot"] is True, doc["metadata"]["name"]
-        assert pod["automountServiceAccountToken"] is False
+        assert not any(pod.get(host) for host in ("hostNetwork", "hostPID", "hostIPC")), name
+        assert pod["securityContext"]["runAsNonRoot"] is True, name
+        assert pod["securityContext"]["runAsUser"] != 0, name
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}, name
+        assert pod["automountServiceAccountToken"] is False, name
+        for volume in pod.get("volumes", []):
+            assert set(volume) - {"name"} <= RESTRICTED_VOLUMES, (name, volume)
         for container in containers(doc):
-            where = f"{doc['metadata']['name']}/{container['name']}"
+            where = f"{name}/{container['name']}"
             security = container["securityContext"]
             assert security["capabilities"] == {"drop": ["ALL"]}, where
             assert security["allowPrivilegeEscalation"] is False, where
+            assert not security.get("privileged"), where
             assert security["readOnlyRootFilesystem"] is True, where
+            assert not any(port.get("hostPort") for port in container.get("ports", [])), where
+
+
+def test_every_container_has_requests_and_limits(rendered: list[dict[str, Any]]) -> None:
+    for doc in rendered:
+        if doc["kind"] not in WORKLOADS:
+            continue
+        for container in containers(doc):
+            where = f"{doc['metadata']['name']}/{container['name']}"
             assert {"cpu", "memory"} <= set(container["resources"]["requests"]), where
             assert {"cpu", "memory"} <= set(container["resources"]["limits"]), where
 

@@ -25,7 +25,9 @@ def owner(metric: str) -> str | None:
     """The service whose prefix the metric carries, or None for the series every service shares."""
     if metric.startswith(SHARED_PREFIXES):
         return None
-    return next(name for name in KNOWN_SERVICES if metric.startswith(f"saip_{name}_"))
+    service = metric.removeprefix("saip_").split("_", 1)[0]
+    assert service in KNOWN_SERVICES, f"{metric} carries the prefix of no saip service"
+    return service
 
 
 def scrape(url: str) -> set[str]:
