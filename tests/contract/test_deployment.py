@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
+import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +160,58 @@ def test_every_dockerfile_has_the_one_shape() -> None:
     assert "USER 10001:10001" in shape
     assert "uv sync --frozen --no-dev --no-editable --package saip-<service>" in shape
     assert 'CMD ["python", "-m", "saip.<service>"]' in shape
+
+
+def _uv_syncs(dockerfile: Path) -> list[list[str]]:
+    """The `uv sync` commands of the builder stage, in order."""
+    instructions = dockerfile.read_text().replace("\\\n", " ").splitlines()
+    return [
+        shlex.split(line[line.index("uv sync") :])
+        for line in instructions
+        if line.startswith("RUN ") and "uv sync" in line
+    ]
+
+
+def test_the_images_use_the_uv_the_makefile_pins() -> None:
+    [pinned] = re.findall(r"^UV_VERSION := (\S+)$", (ROOT / "Makefile").read_text(), flags=re.M)
+    for path in DOCKERFILES.glob("*.Dockerfile"):
+        assert f"COPY --from=ghcr.io/astral-sh/uv:{pinned} " in path.read_text(), path.name
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_the_image_install_steps_give_an_environment_that_runs_the_service(service: str, tmp_path: Path) -> None:
+    """The builder stage's two `uv sync` steps, run offline from the lock: the first with only the files its bind
+    mounts give, the second after the sources are copied. No Docker needed; the packages come from uv's cache."""
+    dependencies, project = _uv_syncs(DOCKERFILES / f"{service}.Dockerfile")
+    source, environment = tmp_path / "src", tmp_path / "opt"
+    source.mkdir()
+    for name in ("pyproject.toml", "uv.lock"):
+        shutil.copy(ROOT / name, source / name)
+    env = {
+        **os.environ,
+        "UV_OFFLINE": "1",
+        "UV_PYTHON_DOWNLOADS": "never",
+        "UV_PROJECT_ENVIRONMENT": str(environment),
+    }
+    uv = str(Path(sys.executable).parent / "uv")
+
+    def run(command: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(command, cwd=source, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+    done = run([uv, *dependencies[1:]])
+    assert done.returncode == 0, done.stderr
+    for folder in ("libs", "services"):
+        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    done = run([uv, *project[1:]])
+    assert done.returncode == 0, done.stderr
+
+    for folder in ("libs", "services"):  # the runtime stage copies /opt/saip alone
+        shutil.rmtree(source / folder)
+    python = str(environment / "bin" / "python")
+    done = run([python, "-c", f"import saip.{service}.__main__, saip.common.healthcheck"])
+    assert done.returncode == 0, done.stderr
+    assert run([python, "-m", "saip.common.healthcheck"]).returncode == 2  # the probe is there: it prints its usage
+    assert not (environment / "bin" / "pytest").exists()  # no dev tools in the image
 
 
 # Kubernetes
