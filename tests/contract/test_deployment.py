@@ -33,6 +33,7 @@ from tests.contract.deployment import (
     expressions,
     metrics_in,
     panels,
+    parse_promql,
     prometheus_jobs,
     render_k8s,
     run_compose,
@@ -405,10 +406,21 @@ def test_the_safety_dashboard_shows_what_the_specification_asks_for() -> None:
         assert shown in queried
 
 
+def test_every_dashboard_expression_is_valid_promql() -> None:
+    invalid = {}
+    for path in DASHBOARDS:
+        for expr in expressions(path):
+            try:
+                parse_promql(expr)
+            except ValueError as exc:
+                invalid[expr] = f"{path.name}: {exc}"
+    assert invalid == {}
+
+
 def test_metric_names_are_read_out_of_promql() -> None:
     expr = (
         'sum by (job, grpc_method) (rate(saip_grpc_server_handled_total{grpc_code!="OK"}[$__rate_interval])) '
-        "/ ignoring(le) histogram_quantile(0.9, sum by (le) (rate(x_seconds_bucket[5m]))) and on(job) up"
+        "/ ignoring(le) histogram_quantile(0.9, sum by (le) (rate(x_seconds_bucket[$__range]))) and on(job) up"
     )
     assert metrics_in(expr) == {"saip_grpc_server_handled_total", "x_seconds_bucket", "up"}
 
