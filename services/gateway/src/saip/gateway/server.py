@@ -153,7 +153,7 @@ class Gateway:
                     client=client, serving=SERVING[name], registry=self.registry, notifier=self.notifier, gate=published
                 )
                 self.published.append(source)
-                buckets[name] = await bus.ensure_kv(js, SERVING[name].bucket, history=5)
+                buckets[name] = await bus.ensure_kv(js, SERVING[name].bucket, history=5, replicas=replicas)
             publish_build_info("gateway")
             async with anyio.create_task_group() as group:
                 group.start_soon(self.publisher.flush_forever)
