@@ -386,6 +386,18 @@ def test_dashboards_use_the_provisioned_datasource_and_unique_ids() -> None:
     assert {path.stem for path in DASHBOARDS} == {"safety", "services"}
 
 
+def test_dashboard_panels_sit_side_by_side_without_overlapping() -> None:
+    for path in DASHBOARDS:
+        cells: dict[tuple[int, int], str] = {}
+        for panel in panels(json.loads(path.read_text())):
+            grid = panel["gridPos"]
+            assert grid["x"] + grid["w"] <= 24, (path.name, panel["title"])
+            for x in range(grid["x"], grid["x"] + grid["w"]):
+                for y in range(grid["y"], grid["y"] + grid["h"]):
+                    assert (x, y) not in cells, f"{path.name}: {panel['title']} overlaps {cells[x, y]}"
+                    cells[x, y] = panel["title"]
+
+
 def test_every_dashboard_metric_is_a_saip_series_or_named_infrastructure() -> None:
     prefixes = tuple(f"saip_{name}_" for name in ("gateway", "audit", "tools", "knowledge", "grpc_server", "build"))
     unknown = {name for name in dashboard_metrics() if not name.startswith(prefixes)} - set(INFRASTRUCTURE_METRICS)
