@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 import sys
 
-from bench import audit_throughput, knowledge_search, mcp_latency
+from bench import audit_throughput, knowledge_search, mcp_latency, token_propagation, tool_latency
 
 
 def main() -> None:
@@ -13,6 +13,8 @@ def main() -> None:
     benchmarks = (
         ("mcp_latency", mcp_latency),
         ("audit_throughput", audit_throughput),
+        ("token_propagation", token_propagation),
+        ("tool_latency", tool_latency),
         ("knowledge_search", knowledge_search),
     )
     for name, benchmark in benchmarks:

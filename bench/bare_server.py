@@ -15,5 +15,10 @@ def status() -> dict[str, object]:
     return {"ok": True, "message": "bare", "data": {"tools": 4, "surface": True}}
 
 
+@server.tool(description="Count the words of a text.")
+def word_count(text: str) -> dict[str, object]:
+    return {"words": len(text.split())}
+
+
 if __name__ == "__main__":
     uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")

@@ -25,6 +25,7 @@ from saip.common.natsd import free_port
 
 SAIP = Path(sys.executable).parent / "saip"
 BANNER = re.compile(r"^(MCP endpoint|MCP bearer token|Admin token): (.+)$")
+METRICS = re.compile(r"^Metrics: (.+)$")
 E2E_CLIENT = types.Implementation(name="e2e-client", version="1.0")
 
 
@@ -35,6 +36,7 @@ class Stack:
     process: subprocess.Popen[str]
     lines: list[str] = field(default_factory=list)
     banner: dict[str, str] = field(default_factory=dict)
+    metrics: dict[str, str] = field(default_factory=dict)  # service -> its /metrics URL, as the banner says
     ready: threading.Event = field(default_factory=threading.Event)
     reader: threading.Thread | None = None
 
@@ -62,6 +64,10 @@ class Stack:
         for raw in self.process.stdout:
             line = raw.rstrip("\n")
             self.lines.append(line)
+            listed = METRICS.match(line)
+            for entry in listed.group(1).split(", ") if listed else []:
+                service, url = entry.split(" ", 1)
+                self.metrics[service] = url
             match = BANNER.match(line)
             if match:
                 self.banner[match.group(1)] = match.group(2)

@@ -34,7 +34,7 @@ def test_two_stacks_run_side_by_side_and_sigterm_stops_everything_within_10_s(tm
             assert httpx.get(f"{stack.url}/healthz", timeout=5).status_code == 200
         assert first.mcp_token != second.mcp_token
         started = first.descendants()
-        assert len(started) >= 4  # honcho's workers and nats, audit, gateway below them
+        assert len(started) >= 4  # honcho's workers and nats, audit, tools, gateway below them
     finally:
         elapsed = first.stop()
         second.stop()
@@ -103,5 +103,5 @@ def test_an_existing_nats_is_used_when_saip_nats_url_is_set(tmp_path: Path, nats
     finally:
         stack.stop()
     assert not any(line.startswith("nats started") for line in started)
-    assert {"audit", "gateway"} <= {line.split()[0] for line in started}
+    assert {"audit", "tools", "gateway"} <= {line.split()[0] for line in started}
     assert not (home / "nats").exists()

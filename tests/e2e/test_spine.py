@@ -53,7 +53,10 @@ def test_the_banner_gives_the_mcp_url_and_both_tokens(stack: Stack) -> None:
 def test_healthz_is_200_when_every_service_is_healthy(stack: Stack) -> None:
     reply = httpx.get(f"{stack.url}/healthz", timeout=5)
     assert reply.status_code == 200
-    assert reply.json() == {"status": "ok", "checks": {"nats": "ok", "audit": "ok", "knowledge": "ok"}}
+    assert reply.json() == {
+        "status": "ok",
+        "checks": {"nats": "ok", "audit": "ok", "tools": "ok", "knowledge": "ok"},
+    }
 
 
 @pytest.mark.parametrize(

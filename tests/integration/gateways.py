@@ -1,14 +1,24 @@
-"""In-process gateway replicas on a real nats-server, for the integration tests."""
+"""Gateway replicas on a real nats-server, for the integration tests: in-process, or each as its own process."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from saip.gateway.config import GatewaySettings
+import httpx
 
+from saip.common.natsd import free_port
+from saip.gateway.config import GatewaySettings
+from tests.waiting import eventually
+
+ROOT = Path(__file__).resolve().parents[2]
 ADMIN = "a" * 40
 SEALING = "s" * 40
+ADMIN_HEADERS = {"Authorization": f"Bearer {ADMIN}"}
 
 
 def replica_settings(home: Path, nats_url: str, name: str, **overrides: Any) -> GatewaySettings:
@@ -22,3 +32,71 @@ def replica_settings(home: Path, nats_url: str, name: str, **overrides: Any) -> 
         audit_addr="127.0.0.1:1",
         **overrides,
     )
+
+
+@dataclass
+class GatewayProcess:
+    """One gateway replica running as its own process (`python -m <module>`), its log in `log`."""
+
+    name: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self, within: float = 10.0) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=within)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_replica(
+    home: Path, nats_url: str, name: str, *, module: str = "tests.integration.replica", **env: str
+) -> GatewayProcess:
+    """Start a replica on a free port; the caller waits for it (`ready`). Every replica shares the admin token and
+    the sealing key, as the replicas of one deployment do."""
+    port = free_port()
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("SAIP_")}
+    environment.update(
+        {
+            "SAIP_HOME": str(home),
+            "SAIP_NATS_URL": nats_url,
+            "SAIP_ADMIN_TOKEN": ADMIN,
+            "SAIP_APPROVAL_SEALING_KEY": SEALING,
+            "SAIP_GATEWAY_REPLICA": name,
+            "SAIP_GATEWAY_PORT": str(port),
+            "SAIP_AUDIT_ADDR": "127.0.0.1:1",
+            "SAIP_AUDIT_SPOOL_DIR": str(home / "spool" / name),
+            "SAIP_LOG_LEVEL": "WARNING",
+            **env,
+        }
+    )
+    log = home / f"{name}.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", module], cwd=ROOT, env=environment, stdout=output, stderr=subprocess.STDOUT
+        )
+    return GatewayProcess(name, port, process, log)
+
+
+async def ready(replica: GatewayProcess, within: float = 30.0) -> None:
+    """Wait until the replica answers its REST API (its /healthz stays 503 here: no audit service runs)."""
+
+    async def answers() -> bool:
+        if replica.process.poll() is not None:
+            raise AssertionError(f"{replica.name} exited:\n{replica.log.read_text()[-3000:]}")
+        try:
+            async with httpx.AsyncClient(timeout=2) as client:
+                reply = await client.get(f"{replica.url}/api/v1/management/status", headers=ADMIN_HEADERS)
+        except httpx.TransportError:
+            return False
+        return reply.status_code == 200
+
+    await eventually(answers, within=within, every=0.05)

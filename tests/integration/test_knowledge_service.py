@@ -81,7 +81,7 @@ async def stub(app: KnowledgeApp) -> AsyncIterator[Stub]:
 
 
 async def chunk_count(stub: Stub) -> int:
-    return (await stub.GetStatus(knowledge_pb2.GetStatusRequest())).chunks
+    return (await stub.GetStatus(knowledge_pb2.GetKnowledgeStatusRequest())).chunks
 
 
 async def test_three_types_are_ingested_and_searched_with_names_and_positions(stub: Stub, root: Path) -> None:
@@ -162,7 +162,7 @@ async def test_files_that_cannot_be_ingested_leave_nothing_behind(stub: Stub, ro
     for name, (code, words) in cases.items():
         refused = await refusal(stub, path=str(root / name))
         assert (refused.code(), words in (refused.details() or "")) == (code, True), name
-    status = await stub.GetStatus(knowledge_pb2.GetStatusRequest())
+    status = await stub.GetStatus(knowledge_pb2.GetKnowledgeStatusRequest())
     assert (status.documents, status.chunks, status.pipelines) == (0, 0, 0)
 
 
@@ -278,13 +278,13 @@ async def test_a_suggested_tool_is_published_served_called_and_unpublished(stub:
 
     with pytest.raises(grpc.aio.AioRpcError) as reserved:
         await stub.PublishTool(
-            knowledge_pb2.PublishToolRequest(name="saip_docs", description="d", pipeline=suggestion.pipeline)
+            knowledge_pb2.PublishKnowledgeToolRequest(name="saip_docs", description="d", pipeline=suggestion.pipeline)
         )
     assert "starts with 'saip_', which is reserved for this app's own management tools" in (
         reserved.value.details() or ""
     )
     published = await stub.PublishTool(
-        knowledge_pb2.PublishToolRequest(
+        knowledge_pb2.PublishKnowledgeToolRequest(
             name=suggestion.name, description=suggestion.description, pipeline=suggestion.pipeline
         )
     )
@@ -316,7 +316,7 @@ async def test_a_suggested_tool_is_published_served_called_and_unpublished(stub:
     with pytest.raises(grpc.aio.AioRpcError) as used:
         await stub.DeletePipeline(knowledge_pb2.DeletePipelineRequest(name="All documents (simple)"))
     assert f"'{served.name}' search" in (used.value.details() or "")
-    await stub.UnpublishTool(knowledge_pb2.UnpublishToolRequest(name=served.name))
+    await stub.UnpublishTool(knowledge_pb2.UnpublishKnowledgeToolRequest(name=served.name))
     assert not (await stub.ListServedTools(common_pb2.ListServedToolsRequest())).tools
 
 
@@ -393,7 +393,7 @@ async def test_configured_documents_and_pipelines_are_read_only_and_survive_a_re
         names_after = [d.name for d in (await stub.ListDocuments(knowledge_pb2.ListDocumentsRequest())).documents]
         found = await stub.Search(knowledge_pb2.SearchRequest(pipeline="Ops", query="restart"))
         assert names_after == ["notes", "Runbook"] and found.hits[0].document_name == "Runbook"
-        assert (await stub.GetStatus(knowledge_pb2.GetStatusRequest())).chunks == 2
+        assert (await stub.GetStatus(knowledge_pb2.GetKnowledgeStatusRequest())).chunks == 2
 
 
 async def test_two_replicas_on_one_bucket_see_each_other_s_writes(
@@ -410,7 +410,7 @@ async def test_two_replicas_on_one_bucket_see_each_other_s_writes(
     ):
         await ingest(a, text="# Shared\n\nBoth replicas read one catalog.", name="shared")
         await a.PublishTool(
-            knowledge_pb2.PublishToolRequest(
+            knowledge_pb2.PublishKnowledgeToolRequest(
                 name="search_shared", description="Search.", pipeline="All documents (simple)"
             )
         )
@@ -470,7 +470,7 @@ async def test_the_dense_encoder_finds_meaning_the_words_miss_and_documents_are_
         knowledge_dense_tokenizer=tokenizer,
     )
     async with running_knowledge(hybrid) as app, knowledge_stub(app.port) as stub:
-        status = await stub.GetStatus(knowledge_pb2.GetStatusRequest())
+        status = await stub.GetStatus(knowledge_pb2.GetKnowledgeStatusRequest())
         found = await stub.Search(knowledge_pb2.SearchRequest(query="automobile broke down"))
         both = await stub.Search(knowledge_pb2.SearchRequest(query="mechanic battery"))
     assert status.encoder.startswith("lexical-bm25 + model-") and status.encoder.endswith("(RRF)")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
+from saip.gateway.approval import Answer
 from saip.gateway.config import ApprovalMode
+from saip.gateway.errors import ServiceRefused
 from saip.gateway.gate import Need, need_for, question
 from saip.gateway.management import Approval, Caller, Level
 from saip.v1 import common_pb2
@@ -87,3 +90,52 @@ async def test_audit_record_masks_secrets_in_arguments(tmp_path: Path) -> None:
     record = h.audit.records[0]
     assert json.loads(record.arguments) == {"count": 1, "name": "Bearer ***"}
     assert "sk-abcdefghijkl" not in record.summary
+
+
+class _Asked(_NoInteraction):
+    """An interaction that records the question and approves it."""
+
+    def __init__(self) -> None:
+        self.questions: list[str] = []
+
+    async def elicit(self, message: str, schema: dict[str, object]) -> object:
+        self.questions.append(message)
+        return Answer("accept", {"approve": ["run"]})
+
+    async def progress(self, done: float, total: float, message: str) -> None:
+        return None
+
+
+async def test_a_plan_read_from_the_owning_service_is_awaited_and_quoted(tmp_path: Path) -> None:
+    h = harness(tmp_path)
+    [write] = [t for t in h.probe.tools() if t.name == "saip_probe_write"]
+
+    async def plan(arguments: object) -> Approval:
+        return Approval(Level.WRITE, "run 'weather' in the sandbox: risk L3, network strict", high_risk=True)
+
+    planned = dataclasses.replace(write, planner=plan)
+    asked = _Asked()
+    result = await h.gate.execute(planned, {"name": "weather"}, Caller(client_name="c", elicitation=True), asked)  # type: ignore[arg-type]
+    assert result.envelope is not None and result.envelope["ok"] is True
+    assert asked.questions[0].startswith("[WRITE] c wants to run saip_probe_write: run 'weather' in the sandbox")
+    assert h.audit.records[0].high_risk
+
+
+async def test_a_plan_the_owning_service_refuses_is_an_error_and_nobody_is_asked(tmp_path: Path) -> None:
+    h = harness(tmp_path)
+    [delete] = [t for t in h.probe.tools() if t.name == "saip_probe_delete"]
+
+    async def plan(arguments: object) -> Approval:
+        raise ServiceRefused("No tool named 'ghost'. Call saip_tools_list for the tools there are.")
+
+    planned = dataclasses.replace(delete, planner=plan)
+    result = await h.gate.execute(
+        planned, {"name": "ghost"}, Caller(client_name="c", elicitation=True), _NoInteraction()
+    )  # type: ignore[arg-type]
+    assert result.envelope is not None
+    assert result.envelope["message"] == "No tool named 'ghost'. Call saip_tools_list for the tools there are."
+    assert h.probe.runs == []
+    assert (h.audit.records[0].outcome, h.audit.records[0].hitl) == (
+        common_pb2.OUTCOME_ERROR,
+        common_pb2.HITL_DECISION_UNSPECIFIED,
+    )

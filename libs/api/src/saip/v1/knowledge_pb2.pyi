@@ -254,7 +254,7 @@ class SuggestToolsReply(_message.Message):
     suggestions: _containers.RepeatedCompositeFieldContainer[ToolSuggestion]
     def __init__(self, suggestions: _Optional[_Iterable[_Union[ToolSuggestion, _Mapping]]] = ...) -> None: ...
 
-class PublishToolRequest(_message.Message):
+class PublishKnowledgeToolRequest(_message.Message):
     __slots__ = ("name", "description", "pipeline")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -264,29 +264,29 @@ class PublishToolRequest(_message.Message):
     pipeline: str
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., pipeline: _Optional[str] = ...) -> None: ...
 
-class PublishToolReply(_message.Message):
+class PublishKnowledgeToolReply(_message.Message):
     __slots__ = ("tool",)
     TOOL_FIELD_NUMBER: _ClassVar[int]
     tool: KnowledgeTool
     def __init__(self, tool: _Optional[_Union[KnowledgeTool, _Mapping]] = ...) -> None: ...
 
-class UnpublishToolRequest(_message.Message):
+class UnpublishKnowledgeToolRequest(_message.Message):
     __slots__ = ("name",)
     NAME_FIELD_NUMBER: _ClassVar[int]
     name: str
     def __init__(self, name: _Optional[str] = ...) -> None: ...
 
-class UnpublishToolReply(_message.Message):
+class UnpublishKnowledgeToolReply(_message.Message):
     __slots__ = ("tool",)
     TOOL_FIELD_NUMBER: _ClassVar[int]
     tool: KnowledgeTool
     def __init__(self, tool: _Optional[_Union[KnowledgeTool, _Mapping]] = ...) -> None: ...
 
-class GetStatusRequest(_message.Message):
+class GetKnowledgeStatusRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
-class GetStatusReply(_message.Message):
+class GetKnowledgeStatusReply(_message.Message):
     __slots__ = ("documents", "chunks", "pipelines", "tools", "vector_store", "ingest_roots", "encoder", "max_document_bytes")
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     CHUNKS_FIELD_NUMBER: _ClassVar[int]

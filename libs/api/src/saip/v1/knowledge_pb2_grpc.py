@@ -77,18 +77,18 @@ class KnowledgeServiceStub:
                 _registered_method=True)
         self.PublishTool = channel.unary_unary(
                 '/saip.v1.KnowledgeService/PublishTool',
-                request_serializer=saip_dot_v1_dot_knowledge__pb2.PublishToolRequest.SerializeToString,
-                response_deserializer=saip_dot_v1_dot_knowledge__pb2.PublishToolReply.FromString,
+                request_serializer=saip_dot_v1_dot_knowledge__pb2.PublishKnowledgeToolRequest.SerializeToString,
+                response_deserializer=saip_dot_v1_dot_knowledge__pb2.PublishKnowledgeToolReply.FromString,
                 _registered_method=True)
         self.UnpublishTool = channel.unary_unary(
                 '/saip.v1.KnowledgeService/UnpublishTool',
-                request_serializer=saip_dot_v1_dot_knowledge__pb2.UnpublishToolRequest.SerializeToString,
-                response_deserializer=saip_dot_v1_dot_knowledge__pb2.UnpublishToolReply.FromString,
+                request_serializer=saip_dot_v1_dot_knowledge__pb2.UnpublishKnowledgeToolRequest.SerializeToString,
+                response_deserializer=saip_dot_v1_dot_knowledge__pb2.UnpublishKnowledgeToolReply.FromString,
                 _registered_method=True)
         self.GetStatus = channel.unary_unary(
                 '/saip.v1.KnowledgeService/GetStatus',
-                request_serializer=saip_dot_v1_dot_knowledge__pb2.GetStatusRequest.SerializeToString,
-                response_deserializer=saip_dot_v1_dot_knowledge__pb2.GetStatusReply.FromString,
+                request_serializer=saip_dot_v1_dot_knowledge__pb2.GetKnowledgeStatusRequest.SerializeToString,
+                response_deserializer=saip_dot_v1_dot_knowledge__pb2.GetKnowledgeStatusReply.FromString,
                 _registered_method=True)
         self.ListServedTools = channel.unary_unary(
                 '/saip.v1.KnowledgeService/ListServedTools',
@@ -230,18 +230,18 @@ def add_KnowledgeServiceServicer_to_server(servicer, server):
             ),
             'PublishTool': grpc.unary_unary_rpc_method_handler(
                     servicer.PublishTool,
-                    request_deserializer=saip_dot_v1_dot_knowledge__pb2.PublishToolRequest.FromString,
-                    response_serializer=saip_dot_v1_dot_knowledge__pb2.PublishToolReply.SerializeToString,
+                    request_deserializer=saip_dot_v1_dot_knowledge__pb2.PublishKnowledgeToolRequest.FromString,
+                    response_serializer=saip_dot_v1_dot_knowledge__pb2.PublishKnowledgeToolReply.SerializeToString,
             ),
             'UnpublishTool': grpc.unary_unary_rpc_method_handler(
                     servicer.UnpublishTool,
-                    request_deserializer=saip_dot_v1_dot_knowledge__pb2.UnpublishToolRequest.FromString,
-                    response_serializer=saip_dot_v1_dot_knowledge__pb2.UnpublishToolReply.SerializeToString,
+                    request_deserializer=saip_dot_v1_dot_knowledge__pb2.UnpublishKnowledgeToolRequest.FromString,
+                    response_serializer=saip_dot_v1_dot_knowledge__pb2.UnpublishKnowledgeToolReply.SerializeToString,
             ),
             'GetStatus': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStatus,
-                    request_deserializer=saip_dot_v1_dot_knowledge__pb2.GetStatusRequest.FromString,
-                    response_serializer=saip_dot_v1_dot_knowledge__pb2.GetStatusReply.SerializeToString,
+                    request_deserializer=saip_dot_v1_dot_knowledge__pb2.GetKnowledgeStatusRequest.FromString,
+                    response_serializer=saip_dot_v1_dot_knowledge__pb2.GetKnowledgeStatusReply.SerializeToString,
             ),
             'ListServedTools': grpc.unary_unary_rpc_method_handler(
                     servicer.ListServedTools,
@@ -495,8 +495,8 @@ class KnowledgeService:
             request,
             target,
             '/saip.v1.KnowledgeService/PublishTool',
-            saip_dot_v1_dot_knowledge__pb2.PublishToolRequest.SerializeToString,
-            saip_dot_v1_dot_knowledge__pb2.PublishToolReply.FromString,
+            saip_dot_v1_dot_knowledge__pb2.PublishKnowledgeToolRequest.SerializeToString,
+            saip_dot_v1_dot_knowledge__pb2.PublishKnowledgeToolReply.FromString,
             options,
             channel_credentials,
             insecure,
@@ -522,8 +522,8 @@ class KnowledgeService:
             request,
             target,
             '/saip.v1.KnowledgeService/UnpublishTool',
-            saip_dot_v1_dot_knowledge__pb2.UnpublishToolRequest.SerializeToString,
-            saip_dot_v1_dot_knowledge__pb2.UnpublishToolReply.FromString,
+            saip_dot_v1_dot_knowledge__pb2.UnpublishKnowledgeToolRequest.SerializeToString,
+            saip_dot_v1_dot_knowledge__pb2.UnpublishKnowledgeToolReply.FromString,
             options,
             channel_credentials,
             insecure,
@@ -549,8 +549,8 @@ class KnowledgeService:
             request,
             target,
             '/saip.v1.KnowledgeService/GetStatus',
-            saip_dot_v1_dot_knowledge__pb2.GetStatusRequest.SerializeToString,
-            saip_dot_v1_dot_knowledge__pb2.GetStatusReply.FromString,
+            saip_dot_v1_dot_knowledge__pb2.GetKnowledgeStatusRequest.SerializeToString,
+            saip_dot_v1_dot_knowledge__pb2.GetKnowledgeStatusReply.FromString,
             options,
             channel_credentials,
             insecure,

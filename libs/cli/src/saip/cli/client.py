@@ -81,6 +81,11 @@ class GatewayApi:
         """One call under /api/v1/knowledge (the same methods as the saip_knowledge_* tools)."""
         return dict(self._request(method, f"/api/v1/knowledge{path}", **kwargs))
 
+    def tools(self, method: str, path: str = "", **kwargs: Any) -> dict[str, Any]:
+        """Tool Studio under /api/v1/tools: the envelope {ok, message, warnings, data} of the same method the AI
+        reaches through saip_tools_*."""
+        return dict(self._request(method, f"/api/v1/tools{path}", **kwargs))
+
     def verify(self) -> dict[str, Any]:
         return dict(self._request("GET", "/api/v1/audit/verify"))
 

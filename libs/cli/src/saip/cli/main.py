@@ -10,6 +10,7 @@ from urllib.parse import quote
 import click
 
 from saip.cli.client import ApiError, GatewayApi, default_admin_token, default_url
+from saip.cli.tools import tools
 
 OUTCOMES = ["OK", "ERROR", "REFUSED", "DECLINED", "DENIED", "TIMEOUT"]
 
@@ -317,6 +318,9 @@ def knowledge_unpublish(context: click.Context, name: str) -> None:
     """Remove the knowledge tool NAME from /mcp."""
     data = _call(context, lambda api: api.knowledge("DELETE", f"/tools/{_quoted(name)}"))
     click.echo(f"Unpublished '{data['name']}'.")
+
+
+cli.add_command(tools)
 
 
 def main() -> None:

@@ -103,6 +103,11 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
         shlex.join([python, "-m", "saip.knowledge"]),
         {**common, "SAIP_KNOWLEDGE_PORT": str(knowledge_port), "SAIP_KNOWLEDGE_METRICS_PORT": str(knowledge_metrics)},
     )
+    tools_port, tools_metrics = natsd.free_port(), natsd.free_port()
+    result.processes["tools"] = (
+        shlex.join([python, "-m", "saip.tools"]),
+        {**common, "SAIP_TOOLS_PORT": str(tools_port), "SAIP_TOOLS_METRICS_PORT": str(tools_metrics)},
+    )
     result.processes["gateway"] = (
         shlex.join([python, "-m", "saip.gateway"]),
         {
@@ -111,11 +116,22 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
             "SAIP_GATEWAY_PORT": str(port),
             "SAIP_AUDIT_ADDR": f"127.0.0.1:{audit_port}",
             "SAIP_KNOWLEDGE_ADDR": f"127.0.0.1:{knowledge_port}",
+            "SAIP_TOOLS_ADDR": f"127.0.0.1:{tools_port}",
             "SAIP_ADMIN_TOKEN": admin_token,
             "SAIP_APPROVAL_SEALING_KEY": sealing_key,
         },
     )
     return result
+
+
+def metrics_urls(stack: Plan) -> dict[str, str]:
+    """Where each service serves /metrics: the gateway on its HTTP port, the others on SAIP_<NAME>_METRICS_PORT."""
+    urls = {"gateway": f"{stack.gateway_url}/metrics"}
+    for name, (_, env) in stack.processes.items():
+        port = env.get(f"SAIP_{name.upper()}_METRICS_PORT")
+        if port:
+            urls[name] = f"http://127.0.0.1:{port}/metrics"
+    return urls
 
 
 def _display(host: str) -> str:
@@ -173,6 +189,7 @@ def announce(stack: Plan, manager: Manager, stopping: threading.Event, failed: t
             [
                 "",
                 f"saip is running (SAIP_HOME={stack.home})",
+                "Metrics: " + ", ".join(f"{name} {url}" for name, url in metrics_urls(stack).items()),
                 f"MCP endpoint: {stack.gateway_url}/mcp",
                 token_line,
                 f"Admin token: {stack.admin_token}",

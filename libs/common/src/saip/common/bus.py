@@ -71,13 +71,17 @@ async def close(nc: NatsClient, *, within: float = 5.0) -> None:
     await nc.close()
 
 
-async def ensure_kv(js: JetStreamContext, bucket: str, *, history: int = 1, ttl: timedelta | None = None) -> KeyValue:
-    """The bucket, created on first use with this history and per-entry age limit."""
+async def ensure_kv(
+    js: JetStreamContext, bucket: str, *, history: int = 1, ttl: timedelta | None = None, replicas: int = 1
+) -> KeyValue:
+    """The bucket, created on first use with this history, per-entry age limit and number of copies (nats-replicas)."""
     try:
         return await js.key_value(bucket)
     except BucketNotFoundError:
         seconds = ttl.total_seconds() if ttl else None
-        return await js.create_key_value(bucket=bucket, history=history, ttl=seconds, storage=StorageType.FILE)
+        return await js.create_key_value(
+            bucket=bucket, history=history, ttl=seconds, storage=StorageType.FILE, replicas=replicas
+        )
 
 
 async def ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
@@ -102,4 +106,5 @@ def audit_stream_config(settings: SaipSettings) -> StreamConfig:
         max_bytes=settings.audit_max_bytes,
         # A record redelivered after a crash is recognised by its id for this long.
         duplicate_window=600.0,
+        num_replicas=settings.nats_replicas,
     )

@@ -27,6 +27,7 @@ DEFAULT_CONFIG_FILE = "saip.yaml"
 KEYS: dict[str, str] = {
     "home": "Folder for local state (NATS store, spool, generated tokens) in the embedded default",
     "nats-url": "NATS server URL; the embedded default starts its own when unset",
+    "nats-replicas": "Copies JetStream keeps of each bucket and stream saip creates: 3 on a 3-node cluster",
     "log-level": "DEBUG, INFO, WARNING or ERROR",
     "admin-token": "Bearer token of the REST API (the person's; never the MCP token)",
     "mcp-server.auth-token": "The MCP bearer token; when set here it cannot be changed through the API",
@@ -45,6 +46,13 @@ KEYS: dict[str, str] = {
     "gateway.replica": "Name of this gateway replica in audit records; the host name and pid when unset",
     "audit.addr": "Address (host:port) of the audit service's gRPC endpoint",
     "tools.addr": "Address (host:port) of the tools service's gRPC endpoint; unset serves no authored tools",
+    "tools.host": "Interface the tools service's gRPC endpoint listens on",
+    "tools.port": "Port of the tools service's gRPC endpoint",
+    "tools.metrics-port": "Port of the tools service's /metrics",
+    "tools.sandbox-workers": "Worker processes that run tool code (each runs one call at a time)",
+    "tools.sandbox-timeout-seconds": "Wall-clock limit of one tool run",
+    "tools.sandbox-memory-mb": "Memory cap of one tool run (the V8 heap; array buffers are capped per worker)",
+    "tools.declared": "Tools declared in configuration (a list of tool specs): served, read-only to the AI",
     "knowledge.addr": "Address (host:port) of the knowledge service's gRPC endpoint; unset serves no knowledge tools",
     "audit.host": "Interface the audit service's gRPC endpoint listens on",
     "audit.port": "Port of the audit service's gRPC endpoint",
@@ -162,6 +170,7 @@ class SaipSettings(BaseSettings):
 
     home: Path = Field(default=Path(".saip"))
     nats_url: str = "nats://127.0.0.1:4222"
+    nats_replicas: int = Field(default=1, ge=1, le=5)
     log_level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")
     audit_max_age_hours: float = Field(default=720.0, gt=0)
     audit_max_bytes: int = Field(default=1 << 30, ge=1 << 20)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from saip.gateway import knowledge_api, metrics, views
+from saip.gateway import knowledge_api, metrics, tools_api, views
 from saip.gateway.auth import bearer
 from saip.gateway.contributions.monitor import HitlInput, ManagementLogInput, OutcomeName, RiskEventsInput
 from saip.gateway.errors import GatewayError, ServiceRefused, ServiceUnavailable, TokenManagedByConfiguration
@@ -106,6 +106,7 @@ def router(gateway: Gateway) -> APIRouter:
 
         return StreamingResponse(lines(), media_type="application/x-ndjson")
 
+    api.include_router(tools_api.router(gateway))
     api.include_router(knowledge_api.router(gateway))
     return api
 

@@ -260,6 +260,7 @@ _REFUSALS = {
     grpc.StatusCode.PERMISSION_DENIED,
     grpc.StatusCode.OUT_OF_RANGE,
     grpc.StatusCode.RESOURCE_EXHAUSTED,
+    grpc.StatusCode.ABORTED,  # a write against a revision that moved on: the sentence says to read again
 }
 
 

@@ -200,9 +200,12 @@ class Gate:
             return _refusal(LOOPBACK.format(tool=name)), Outcome.REFUSED
         try:
             bound = call.tool.bind(call.arguments)
-            call.approval = call.tool.approval_for(bound)
+            call.approval = await call.tool.approval_for(bound)
         except InvalidArguments as exc:
             return _refusal(str(exc)), Outcome.REFUSED
+        except (ServiceRefused, ServiceUnavailable) as exc:
+            # The plan reads the owning service (a tool that does not exist, a service away): nothing was asked.
+            return _refusal(str(exc)), Outcome.ERROR
         need = need_for(call.approval, self.mode)
         if need is Need.REFUSE:
             return _refusal(HIGH_RISK_UNDER_NONE.format(tool=name)), Outcome.REFUSED

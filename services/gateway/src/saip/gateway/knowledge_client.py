@@ -50,11 +50,11 @@ class KnowledgeClient(GrpcClient):
     async def suggest_tools(self, pipeline: str) -> pb.SuggestToolsReply:
         return await self._call(self._stub.SuggestTools, pb.SuggestToolsRequest(pipeline=pipeline))
 
-    async def publish_tool(self, request: pb.PublishToolRequest) -> pb.PublishToolReply:
+    async def publish_tool(self, request: pb.PublishKnowledgeToolRequest) -> pb.PublishKnowledgeToolReply:
         return await self._call(self._stub.PublishTool, request)
 
-    async def unpublish_tool(self, name: str) -> pb.UnpublishToolReply:
-        return await self._call(self._stub.UnpublishTool, pb.UnpublishToolRequest(name=name))
+    async def unpublish_tool(self, name: str) -> pb.UnpublishKnowledgeToolReply:
+        return await self._call(self._stub.UnpublishTool, pb.UnpublishKnowledgeToolRequest(name=name))
 
-    async def status(self) -> pb.GetStatusReply:
-        return await self._call(self._stub.GetStatus, pb.GetStatusRequest())
+    async def status(self) -> pb.GetKnowledgeStatusReply:
+        return await self._call(self._stub.GetStatus, pb.GetKnowledgeStatusRequest())

@@ -6,6 +6,7 @@ handler that calls the owning service; the handlers hold no business logic of th
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -122,7 +123,8 @@ class ManagementResult:
 
 
 Handler = Callable[[Any, Caller], Awaitable[ManagementResult]]
-Planner = Callable[[Any], Approval]
+# A planner may read the owning service (what a publish will serve, at which risk): it may be a coroutine.
+Planner = Callable[[Any], Approval | Awaitable[Approval]]
 
 
 @dataclass(frozen=True)
@@ -150,9 +152,10 @@ class ManagementTool:
         except ValidationError as exc:
             raise InvalidArguments(self.name, describe(exc)) from None
 
-    def approval_for(self, arguments: Input) -> Approval:
+    async def approval_for(self, arguments: Input) -> Approval:
         if self.planner is not None:
-            return self.planner(arguments)
+            planned = self.planner(arguments)
+            return await planned if inspect.isawaitable(planned) else planned
         summary = self.summary(arguments) if callable(self.summary) else self.summary
         return Approval(self.level, summary or self.title)
 

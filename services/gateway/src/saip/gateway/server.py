@@ -30,14 +30,13 @@ from saip.gateway.approval import Approvals
 from saip.gateway.auth import McpGuard, TokenService, TokenState
 from saip.gateway.clients import AuditClient, AuditPublisher, KvNonces, KvTokenRecords
 from saip.gateway.config import GatewaySettings, Transport
-from saip.gateway.contributions.knowledge import KnowledgeContribution
+from saip.gateway.contributions import knowledge, tools
 from saip.gateway.contributions.monitor import MonitorContribution
 from saip.gateway.errors import GatewayError
 from saip.gateway.gate import Gate
-from saip.gateway.knowledge_client import KnowledgeClient
 from saip.gateway.management import Contribution
 from saip.gateway.mcp_server import LegacySessions, ListChangedNotifier, build_server
-from saip.gateway.published import SERVING, SOURCE_PREFIX, PublishedSource, PublishedTools, ServedToolsClient
+from saip.gateway.published import SERVING, PublishedSource, PublishedTools, ServedToolsClient
 from saip.gateway.registrar import Policy, Registrar
 from saip.gateway.registry import Registry
 from saip.gateway.spool import Spool
@@ -52,7 +51,9 @@ class Gateway:
     """Everything one gateway replica holds. Built without I/O; `running()` connects and starts the watchers."""
 
     def __init__(self, settings: GatewaySettings, extra: Callable[[Gateway], list[Contribution]] | None = None) -> None:
+        """`extra` adds contributions beside the built-in ones (the multi-replica tests add tools that ask)."""
         self.settings = settings
+        self._extra = extra
         self.tokens = TokenState(settings.configured_token)
         self.registry = Registry()
         self.sessions = LegacySessions()
@@ -77,14 +78,11 @@ class Gateway:
         self.registrar: Registrar
         self.token_service: TokenService
         self.monitor: MonitorContribution
-        self.knowledge: KnowledgeContribution | None = None
+        self.tools: tools.ToolsContribution | None = None
+        self.knowledge: knowledge.KnowledgeContribution | None = None
         self.published: list[PublishedSource] = []
         # Each watcher waits on one of these; a NATS reconnect sets them all, so every watch starts over.
         self._reconnected: set[anyio.Event] = set()
-
-    def _served_elsewhere(self) -> set[str]:
-        """Tool names /mcp serves from sources other than the knowledge service (its own it checks itself)."""
-        return self.registry.served_names(excluding=SOURCE_PREFIX + "knowledge")
 
     def management_status(self) -> dict[str, Any]:
         status = self.registrar.status.as_dict()
@@ -105,8 +103,11 @@ class Gateway:
             stack.push_async_callback(bus.close, self.nc)
             js = self.nc.jetstream()
             await bus.ensure_stream(js, bus.audit_stream_config(settings))
-            auth_kv = await bus.ensure_kv(js, names.AUTH_BUCKET, history=5)
-            nonces_kv = await bus.ensure_kv(js, names.APPROVALS_BUCKET, ttl=timedelta(seconds=2 * self.state_ttl))
+            replicas = settings.nats_replicas
+            auth_kv = await bus.ensure_kv(js, names.AUTH_BUCKET, history=5, replicas=replicas)
+            nonces_kv = await bus.ensure_kv(
+                js, names.APPROVALS_BUCKET, ttl=timedelta(seconds=2 * self.state_ttl), replicas=replicas
+            )
             spool = Spool(settings.spool_dir)
             stack.callback(spool.close)
             self.publisher = AuditPublisher(self.nc, spool)
@@ -124,11 +125,11 @@ class Gateway:
                 replica=settings.gateway_replica,
             )
             self.monitor = MonitorContribution(self.audit, self.management_status)
-            contributions: list[Contribution] = [self.monitor]
-            if settings.knowledge_addr:
-                self.knowledge = KnowledgeContribution(KnowledgeClient(settings.knowledge_addr), self._served_elsewhere)
-                stack.push_async_callback(self.knowledge.client.close)
-                contributions.append(self.knowledge)
+            self.tools = tools.connect(settings.tools_addr, stack, self.registry)
+            self.knowledge = knowledge.connect(settings.knowledge_addr, stack, self.registry)
+            areas = [area for area in (self.tools, self.knowledge) if area is not None]
+            contributions: list[Contribution] = [self.monitor, *areas]
+            contributions.extend(self._extra(self) if self._extra else [])
             self.registrar = Registrar(
                 policy=Policy(
                     enabled=settings.management_enabled,
@@ -158,7 +159,7 @@ class Gateway:
                     client=client, serving=SERVING[name], registry=self.registry, notifier=self.notifier, gate=published
                 )
                 self.published.append(source)
-                buckets[name] = await bus.ensure_kv(js, SERVING[name].bucket, history=5)
+                buckets[name] = await bus.ensure_kv(js, SERVING[name].bucket, history=5, replicas=replicas)
             publish_build_info("gateway")
             async with anyio.create_task_group() as group:
                 group.start_soon(self.publisher.flush_forever)

@@ -215,18 +215,18 @@ class KnowledgeServicer:
         return knowledge_pb2.SuggestToolsReply(suggestions=suggestions)
 
     @_unary
-    async def PublishTool(self, request: Any, context: Any) -> knowledge_pb2.PublishToolReply:
+    async def PublishTool(self, request: Any, context: Any) -> knowledge_pb2.PublishKnowledgeToolReply:
         tool = await self._knowledge.publish_tool(request.name, request.description, request.pipeline)
-        return knowledge_pb2.PublishToolReply(tool=tool)
+        return knowledge_pb2.PublishKnowledgeToolReply(tool=tool)
 
     @_unary
-    async def UnpublishTool(self, request: Any, context: Any) -> knowledge_pb2.UnpublishToolReply:
-        return knowledge_pb2.UnpublishToolReply(tool=await self._knowledge.unpublish_tool(request.name))
+    async def UnpublishTool(self, request: Any, context: Any) -> knowledge_pb2.UnpublishKnowledgeToolReply:
+        return knowledge_pb2.UnpublishKnowledgeToolReply(tool=await self._knowledge.unpublish_tool(request.name))
 
     @_unary
-    async def GetStatus(self, request: Any, context: Any) -> knowledge_pb2.GetStatusReply:
+    async def GetStatus(self, request: Any, context: Any) -> knowledge_pb2.GetKnowledgeStatusReply:
         status = await self._knowledge.status()
-        return knowledge_pb2.GetStatusReply(tools=self._knowledge.tools(), **status)
+        return knowledge_pb2.GetKnowledgeStatusReply(tools=self._knowledge.tools(), **status)
 
     @_unary
     async def ListServedTools(self, request: Any, context: Any) -> common_pb2.ListServedToolsReply:

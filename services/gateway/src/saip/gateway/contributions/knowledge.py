@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
 from importlib.resources import files
 from typing import Any
 
@@ -25,6 +26,8 @@ from saip.gateway.management import (
     ManagementTool,
     NoInput,
 )
+from saip.gateway.published import SOURCE_PREFIX
+from saip.gateway.registry import Registry
 from saip.v1 import knowledge_pb2 as pb
 
 logger = logging.getLogger(__name__)
@@ -504,7 +507,9 @@ class KnowledgeContribution:
                 "(tools/list shows the names in use)"
             )
         reply = await self.client.publish_tool(
-            pb.PublishToolRequest(name=arguments.name, description=arguments.description, pipeline=arguments.pipeline)
+            pb.PublishKnowledgeToolRequest(
+                name=arguments.name, description=arguments.description, pipeline=arguments.pipeline
+            )
         )
         return ManagementResult(
             True,
@@ -519,3 +524,13 @@ class KnowledgeContribution:
         return ManagementResult(
             True, f"Unpublished '{reply.tool.name}'; it is gone from /mcp.", persisted=True, data=tool_view(reply.tool)
         )
+
+
+def connect(address: str | None, stack: AsyncExitStack, registry: Registry) -> KnowledgeContribution | None:
+    """The knowledge area when the knowledge service is configured (knowledge.addr); its client closes with the
+    gateway. A knowledge tool may not take a name another source serves (the service checks its own names)."""
+    if not address:
+        return None
+    client = KnowledgeClient(address)
+    stack.push_async_callback(client.close)
+    return KnowledgeContribution(client, lambda: registry.served_names(excluding=SOURCE_PREFIX + "knowledge"))

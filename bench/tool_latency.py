@@ -1,0 +1,135 @@
+"""A published JavaScript tool through /mcp against a native Python tool on a bare MCP SDK server; the sandbox's
+start costs (a worker process, a fresh V8 context per call)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+
+from bench.mcp_latency import CALLS, WARMUP, _measure, _wait_listening
+from bench.stats import summary, table
+from saip.common.natsd import free_port
+from saip.tools.sandbox import Limits, Sandbox
+from saip.tools.worker import Job, run_job
+from tests.e2e.stack import start_stack
+
+WORD_COUNT = {
+    "name": "word-count",
+    "description": "Count the words of a text.",
+    "params": [{"name": "text", "type": "string", "required": True, "testValue": "one two three"}],
+    "code": "return { words: text.trim() ? text.trim().split(/\\s+/).length : 0 };",
+}
+ARGUMENTS = {"text": "the quick brown fox jumps over the lazy dog"}
+STARTS = 5
+CONTEXTS = 200
+
+
+def _publish(url: str, admin_token: str) -> None:
+    """Draft, Local Pass and publish through the person's REST API (no approval question on that path)."""
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {admin_token}"}, timeout=60) as api:
+        api.post("/api/v1/tools", json={"spec": WORD_COUNT}).raise_for_status()
+        if not api.post("/api/v1/tools/word-count/test").json()["ok"]:
+            raise RuntimeError("the benchmark tool did not pass its Local Pass")
+        api.post("/api/v1/tools/word-count/publish").raise_for_status()
+
+
+async def _served(url: str, token: str) -> None:
+    from tests.e2e.stack import mcp_client
+
+    with anyio.fail_after(15):
+        while True:
+            async with mcp_client(url, token, mode="legacy") as client:
+                if "word-count" in {tool.name for tool in (await client.list_tools()).tools}:
+                    return
+            await anyio.sleep(0.1)
+
+
+def _calls() -> list[list[object]]:
+    port = free_port()
+    bare = subprocess.Popen([sys.executable, "-m", "bench.bare_server", str(port)])
+    rows: list[list[object]] = []
+    try:
+        _wait_listening(port)
+        with tempfile.TemporaryDirectory() as home:
+            stack = start_stack(Path(home))
+            try:
+                _publish(stack.url, stack.admin_token)
+                anyio.run(_served, stack.mcp_url, stack.mcp_token)
+                for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+                    bare_url = f"http://127.0.0.1:{port}/mcp"
+                    base = summary(anyio.run(_measure, bare_url, None, "word_count", ARGUMENTS, mode))
+                    js = summary(anyio.run(_measure, stack.mcp_url, stack.mcp_token, "word-count", ARGUMENTS, mode))
+                    rows.append([f"native Python tool, bare MCP SDK ({era})", base["p50"], base["p90"], base["p99"]])
+                    rows.append([f"published JS tool through saip ({era})", js["p50"], js["p90"], js["p99"]])
+                    rows.append(
+                        [
+                            f"added by saip ({era})",
+                            js["p50"] - base["p50"],
+                            js["p90"] - base["p90"],
+                            js["p99"] - base["p99"],
+                        ]
+                    )
+            finally:
+                stack.stop()
+    finally:
+        bare.terminate()
+        bare.wait(timeout=10)
+    return rows
+
+
+def _starts() -> list[list[object]]:
+    """A worker process (spawn, import, V8 start) once; a fresh context per call, in-process and through the pool."""
+    cold = []
+    for _ in range(STARTS):
+        started = time.perf_counter()
+        sandbox = Sandbox(1, Limits())
+        asyncio.run(sandbox.warm())
+        cold.append((time.perf_counter() - started) * 1000)
+        sandbox.close()
+    run_job(Job(code="return 1", arguments={}, statics={}))
+    contexts = []
+    for _ in range(CONTEXTS):
+        started = time.perf_counter()
+        run_job(Job(code="return 1", arguments={}, statics={}))
+        contexts.append((time.perf_counter() - started) * 1000)
+
+    async def pooled() -> list[float]:
+        sandbox = Sandbox(1, Limits())
+        await sandbox.warm()
+        samples = []
+        try:
+            for _ in range(CONTEXTS):
+                job = sandbox.job("return 1", {}, {}, network_mode="blocked", hosts_allow=())
+                started = time.perf_counter()
+                await sandbox.run(job)
+                samples.append((time.perf_counter() - started) * 1000)
+        finally:
+            sandbox.close()
+        return samples
+
+    rows: list[list[object]] = []
+    for label, samples in (
+        (f"start a worker process and V8 ({STARTS} starts)", cold),
+        (f"fresh context + runtime + trivial call, in the worker ({CONTEXTS})", contexts),
+        (f"same, through the pool from the service ({CONTEXTS})", asyncio.run(pooled())),
+    ):
+        figures = summary(samples)
+        rows.append([label, figures["p50"], figures["p90"], figures["p99"]])
+    return rows
+
+
+def run() -> str:
+    calls = table(
+        f"Tool call latency over streamable HTTP, {CALLS} sequential calls after {WARMUP} warm-up (ms)",
+        ["", "p50", "p90", "p99"],
+        _calls(),
+    )
+    starts = table("Sandbox start costs (ms)", ["", "p50", "p90", "p99"], _starts())
+    return calls + "\n\n" + starts

@@ -1,0 +1,35 @@
+"""The tools service's settings: where it listens, the sandbox's limits, and the tools declared in configuration."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BeforeValidator, Field
+from pydantic_settings import NoDecode
+
+from saip.common.settings import SaipSettings
+
+DECLARED_KEY = "tools.declared"
+
+
+def _json_list(value: Any) -> Any:
+    """SAIP_TOOLS_DECLARED holds a JSON list; saip.yaml holds a YAML list."""
+    if isinstance(value, str):
+        return json.loads(value) if value.strip() else []
+    return value
+
+
+class ToolsSettings(SaipSettings):
+    """`tools.*` keys, on top of what every service reads."""
+
+    service: ClassVar[str] = "tools"
+
+    tools_host: str = "127.0.0.1"
+    # 0 asks the system for a free port (the embedded default and the tests use it).
+    tools_port: int = Field(default=50051, ge=0, le=65535)
+    tools_metrics_port: int = Field(default=9101, ge=0, le=65535)
+    tools_sandbox_workers: int = Field(default=2, ge=1, le=64)
+    tools_sandbox_timeout_seconds: float = Field(default=30.0, gt=0, le=300)
+    tools_sandbox_memory_mb: int = Field(default=128, ge=16, le=4096)
+    tools_declared: Annotated[list[dict[str, Any]], NoDecode, BeforeValidator(_json_list)] = Field(default_factory=list)

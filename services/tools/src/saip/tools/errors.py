@@ -1,0 +1,72 @@
+"""The tools service's exceptions; `server.py` maps them to gRPC status codes in one place.
+
+ToolsError
+├── InvalidSpec            the spec or the arguments are malformed         -> INVALID_ARGUMENT
+├── ToolNotFound           no tool of that name                            -> NOT_FOUND
+├── AlreadyPublished       publishing or drafting over a published tool    -> ALREADY_EXISTS
+├── RuleRefused            any other rule (read-only, draft exposure, ...) -> FAILED_PRECONDITION
+│   └── LiteralSecret      a static variable that looks like a secret holds a literal value
+├── UnreadableRecord       a stored record no longer parses                -> FAILED_PRECONDITION
+├── Conflict               the record moved on since it was read           -> ABORTED
+├── StoreUnavailable       NATS did not answer in time                     -> UNAVAILABLE
+└── SandboxUnavailable     the sandbox's workers could not take the run    -> UNAVAILABLE
+
+Every message is a sentence the AI (or the person) can act on: it names the rule and what to do instead.
+"""
+
+from __future__ import annotations
+
+
+class ToolsError(Exception):
+    """Base of every error the tools service raises on purpose."""
+
+
+class InvalidSpec(ToolsError):
+    """A spec, an argument set or a request field does not fit; the message names each problem."""
+
+
+class ToolNotFound(ToolsError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"No tool named '{name}'. Call saip_tools_list for the tools there are.")
+        self.name = name
+
+
+class AlreadyPublished(ToolsError):
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"'{name}' is published, and a published tool is not changed by a new draft of the same name. "
+            "Save the new version as a draft under another name, publish it, then delete the old tool."
+        )
+        self.name = name
+
+
+class RuleRefused(ToolsError):
+    """A lifecycle or ownership rule said no; the message says which and what to do instead."""
+
+
+class LiteralSecret(RuleRefused):
+    """A value that looks like a secret is written out instead of being a ${ENV_NAME} reference."""
+
+    def __init__(self, where: str, suggestion: str) -> None:
+        super().__init__(
+            f"{where} looks like a secret, and secrets never pass through this interface: a literal value is "
+            f"refused. Ask the person to set an environment variable for the tools service (for example "
+            f"{suggestion}), then use '${{{suggestion}}}' as the value of a static variable instead."
+        )
+        self.where = where
+
+
+class UnreadableRecord(ToolsError):
+    """A record in the bucket is not a ToolRecord with a valid spec (written by another build, or by hand)."""
+
+
+class Conflict(ToolsError):
+    """Someone else changed the record between our read and our write; read it again and retry."""
+
+
+class StoreUnavailable(ToolsError):
+    """NATS is unreachable or did not answer; the operation can be retried."""
+
+
+class SandboxUnavailable(ToolsError):
+    """The worker pool could not run the code at all (not the code's fault); it was restarted."""

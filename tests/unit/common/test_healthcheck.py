@@ -1,0 +1,65 @@
+"""The container health probe says healthy only for a SERVING gRPC service or a 200 from /healthz."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import anyio
+import pytest
+
+from saip.common import healthcheck
+from saip.common.grpc_server import GrpcServer
+from saip.common.natsd import free_port
+
+
+async def test_a_serving_grpc_server_is_healthy_until_it_shuts_down() -> None:
+    server = GrpcServer([], "127.0.0.1", 0)
+    port = await server.start()
+    try:
+        assert await anyio.to_thread.run_sync(healthcheck.main, ["grpc", f"127.0.0.1:{port}"]) == 0
+        await server.health.enter_graceful_shutdown()
+        healthy, said = await anyio.to_thread.run_sync(healthcheck.grpc_serving, f"127.0.0.1:{port}")
+        assert not healthy and said.endswith("NOT_SERVING")
+    finally:
+        await server.stop(0)
+
+
+def test_nothing_listening_is_unhealthy(capsys: pytest.CaptureFixture[str]) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    assert healthcheck.main(["grpc", address]) == 1
+    assert capsys.readouterr().err == f"unhealthy: {address}: UNAVAILABLE\n"
+
+
+class _Status(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200 if self.path == "/healthz" else 503)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Silent: the test reads the probe's exit code, not the server's log."""
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Status)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def test_http_is_healthy_only_on_200(http_server: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert healthcheck.main(["http", f"{http_server}/healthz"]) == 0
+    assert healthcheck.main(["http", f"{http_server}/unavailable"]) == 1
+    assert capsys.readouterr().err == f"unhealthy: {http_server}/unavailable: 503\n"
+
+
+def test_a_wrong_invocation_prints_the_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    assert healthcheck.main(["tcp", "127.0.0.1:1"]) == 2
+    assert capsys.readouterr().err == healthcheck.USAGE + "\n"

@@ -1,0 +1,305 @@
+"""The sandbox on real V8: the runtime's helpers, the limits, escape attempts, and fetch under the network guard."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from saip.tools.errors import SandboxUnavailable
+from saip.tools.sandbox import Limits, Sandbox
+from saip.tools.worker import Job, Outcome, run_job
+
+
+def run(code: str, **options: Any) -> Outcome:
+    """One call in a fresh context, in this process (the pool runs exactly this in a worker)."""
+    return run_job(
+        Job(code=code, arguments=options.pop("arguments", {}), statics=options.pop("statics", {}), **options)
+    )
+
+
+def result(code: str, **options: Any) -> Any:
+    outcome = run(code, **options)
+    assert outcome.ok, outcome.error
+    return json.loads(outcome.result_json)
+
+
+def test_params_and_static_values_are_globals_and_static_wins() -> None:
+    value = result("return [a, b, region]", arguments={"a": 1, "b": 2, "region": "eu"}, statics={"region": "us"})
+    assert value == [1, 2, "us"]
+
+
+def test_the_return_value_is_awaited() -> None:
+    assert result("return new Promise((resolve) => resolve({ late: true }))") == {"late": True}
+
+
+def test_console_is_captured_and_capped() -> None:
+    outcome = run("for (let i = 0; i < 5; i++) console.log('line', i, { i }); return 1", console_cap=3)
+    assert outcome.console == ['line 0 {"i":0}', 'line 1 {"i":1}', 'line 2 {"i":2}']
+    assert outcome.console_dropped == 2
+
+
+def test_each_call_gets_a_fresh_context() -> None:
+    run("globalThis.leftover = 42; return 1")
+    assert result("return typeof leftover") == "undefined"
+
+
+def test_url_and_search_params_behave_like_the_web_platform() -> None:
+    value = result(
+        "const u = new URL('../b/c?q=a b&x=1#frag', 'https://Example.COM:443/a/index.html');"
+        "u.searchParams.set('x', '2'); u.searchParams.append('y', 'a&b');"
+        "return [u.href, u.hostname, u.port, u.pathname, u.origin, u.searchParams.get('q'),"
+        " new URLSearchParams({k: 'v w'}).toString()]"
+    )
+    assert value == [
+        "https://example.com/b/c?q=a+b&x=2&y=a%26b#frag",
+        "example.com",
+        "",
+        "/b/c",
+        "https://example.com",
+        "a b",
+        "k=v+w",
+    ]
+
+
+def test_an_invalid_url_is_a_type_error_the_code_can_catch() -> None:
+    assert result("try { new URL('not a url'); } catch (e) { return e.name + ': ' + e.message; }") == (
+        "TypeError: Invalid URL: 'not a url'"
+    )
+
+
+def test_base64_and_utf8_round_trip() -> None:
+    value = result(
+        "const bytes = new TextEncoder().encode('héllo ✓');"
+        "const b64 = btoa(String.fromCharCode(...bytes));"
+        "return [b64, new TextDecoder().decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)))]"
+    )
+    assert value == ["aMOpbGxvIOKckw==", "héllo ✓"]
+
+
+def test_digests_and_hmac_match_the_published_vectors() -> None:
+    value = result(
+        "return [await crypto.sha256Hex('abc'),"
+        " await crypto.hmacSha256Hex('key', 'The quick brown fox jumps over the lazy dog')]"
+    )
+    assert value == [
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8",
+    ]
+
+
+def test_random_uuids_are_version_4_and_distinct() -> None:
+    uuids = result("return Array.from({ length: 50 }, () => crypto.randomUUID())")
+    assert len(set(uuids)) == 50
+    assert all(uuid[14] == "4" and uuid[19] in "89ab" for uuid in uuids)
+
+
+@pytest.mark.parametrize(
+    ("code", "error"),
+    [
+        ("return require('fs').readFileSync('/etc/passwd')", "ReferenceError: require is not defined"),
+        ("return process.env", "ReferenceError: process is not defined"),
+        ("return await import('fs')", "Not supported"),
+        ("return Deno.readTextFile('/etc/passwd')", "ReferenceError: Deno is not defined"),
+        ("return typeof WebAssembly === 'undefined' ? undefined : 'wasm'", "The code returned undefined"),
+    ],
+)
+def test_the_host_is_out_of_reach(code: str, error: str) -> None:
+    outcome = run(code)
+    assert not outcome.ok
+    assert error in outcome.error
+
+
+def test_an_infinite_loop_is_stopped_at_the_wall_clock_limit_as_a_guard_block() -> None:
+    outcome = run("while (true) {}", timeout=0.5)
+    assert not outcome.ok
+    assert outcome.error == "The code ran longer than the 0.5 s wall-clock limit and was stopped."
+    assert outcome.guard_blocks == [("time-limit", outcome.error)]
+
+
+def test_a_heap_bomb_is_stopped_at_the_memory_cap_as_a_guard_block() -> None:
+    outcome = run("const a = []; while (true) a.push(new Array(100000).fill(1));", memory_bytes=32 * 1024 * 1024)
+    assert not outcome.ok
+    assert outcome.error == "The code used more than the 32 MiB memory cap and was stopped."
+    assert [reason for reason, _ in outcome.guard_blocks] == ["memory-limit"]
+
+
+@pytest.mark.parametrize(
+    ("code", "error"),
+    [
+        ("return () => 1", "The return value (a function) is not JSON"),
+        ("return 10n", "The return value is not JSON (Do not know how to serialize a BigInt)"),
+        ("const o = {}; o.self = o; return o", "The return value is not JSON (Converting circular structure"),
+        ("const x = 1;", "The code returned undefined: end it with `return <value>`."),
+        ("return {", "The code does not parse: SyntaxError"),
+        ("throw new RangeError('out of range')", "RangeError: out of range"),
+    ],
+)
+def test_results_that_are_not_json_and_failing_code_are_explained(code: str, error: str) -> None:
+    outcome = run(code)
+    assert not outcome.ok
+    assert error in outcome.error
+
+
+def test_a_result_past_the_size_cap_is_refused() -> None:
+    outcome = run("return 'x'.repeat(2000)", max_result_chars=1000)
+    assert outcome.error == "The result is larger than 1000 characters; return less."
+    assert [reason for reason, _ in outcome.guard_blocks] == ["result-too-large"]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        routes = {
+            "/json": (200, {"content-type": "application/json"}, b'{"hello": "sandbox"}'),
+            "/metadata": (302, {"location": "http://169.254.169.254/latest/meta-data/"}, b""),
+            "/loop": (302, {"location": "/loop"}, b""),
+            "/big": (200, {"content-type": "text/plain"}, b"x" * 5000),
+        }
+        status, headers, body = routes.get(self.path, (404, {}, b"not found"))
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", "0"))
+        echoed = json.dumps(
+            {"method": "POST", "body": self.rfile.read(length).decode(), "type": self.headers["content-type"]}
+        )
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.end_headers()
+        self.wfile.write(echoed.encode())
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def granted(**options: Any) -> dict[str, Any]:
+    """The local test site granted by name: the person listed 127.0.0.1 exactly, so its address is not refused."""
+    return {"network_mode": "allowlist", "hosts_allow": ("127.0.0.1",), **options}
+
+
+def test_fetch_reads_json_from_a_granted_host(site: str) -> None:
+    value = result(
+        f"const r = await fetch('{site}/json'); return [r.status, r.ok, r.headers.get('Content-Type'), await r.json()]",
+        **granted(),
+    )
+    assert value == [200, True, "application/json", {"hello": "sandbox"}]
+
+
+def test_fetch_posts_a_body(site: str) -> None:
+    value = result(
+        f"const r = await fetch('{site}/echo', {{ method: 'post', body: JSON.stringify({{ n: 1 }}),"
+        " headers: { 'content-type': 'application/json' } }); return await r.json()",
+        **granted(),
+    )
+    assert value == {"method": "POST", "body": '{"n":1}', "type": "application/json"}
+
+
+@pytest.mark.parametrize(
+    ("mode", "url", "reason"),
+    [
+        ("blocked", "https://example.com/", "network-blocked"),
+        ("strict", "http://127.0.0.1/", "private-address"),
+        ("strict", "http://169.254.169.254/latest/meta-data/", "private-address"),
+        ("strict", "http://[::1]/", "private-address"),
+        ("strict", "http://10.1.2.3/", "private-address"),
+        ("strict", "file:///etc/passwd", "bad-url"),
+    ],
+)
+def test_fetch_refusals_are_guard_blocks_with_their_reason(mode: str, url: str, reason: str) -> None:
+    outcome = run(f"return await fetch('{url}')", network_mode=mode)
+    assert not outcome.ok
+    assert outcome.error.startswith("TypeError: fetch refused: ")
+    assert [label for label, _ in outcome.guard_blocks] == [reason]
+
+
+def test_a_host_outside_the_allowlist_is_refused(site: str) -> None:
+    outcome = run("return await fetch('https://example.org/')", **granted())
+    assert [label for label, _ in outcome.guard_blocks] == ["host-not-allowed"]
+    assert "add it to sandbox.hostsAllow" in outcome.error
+
+
+def test_a_redirect_to_the_metadata_address_is_refused_at_the_hop(site: str) -> None:
+    outcome = run(f"return await fetch('{site}/metadata')", **granted())
+    assert [label for label, _ in outcome.guard_blocks] == ["host-not-allowed"]
+    assert "169.254.169.254" in outcome.error
+
+
+def test_a_redirect_loop_is_cut_after_the_redirect_cap(site: str) -> None:
+    outcome = run(f"return await fetch('{site}/loop')", **granted(max_redirects=3))
+    assert [label for label, _ in outcome.guard_blocks] == ["too-many-redirects"]
+
+
+def test_a_body_past_the_cap_is_refused(site: str) -> None:
+    outcome = run(f"return await (await fetch('{site}/big')).text()", **granted(max_body=1000))
+    assert [label for label, _ in outcome.guard_blocks] == ["body-too-large"]
+
+
+def test_the_code_may_catch_a_refusal_and_the_guard_still_records_it() -> None:
+    outcome = run(
+        "try { await fetch('http://127.0.0.1/'); } catch (e) { return 'caught: ' + e.message.slice(0, 13); }",
+        network_mode="strict",
+    )
+    assert outcome.ok and json.loads(outcome.result_json) == "caught: fetch refused"
+    assert [label for label, _ in outcome.guard_blocks] == ["private-address"]
+
+
+async def test_the_pool_runs_calls_side_by_side_and_survives_a_runaway() -> None:
+    sandbox = Sandbox(2, Limits(timeout=0.5, memory_bytes=32 * 1024 * 1024))
+    try:
+        runaway = sandbox.job("while (true) {}", {}, {}, network_mode="blocked", hosts_allow=())
+        stopped = await sandbox.run(runaway)
+        fine = await sandbox.run(sandbox.job("return [1, 2]", {}, {}, network_mode="blocked", hosts_allow=()))
+    finally:
+        sandbox.close()
+    assert [reason for reason, _ in stopped.guard_blocks] == ["time-limit"]
+    assert fine.ok and fine.result_json == "[1,2]"
+
+
+async def test_array_buffers_past_the_workers_data_cap_fail_inside_the_code() -> None:
+    sandbox = Sandbox(1, Limits(timeout=10, memory_bytes=32 * 1024 * 1024))
+    try:
+        job = sandbox.job(
+            "return new Uint8Array(2 ** 31).fill(1).length", {}, {}, network_mode="blocked", hosts_allow=()
+        )
+        outcome = await sandbox.run(job)
+        after = await sandbox.run(sandbox.job("return 'still serving'", {}, {}, network_mode="blocked", hosts_allow=()))
+    finally:
+        sandbox.close()
+    assert not outcome.ok
+    assert "RangeError" in outcome.error
+    assert [reason for reason, _ in outcome.guard_blocks] == ["memory-limit"]
+    assert after.ok
+
+
+def _workers_that_cannot_start(data_limit: int) -> None:
+    raise SystemExit(3)
+
+
+async def test_a_pool_whose_workers_cannot_start_says_so_rather_than_failing_inside() -> None:
+    sandbox = Sandbox(1, Limits(), initializer=_workers_that_cannot_start)
+    try:
+        with pytest.raises(SandboxUnavailable, match="could not run the code"):
+            await sandbox.run(sandbox.job("return 1", {}, {}, network_mode="blocked", hosts_allow=()))
+    finally:
+        sandbox.close()
