@@ -45,11 +45,11 @@ async def test_the_approval_summary_says_exactly_what_will_happen(area: Knowledg
     tools = {tool.name: tool for tool in area.tools()}
     publish = tools["saip_knowledge_publish_tool"]
     arguments = publish.bind({"name": "ops_answers", "description": "Answers ops questions.", "pipeline": "Ops"})
-    assert publish.approval_for(arguments).summary == (
+    assert (await publish.approval_for(arguments)).summary == (
         "publish the knowledge tool 'ops_answers' on /mcp, searching the pipeline 'Ops': Answers ops questions."
     )
     ingest = tools["saip_knowledge_ingest_document"]
-    assert ingest.approval_for(ingest.bind({"path": "/srv/a.md", "name": "A"})).summary == (
+    assert (await ingest.approval_for(ingest.bind({"path": "/srv/a.md", "name": "A"}))).summary == (
         "ingest the file /srv/a.md as 'A'"
     )
 
