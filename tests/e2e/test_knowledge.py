@@ -160,3 +160,37 @@ def test_the_person_reaches_the_same_methods_from_the_command_line(stack: Stack)
     assert relative.returncode == 1 and "Paths are explicit" in relative.stderr
     status = cli(stack, "knowledge", "status")
     assert status.returncode == 0 and f"Ingest roots: {(stack.home / 'ingest').resolve()}" in status.stdout
+
+
+async def test_a_sessionless_client_ingests_publishes_and_unpublishes_with_approval(stack: Stack) -> None:
+    """The 2026-07-28 era: no back channel, so each approval comes back as a question the client answers on retry."""
+    person = Person()
+    async with mcp_client(stack.mcp_url, stack.mcp_token, mode="auto", elicitation_callback=person) as client:
+        ingested = await call(
+            client,
+            "saip_knowledge_ingest_document",
+            {"text": "# Paging\n\nThe on-call engineer acknowledges a page within five minutes.", "name": "paging"},
+        )
+        assert ingested["data"]["document"]["chunks"] == 1
+        await call(client, "saip_knowledge_apply_pipeline", {"name": "On call", "documents": ["paging"]})
+        published = await call(
+            client,
+            "saip_knowledge_publish_tool",
+            {"name": "on_call_answers", "description": "Answers on-call questions.", "pipeline": "On call"},
+        )
+        assert published["data"]["name"] == "on_call_answers" and len(person.questions) == 1
+
+        async def served() -> bool:
+            return "on_call_answers" in {tool.name for tool in (await client.list_tools()).tools}
+
+        await eventually(served)
+        answer = await client.call_tool("on_call_answers", {"query": "acknowledge a page", "topK": 1})
+        [result] = json.loads(answer.content[0].text)["results"]  # type: ignore[union-attr]
+        assert result["document"] == "paging"
+        await call(client, "saip_knowledge_unpublish_tool", {"name": "on_call_answers"})
+        assert len(person.questions) == 2
+
+        async def gone() -> bool:
+            return "on_call_answers" not in {tool.name for tool in (await client.list_tools()).tools}
+
+        await eventually(gone)
