@@ -1,11 +1,13 @@
-"""A grpc.aio server with the standard health service and reflection, stopped gracefully."""
+"""A grpc.aio server with the standard health service and reflection, stopped gracefully; and the RPC edge where a
+service's errors become gRPC statuses."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, NoReturn
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -94,3 +96,54 @@ class GrpcServer:
         """NOT_SERVING first, so probes stop routing, then let in-flight calls finish within `grace`."""
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
+
+
+Unary = Callable[[Any, Any, Any], Awaitable[Any]]
+Streaming = Callable[[Any, Any, Any], AsyncIterator[Any]]
+
+
+class RpcEdge:
+    """Where a service's errors leave as gRPC statuses: its own errors by the status table, with their sentence as the
+    details the gateway shows; anything else INTERNAL with a pointer to the service's log (the error itself is logged,
+    never sent). Servicer methods are wrapped with `unary` or `streaming`."""
+
+    def __init__(
+        self, service: str, errors: type[Exception], statuses: Mapping[type[Exception], grpc.StatusCode]
+    ) -> None:
+        self.service = service
+        self._errors = errors
+        self._statuses = dict(statuses)
+
+    def status_of(self, error: Exception) -> grpc.StatusCode:
+        for cls in type(error).__mro__:
+            if cls in self._statuses:
+                return self._statuses[cls]
+        return grpc.StatusCode.INTERNAL
+
+    async def abort(self, context: grpc.aio.ServicerContext, error: Exception) -> NoReturn:
+        if isinstance(error, self._errors):
+            await context.abort(self.status_of(error), str(error))
+        logger.error("unexpected error in an RPC", exc_info=error, extra={"grpc_service": self.service})
+        await context.abort(grpc.StatusCode.INTERNAL, f"unexpected error in the {self.service} service; see its log")
+        raise AssertionError("unreachable: abort raises")
+
+    def unary(self, method: Unary) -> Unary:
+        @functools.wraps(method)
+        async def call(servicer: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
+            try:
+                return await method(servicer, request, context)
+            except Exception as exc:  # the RPC edge: every error leaves as a status
+                await self.abort(context, exc)
+
+        return call
+
+    def streaming(self, method: Streaming) -> Streaming:
+        @functools.wraps(method)
+        async def call(servicer: Any, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            try:
+                async for item in method(servicer, request, context):
+                    yield item
+            except Exception as exc:  # the RPC edge: every error leaves as a status
+                await self.abort(context, exc)
+
+        return call

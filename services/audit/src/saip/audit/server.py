@@ -1,5 +1,5 @@
 """Wiring of the audit service: NATS, the collector, the views, the gRPC API and /metrics, and a drain on
-SIGTERM. The servicer converts protobuf to domain calls and back; errors become status codes in `_abort`.
+SIGTERM. The servicer converts protobuf to domain calls and back; errors become statuses at the RPC edge (`RpcEdge`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import grpc
 from nats.aio.client import Client as NatsClient
@@ -32,7 +32,7 @@ from saip.audit.errors import AuditError, InvalidRequest, StoreUnavailable, Tail
 from saip.audit.metrics import AuditMetrics
 from saip.audit.verify import verify
 from saip.common import bus, lifecycle
-from saip.common.grpc_server import GrpcServer
+from saip.common.grpc_server import GrpcServer, RpcEdge
 from saip.common.masking import Masker
 from saip.common.metrics import MetricsServer, publish_build_info
 from saip.v1 import audit_pb2, audit_pb2_grpc, common_pb2
@@ -44,56 +44,21 @@ STOP_GRACE = 3.0  # seconds in-flight calls and the record in hand get on shutdo
 START_WITHIN = 60.0  # how long start waits for NATS and JetStream
 PENDING_REFRESH = 5.0  # seconds between refreshes of saip_audit_pending_records
 
-_STATUS: dict[type[AuditError], grpc.StatusCode] = {
-    InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
-    StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
-    TailTooSlow: grpc.StatusCode.RESOURCE_EXHAUSTED,
-}
+_EDGE = RpcEdge(
+    "audit",
+    AuditError,
+    {
+        InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
+        StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
+        TailTooSlow: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    },
+)
+_unary = _EDGE.unary
+_streaming = _EDGE.streaming
 _DECISION_OF_LABEL = {label: value for value, label in records.HITL_DECISION_LABELS.items()}
 _SIDE_OF_LABEL = {label: value for value, label in records.HITL_SIDE_LABELS.items()}
 
 R = TypeVar("R")
-Unary = Callable[[Any, Any, Any], Awaitable[Any]]
-Streaming = Callable[[Any, Any, Any], AsyncIterator[Any]]
-
-
-def status_of(error: AuditError) -> grpc.StatusCode:
-    for cls in type(error).__mro__:
-        if cls in _STATUS:
-            return _STATUS[cls]
-    return grpc.StatusCode.INTERNAL
-
-
-async def _abort(context: grpc.aio.ServicerContext, error: Exception) -> NoReturn:
-    """The one place an error becomes a status: ours by `_STATUS`, anything else INTERNAL, logged."""
-    if isinstance(error, AuditError):
-        await context.abort(status_of(error), str(error))
-    logger.error("unexpected error in an audit RPC", exc_info=error)
-    await context.abort(grpc.StatusCode.INTERNAL, "unexpected error in the audit service; see its log")
-    raise AssertionError("unreachable: abort raises")
-
-
-def _unary(method: Unary) -> Unary:
-    @functools.wraps(method)
-    async def call(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        try:
-            return await method(self, request, context)
-        except Exception as exc:  # the RPC edge: every error leaves as a status
-            await _abort(context, exc)
-
-    return call
-
-
-def _streaming(method: Streaming) -> Streaming:
-    @functools.wraps(method)
-    async def call(self: Any, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        try:
-            async for item in method(self, request, context):
-                yield item
-        except Exception as exc:  # the RPC edge: every error leaves as a status
-            await _abort(context, exc)
-
-    return call
 
 
 def _chained(entry: views.Chained) -> audit_pb2.ChainedRecord:
@@ -311,11 +276,7 @@ class AuditApp:
             await self._grpc.stop(grace)
         if self._collector is not None:
             await self._collector.stop(grace)
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await lifecycle.cancel_all(self._tasks)
         if self._records is not None:
             await self._records.close()
         if self._nc is not None:
@@ -326,11 +287,7 @@ class AuditApp:
 
     async def failure(self) -> BaseException | None:
         """Wait until a background task (collector, views, pending refresh) ends, which only a fault does."""
-        done, _ = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
-        task = done.pop()
-        if task.cancelled():
-            return asyncio.CancelledError(task.get_name())
-        return task.exception() or RuntimeError(f"{task.get_name()} ended")
+        return await lifecycle.first_failure(self._tasks)
 
     async def _refresh_pending(self, source: JetStreamRecords) -> None:
         while True:
@@ -357,25 +314,4 @@ async def _when_available(operation: Callable[[], Awaitable[R]]) -> R:
 async def run(settings: AuditSettings, shutdown: lifecycle.Shutdown) -> None:
     """Serve until SIGTERM or SIGINT; a background fault stops the service with exit code 1."""
     publish_build_info("audit")
-    app = AuditApp(settings)
-    try:
-        await app.start()
-    except BaseException as exc:
-        expected = isinstance(exc, StoreUnavailable | OSError)  # NATS away, or a port taken: said, no traceback
-        if expected:
-            logger.error("audit cannot start", extra={"error": str(exc)})
-        await app.stop()
-        if expected:
-            raise SystemExit(1) from None
-        raise
-    stopping = asyncio.create_task(shutdown.wait())
-    failing = asyncio.create_task(app.failure())
-    await asyncio.wait([stopping, failing], return_when=asyncio.FIRST_COMPLETED)
-    fault = failing.result() if failing.done() else None
-    failing.cancel()
-    stopping.cancel()
-    if fault is not None:
-        logger.error("audit background task failed; stopping", exc_info=fault)
-    await app.stop()
-    if fault is not None:
-        raise SystemExit(1)
+    await lifecycle.serve(AuditApp(settings), shutdown, "audit", expected=(StoreUnavailable, OSError))

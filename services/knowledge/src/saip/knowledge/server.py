@@ -1,5 +1,6 @@
 """Wiring of the knowledge service: NATS (catalog, originals, risk events), Qdrant, the gRPC API and /metrics, and a
-drain on SIGTERM. The servicer converts protobuf to domain calls and back; errors become status codes in `_abort`.
+drain on SIGTERM. The servicer converts protobuf to domain calls and back;
+errors become statuses at the RPC edge (`RpcEdge`).
 """
 
 from __future__ import annotations
@@ -10,15 +11,15 @@ import functools
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, NoReturn
+from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 from nats.aio.client import Client as NatsClient
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from saip.common import bus, lifecycle
-from saip.common.grpc_server import GrpcServer
+from saip.common.grpc_server import GrpcServer, RpcEdge
 from saip.common.metrics import MetricsServer, publish_build_info
 from saip.common.netguard import NetworkMode
 from saip.common.risk import RiskPublisher
@@ -43,55 +44,19 @@ SERVICE_NAME = "saip.v1.KnowledgeService"
 STOP_GRACE = 3.0
 START_WITHIN = 60.0
 
-_STATUS: dict[type[KnowledgeError], grpc.StatusCode] = {
-    InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
-    NotFound: grpc.StatusCode.NOT_FOUND,
-    AlreadyExists: grpc.StatusCode.ALREADY_EXISTS,
-    Refused: grpc.StatusCode.FAILED_PRECONDITION,
-    StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
-}
-
-Unary = Callable[[Any, Any, Any], Awaitable[Any]]
-Streaming = Callable[[Any, Any, Any], AsyncIterator[Any]]
-
-
-def status_of(error: KnowledgeError) -> grpc.StatusCode:
-    for cls in type(error).__mro__:
-        if cls in _STATUS:
-            return _STATUS[cls]
-    return grpc.StatusCode.INTERNAL
-
-
-async def _abort(context: grpc.aio.ServicerContext, error: Exception) -> NoReturn:
-    """The one place an error becomes a status: ours by `_STATUS`, anything else INTERNAL, logged."""
-    if isinstance(error, KnowledgeError):
-        await context.abort(status_of(error), str(error))
-    logger.error("unexpected error in a knowledge RPC", exc_info=error)
-    await context.abort(grpc.StatusCode.INTERNAL, "unexpected error in the knowledge service; see its log")
-    raise AssertionError("unreachable: abort raises")
-
-
-def _unary(method: Unary) -> Unary:
-    @functools.wraps(method)
-    async def call(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        try:
-            return await method(self, request, context)
-        except Exception as exc:  # the RPC edge: every error leaves as a status
-            await _abort(context, exc)
-
-    return call
-
-
-def _streaming(method: Streaming) -> Streaming:
-    @functools.wraps(method)
-    async def call(self: Any, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        try:
-            async for item in method(self, request, context):
-                yield item
-        except Exception as exc:  # the RPC edge: every error leaves as a status
-            await _abort(context, exc)
-
-    return call
+_EDGE = RpcEdge(
+    "knowledge",
+    KnowledgeError,
+    {
+        InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
+        NotFound: grpc.StatusCode.NOT_FOUND,
+        AlreadyExists: grpc.StatusCode.ALREADY_EXISTS,
+        Refused: grpc.StatusCode.FAILED_PRECONDITION,
+        StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
+    },
+)
+_unary = _EDGE.unary
+_streaming = _EDGE.streaming
 
 
 def _search_hits(found: Any) -> list[knowledge_pb2.SearchHit]:
@@ -360,11 +325,7 @@ class KnowledgeApp:
         """NOT_SERVING, let in-flight calls finish, then close the watch, Qdrant and NATS."""
         if self._grpc is not None:
             await self._grpc.stop(grace)
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await lifecycle.cancel_all(self._tasks)
         if self._index is not None:
             await self._index.close()
         if self._nc is not None:
@@ -375,35 +336,11 @@ class KnowledgeApp:
 
     async def failure(self) -> BaseException | None:
         """Wait until a background task ends, which only a fault does."""
-        done, _ = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
-        task = done.pop()
-        if task.cancelled():
-            return asyncio.CancelledError(task.get_name())
-        return task.exception() or RuntimeError(f"{task.get_name()} ended")
+        return await lifecycle.first_failure(self._tasks)
 
 
 async def run(settings: KnowledgeSettings, shutdown: lifecycle.Shutdown) -> None:
     """Serve until SIGTERM or SIGINT; a background fault stops the service with exit code 1."""
     publish_build_info("knowledge")
-    app = KnowledgeApp(settings)
-    try:
-        await app.start()
-    except BaseException as exc:
-        expected = isinstance(exc, StoreUnavailable | OSError | TimeoutError | DenseUnavailable)
-        if expected:
-            logger.error("knowledge cannot start", extra={"error": str(exc) or type(exc).__name__})
-        await app.stop()
-        if expected:
-            raise SystemExit(1) from None
-        raise
-    stopping = asyncio.create_task(shutdown.wait())
-    failing = asyncio.create_task(app.failure())
-    await asyncio.wait([stopping, failing], return_when=asyncio.FIRST_COMPLETED)
-    fault = failing.result() if failing.done() else None
-    failing.cancel()
-    stopping.cancel()
-    if fault is not None:
-        logger.error("knowledge background task failed; stopping", exc_info=fault)
-    await app.stop()
-    if fault is not None:
-        raise SystemExit(1)
+    expected = (StoreUnavailable, OSError, TimeoutError, DenseUnavailable)
+    await lifecycle.serve(KnowledgeApp(settings), shutdown, "knowledge", expected=expected)

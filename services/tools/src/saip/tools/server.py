@@ -1,20 +1,20 @@
 """Wiring of the tools service: NATS (its bucket, risk events), the sandbox pool, the studio, the gRPC API and
-/metrics, and a drain on SIGTERM. The servicer converts protobuf to studio calls; errors become statuses in `_abort`.
+/metrics, and a drain on SIGTERM. The servicer converts protobuf to studio calls;
+errors become statuses at the RPC edge (`RpcEdge`).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, NoReturn
+from typing import Any
 
 import grpc
 from nats.aio.client import Client as NatsClient
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from saip.common import bus, lifecycle, names
-from saip.common.grpc_server import GrpcServer
+from saip.common.grpc_server import GrpcServer, RpcEdge
 from saip.common.metrics import MetricsServer, publish_build_info
 from saip.common.risk import RiskPublisher
 from saip.tools import catalog
@@ -42,46 +42,21 @@ SERVICE_NAME = "saip.v1.ToolsService"
 STOP_GRACE = 3.0
 START_WITHIN = 60.0
 
-_STATUS: dict[type[ToolsError], grpc.StatusCode] = {
-    InvalidSpec: grpc.StatusCode.INVALID_ARGUMENT,
-    ToolNotFound: grpc.StatusCode.NOT_FOUND,
-    AlreadyPublished: grpc.StatusCode.ALREADY_EXISTS,
-    RuleRefused: grpc.StatusCode.FAILED_PRECONDITION,
-    Conflict: grpc.StatusCode.ABORTED,
-    UnreadableRecord: grpc.StatusCode.FAILED_PRECONDITION,
-    StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
-    SandboxUnavailable: grpc.StatusCode.UNAVAILABLE,
-}
-
-Unary = Callable[[Any, Any, Any], Awaitable[Any]]
-
-
-def status_of(error: ToolsError) -> grpc.StatusCode:
-    for cls in type(error).__mro__:
-        if cls in _STATUS:
-            return _STATUS[cls]
-    return grpc.StatusCode.INTERNAL
-
-
-async def _abort(context: grpc.aio.ServicerContext, error: Exception) -> NoReturn:
-    """The one place an error becomes a status: ours by `_STATUS` with the sentence as details; anything else
-    INTERNAL, logged."""
-    if isinstance(error, ToolsError):
-        await context.abort(status_of(error), str(error))
-    logger.error("unexpected error in a tools RPC", exc_info=error)
-    await context.abort(grpc.StatusCode.INTERNAL, "unexpected error in the tools service; see its log")
-    raise AssertionError("unreachable: abort raises")
-
-
-def _unary(method: Unary) -> Unary:
-    @functools.wraps(method)
-    async def call(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        try:
-            return await method(self, request, context)
-        except Exception as exc:  # the RPC edge: every error leaves as a status
-            await _abort(context, exc)
-
-    return call
+_EDGE = RpcEdge(
+    "tools",
+    ToolsError,
+    {
+        InvalidSpec: grpc.StatusCode.INVALID_ARGUMENT,
+        ToolNotFound: grpc.StatusCode.NOT_FOUND,
+        AlreadyPublished: grpc.StatusCode.ALREADY_EXISTS,
+        RuleRefused: grpc.StatusCode.FAILED_PRECONDITION,
+        Conflict: grpc.StatusCode.ABORTED,
+        UnreadableRecord: grpc.StatusCode.FAILED_PRECONDITION,
+        StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
+        SandboxUnavailable: grpc.StatusCode.UNAVAILABLE,
+    },
+)
+_unary = _EDGE.unary
 
 
 class ToolsServicer:
@@ -215,20 +190,12 @@ class ToolsApp:
             self._metrics_server.stop()
         logger.info("tools stopped")
 
+    async def failure(self) -> BaseException | None:
+        """The tools service runs no background task of its own (the sandbox pool replaces its workers itself)."""
+        return await lifecycle.first_failure([])
+
 
 async def run(settings: ToolsSettings, shutdown: lifecycle.Shutdown) -> None:
     """Serve until SIGTERM or SIGINT."""
     publish_build_info("tools")
-    app = ToolsApp(settings)
-    try:
-        await app.start()
-    except BaseException as exc:
-        expected = isinstance(exc, OSError)  # NATS away, or a port taken: said, no traceback
-        if expected:
-            logger.error("tools cannot start", extra={"error": str(exc)})
-        await app.stop()
-        if expected:
-            raise SystemExit(1) from None
-        raise
-    await shutdown.wait()
-    await app.stop()
+    await lifecycle.serve(ToolsApp(settings), shutdown, "tools")
