@@ -3,10 +3,10 @@ knowledge tools, refusals that leave nothing behind, configuration that wins, an
 
 from __future__ import annotations
 
+import functools
 import http.server
 import json
 import os
-import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from saip.common.netguard import NetworkMode
 from saip.knowledge.config import DeclaredDocument, DeclaredPipeline
 from saip.knowledge.server import KnowledgeApp
 from saip.v1 import common_pb2, events_pb2, knowledge_pb2, knowledge_pb2_grpc
+from tests.http_origin import http_origin
 from tests.integration.knowledge_support import (
     ingest,
     knowledge_settings,
@@ -337,15 +338,8 @@ async def test_a_url_to_a_private_address_is_refused_and_raised_as_a_risk_event(
 @pytest.fixture
 def web(root: Path) -> Iterator[str]:
     """A local web server over the docs folder (the guard is open for this test; strict refuses loopback)."""
-    handler = lambda *args: http.server.SimpleHTTPRequestHandler(*args, directory=str(root))  # noqa: E731
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with http_origin(functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))) as url:
+        yield url
 
 
 async def test_ingest_by_url_reads_the_page_through_the_guarded_fetch(

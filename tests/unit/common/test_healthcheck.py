@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import anyio
 import pytest
@@ -12,6 +10,7 @@ import pytest
 from saip.common import healthcheck
 from saip.common.grpc_server import GrpcServer
 from saip.common.natsd import free_port
+from tests.http_origin import QuietHandler, http_origin
 
 
 async def test_a_serving_grpc_server_is_healthy_until_it_shuts_down() -> None:
@@ -32,26 +31,16 @@ def test_nothing_listening_is_unhealthy(capsys: pytest.CaptureFixture[str]) -> N
     assert capsys.readouterr().err == f"unhealthy: {address}: UNAVAILABLE\n"
 
 
-class _Status(BaseHTTPRequestHandler):
+class _Status(QuietHandler):
     def do_GET(self) -> None:
         self.send_response(200 if self.path == "/healthz" else 503)
         self.end_headers()
 
-    def log_message(self, format: str, *args: object) -> None:
-        """Silent: the test reads the probe's exit code, not the server's log."""
-
 
 @pytest.fixture
 def http_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Status)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with http_origin(_Status) as url:
+        yield url
 
 
 def test_http_is_healthy_only_on_200(http_server: str, capsys: pytest.CaptureFixture[str]) -> None:

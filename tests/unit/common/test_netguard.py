@@ -4,10 +4,8 @@ local HTTP server (reachable only where a mode grants 127.0.0.1 by name)."""
 from __future__ import annotations
 
 import ipaddress
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -21,6 +19,7 @@ from saip.common.netguard import (
     guarded_fetch,
     host_matches,
 )
+from tests.http_origin import QuietHandler, http_origin
 
 STRICT = NetPolicy(NetworkMode.STRICT)
 
@@ -115,11 +114,8 @@ async def test_allowlist_refuses_other_hosts_and_wildcards_do_not_grant_private_
     assert private.value.reason in (Reason.PRIVATE_ADDRESS, Reason.DNS_FAILURE)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     """/ok, /big (chunked, no length), /declared-big, /slow, /loop/N (redirects N more times), /to?url=..."""
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
 
     def do_GET(self) -> None:
         path, _, query = self.path.partition("?")
@@ -166,15 +162,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def origin() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with http_origin(_Handler) as url:
+        yield url
 
 
 GRANTED = NetPolicy(NetworkMode.ALLOWLIST, hosts_allow=("127.0.0.1",))

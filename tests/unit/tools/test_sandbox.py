@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -13,6 +11,7 @@ import pytest
 from saip.tools.errors import SandboxUnavailable
 from saip.tools.sandbox import Limits, Sandbox
 from saip.tools.worker import Job, Outcome, run_job
+from tests.http_origin import QuietHandler, http_origin
 
 
 def run(code: str, **options: Any) -> Outcome:
@@ -151,7 +150,7 @@ def test_a_result_past_the_size_cap_is_refused() -> None:
     assert [reason for reason, _ in outcome.guard_blocks] == ["result-too-large"]
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     def do_GET(self) -> None:
         routes = {
             "/json": (200, {"content-type": "application/json"}, b'{"hello": "sandbox"}'),
@@ -177,20 +176,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(echoed.encode())
 
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with http_origin(_Handler) as url:
+        yield url
 
 
 def granted(**options: Any) -> dict[str, Any]:
