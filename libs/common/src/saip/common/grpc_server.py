@@ -83,9 +83,13 @@ class GrpcServer:
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = [name for name, _ in self._services]
         reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server)
-        self.port = self.server.add_insecure_port(f"{self._host}:{self._requested_port}")
+        address = f"{self._host}:{self._requested_port}"
+        try:
+            self.port = self.server.add_insecure_port(address)
+        except RuntimeError as exc:  # how grpc reports an address it cannot bind
+            raise OSError(f"cannot serve gRPC on {address}") from exc
         if self.port == 0:
-            raise OSError(f"cannot listen on {self._host}:{self._requested_port}")
+            raise OSError(f"cannot serve gRPC on {address}")
         await self.server.start()
         for name in ["", *names]:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)

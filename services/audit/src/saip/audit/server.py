@@ -251,10 +251,7 @@ class AuditApp:
             settings.audit_host,
             settings.audit_port,
         )
-        try:
-            self.port = await self._grpc.start()
-        except RuntimeError as exc:  # how grpc reports an address it cannot bind
-            raise OSError(f"cannot serve gRPC on {settings.audit_host}:{settings.audit_port}") from exc
+        self.port = await self._grpc.start()
         self._metrics_server = MetricsServer(settings.audit_host, settings.audit_metrics_port, self._registry)
         self.metrics_port = self._metrics_server.port
         logger.info(

@@ -288,10 +288,7 @@ class KnowledgeApp:
             settings.knowledge_host,
             settings.knowledge_port,
         )
-        try:
-            self.port = await self._grpc.start()
-        except RuntimeError as exc:  # how grpc reports an address it cannot bind
-            raise OSError(f"cannot serve gRPC on {settings.knowledge_host}:{settings.knowledge_port}") from exc
+        self.port = await self._grpc.start()
         self._metrics_server = MetricsServer(settings.knowledge_host, settings.knowledge_metrics_port, self._registry)
         self.metrics_port = self._metrics_server.port
         logger.info(

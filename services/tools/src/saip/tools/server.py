@@ -162,10 +162,7 @@ class ToolsApp:
             settings.tools_host,
             settings.tools_port,
         )
-        try:
-            self.port = await self._grpc.start()
-        except RuntimeError as exc:  # how grpc reports an address it cannot bind
-            raise OSError(f"cannot serve gRPC on {settings.tools_host}:{settings.tools_port}") from exc
+        self.port = await self._grpc.start()
         self._metrics_server = MetricsServer(settings.tools_host, settings.tools_metrics_port, self._registry)
         self.metrics_port = self._metrics_server.port
         logger.info(

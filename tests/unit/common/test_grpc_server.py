@@ -1,0 +1,114 @@
+"""The gRPC server every service runs: a taken port is said plainly, and the RPC edge turns errors into statuses
+(a service's own error keeps its sentence; anything else is INTERNAL and its message stays in the log)."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+
+from saip.common.grpc_server import GrpcServer, RpcEdge
+from saip.v1 import common_pb2
+
+
+class ServiceError(Exception):
+    pass
+
+
+class NotThere(ServiceError):
+    pass
+
+
+EDGE = RpcEdge("probe", ServiceError, {NotThere: grpc.StatusCode.NOT_FOUND})
+
+
+class Servicer:
+    @EDGE.unary
+    async def List(self, request: common_pb2.ListServedToolsRequest, context: Any) -> common_pb2.ListServedToolsReply:
+        raise NotThere("No tool 'x'; call ListServedTools for the names.")
+
+    @EDGE.unary
+    async def Call(self, request: common_pb2.CallServedToolRequest, context: Any) -> common_pb2.CallServedToolReply:
+        raise RuntimeError("secret detail sk-live-123456")
+
+    @EDGE.streaming
+    async def Stream(
+        self, request: common_pb2.ListServedToolsRequest, context: Any
+    ) -> AsyncIterator[common_pb2.ListServedToolsReply]:
+        yield common_pb2.ListServedToolsReply()
+        raise ServiceError("The stream ended: the tail was too slow.")
+
+
+def register(server: grpc.aio.Server) -> None:
+    servicer = Servicer()
+    handlers = {
+        "List": grpc.unary_unary_rpc_method_handler(
+            servicer.List,
+            request_deserializer=common_pb2.ListServedToolsRequest.FromString,
+            response_serializer=common_pb2.ListServedToolsReply.SerializeToString,
+        ),
+        "Call": grpc.unary_unary_rpc_method_handler(
+            servicer.Call,
+            request_deserializer=common_pb2.CallServedToolRequest.FromString,
+            response_serializer=common_pb2.CallServedToolReply.SerializeToString,
+        ),
+        "Stream": grpc.unary_stream_rpc_method_handler(
+            servicer.Stream,
+            request_deserializer=common_pb2.ListServedToolsRequest.FromString,
+            response_serializer=common_pb2.ListServedToolsReply.SerializeToString,
+        ),
+    }
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("saip.v1.Probe", handlers)])
+
+
+async def test_errors_leave_the_service_as_statuses() -> None:
+    server = GrpcServer([("saip.v1.Probe", register)], "127.0.0.1", 0)
+    port = await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            listing = channel.unary_unary(
+                "/saip.v1.Probe/List",
+                request_serializer=common_pb2.ListServedToolsRequest.SerializeToString,
+                response_deserializer=common_pb2.ListServedToolsReply.FromString,
+            )
+            calling = channel.unary_unary(
+                "/saip.v1.Probe/Call",
+                request_serializer=common_pb2.CallServedToolRequest.SerializeToString,
+                response_deserializer=common_pb2.CallServedToolReply.FromString,
+            )
+            streaming = channel.unary_stream(
+                "/saip.v1.Probe/Stream",
+                request_serializer=common_pb2.ListServedToolsRequest.SerializeToString,
+                response_deserializer=common_pb2.ListServedToolsReply.FromString,
+            )
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await listing(common_pb2.ListServedToolsRequest())
+            assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+            assert refused.value.details() == "No tool 'x'; call ListServedTools for the names."
+
+            with pytest.raises(grpc.aio.AioRpcError) as failed:
+                await calling(common_pb2.CallServedToolRequest())
+            assert failed.value.code() == grpc.StatusCode.INTERNAL
+            assert failed.value.details() == "unexpected error in the probe service; see its log"
+
+            received = []
+            with pytest.raises(grpc.aio.AioRpcError) as ended:
+                async for reply in streaming(common_pb2.ListServedToolsRequest()):
+                    received.append(reply)  # noqa: PERF401 - the replies before the error must be kept
+            assert len(received) == 1
+            assert ended.value.code() == grpc.StatusCode.INTERNAL  # ServiceError itself is not in the table
+            assert ended.value.details() == "The stream ended: the tail was too slow."
+    finally:
+        await server.stop(0)
+
+
+async def test_a_taken_port_is_said_with_the_address() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(OSError, match=f"cannot serve gRPC on 127.0.0.1:{port}"):
+            await GrpcServer([], "127.0.0.1", port).start()
