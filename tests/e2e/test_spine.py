@@ -27,6 +27,7 @@ MONITOR_TOOLS = {
     "saip_monitor_management_log",
     "saip_monitor_risk_events",
     "saip_monitor_hitl",
+    "saip_monitor_tool_calls",
 }
 
 

@@ -189,11 +189,27 @@ async def test_the_calls_leave_audit_entries_with_the_persons_decisions(stack: S
         assert (saved["level"], saved["outcome"], saved["approval"]) == ("WRITE", "OK", None)
 
         async def tool_call() -> dict[str, Any] | None:
-            return next((e for e in _chained(api) if e["kind"] == "tool" and e["tool"] == "audited"), None)
+            page = api.get("/api/v1/audit/tool-calls", params={"tool": "audited"}).json()
+            return page["entries"][0] if page["entries"] else None
 
         call = await eventually(tool_call, within=15)
+        tailed = next(e for e in _chained(api) if e["kind"] == "tool" and e["tool"] == "audited")
+        assert call | {"kind": "tool"} == tailed
     assert (call["source"], call["outcome"], call["approval"]) == ("authored", "OK", "approved")
     assert "abcd1234" not in call["arguments"] and "token=***" in call["arguments"]
+
+    async with mcp_client(stack.mcp_url, stack.mcp_token) as client:
+        read = envelope(await client.call_tool("saip_monitor_tool_calls", {"tool": "audited", "limit": 5}))
+    assert read["message"] == "1 tool call, newest first."
+    assert read["data"]["entries"] == [call]
+
+    env = {**os.environ, "SAIP_GATEWAY_URL": stack.url, "SAIP_ADMIN_TOKEN": stack.admin_token}
+    printed = await anyio.run_process([str(SAIP), "audit", "calls", "--tool", "audited"], env=env, check=False)
+    assert printed.returncode == 0, printed.stderr.decode()
+    [line] = printed.stdout.decode().splitlines()
+    words = line.split()
+    at = words.index("audited")
+    assert words[at + 1 : at + 3] == ["authored", "OK"] and "approval=approved" in words
 
 
 async def _served(client: Client, name: str) -> bool:

@@ -77,6 +77,10 @@ class GatewayApi:
         query = {key: value for key, value in params.items() if value is not None}
         return dict(self._request("GET", "/api/v1/audit/management-log", params=query))
 
+    def tool_calls(self, **params: Any) -> dict[str, Any]:
+        query = {key: value for key, value in params.items() if value is not None}
+        return dict(self._request("GET", "/api/v1/audit/tool-calls", params=query))
+
     def knowledge(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         """One call under /api/v1/knowledge (the same methods as the saip_knowledge_* tools)."""
         return dict(self._request(method, f"/api/v1/knowledge{path}", **kwargs))

@@ -101,8 +101,9 @@ def _line(entry: dict[str, Any]) -> str:
     if entry.get("kind") == "risk":
         return f"{time}  risk  {entry['severity']:<4}  {entry['type']:<22}  {entry['summary']}"
     approval = f"  approval={entry['approval']}" if entry.get("approval") else ""
+    kind = entry.get("level") or entry.get("source", "")  # a management call's level, a tool call's source
     return (
-        f"{time}  {entry.get('client', ''):<24}  {entry['tool']:<32}  {entry.get('level', ''):<11}  "
+        f"{time}  {entry.get('client', ''):<24}  {entry['tool']:<32}  {kind:<11}  "
         f"{entry['outcome']:<8}  {entry['durationMs']:>6} ms{approval}  {entry.get('summary', '')}"
     )
 
@@ -132,6 +133,20 @@ def tail(context: click.Context, backlog: int, as_json: bool) -> None:
 def log(context: click.Context, limit: int, tool: str | None, outcome: str | None, before: int | None) -> None:
     """Management calls, newest first."""
     page = _call(context, lambda api: api.management_log(limit=limit, tool=tool, outcome=outcome, before=before))
+    for entry in page["entries"]:
+        click.echo(_line(entry))
+    if page["nextCursor"]:
+        click.echo(f"(older: --before {page['nextCursor']})")
+
+
+@audit.command()
+@click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(1, 500))
+@click.option("--tool", help="Only this tool.")
+@click.option("--before", type=click.IntRange(min=0), help="The nextCursor of the previous page.")
+@click.pass_context
+def calls(context: click.Context, limit: int, tool: str | None, before: int | None) -> None:
+    """Published tool calls (authored and knowledge tools), newest first."""
+    page = _call(context, lambda api: api.tool_calls(limit=limit, tool=tool, before=before))
     for entry in page["entries"]:
         click.echo(_line(entry))
     if page["nextCursor"]:

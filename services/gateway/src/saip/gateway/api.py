@@ -14,7 +14,13 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from saip.gateway import knowledge_api, metrics, tools_api, views
 from saip.gateway.auth import bearer
-from saip.gateway.contributions.monitor import HitlInput, ManagementLogInput, OutcomeName, RiskEventsInput
+from saip.gateway.contributions.monitor import (
+    HitlInput,
+    ManagementLogInput,
+    OutcomeName,
+    RiskEventsInput,
+    ToolCallsInput,
+)
 from saip.gateway.errors import GatewayError, ServiceRefused, ServiceUnavailable, TokenManagedByConfiguration
 
 if TYPE_CHECKING:
@@ -83,6 +89,12 @@ def router(gateway: Gateway) -> APIRouter:
     ) -> Any:
         arguments = ManagementLogInput(limit=limit, before=before, tool=tool, outcome=outcome)
         return (await gateway.monitor.management_log(arguments)).data
+
+    @api.get("/audit/tool-calls", summary="Published tool calls, newest first")
+    async def tool_calls(
+        limit: Limit = 20, before: Before = 0, tool: Annotated[str | None, Query(max_length=128)] = None
+    ) -> Any:
+        return (await gateway.monitor.tool_calls(ToolCallsInput(limit=limit, before=before, tool=tool))).data
 
     @api.get("/audit/risk-events", summary="Risk events, newest first")
     async def risk_events(

@@ -39,6 +39,10 @@ class ManagementLogInput(PageInput):
     outcome: OutcomeName | None = Field(default=None, description="Only calls that ended with this outcome.")
 
 
+class ToolCallsInput(PageInput):
+    tool: str | None = Field(default=None, max_length=128, description="Only calls of this exact tool name.")
+
+
 class RiskEventsInput(PageInput):
     type: str | None = Field(
         default=None,
@@ -86,6 +90,21 @@ class MonitorContribution:
                 input_model=ManagementLogInput,
                 level=Level.READ,
                 handler=lambda arguments, caller: self.management_log(arguments),
+                idempotent=True,
+            ),
+            ManagementTool(
+                name="saip_monitor_tool_calls",
+                category=self.category,
+                title="Published tool call log",
+                description=(
+                    "Recent calls of the published tools (authored and knowledge tools, not the saip_* management "
+                    "tools), newest first, from the durable audit trail: the client, tool, source, outcome, duration, "
+                    "the person's decision when the tool asks, and masked arguments and results. For older calls pass "
+                    "`before` = the nextCursor of the previous page."
+                ),
+                input_model=ToolCallsInput,
+                level=Level.READ,
+                handler=lambda arguments, caller: self.tool_calls(arguments),
                 idempotent=True,
             ),
             ManagementTool(
@@ -168,6 +187,17 @@ class MonitorContribution:
         entries = [views.management_call(entry) for entry in reply.entries]
         return ManagementResult(
             True, _counted(len(entries), "management call"), data=views.page(entries, reply.next_before_seq)
+        )
+
+    async def tool_calls(self, arguments: ToolCallsInput) -> ManagementResult:
+        reply = await self._audit.tool_calls(
+            audit_pb2.ListToolCallsRequest(
+                limit=arguments.limit, before_seq=arguments.before, tool=arguments.tool or ""
+            )
+        )
+        entries = [views.tool_call(entry) for entry in reply.entries]
+        return ManagementResult(
+            True, _counted(len(entries), "tool call"), data=views.page(entries, reply.next_before_seq)
         )
 
     async def risk_events(self, arguments: RiskEventsInput) -> ManagementResult:
