@@ -132,13 +132,18 @@ class LegacySessions:
             metrics.MCP_SESSIONS.set(len(self._sessions))
 
     async def notify(self, changes: Changes) -> None:
-        for session in list(self._sessions.values()):
-            if changes.tools:
-                await session.send_tool_list_changed()
-            if changes.resources:
-                await session.send_resource_list_changed()
-            if changes.prompts:
-                await session.send_prompt_list_changed()
+        for key, session in list(self._sessions.items()):
+            try:
+                if changes.tools:
+                    await session.send_tool_list_changed()
+                if changes.resources:
+                    await session.send_resource_list_changed()
+                if changes.prompts:
+                    await session.send_prompt_list_changed()
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, MCPError) as exc:
+                # A session that went away between its last request and now: nobody is there to tell.
+                logger.debug("list_changed not delivered; forgetting the session", extra={"error": repr(exc)})
+                self.forget(key)
 
 
 class ListChangedNotifier:

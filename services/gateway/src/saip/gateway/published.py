@@ -322,12 +322,19 @@ class PublishedSource:
             try:
                 await self.refresh()
             except (ServiceUnavailable, ServiceRefused) as exc:
-                self.listed = False
+                self._retry_later()
                 logger.warning(
                     "cannot list published tools; retrying", extra={"source": self.serving.name, "error": str(exc)}
                 )
                 await anyio.sleep(self._retry)
-                self._dirty.set()
+            except Exception:  # a bad answer must not take the gateway down: say it, try again
+                self._retry_later()
+                logger.exception("listing published tools failed; retrying", extra={"source": self.serving.name})
+                await anyio.sleep(self._retry)
+
+    def _retry_later(self) -> None:
+        self.listed = False
+        self._dirty.set()
 
     async def follow(self, kv: KeyValue) -> None:
         """Mark the listing stale on every change to the bucket, until the watcher ends."""
