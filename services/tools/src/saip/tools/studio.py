@@ -11,6 +11,7 @@ to what is served is a write to the bucket, which every gateway watches.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -512,8 +513,8 @@ class Studio:
         return tools
 
     async def call(self, name: str, arguments_json: str) -> common_pb2.CallServedToolReply:
-        entry = await self._required(name)
-        if not self.exposed(entry, await self.exposure()):
+        entry, exposure = await asyncio.gather(self._required(name), self.exposure())  # two reads, one wait
+        if not self.exposed(entry, exposure):
             raise RuleRefused(
                 f"'{name}' is not served right now (a draft, not exposed, or missing requirements); call "
                 "saip_tools_list to see its state."
