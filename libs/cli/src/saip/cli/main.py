@@ -108,6 +108,13 @@ def _line(entry: dict[str, Any]) -> str:
     )
 
 
+def _print_page(page: dict[str, Any]) -> None:
+    for entry in page["entries"]:
+        click.echo(_line(entry))
+    if page["nextCursor"]:
+        click.echo(f"(older: --before {page['nextCursor']})")
+
+
 @audit.command()
 @click.option("-n", "--backlog", default=20, show_default=True, type=click.IntRange(1, 500), help="Entries first.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per line.")
@@ -132,11 +139,7 @@ def tail(context: click.Context, backlog: int, as_json: bool) -> None:
 @click.pass_context
 def log(context: click.Context, limit: int, tool: str | None, outcome: str | None, before: int | None) -> None:
     """Management calls, newest first."""
-    page = _call(context, lambda api: api.management_log(limit=limit, tool=tool, outcome=outcome, before=before))
-    for entry in page["entries"]:
-        click.echo(_line(entry))
-    if page["nextCursor"]:
-        click.echo(f"(older: --before {page['nextCursor']})")
+    _print_page(_call(context, lambda api: api.management_log(limit=limit, tool=tool, outcome=outcome, before=before)))
 
 
 @audit.command()
@@ -146,11 +149,7 @@ def log(context: click.Context, limit: int, tool: str | None, outcome: str | Non
 @click.pass_context
 def calls(context: click.Context, limit: int, tool: str | None, before: int | None) -> None:
     """Published tool calls (authored and knowledge tools), newest first."""
-    page = _call(context, lambda api: api.tool_calls(limit=limit, tool=tool, before=before))
-    for entry in page["entries"]:
-        click.echo(_line(entry))
-    if page["nextCursor"]:
-        click.echo(f"(older: --before {page['nextCursor']})")
+    _print_page(_call(context, lambda api: api.tool_calls(limit=limit, tool=tool, before=before)))
 
 
 @audit.command()

@@ -184,9 +184,8 @@ class MonitorContribution:
         if arguments.outcome:
             request.outcome = views.outcome_value(arguments.outcome)
         reply = await self._audit.management_calls(request)
-        entries = [views.management_call(entry) for entry in reply.entries]
-        return ManagementResult(
-            True, _counted(len(entries), "management call"), data=views.page(entries, reply.next_before_seq)
+        return _listed(
+            [views.management_call(entry) for entry in reply.entries], reply.next_before_seq, "management call"
         )
 
     async def tool_calls(self, arguments: ToolCallsInput) -> ManagementResult:
@@ -195,10 +194,7 @@ class MonitorContribution:
                 limit=arguments.limit, before_seq=arguments.before, tool=arguments.tool or ""
             )
         )
-        entries = [views.tool_call(entry) for entry in reply.entries]
-        return ManagementResult(
-            True, _counted(len(entries), "tool call"), data=views.page(entries, reply.next_before_seq)
-        )
+        return _listed([views.tool_call(entry) for entry in reply.entries], reply.next_before_seq, "tool call")
 
     async def risk_events(self, arguments: RiskEventsInput) -> ManagementResult:
         reply = await self._audit.risk_events(
@@ -206,10 +202,7 @@ class MonitorContribution:
                 limit=arguments.limit, before_seq=arguments.before, type=arguments.type or ""
             )
         )
-        entries = [views.risk_event(entry) for entry in reply.entries]
-        return ManagementResult(
-            True, _counted(len(entries), "risk event"), data=views.page(entries, reply.next_before_seq)
-        )
+        return _listed([views.risk_event(entry) for entry in reply.entries], reply.next_before_seq, "risk event")
 
     async def hitl(self, arguments: HitlInput) -> ManagementResult:
         data = views.hitl(await self._audit.hitl(audit_pb2.GetHitlSummaryRequest(recent=arguments.recent)))
@@ -220,5 +213,7 @@ class MonitorContribution:
         return ManagementResult(True, message, data=data)
 
 
-def _counted(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}, newest first."
+def _listed(entries: list[dict[str, Any]], next_cursor: int, noun: str) -> ManagementResult:
+    """One page of the trail, newest first, and how many it holds."""
+    counted = f"{len(entries)} {noun}{'' if len(entries) == 1 else 's'}, newest first."
+    return ManagementResult(True, counted, data=views.page(entries, next_cursor))
