@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from tests.e2e.real_clients import Mcpdo, installed
+from tests.e2e.real_clients import Mcpdo
 from tests.e2e.stack import Stack
 
 pytestmark = pytest.mark.e2e
 
 ERAS = [pytest.param("legacy", "2025-11-25", id="2025-11-25"), pytest.param("modern", "2026-07-28", id="2026-07-28")]
-
-
-@pytest.fixture
-def mcpdo(tmp_path: Path) -> Iterator[Mcpdo]:
-    assert installed(), "the npm test clients are missing: run `make install`"
-    client = Mcpdo(tmp_path / "mcpdo")
-    try:
-        yield client
-    finally:
-        client.stop()
 
 
 @pytest.mark.parametrize(("era", "version"), ERAS)

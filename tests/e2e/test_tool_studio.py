@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ import pytest
 from mcp import Client
 from mcp.client import ClientRequestContext
 
-from tests.e2e.real_clients import Mcpdo, installed
+from tests.e2e.real_clients import Mcpdo
 from tests.e2e.stack import SAIP, Stack, mcp_client
 from tests.waiting import eventually
 
@@ -262,16 +262,6 @@ def test_the_person_reaches_the_same_methods_through_rest_and_the_command_line(s
         )
         assert literal.status_code == 400 and "Ask the person to set an environment variable" in literal.json()["error"]
         assert api.delete("/api/v1/tools/cli-words").json()["ok"] is True
-
-
-@pytest.fixture
-def mcpdo(tmp_path: Path) -> Iterator[Mcpdo]:
-    assert installed(), "the npm test clients are missing: run `make install`"
-    client = Mcpdo(tmp_path / "mcpdo")
-    try:
-        yield client
-    finally:
-        client.stop()
 
 
 def _approved(mcpdo: Mcpdo, *call: str) -> tuple[str, dict[str, Any]]:

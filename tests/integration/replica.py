@@ -1,17 +1,16 @@
 """A gateway replica as its own process, with the probe tools registered: `python -m tests.integration.replica`.
 
-The same wiring as `python -m saip.gateway` (settings from SAIP_* variables, the FastAPI app, uvicorn), plus the
+The same wiring as `python -m saip.gateway` (settings from SAIP_* variables, `serve_http`), plus the
 test-only probe contribution, so a test can drive a management call that asks the person across real processes.
 """
 
 from __future__ import annotations
 
 import anyio
-import uvicorn
 
 from saip.common import logs
 from saip.gateway.config import GatewaySettings
-from saip.gateway.server import Gateway, create_app
+from saip.gateway.server import serve_http
 from tests.unit.gateway.probe import ProbeContribution
 
 
@@ -24,17 +23,7 @@ class ReplicaProbe(ProbeContribution):
 def main() -> None:
     settings = GatewaySettings.load()
     logs.setup("gateway", settings.log_level)
-    gateway = Gateway(settings, extra=lambda _: [ReplicaProbe()])
-    config = uvicorn.Config(
-        create_app(gateway),
-        host=settings.gateway_host,
-        port=settings.gateway_port,
-        log_config=None,
-        access_log=False,
-        timeout_graceful_shutdown=3,
-        lifespan="on",
-    )
-    anyio.run(uvicorn.Server(config).serve)
+    anyio.run(serve_http, settings, lambda _: [ReplicaProbe()])
 
 
 if __name__ == "__main__":

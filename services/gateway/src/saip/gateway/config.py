@@ -93,11 +93,5 @@ class GatewaySettings(SaipSettings):
         return self.secret("mcp_server_auth_token")
 
     @property
-    def serving_addresses(self) -> dict[str, str]:
-        """The configured serving services (tools, knowledge) by name."""
-        configured = {"tools": self.tools_addr, "knowledge": self.knowledge_addr}
-        return {name: address for name, address in configured.items() if address}
-
-    @property
     def spool_dir(self) -> Path:
         return self.audit_spool_dir or self.home / "spool" / "gateway"

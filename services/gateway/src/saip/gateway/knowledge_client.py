@@ -6,16 +6,16 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from saip.gateway.clients import GrpcClient
+from saip.gateway.published import SERVING, ServedToolsClient
 from saip.v1 import knowledge_pb2 as pb
 from saip.v1 import knowledge_pb2_grpc
 
 INGEST_DEADLINE = 600.0  # a large PDF takes a while to read and index; progress flows meanwhile
 
 
-class KnowledgeClient(GrpcClient):
+class KnowledgeClient(ServedToolsClient):
     def __init__(self, address: str, *, deadline: float = 10.0) -> None:
-        super().__init__("knowledge", address, deadline=deadline)
+        super().__init__(SERVING["knowledge"], address, deadline=deadline)
         self._stub = knowledge_pb2_grpc.KnowledgeServiceStub(self._channel)  # type: ignore[no-untyped-call]
 
     async def ingest(self, request: pb.IngestDocumentRequest) -> AsyncIterator[pb.IngestEvent]:

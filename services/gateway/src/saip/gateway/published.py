@@ -58,10 +58,12 @@ SERVING = {
 
 
 class ServedToolsClient(GrpcClient):
-    """ListServedTools and CallServedTool of one serving service."""
+    """ListServedTools and CallServedTool of one serving service; each area's client extends it, so the gateway
+    keeps one channel per service."""
 
-    def __init__(self, serving: ServingService, address: str) -> None:
-        super().__init__(serving.name, address)
+    def __init__(self, serving: ServingService, address: str, *, deadline: float = 5.0) -> None:
+        super().__init__(serving.name, address, deadline=deadline)
+        self.serving = serving
         prefix = f"/{serving.grpc_service}"
         self._list = self._channel.unary_unary(
             f"{prefix}/ListServedTools",

@@ -36,7 +36,7 @@ from saip.gateway.errors import GatewayError
 from saip.gateway.gate import Gate
 from saip.gateway.management import Contribution
 from saip.gateway.mcp_server import LegacySessions, ListChangedNotifier, build_server
-from saip.gateway.published import SERVING, PublishedSource, PublishedTools, ServedToolsClient
+from saip.gateway.published import PublishedSource, PublishedTools
 from saip.gateway.registrar import Policy, Registrar
 from saip.gateway.registry import Registry
 from saip.gateway.spool import Spool
@@ -152,14 +152,13 @@ class Gateway:
             await self.registrar.refresh()
             published = PublishedTools(approvals=approvals, audit=self.publisher, replica=settings.gateway_replica)
             buckets = {}
-            for name, address in settings.serving_addresses.items():
-                client = ServedToolsClient(SERVING[name], address)
-                stack.push_async_callback(client.close)
+            for area in areas:  # each area's client also lists and calls the tools its service serves
+                serving = area.client.serving
                 source = PublishedSource(
-                    client=client, serving=SERVING[name], registry=self.registry, notifier=self.notifier, gate=published
+                    client=area.client, serving=serving, registry=self.registry, notifier=self.notifier, gate=published
                 )
                 self.published.append(source)
-                buckets[name] = await bus.ensure_kv(js, SERVING[name].bucket, history=5, replicas=replicas)
+                buckets[serving.name] = await bus.ensure_kv(js, serving.bucket, history=5, replicas=replicas)
             publish_build_info("gateway")
             async with anyio.create_task_group() as group:
                 group.start_soon(self.publisher.flush_forever)
@@ -303,8 +302,8 @@ class RequestMetrics:
             metrics.HTTP_REQUEST_SECONDS.labels(route, scope["method"]).observe(time.perf_counter() - started)
 
 
-async def serve_http(settings: GatewaySettings) -> None:
-    gateway = Gateway(settings)
+async def serve_http(settings: GatewaySettings, extra: Callable[[Gateway], list[Contribution]] | None = None) -> None:
+    gateway = Gateway(settings, extra)
     config = uvicorn.Config(
         create_app(gateway),
         host=settings.gateway_host,

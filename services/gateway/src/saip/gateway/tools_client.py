@@ -1,20 +1,20 @@
 """The tools service over gRPC (Tool Studio, exposure): the methods the saip_tools_* tools, the REST API and the
-command line all call. Its served tools are listed and called by `published.ServedToolsClient`."""
+command line all call, next to the served-tools calls it inherits from `published.ServedToolsClient`."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from saip.gateway.clients import GrpcClient
+from saip.gateway.published import SERVING, ServedToolsClient
 from saip.v1 import tools_pb2, tools_pb2_grpc
 
 TEST_DEADLINE = 120.0  # a Local Pass runs the code: 30 s of wall clock by default, plus a worker round trip
 
 
-class ToolsClient(GrpcClient):
+class ToolsClient(ServedToolsClient):
     def __init__(self, address: str, *, deadline: float = 10.0) -> None:
-        super().__init__("tools", address, deadline=deadline)
+        super().__init__(SERVING["tools"], address, deadline=deadline)
         self._stub = tools_pb2_grpc.ToolsServiceStub(self._channel)  # type: ignore[no-untyped-call]
 
     async def list_tools(self, include_bundled: bool = False) -> list[tools_pb2.ToolSummary]:

@@ -10,7 +10,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from saip.tools.spec import HitlMode, NetworkMode, ToolSpec
+from saip.common.netguard import NetworkMode
+from saip.tools.spec import HitlMode, ToolSpec
 
 BASELINE = 0
 

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from saip.common.masking import is_secret_name
+from saip.common.netguard import NetworkMode
 from saip.tools.errors import InvalidSpec, LiteralSecret
 
 RESERVED_PREFIX = "saip_"
@@ -121,13 +122,6 @@ SECRET_VALUE = re.compile(
     r"|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----|\b(?:Bearer|Basic)\s+(?!\$\{)[A-Za-z0-9._~+/=-]{8,})"
 )
-
-
-class NetworkMode(StrEnum):
-    BLOCKED = "blocked"
-    STRICT = "strict"
-    ALLOWLIST = "allowlist"
-    OPEN = "open"
 
 
 class HitlMode(StrEnum):

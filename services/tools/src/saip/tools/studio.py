@@ -25,6 +25,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from jsonschema import Draft202012Validator
 
 from saip.common.masking import Masker
+from saip.common.netguard import NetworkMode
 from saip.common.risk import INFO, POISONING_HIT, SANDBOX_GUARD_BLOCKED, WARN
 from saip.tools import spec as specs
 from saip.tools.errors import (
@@ -38,7 +39,7 @@ from saip.tools.errors import (
 )
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.risk import Risk, assess
-from saip.tools.spec import NetworkMode, ToolSpec
+from saip.tools.spec import ToolSpec
 from saip.tools.worker import Job, Outcome
 from saip.v1 import common_pb2, tools_pb2
 

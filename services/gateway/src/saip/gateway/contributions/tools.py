@@ -172,7 +172,7 @@ class ToolsContribution:
     category = CATEGORY
 
     def __init__(self, client: ToolsClient, taken: Callable[[], set[str]]) -> None:
-        self._client = client
+        self.client = client
         # The tool names /mcp serves from sources other than the tools service (a publish must not shadow one).
         self._taken = taken
 
@@ -307,7 +307,7 @@ class ToolsContribution:
     # The methods the tools, the REST API and the command line share.
 
     async def list_tools(self, arguments: ListInput) -> ManagementResult:
-        summaries = [summary_view(summary) for summary in await self._client.list_tools(arguments.includeBundled)]
+        summaries = [summary_view(summary) for summary in await self.client.list_tools(arguments.includeBundled)]
         if not summaries:
             return ManagementResult(
                 True, "No tools yet. Read saip://guide/tool-authoring, then saip_tools_save_draft.", data=[]
@@ -317,7 +317,7 @@ class ToolsContribution:
         return ManagementResult(True, f"{len(summaries)} tools, {served} served on /mcp: {words}.", data=summaries)
 
     async def get(self, arguments: NameInput) -> ManagementResult:
-        detail = await self._client.get(arguments.name)
+        detail = await self.client.get(arguments.name)
         summary = summary_view(detail.summary)
         data = {
             **summary,
@@ -337,7 +337,7 @@ class ToolsContribution:
     async def check_risk(self, arguments: CheckRiskInput) -> ManagementResult:
         if (arguments.name is None) == (arguments.spec is None):
             raise ServiceRefused("Give either name (a saved tool) or spec (an unsaved one), not both and not neither.")
-        report = await self._client.check_risk(name=arguments.name or "", spec=arguments.spec)
+        report = await self.client.check_risk(name=arguments.name or "", spec=arguments.spec)
         view = risk_view(report)
         asks = "each call asks the person" if report.hitl_required else "calls run without asking"
         message = f"'{report.name}' is {view['risk']}: {'; '.join(report.reasons)}; {asks}."
@@ -345,7 +345,7 @@ class ToolsContribution:
         return ManagementResult(True, message, warnings=warnings, data=view)
 
     async def get_exposure(self) -> ManagementResult:
-        exposure = await self._client.exposure()
+        exposure = await self.client.exposure()
         view = exposure_view(exposure)
         listed = ", ".join(view["tools"]) or "nothing else"
         auto = (
@@ -356,7 +356,7 @@ class ToolsContribution:
         return ManagementResult(True, f"Exposure: {auto}; also served: {listed}.", data=view)
 
     async def save_draft(self, arguments: SaveDraftInput) -> ManagementResult:
-        reply = await self._client.save_draft(arguments.spec, arguments.expectedRevision)
+        reply = await self.client.save_draft(arguments.spec, arguments.expectedRevision)
         view = summary_view(reply.tool)
         verb = "Created" if reply.created else "Updated"
         message = (
@@ -366,7 +366,7 @@ class ToolsContribution:
         return ManagementResult(True, message, persisted=True, warnings=list(reply.warnings), data=view)
 
     async def test(self, arguments: TestInput) -> ManagementResult:
-        report = await self._client.test(arguments.name, arguments.arguments)
+        report = await self.client.test(arguments.name, arguments.arguments)
         view = test_view(report)
         if report.passed:
             kind = "Local Pass" if report.local_pass else "Trial run (not a Local Pass)"
@@ -386,7 +386,7 @@ class ToolsContribution:
             raise ServiceRefused(
                 f"'{arguments.name}' is already served on /mcp by another source; publish the tool under another name."
             )
-        summary = await self._client.publish(arguments.name)
+        summary = await self.client.publish(arguments.name)
         view = summary_view(summary)
         if summary.exposed:
             message = f"Published '{summary.name}': it is served on /mcp now, and clients were told (list_changed)."
@@ -398,19 +398,19 @@ class ToolsContribution:
         return ManagementResult(True, message, persisted=True, data=view)
 
     async def delete(self, arguments: NameInput) -> ManagementResult:
-        reply = await self._client.delete(arguments.name)
+        reply = await self.client.delete(arguments.name)
         state = STATES.get(reply.state, "tool")
         return ManagementResult(True, f"Deleted the {state} '{reply.name}'.", persisted=True, data={"name": reply.name})
 
     async def set_exposure(self, arguments: ExposureInput) -> ManagementResult:
-        exposure = await self._client.set_exposure(arguments.autoExpose, arguments.tools, arguments.expectedRevision)
+        exposure = await self.client.set_exposure(arguments.autoExpose, arguments.tools, arguments.expectedRevision)
         view = exposure_view(exposure)
         return ManagementResult(True, "Exposure saved: " + exposure_summary(arguments) + ".", persisted=True, data=view)
 
     # Approval plans: exactly what will happen, read from the service.
 
     async def plan_save(self, arguments: SaveDraftInput) -> Approval:
-        report = await self._client.check_risk(spec=arguments.spec)
+        report = await self.client.check_risk(spec=arguments.spec)
         return Approval(
             Level.WRITE,
             f"save the draft '{report.name}' (risk L{report.risk_level}, "
@@ -418,7 +418,7 @@ class ToolsContribution:
         )
 
     async def plan_test(self, arguments: TestInput) -> Approval:
-        report = await self._client.check_risk(name=arguments.name)
+        report = await self.client.check_risk(name=arguments.name)
         what = "with the given arguments" if arguments.arguments else "with its declared test values (its Local Pass)"
         return Approval(
             Level.WRITE,
@@ -428,7 +428,7 @@ class ToolsContribution:
         )
 
     async def plan_publish(self, arguments: NameInput) -> Approval:
-        report = await self._client.check_risk(name=arguments.name)
+        report = await self.client.check_risk(name=arguments.name)
         asks = "each call asks the person" if report.hitl_required else "calls run without asking the person"
         summary = (
             f"publish '{report.name}' and serve it on /mcp: risk L{report.risk_level}, "
@@ -439,7 +439,7 @@ class ToolsContribution:
         return Approval(Level.DESTRUCTIVE, summary, high_risk=report.above_baseline or report.weakens_approval)
 
     async def plan_delete(self, arguments: NameInput) -> Approval:
-        detail = await self._client.get(arguments.name)
+        detail = await self.client.get(arguments.name)
         state = STATES.get(detail.summary.state, "tool")
         served = "; it leaves /mcp at once" if detail.summary.exposed else ""
         return Approval(Level.DESTRUCTIVE, f"delete the {state} '{detail.summary.name}'{served}")
@@ -448,7 +448,7 @@ class ToolsContribution:
 
     async def _examples_guide(self) -> str:
         try:
-            listed = await self._client.list_tools(include_bundled=True)
+            listed = await self.client.list_tools(include_bundled=True)
         except (ServiceRefused, ServiceUnavailable) as exc:
             raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
         bundled = [summary for summary in listed if summary.source == tools_pb2.TOOL_SOURCE_BUNDLED]
@@ -458,7 +458,7 @@ class ToolsContribution:
     async def _example(self, variables: dict[str, str]) -> str:
         name = variables.get("name", "")
         try:
-            detail = await self._client.get(name)
+            detail = await self.client.get(name)
         except (ServiceRefused, ServiceUnavailable) as exc:
             # A resource read has no result envelope: the refusal becomes the protocol error's message.
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
