@@ -1,4 +1,5 @@
-"""Every configuration key is one name everywhere: a settings field, a variable, and a row of docs/configuration.md."""
+"""Every configuration key is one name everywhere: a settings field, a variable, and a row of docs/configuration.md;
+each service declares its own keys, and the generated manifest every process reads is their union."""
 
 from __future__ import annotations
 
@@ -6,35 +7,35 @@ from pathlib import Path
 
 import pytest
 
-from saip.audit.config import AuditSettings
-from saip.common.settings import KEYS, SaipSettings, field_name
-from saip.gateway.config import GatewaySettings
-from saip.knowledge.config import KnowledgeSettings
-from saip.tools.config import ToolsSettings
+from saip.common.settings import COMMON_KEYS, SaipSettings, field_name, installed_services, known_keys
+from saip.v1.configuration_keys import KEYS as MANIFEST
 
 REFERENCE = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text()
+SERVICES = installed_services()
+SERVICE_DIRS = sorted(path.name for path in (Path(__file__).parents[2] / "services").iterdir() if path.is_dir())
 
 
-@pytest.mark.parametrize("key", sorted(KEYS))
+def test_every_service_in_the_tree_declares_its_settings() -> None:
+    assert sorted(SERVICES) == SERVICE_DIRS
+
+
+def test_the_manifest_is_the_union_of_every_services_keys() -> None:
+    declared: dict[str, str] = {}
+    for settings in SERVICES.values():
+        declared.update(settings.keys)
+    assert declared == MANIFEST, "the key manifest is stale: run 'make proto' and commit libs/api"
+
+
+@pytest.mark.parametrize("key", sorted(known_keys()))
 def test_every_key_has_a_row_in_the_reference(key: str) -> None:
     assert f"| `{key}` |" in REFERENCE
 
 
-@pytest.mark.parametrize(
-    "settings",
-    [SaipSettings, GatewaySettings, AuditSettings, ToolsSettings, KnowledgeSettings],
-    ids=lambda s: s.__name__,
-)
-def test_every_settings_field_is_a_known_key(settings: type[SaipSettings]) -> None:
-    known = {field_name(key) for key in KEYS}
-    assert set(settings.model_fields) <= known
+@pytest.mark.parametrize("settings", [SaipSettings, *SERVICES.values()], ids=lambda s: s.__name__)
+def test_every_settings_field_is_a_key_its_class_declares(settings: type[SaipSettings]) -> None:
+    assert set(settings.model_fields) == {field_name(key) for key in settings.keys}
 
 
-def test_every_key_is_read_by_some_service() -> None:
-    fields = (
-        set(GatewaySettings.model_fields)
-        | set(AuditSettings.model_fields)
-        | set(ToolsSettings.model_fields)
-        | set(KnowledgeSettings.model_fields)
-    )
-    assert {field_name(key) for key in KEYS} <= fields
+def test_every_service_reads_the_common_keys() -> None:
+    for settings in SERVICES.values():
+        assert COMMON_KEYS.items() <= settings.keys.items()

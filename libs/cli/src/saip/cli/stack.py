@@ -22,12 +22,13 @@ from honcho.manager import Manager
 
 from saip.cli.client import ADMIN_TOKEN_FILE, ApiError, GatewayApi
 from saip.common import natsd
-from saip.common.settings import SaipSettings, config_file
+from saip.common.settings import SaipSettings, config_file, env_name, installed_services
 from saip.common.tokens import fingerprint, token_hash
 
 MCP_TOKEN_FILE = "mcp-token"
 SEALING_KEY_FILE = "sealing-key"
 READY_WITHIN = 90.0
+GATEWAY = "gateway"
 
 
 class StackError(Exception):
@@ -93,35 +94,37 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
         nats_url = f"nats://127.0.0.1:{nats_port}"
         result.processes["nats"] = (shlex.join(natsd.command(nats_port, home / "nats")), common)
     common["SAIP_NATS_URL"] = nats_url
-    audit_port, audit_metrics = natsd.free_port(), natsd.free_port()
-    result.processes["audit"] = (
-        shlex.join([python, "-m", "saip.audit"]),
-        {**common, "SAIP_AUDIT_PORT": str(audit_port), "SAIP_AUDIT_METRICS_PORT": str(audit_metrics)},
-    )
-    knowledge_port, knowledge_metrics = natsd.free_port(), natsd.free_port()
-    result.processes["knowledge"] = (
-        shlex.join([python, "-m", "saip.knowledge"]),
-        {**common, "SAIP_KNOWLEDGE_PORT": str(knowledge_port), "SAIP_KNOWLEDGE_METRICS_PORT": str(knowledge_metrics)},
-    )
-    tools_port, tools_metrics = natsd.free_port(), natsd.free_port()
-    result.processes["tools"] = (
-        shlex.join([python, "-m", "saip.tools"]),
-        {**common, "SAIP_TOOLS_PORT": str(tools_port), "SAIP_TOOLS_METRICS_PORT": str(tools_metrics)},
-    )
-    result.processes["gateway"] = (
-        shlex.join([python, "-m", "saip.gateway"]),
+    # Every service installed beside the launcher runs, each on free ports (its `<name>.port` and
+    # `<name>.metrics-port`); the gateway, the front door, learns where each one listens (`<name>.addr`).
+    addresses: dict[str, str] = {}
+    for name in installed_services():
+        if name == GATEWAY:
+            continue
+        grpc_port, metrics_port = natsd.free_port(), natsd.free_port()
+        result.processes[name] = (
+            shlex.join([python, "-m", f"saip.{name}"]),
+            {**common, _variable(name, "port"): str(grpc_port), _variable(name, "metrics-port"): str(metrics_port)},
+        )
+        addresses[_variable(name, "addr")] = f"127.0.0.1:{grpc_port}"
+    for name, (command, variables) in list(result.processes.items()):
+        if name != "nats":
+            result.processes[name] = (command, {**variables, **addresses})
+    result.processes[GATEWAY] = (
+        shlex.join([python, "-m", f"saip.{GATEWAY}"]),
         {
             **common,
+            **addresses,
             "SAIP_GATEWAY_HOST": host,
             "SAIP_GATEWAY_PORT": str(port),
-            "SAIP_AUDIT_ADDR": f"127.0.0.1:{audit_port}",
-            "SAIP_KNOWLEDGE_ADDR": f"127.0.0.1:{knowledge_port}",
-            "SAIP_TOOLS_ADDR": f"127.0.0.1:{tools_port}",
             "SAIP_ADMIN_TOKEN": admin_token,
             "SAIP_APPROVAL_SEALING_KEY": sealing_key,
         },
     )
     return result
+
+
+def _variable(service: str, key: str) -> str:
+    return env_name(f"{service}.{key}")
 
 
 def metrics_urls(stack: Plan) -> dict[str, str]:

@@ -1,15 +1,93 @@
-"""Running a service until SIGTERM or SIGINT (or a background fault), then letting it drain."""
+"""Running a service: its lifespan opens everything (on one AsyncExitStack, background work in one anyio task group),
+serves until SIGTERM or SIGINT or a background fault, and closes everything in reverse.
+
+    @asynccontextmanager
+    async def lifespan(settings) -> AsyncIterator[App]:
+        async with AsyncExitStack() as stack, anyio.create_task_group() as group:
+            nc = await stack.enter_async_context(bus.connection(...))
+            ...                                  # every resource is entered on the stack
+            group.start_soon(keep_alive, ...)    # every background task runs in the group
+            yield app
+            group.cancel_scope.cancel()
+
+    lifecycle.run("tools", lambda: lifespan(settings))      # __main__.py
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import signal
 from collections.abc import Callable, Coroutine, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
+import anyio
+
 logger = logging.getLogger(__name__)
+
+Lifespan = Callable[[], AbstractAsyncContextManager[object]]
+
+
+def run(service: str, lifespan: Lifespan, *, expected: tuple[type[BaseException], ...] = (OSError,)) -> None:
+    """`python -m saip.<service>`: serve until SIGTERM or SIGINT; exit 1 when it cannot start or a fault stops it."""
+    anyio.run(functools.partial(serve, service, lifespan, expected=expected))
+
+
+async def serve(
+    service: str,
+    lifespan: Lifespan,
+    *,
+    expected: tuple[type[BaseException], ...] = (OSError,),
+    stop: anyio.Event | None = None,
+) -> None:
+    """Open the lifespan and serve until `stop` is set (SIGTERM or SIGINT set it when no event is given).
+
+    A start failure of an `expected` kind (NATS away, a port taken) is one log line and exit code 1, without a
+    traceback; a background fault while serving is logged with its traceback and stops the service with exit code 1.
+    """
+    listen = stop is None
+    stopping = stop or anyio.Event()
+    started = False
+    try:
+        async with anyio.create_task_group() as group:
+            if listen:
+                group.start_soon(_signals, stopping)
+            async with lifespan():
+                started = True
+                logger.info(f"{service} ready")
+                await stopping.wait()
+            group.cancel_scope.cancel()
+    except Exception as exc:  # the service's outermost edge: every fault ends here, said once
+        cause = first_cause(exc)
+        if not started and isinstance(cause, expected):
+            logger.error(f"{service} cannot start", extra={"error": str(cause) or type(cause).__name__})
+        elif started:
+            logger.error(f"{service} background task failed; stopping", exc_info=cause)
+        else:
+            logger.error(f"{service} failed to start", exc_info=cause)
+        raise SystemExit(1) from None
+    logger.info(f"{service} stopped")
+
+
+async def _signals(stopping: anyio.Event) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
+        async for _ in received:
+            stopping.set()
+            return
+
+
+def first_cause(exc: BaseException) -> BaseException:
+    """The error inside the exception groups anyio's task groups wrap it in (the first one, when there are several)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+# The start/stop model the services used before the lifespan model above; removed once each service has a lifespan
+# (issue 9).
 
 
 class Shutdown:
@@ -27,7 +105,7 @@ class Shutdown:
         await self.event.wait()
 
 
-def run(main: Callable[[Shutdown], Coroutine[Any, Any, None]]) -> None:
+def run_app(main: Callable[[Shutdown], Coroutine[Any, Any, None]]) -> None:
     async def _main() -> None:
         shutdown = Shutdown()
         shutdown.install()
@@ -67,7 +145,7 @@ async def cancel_all(tasks: Sequence[asyncio.Task[None]]) -> None:
             await task
 
 
-async def serve(
+async def serve_app(
     app: App, shutdown: Shutdown, service: str, *, expected: tuple[type[BaseException], ...] = (OSError,)
 ) -> None:
     """Start the app and serve until SIGTERM or SIGINT. A start failure of an `expected` kind (NATS away, a port

@@ -1,8 +1,13 @@
 """Configuration read once at start: `saip.yaml` and `SAIP_*` variables, validated, failing with the key's name.
 
 A key `a.b-c` of `saip.yaml` is the field `a_b_c` and the variable `SAIP_A_B_C` (upper case, dots and dashes
-become underscores). Variables win over the file. Every key any service reads is listed in `KEYS`, so a typo
-in `saip.yaml` is refused with the nearest real key instead of being silently ignored.
+become underscores). Variables win over the file.
+
+Each service declares its own keys on its settings class (`keys`, with what each means) and names that class in its
+package's `saip.services` entry point. `make proto` writes the union of every service's keys into the generated
+`saip.v1.configuration_keys`, which every process reads: one `saip.yaml` serves every service, each takes its own
+keys and passes over the others', and a key no service declares is refused with the nearest real key instead of
+being silently ignored, in a container that holds one service as much as in the embedded default.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import difflib
 import json
 import os
 from collections.abc import Iterator, Mapping
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self
 
@@ -21,55 +27,16 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 
 CONFIG_ENV = "SAIP_CONFIG"
 DEFAULT_CONFIG_FILE = "saip.yaml"
+SERVICES_GROUP = "saip.services"
 
-# Every configuration key of every service, with what it means. docs/configuration.md mirrors this table and a
-# contract test keeps the two and the settings classes in step.
-KEYS: dict[str, str] = {
+# The keys every service reads (SaipSettings); each service's class adds its own.
+COMMON_KEYS: dict[str, str] = {
     "home": "Folder for local state (NATS store, spool, generated tokens) in the embedded default",
     "nats-url": "NATS server URL; the embedded default starts its own when unset",
     "nats-replicas": "Copies JetStream keeps of each bucket and stream saip creates: 3 on a 3-node cluster",
     "log-level": "DEBUG, INFO, WARNING or ERROR",
-    "admin-token": "Bearer token of the REST API (the person's; never the MCP token)",
-    "mcp-server.auth-token": "The MCP bearer token; when set here it cannot be changed through the API",
-    "mcp-server.transport": "http (default) or stdio; the management surface is never offered over stdio",
-    "management.enabled": "Master switch of the management tools",
-    "management.tools": "Categories offered; empty means every category but mcp-register",
-    "management.exclude": "Management tool names left out",
-    "management.approval": "Which levels ask the person: destructive, all or none",
-    "management.audit-capacity": "Calls kept in the audit ring buffer for fast reads",
-    "hitl.approval-wait-seconds": "How long an approval question waits for the person",
-    "hitl.progress-interval-seconds": "How often a waiting question reports progress (2025-11-25 clients)",
-    "approval.sealing-key": "Secret (32+ bytes) sealing 2026-07-28 approval state; shared by every gateway",
-    "gateway.host": "Interface the gateway listens on",
-    "gateway.port": "Port of /mcp, /api/v1, /healthz and /metrics",
-    "gateway.allowed-hosts": "Host headers /mcp accepts (DNS-rebinding protection), host:port or host:*",
-    "gateway.replica": "Name of this gateway replica in audit records; the host name and pid when unset",
-    "audit.addr": "Address (host:port) of the audit service's gRPC endpoint",
-    "tools.addr": "Address (host:port) of the tools service's gRPC endpoint; unset serves no authored tools",
-    "tools.host": "Interface the tools service's gRPC endpoint listens on",
-    "tools.port": "Port of the tools service's gRPC endpoint",
-    "tools.metrics-port": "Port of the tools service's /metrics",
-    "tools.sandbox-workers": "Worker processes that run tool code (each runs one call at a time)",
-    "tools.sandbox-timeout-seconds": "Wall-clock limit of one tool run",
-    "tools.sandbox-memory-mb": "Memory cap of one tool run (the V8 heap; array buffers are capped per worker)",
-    "tools.declared": "Tools declared in configuration (a list of tool specs): served, read-only to the AI",
-    "knowledge.addr": "Address (host:port) of the knowledge service's gRPC endpoint; unset serves no knowledge tools",
-    "audit.host": "Interface the audit service's gRPC endpoint listens on",
-    "audit.port": "Port of the audit service's gRPC endpoint",
-    "audit.metrics-port": "Port of the audit service's /metrics",
     "audit.max-age-hours": "How long the SAIP_AUDIT stream keeps records",
     "audit.max-bytes": "How many bytes the SAIP_AUDIT stream keeps",
-    "audit.spool-dir": "Where a gateway keeps audit records while NATS is unreachable",
-    "knowledge.host": "Interface the knowledge service's gRPC endpoint listens on",
-    "knowledge.port": "Port of the knowledge service's gRPC endpoint",
-    "knowledge.metrics-port": "Port of the knowledge service's /metrics",
-    "knowledge.ingest-roots": "Folders documents may be ingested from by path (':'-separated in the variable)",
-    "knowledge.max-document-bytes": "Largest document (file, URL body or text) an ingest accepts",
-    "knowledge.documents": "Documents declared in configuration (read-only to the AI)",
-    "knowledge.pipelines": "Pipelines declared in configuration (read-only to the AI)",
-    "knowledge.dense-model": "ONNX sentence-embedding model file of the optional dense encoder (hybrid search)",
-    "knowledge.dense-tokenizer": "tokenizer.json of the dense model",
-    "qdrant-url": "Qdrant server URL (QDRANT_URL also works); unset means local mode under $home/qdrant",
 }
 
 
@@ -82,12 +49,28 @@ def env_name(key: str) -> str:
     return "SAIP_" + field_name(key).upper()
 
 
-_KEY_OF_FIELD = {field_name(key): key for key in KEYS}
+def known_keys() -> dict[str, str]:
+    """Every key of every service (the generated manifest, kept in step with the settings classes by a test)."""
+    from saip.v1.configuration_keys import KEYS  # generated by `make proto`
+
+    return {**COMMON_KEYS, **KEYS}
 
 
 def key_of(field: str) -> str:
     """The `saip.yaml` key of a settings field, for messages that tell the person what to edit."""
-    return _KEY_OF_FIELD[field]
+    return {field_name(key): key for key in known_keys()}.get(field, field)
+
+
+def installed_services() -> dict[str, type[SaipSettings]]:
+    """The services installed beside this process, by name: each package names its settings class in the
+    `saip.services` entry point group (the launcher and the key manifest are derived from them)."""
+    found: dict[str, type[SaipSettings]] = {}
+    for point in entry_points(group=SERVICES_GROUP):
+        settings = point.load()
+        if not (isinstance(settings, type) and issubclass(settings, SaipSettings)):
+            raise ConfigurationError(f"entry point {SERVICES_GROUP}:{point.name} does not name a settings class")
+        found[point.name] = settings
+    return dict(sorted(found.items()))
 
 
 class ConfigurationError(Exception):
@@ -107,11 +90,11 @@ def _split_list(value: Any) -> Any:
 StrList = Annotated[list[str], NoDecode, BeforeValidator(_split_list)]
 
 
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+def _flatten(data: Mapping[str, Any], fields: set[str], prefix: str = "") -> Iterator[tuple[str, Any]]:
     for name, value in data.items():
         key = f"{prefix}{name}"
-        if isinstance(value, Mapping) and field_name(key) not in _KEY_OF_FIELD:
-            yield from _flatten(value, key + ".")
+        if isinstance(value, Mapping) and field_name(key) not in fields:
+            yield from _flatten(value, fields, key + ".")
         else:
             yield key, value
 
@@ -129,18 +112,20 @@ def config_file() -> Path | None:
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
-    """The file's keys as field names; unknown keys are refused with the nearest known key."""
+    """The file's keys (of every service) as field names; a key no service declares is refused with the nearest."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise ConfigurationError(f"{path} is not valid YAML: {exc}") from None
     if not isinstance(data, Mapping):
         raise ConfigurationError(f"{path} must hold a mapping of keys, not {type(data).__name__}")
+    known = known_keys()
+    fields = {field_name(key) for key in known}
     values: dict[str, Any] = {}
-    for key, value in _flatten(data):
+    for key, value in _flatten(data, fields):
         name = field_name(key)
-        if name not in _KEY_OF_FIELD:
-            near = difflib.get_close_matches(key, KEYS, n=1)
+        if name not in fields:
+            near = difflib.get_close_matches(key, known, n=1)
             hint = f"; did you mean '{near[0]}'?" if near else "; see docs/configuration.md for the keys"
             raise ConfigurationError(f"{path}: unknown key '{key}'{hint}")
         values[name] = value
@@ -163,10 +148,12 @@ class _YamlSource(PydanticBaseSettingsSource):
 
 
 class SaipSettings(BaseSettings):
-    """The settings every service reads; each service extends it with its own keys."""
+    """The settings every service reads; each service extends it with its own fields and declares them in `keys`
+    (`{**SaipSettings.keys, "<name>.port": "what it means", ...}`)."""
 
     model_config = SettingsConfigDict(env_prefix="SAIP_", extra="ignore", validate_default=True)
     service: ClassVar[str] = "saip"
+    keys: ClassVar[Mapping[str, str]] = COMMON_KEYS
 
     home: Path = Field(default=Path(".saip"))
     nats_url: str = "nats://127.0.0.1:4222"
@@ -198,7 +185,7 @@ class SaipSettings(BaseSettings):
                 if not error["loc"]:
                     problems.append(message)
                     continue
-                key = _KEY_OF_FIELD.get(str(error["loc"][0]), str(error["loc"][0]))
+                key = key_of(str(error["loc"][0]))
                 # Inside a list of items (knowledge.documents), say which item and which of its keys.
                 inner = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"][1:])
                 problems.append(f"{key}{inner} ({env_name(key)}): {message}")

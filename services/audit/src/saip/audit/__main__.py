@@ -16,7 +16,7 @@ def main() -> None:
     except ConfigurationError as exc:
         sys.exit(str(exc))
     logs.setup("audit", settings.log_level)
-    lifecycle.run(lambda shutdown: server.run(settings, shutdown))
+    lifecycle.run_app(lambda shutdown: server.run(settings, shutdown))
 
 
 if __name__ == "__main__":

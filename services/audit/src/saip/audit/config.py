@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from pydantic import Field
@@ -13,6 +14,13 @@ class AuditSettings(SaipSettings):
     """`audit.*` keys and `management.audit-capacity`, on top of what every service reads."""
 
     service: ClassVar[str] = "audit"
+    keys: ClassVar[Mapping[str, str]] = {
+        **SaipSettings.keys,
+        "audit.host": "Interface the audit service's gRPC endpoint listens on",
+        "audit.port": "Port of the audit service's gRPC endpoint",
+        "audit.metrics-port": "Port of the audit service's /metrics",
+        "management.audit-capacity": "Calls kept in the audit ring buffer for fast reads",
+    }
 
     audit_host: str = "127.0.0.1"
     # 0 asks the system for a free port (the embedded default and the tests use it).

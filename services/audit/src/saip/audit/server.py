@@ -311,4 +311,4 @@ async def _when_available(operation: Callable[[], Awaitable[R]]) -> R:
 async def run(settings: AuditSettings, shutdown: lifecycle.Shutdown) -> None:
     """Serve until SIGTERM or SIGINT; a background fault stops the service with exit code 1."""
     publish_build_info("audit")
-    await lifecycle.serve(AuditApp(settings), shutdown, "audit", expected=(StoreUnavailable, OSError))
+    await lifecycle.serve_app(AuditApp(settings), shutdown, "audit", expected=(StoreUnavailable, OSError))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import ClassVar
@@ -30,6 +31,29 @@ class Transport(StrEnum):
 
 class GatewaySettings(SaipSettings):
     service: ClassVar[str] = "gateway"
+    keys: ClassVar[Mapping[str, str]] = {
+        **SaipSettings.keys,
+        "admin-token": "Bearer token of the REST API (the person's; never the MCP token)",
+        "mcp-server.auth-token": "The MCP bearer token; when set here it cannot be changed through the API",
+        "mcp-server.transport": "http (default) or stdio; the management surface is never offered over stdio",
+        "management.enabled": "Master switch of the management tools",
+        "management.tools": "Categories offered; empty means every category but mcp-register",
+        "management.exclude": "Management tool names left out",
+        "management.approval": "Which levels ask the person: destructive, all or none",
+        "hitl.approval-wait-seconds": "How long an approval question waits for the person",
+        "hitl.progress-interval-seconds": "How often a waiting question reports progress (2025-11-25 clients)",
+        "approval.sealing-key": "Secret (32+ bytes) sealing 2026-07-28 approval state; shared by every gateway",
+        "gateway.host": "Interface the gateway listens on",
+        "gateway.port": "Port of /mcp, /api/v1, /healthz and /metrics",
+        "gateway.allowed-hosts": "Host headers /mcp accepts (DNS-rebinding protection), host:port or host:*",
+        "gateway.replica": "Name of this gateway replica in audit records; the host name and pid when unset",
+        "audit.addr": "Address (host:port) of the audit service's gRPC endpoint",
+        "tools.addr": "Address (host:port) of the tools service's gRPC endpoint; unset serves no authored tools",
+        "knowledge.addr": (
+            "Address (host:port) of the knowledge service's gRPC endpoint; unset serves no knowledge tools"
+        ),
+        "audit.spool-dir": "Where a gateway keeps audit records while NATS is unreachable",
+    }
 
     gateway_host: str = "127.0.0.1"
     gateway_port: int = Field(default=8282, ge=1, le=65535)

@@ -4,6 +4,7 @@ documents and pipelines declared in configuration (read-only to the AI)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
@@ -66,6 +67,19 @@ class KnowledgeSettings(SaipSettings):
     """`knowledge.*` and `qdrant-url`, on top of what every service reads."""
 
     service: ClassVar[str] = "knowledge"
+    keys: ClassVar[Mapping[str, str]] = {
+        **SaipSettings.keys,
+        "knowledge.host": "Interface the knowledge service's gRPC endpoint listens on",
+        "knowledge.port": "Port of the knowledge service's gRPC endpoint",
+        "knowledge.metrics-port": "Port of the knowledge service's /metrics",
+        "knowledge.ingest-roots": "Folders documents may be ingested from by path (':'-separated in the variable)",
+        "knowledge.max-document-bytes": "Largest document (file, URL body or text) an ingest accepts",
+        "knowledge.documents": "Documents declared in configuration (read-only to the AI)",
+        "knowledge.pipelines": "Pipelines declared in configuration (read-only to the AI)",
+        "knowledge.dense-model": "ONNX sentence-embedding model file of the optional dense encoder (hybrid search)",
+        "knowledge.dense-tokenizer": "tokenizer.json of the dense model",
+        "qdrant-url": "Qdrant server URL (QDRANT_URL also works); unset means local mode under $home/qdrant",
+    }
 
     knowledge_host: str = "127.0.0.1"
     # 0 asks the system for a free port (the embedded default and the tests use it).

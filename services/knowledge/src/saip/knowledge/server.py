@@ -340,4 +340,4 @@ async def run(settings: KnowledgeSettings, shutdown: lifecycle.Shutdown) -> None
     """Serve until SIGTERM or SIGINT; a background fault stops the service with exit code 1."""
     publish_build_info("knowledge")
     expected = (StoreUnavailable, OSError, TimeoutError, DenseUnavailable)
-    await lifecycle.serve(KnowledgeApp(settings), shutdown, "knowledge", expected=expected)
+    await lifecycle.serve_app(KnowledgeApp(settings), shutdown, "knowledge", expected=expected)

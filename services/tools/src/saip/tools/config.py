@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field
@@ -24,6 +25,16 @@ class ToolsSettings(SaipSettings):
     """`tools.*` keys, on top of what every service reads."""
 
     service: ClassVar[str] = "tools"
+    keys: ClassVar[Mapping[str, str]] = {
+        **SaipSettings.keys,
+        "tools.host": "Interface the tools service's gRPC endpoint listens on",
+        "tools.port": "Port of the tools service's gRPC endpoint",
+        "tools.metrics-port": "Port of the tools service's /metrics",
+        "tools.sandbox-workers": "Worker processes that run tool code (each runs one call at a time)",
+        "tools.sandbox-timeout-seconds": "Wall-clock limit of one tool run",
+        "tools.sandbox-memory-mb": "Memory cap of one tool run (the V8 heap; array buffers are capped per worker)",
+        "tools.declared": "Tools declared in configuration (a list of tool specs): served, read-only to the AI",
+    }
 
     tools_host: str = "127.0.0.1"
     # 0 asks the system for a free port (the embedded default and the tests use it).

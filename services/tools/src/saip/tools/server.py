@@ -195,4 +195,4 @@ class ToolsApp:
 async def run(settings: ToolsSettings, shutdown: lifecycle.Shutdown) -> None:
     """Serve until SIGTERM or SIGINT."""
     publish_build_info("tools")
-    await lifecycle.serve(ToolsApp(settings), shutdown, "tools")
+    await lifecycle.serve_app(ToolsApp(settings), shutdown, "tools")

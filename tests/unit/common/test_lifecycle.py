@@ -1,0 +1,73 @@
+"""A service's lifespan: opened, served until stopped, closed in reverse; start failures and faults exit 1."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import pytest
+
+from saip.common.lifecycle import first_cause, serve
+
+
+async def test_the_lifespan_is_opened_served_and_closed() -> None:
+    steps: list[str] = []
+    stop = anyio.Event()
+
+    @asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        steps.append("open")
+        try:
+            yield
+        finally:
+            steps.append("close")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: serve("test", lifespan, stop=stop))
+        await anyio.sleep(0.05)
+        assert steps == ["open"]
+        stop.set()
+    assert steps == ["open", "close"]
+
+
+async def test_an_expected_start_failure_is_one_line_and_exit_1(caplog: pytest.LogCaptureFixture) -> None:
+    @asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        raise OSError("port 50051 is taken")
+        yield
+
+    with caplog.at_level(logging.ERROR), pytest.raises(SystemExit) as exited:
+        await serve("test", lifespan, stop=anyio.Event())
+    assert exited.value.code == 1
+    [record] = caplog.records
+    assert record.getMessage() == "test cannot start" and record.exc_info is None
+    assert record.__dict__["error"] == "port 50051 is taken"
+
+
+async def test_a_background_fault_closes_the_lifespan_and_exits_1(caplog: pytest.LogCaptureFixture) -> None:
+    closed = anyio.Event()
+
+    async def fails() -> None:
+        await anyio.sleep(0.01)
+        raise RuntimeError("the watch broke")
+
+    @asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        async with anyio.create_task_group() as group:
+            group.start_soon(fails)
+            try:
+                yield
+            finally:
+                closed.set()
+
+    with caplog.at_level(logging.ERROR), pytest.raises(SystemExit):
+        await serve("test", lifespan, stop=anyio.Event())
+    assert closed.is_set()
+    assert "test background task failed; stopping" in caplog.text
+
+
+def test_the_first_cause_is_found_inside_nested_groups() -> None:
+    inner = ValueError("x")
+    assert first_cause(ExceptionGroup("a", [ExceptionGroup("b", [inner])])) is inner
