@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import anyio
 import pytest
 
@@ -20,7 +22,7 @@ async def test_a_failing_watch_is_restarted_with_a_growing_pause() -> None:
         group.start_soon(lambda: keep_alive(follow, "test", initial=0.05, maximum=1.0))
         await eventually(lambda: len(starts) >= 4, within=10)
         group.cancel_scope.cancel()
-    pauses = [later - earlier for earlier, later in zip(starts, starts[1:], strict=False)]
+    pauses = [later - earlier for earlier, later in itertools.pairwise(starts)]
     assert pauses[0] >= 0.05
     assert pauses[2] > pauses[0]  # exponential: 0.05, 0.1, 0.2 (+ jitter up to 0.05)
 
