@@ -56,18 +56,44 @@ def test_values_under_secret_names_become_the_mask_and_references_stay() -> None
     }
 
 
+FREE_TEXT = [
+    ("Authorization: Bearer eyJhbGciOi.x-y_z", "Authorization: Bearer ***"),
+    ("curl -H 'Authorization: Basic dXNlcjpwYXNz'", "curl -H 'Authorization: Basic ***'"),
+    ("GET /v1?api_key=abc123&city=Oslo", "GET /v1?api_key=***&city=Oslo"),
+    ('{"password": "hunter2", "user": "ann"}', '{"password": "***", "user": "ann"}'),
+    ("token=${GITHUB_TOKEN} is a reference", "token=${GITHUB_TOKEN} is a reference"),
+    ("nothing secret here", "nothing secret here"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), FREE_TEXT)
+def test_patterns_in_free_text_are_masked(text: str, expected: str) -> None:
+    assert mask_text(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), FREE_TEXT)
+def test_masking_twice_changes_nothing_more(text: str, expected: str) -> None:
+    assert mask_text(mask_text(text)) == expected
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("Authorization: Bearer eyJhbGciOi.x-y_z", "Authorization: Bearer ***"),
-        ("curl -H 'Authorization: Basic dXNlcjpwYXNz'", "curl -H 'Authorization: Basic ***'"),
-        ("GET /v1?api_key=abc123&city=Oslo", "GET /v1?api_key=***&city=Oslo"),
-        ('{"password": "hunter2", "user": "ann"}', '{"password": "***", "user": "ann"}'),
-        ("token=${GITHUB_TOKEN} is a reference", "token=${GITHUB_TOKEN} is a reference"),
-        ("nothing secret here", "nothing secret here"),
+        ("fetch https://ann:hunter22@db.example.com/x failed", "fetch https://ann:***@db.example.com/x failed"),
+        ("nats://saip:pw@nats:4222", "nats://saip:***@nats:4222"),
+        ("https://user@example.com/ has no password", "https://user@example.com/ has no password"),
+        ("https://ann:${DB_PASSWORD}@db/", "https://ann:${DB_PASSWORD}@db/"),
+        (
+            "https://bucket.s3.amazonaws.com/f?X-Amz-Credential=AKIA%2F1&X-Amz-Signature=9f8e&x=1",
+            "https://bucket.s3.amazonaws.com/f?X-Amz-Credential=***&X-Amz-Signature=***&x=1",
+        ),
+        ("https://blob.example/f?sv=2024&sig=abc%3D", "https://blob.example/f?sv=2024&sig=***"),
+        ("https://app.example/cb?code=4/0Ad&state=xyz", "https://app.example/cb?code=***&state=xyz"),
+        ("https://api.example/v1?access_token=t0k3n&q=cats", "https://api.example/v1?access_token=***&q=cats"),
+        ("https://example.com/docs?page=2#code=1", "https://example.com/docs?page=2#code=1"),
     ],
 )
-def test_patterns_in_free_text_are_masked(text: str, expected: str) -> None:
+def test_credentials_in_urls_are_masked(text: str, expected: str) -> None:
     assert mask_text(text) == expected
 
 

@@ -1,8 +1,10 @@
 """Secret masking for everything that leaves a service: audit records, log lines, messages to the AI.
 
-Authorization values, tokens, keys and passwords become `***`; `Bearer <token>` becomes `Bearer ***`;
-`${ENV}` references stay as they are (they name a secret, they are not one); the values of resolved
-references, when the caller knows them, are replaced wherever they appear.
+Authorization values, tokens, keys and passwords become `***`; `Bearer <token>` becomes `Bearer ***`; in URLs the
+password of the userinfo (`https://ann:***@host/`) and the values of query parameters that carry credentials
+(`?sig=***`, `&code=***`, as well as every secret-looking name) are masked; `${ENV}` references stay as they are
+(they name a secret, they are not one); the values of resolved references, when the caller knows them, are replaced
+wherever they appear.
 """
 
 from __future__ import annotations
@@ -30,6 +32,17 @@ _TEXT_PAIR = re.compile(
 )
 
 
+# The password of a URL's userinfo: scheme://user:password@host.
+_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:)(?!\*\*\*@)(?!\$\{)([^\s/?#@]+)(@)")
+# Query parameters whose names are short for credentials in URLs (signed URLs, OAuth codes, sessions); names that
+# look like secrets anywhere (token, key, password, ...) are covered by _TEXT_PAIR.
+_URL_CREDENTIAL = re.compile(
+    r"([?&;](?:sig|signature|x-amz-signature|x-amz-credential|auth|pwd|pass|session|sessionid|sid|code)=)"
+    r"(?!\*\*\*)(?!\$\{)([^&#\s\"']+)",
+    re.IGNORECASE,
+)
+
+
 def is_secret_name(name: str) -> bool:
     return bool(SECRET_NAME.match(name))
 
@@ -49,6 +62,8 @@ class Masker:
     def text(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, MASK)
+        text = _USERINFO.sub(lambda m: f"{m.group(1)}{MASK}{m.group(3)}", text)
+        text = _URL_CREDENTIAL.sub(lambda m: f"{m.group(1)}{MASK}", text)
         text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
         text = _JSON_PAIR.sub(lambda m: f'{m.group(1)}"{MASK}"', text)
         return _TEXT_PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)

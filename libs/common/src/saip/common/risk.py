@@ -46,15 +46,16 @@ class RiskPublisher:
         """True once JetStream acknowledged the event."""
         stamp = Timestamp()
         stamp.GetCurrentTime()
+        masker = masker or Masker()
         event = events_pb2.RiskEvent(
             id=str(uuid.uuid4()),
             time=stamp,
             service=self._service,
             type=kind,
             severity=severity,
-            summary=(masker or Masker()).text(summary)[:2000],
+            summary=masker.text(summary)[:2000],
             reason=reason,
-            subject=subject,
+            subject=masker.text(subject)[:500],  # a URL the guard refused may carry credentials
         )
         payload = events_pb2.AuditRecord(risk=event).SerializeToString()
         try:
