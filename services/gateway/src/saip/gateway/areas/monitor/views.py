@@ -4,18 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from google.protobuf.timestamp_pb2 import Timestamp
-
 from saip.common import vocabulary
+from saip.gateway.areas.words import when
 from saip.v1 import audit_pb2, common_pb2
 
 DECISIONS = vocabulary.DECISIONS
-
-
-def when(stamp: Timestamp) -> str | None:
-    if stamp.seconds == 0 and stamp.nanos == 0:
-        return None
-    return stamp.ToJsonString()
 
 
 def outcome(value: common_pb2.Outcome) -> str:

@@ -1,16 +1,17 @@
 """The vocabulary of the management surface: tools with a level, their result envelope, resources and prompts.
 
-A contribution (one per area) declares its tools with `ManagementTool`, each bound to a strict input model and a
-handler that calls the owning service; the handlers hold no business logic of their own.
+A contribution (one per area) offers its tools as `ManagementTool`s, each bound to a strict input model and a
+handler that calls the owning service; the handlers hold no business logic of their own. Areas declare them with
+the decorators of `saip.gateway.surface.declare`.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -45,6 +46,13 @@ class Outcome(StrEnum):
 
 _LEVELS = {Level(word): value for value, word in vocabulary.LEVELS.items()}
 _OUTCOMES = {Outcome(word): value for value, word in vocabulary.OUTCOMES.items()}
+
+# The outcomes as a closed set of words, for inputs that filter by one (the monitor's log, its REST query).
+OUTCOME_NAMES = tuple(outcome.value for outcome in Outcome)
+if TYPE_CHECKING:
+    OutcomeName = str
+else:
+    OutcomeName = Literal[OUTCOME_NAMES]
 
 
 class Input(BaseModel):
@@ -183,17 +191,21 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def describe(exc: ValidationError) -> str:
+    return problems(exc.errors()) + ". Call the tool again with arguments that match its input schema."
+
+
+def problems(errors: Iterable[Mapping[str, Any]]) -> str:
     """Pydantic's errors as one sentence per problem, in the words of the schema."""
-    problems = []
-    for error in exc.errors():
+    said = []
+    for error in errors:
         where = ".".join(str(part) for part in error["loc"])
         if error["type"] == "extra_forbidden":
-            problems.append(f"unknown property '{where}'")
+            said.append(f"unknown property '{where}'")
         elif error["type"] == "missing":
-            problems.append(f"'{where}' is required")
+            said.append(f"'{where}' is required")
         else:
-            problems.append(f"'{where}': {error['msg']}" if where else str(error["msg"]))
-    return "; ".join(problems) + ". Call the tool again with arguments that match its input schema."
+            said.append(f"'{where}': {error['msg']}" if where else str(error["msg"]))
+    return "; ".join(said)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,161 @@
+"""The person's REST API under /api/v1 (admin token only): one answer shape, errors mapped in one place, and the
+gateway's own routes (status, the MCP token). Each area adds its router, built from its contribution.
+
+Every answer is the envelope the AI gets from the same method, `{ok, message, persisted, restartRequired, warnings,
+data}`; an error is that envelope with `ok` false and `data` null, under its HTTP status. The one exception is the
+audit tail, a stream of NDJSON lines (docs/rest.md).
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, Protocol
+
+from fastapi import APIRouter, Depends, FastAPI, Header, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field, ValidationError
+from starlette.exceptions import HTTPException
+
+from saip.gateway.auth import bearer
+from saip.gateway.errors import (
+    AdminTokenRequired,
+    GatewayError,
+    InvalidArguments,
+    ServiceUnavailable,
+    TokenManagedByConfiguration,
+)
+from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.surface.management import ManagementResult, problems
+
+PREFIX = "/api/v1"
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="saip-admin"'}
+# The statuses of the gateway's errors, the first class that matches wins (a subclass before its base).
+STATUSES: tuple[tuple[type[GatewayError], int], ...] = (
+    (AdminTokenRequired, 401),
+    (TokenManagedByConfiguration, 409),
+    (InvalidArguments, 422),
+    (ServiceUnavailable, 503),  # ServiceNotConfigured too: its sentence says which key to set
+    (GatewayError, 400),  # a service's refusal (ServiceRefused), a reserved name: the sentence names the rule
+)
+
+
+class Envelope(BaseModel):
+    """Every /api/v1 answer: the result of the same method the AI reaches through a saip_* tool."""
+
+    ok: bool = Field(description="Whether the call did what was asked (a failed Local Pass is 200 with ok false).")
+    message: str = Field(description="One sentence of what happened, or what to do instead.")
+    persisted: bool = Field(default=False, description="Whether something was stored.")
+    restartRequired: bool = Field(default=False, description="Whether the change takes effect only after a restart.")
+    warnings: list[str] = Field(default_factory=list)
+    data: Any = Field(default=None, description="What the call returns; each route's summary says what.")
+
+    @classmethod
+    def of(cls, result: ManagementResult) -> Envelope:
+        return cls.model_validate(result.envelope())
+
+
+class Failure(Envelope):
+    """An error: the envelope with ok false and no data; the message says what to do instead."""
+
+    ok: Literal[False] = False
+    data: None = None
+
+
+def failed(status: int, description: str) -> dict[int | str, dict[str, Any]]:
+    """An error status for a route's (or router's) `responses`, documented with the Failure envelope."""
+    return {status: {"model": Failure, "description": description}}
+
+
+# What a route under an area can answer besides 200 (each area's router declares these).
+AREA_ERRORS = {
+    **failed(400, "The owning service refused: the message names the rule and what to do instead"),
+    **failed(422, "The request does not fit the schema: the message names each problem"),
+    **failed(503, "The owning service is unreachable, or not configured (the message names the key to set)"),
+}
+
+
+def install(app: FastAPI) -> None:
+    """Every error becomes its HTTP answer in `answer`: the gateway's errors by class, invalid requests as 422, and
+    the framework's own (an unknown method, say) in the same envelope."""
+
+    async def handler(_: Request, exc: Exception) -> JSONResponse:
+        return answer(exc)
+
+    for kind in (GatewayError, RequestValidationError, ValidationError, HTTPException):
+        app.add_exception_handler(kind, handler)
+
+
+def answer(exc: Exception) -> JSONResponse:
+    """The one place an error becomes an HTTP status and a Failure envelope whose message says what to do instead."""
+    if isinstance(exc, GatewayError):
+        status = next(code for kind, code in STATUSES if isinstance(exc, kind))
+        return failure(status, str(exc), CHALLENGE if status == 401 else None)
+    if isinstance(exc, RequestValidationError | ValidationError):
+        return failure(422, f"Invalid request: {problems(exc.errors())}. Send it again as /api/docs describes.")
+    if isinstance(exc, HTTPException):
+        return failure(exc.status_code, str(exc.detail), exc.headers)
+    raise exc
+
+
+def failure(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(Failure(message=message).model_dump(), status, headers=headers)
+
+
+class Operations(Protocol):
+    """The gateway's own methods the person reaches here (and `saip status`, `saip token`)."""
+
+    async def status(self, mcp_url: str) -> ManagementResult: ...
+
+    def management(self) -> ManagementResult: ...
+
+    async def rotate_token(self) -> ManagementResult: ...
+
+    async def remove_token(self) -> ManagementResult: ...
+
+
+def router(
+    *, admin_token: str, metrics: GatewayMetrics, operations: Operations, areas: Sequence[APIRouter]
+) -> APIRouter:
+    async def require_admin(authorization: Annotated[str | None, Header()] = None) -> None:
+        presented = bearer(authorization)
+        if presented is None or not hmac.compare_digest(presented.encode(), admin_token.encode()):
+            metrics.auth_rejected.labels("api").inc()
+            raise AdminTokenRequired()
+
+    api = APIRouter(
+        prefix=PREFIX,
+        dependencies=[Depends(require_admin)],
+        responses=failed(401, "No admin token, or a wrong one (WWW-Authenticate: Bearer)"),
+    )
+
+    @api.get("/status", summary="The gateway, its token, the management surface and the services it depends on")
+    async def status(request: Request) -> Envelope:
+        return Envelope.of(await operations.status(str(request.base_url) + "mcp"))
+
+    @api.get("/management/status", summary="Whether the management tools are offered, and the reason when not")
+    async def management_status() -> Envelope:
+        return Envelope.of(operations.management())
+
+    configured = failed(409, "The MCP token is set in configuration; the message names the key to change")
+
+    @api.post(
+        "/mcp-token",
+        summary="Generate (or rotate) the MCP bearer token; data.token is shown once",
+        responses={**configured, **failed(503, "NATS is unreachable; nothing changed")},
+    )
+    async def rotate_token() -> Envelope:
+        return Envelope.of(await operations.rotate_token())
+
+    @api.delete(
+        "/mcp-token",
+        summary="Remove the MCP bearer token (the management surface goes away)",
+        responses={**configured, **failed(503, "NATS is unreachable; nothing changed")},
+    )
+    async def remove_token() -> Envelope:
+        return Envelope.of(await operations.remove_token())
+
+    for area in areas:
+        api.include_router(area)
+    return api
