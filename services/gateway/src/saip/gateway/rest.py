@@ -12,13 +12,13 @@ import hmac
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, Protocol
 
-from fastapi import APIRouter, Depends, FastAPI, Header, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field, ValidationError
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
-from saip.gateway.auth import bearer
 from saip.gateway.errors import (
     AdminTokenRequired,
     GatewayError,
@@ -31,6 +31,8 @@ from saip.gateway.surface.management import ManagementResult, problems
 
 PREFIX = "/api/v1"
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="saip-admin"'}
+# The admin token, as /api/docs shows it (its Authorize button); a missing or wrong one is answered below, as 401.
+ADMIN = HTTPBearer(auto_error=False, scheme_name="adminToken", description="The admin token (SAIP_ADMIN_TOKEN)")
 # The statuses of the gateway's errors, the first class that matches wins (a subclass before its base).
 STATUSES: tuple[tuple[type[GatewayError], int], ...] = (
     (AdminTokenRequired, 401),
@@ -43,6 +45,9 @@ STATUSES: tuple[tuple[type[GatewayError], int], ...] = (
 
 class Envelope(BaseModel):
     """Every /api/v1 answer: the result of the same method the AI reaches through a saip_* tool."""
+
+    # Every answer carries every field: the schema /api/docs shows says so.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
     ok: bool = Field(description="Whether the call did what was asked (a failed Local Pass is 200 with ok false).")
     message: str = Field(description="One sentence of what happened, or what to do instead.")
@@ -68,10 +73,13 @@ def failed(status: int, description: str) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": Failure, "description": description}}
 
 
-# What a route under an area can answer besides 200 (each area's router declares these).
+# What any route can answer besides 200, and what a route of an area can (each area's router declares these).
+ANY_ERRORS = {
+    **failed(401, "No admin token, or a wrong one (WWW-Authenticate: Bearer)"),
+    **failed(422, "The request does not fit the schema: the message names each problem"),
+}
 AREA_ERRORS = {
     **failed(400, "The owning service refused: the message names the rule and what to do instead"),
-    **failed(422, "The request does not fit the schema: the message names each problem"),
     **failed(503, "The owning service is unreachable, or not configured (the message names the key to set)"),
 }
 
@@ -118,17 +126,13 @@ class Operations(Protocol):
 def router(
     *, admin_token: str, metrics: GatewayMetrics, operations: Operations, areas: Sequence[APIRouter]
 ) -> APIRouter:
-    async def require_admin(authorization: Annotated[str | None, Header()] = None) -> None:
-        presented = bearer(authorization)
-        if presented is None or not hmac.compare_digest(presented.encode(), admin_token.encode()):
+    async def require_admin(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(ADMIN)]) -> None:
+        presented = credentials.credentials if credentials is not None else ""
+        if not presented or not hmac.compare_digest(presented.encode(), admin_token.encode()):
             metrics.auth_rejected.labels("api").inc()
             raise AdminTokenRequired()
 
-    api = APIRouter(
-        prefix=PREFIX,
-        dependencies=[Depends(require_admin)],
-        responses=failed(401, "No admin token, or a wrong one (WWW-Authenticate: Bearer)"),
-    )
+    api = APIRouter(prefix=PREFIX, dependencies=[Depends(require_admin)], responses=ANY_ERRORS)
 
     @api.get("/status", summary="The gateway, its token, the management surface and the services it depends on")
     async def status(request: Request) -> Envelope:
