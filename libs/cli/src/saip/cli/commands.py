@@ -3,12 +3,14 @@ refusal becomes the command's error (exit 1, the gateway's sentence on stderr)."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import click
 
 from saip.cli.client import ApiError, GatewayApi
+from saip.cli.output import json_option, listing, report
 
 
 @dataclass(frozen=True)
@@ -36,3 +38,30 @@ def call(context: click.Context, method: str, path: str, *, timeout: float = 10.
             return gateway.call(method, path, **kwargs)
         except ApiError as exc:
             raise click.ClickException(str(exc)) from None
+
+
+def on_name(verb: str, doc: str, send: Callable[[click.Context, str], dict[str, Any]]) -> click.Command:
+    """A command that acts on one NAME and reports the answer (publish, delete, unpublish ...)."""
+
+    @click.command(verb, help=doc)
+    @click.argument("name")
+    @json_option
+    @click.pass_context
+    def command(context: click.Context, name: str, as_json: bool) -> None:
+        report(send(context, name), as_json)
+
+    return command
+
+
+def listed(
+    verb: str, doc: str, get: Callable[[click.Context], dict[str, Any]], show: Callable[[Any], None]
+) -> click.Command:
+    """A command that prints what one GET answers: as `show` prints its data, or the answer as JSON (--json)."""
+
+    @click.command(verb, help=doc)
+    @json_option
+    @click.pass_context
+    def command(context: click.Context, as_json: bool) -> None:
+        listing(get(context), as_json, show)
+
+    return command

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import click
 
-from saip.cli.commands import call
+from saip.cli.commands import call, listed, on_name
 from saip.cli.output import Table, fields, json_option, listing, report
 
 INGEST_TIMEOUT = 660.0  # the gateway gives an ingest 600 s; a large PDF takes a while
@@ -30,38 +30,22 @@ def knowledge() -> None:
     """Documents, pipelines, search and knowledge tools (the saip_knowledge_* methods)."""
 
 
-@knowledge.command("status")
-@json_option
-@click.pass_context
-def knowledge_status(context: click.Context, as_json: bool) -> None:
-    """Documents, chunks, pipelines, published tools and the ingest roots."""
-
-    def show(data: dict[str, Any]) -> None:
-        fields(
-            [
-                ("Documents", f"{data['documents']} ({data['chunks']} chunks)"),
-                ("Pipelines", data["pipelines"]),
-                ("Tools", ", ".join(tool["name"] for tool in data["tools"]) or "none published"),
-                ("Ingest roots", ", ".join(data["ingestRoots"])),
-                ("Vectors", f"{data['vectorStore']} ({data['encoder']})"),
-            ]
-        )
-
-    listing(_knowledge(context, "GET", "/status"), as_json, show)
+def _status(data: dict[str, Any]) -> None:
+    fields(
+        [
+            ("Documents", f"{data['documents']} ({data['chunks']} chunks)"),
+            ("Pipelines", data["pipelines"]),
+            ("Tools", ", ".join(tool["name"] for tool in data["tools"]) or "none published"),
+            ("Ingest roots", ", ".join(data["ingestRoots"])),
+            ("Vectors", f"{data['vectorStore']} ({data['encoder']})"),
+        ]
+    )
 
 
-@knowledge.command("documents")
-@json_option
-@click.pass_context
-def knowledge_documents(context: click.Context, as_json: bool) -> None:
-    """The ingested documents."""
-
-    def show(data: dict[str, Any]) -> None:
-        for doc in data["documents"]:
-            managed = f"  (managed by {doc['managedBy']})" if doc["managedBy"] else ""
-            DOCUMENTS.echo(doc["name"], doc["mediaType"], f"{doc['chunks']:>5} chunks", doc["source"] + managed)
-
-    listing(_knowledge(context, "GET", "/documents"), as_json, show)
+def _documents(data: dict[str, Any]) -> None:
+    for doc in data["documents"]:
+        managed = f"  (managed by {doc['managedBy']})" if doc["managedBy"] else ""
+        DOCUMENTS.echo(doc["name"], doc["mediaType"], f"{doc['chunks']:>5} chunks", doc["source"] + managed)
 
 
 @knowledge.command("ingest")
@@ -83,32 +67,15 @@ def knowledge_ingest(context: click.Context, source: str, name: str | None, is_t
     report(_knowledge(context, "POST", "/documents", json=body, timeout=INGEST_TIMEOUT), as_json)
 
 
-@knowledge.command("delete")
-@click.argument("name")
-@json_option
-@click.pass_context
-def knowledge_delete(context: click.Context, name: str, as_json: bool) -> None:
-    """Delete a document, its chunks and its original."""
-    report(_knowledge(context, "DELETE", _named("documents", name)), as_json)
-
-
-@knowledge.command("pipelines")
-@json_option
-@click.pass_context
-def knowledge_pipelines(context: click.Context, as_json: bool) -> None:
-    """The pipelines."""
-
-    def show(data: dict[str, Any]) -> None:
-        for pipeline in data["pipelines"]:
-            PIPELINES.echo(
-                pipeline["name"],
-                f"topK {pipeline['topK']}",
-                f"threshold {pipeline['threshold']:g}",
-                f"rerank {'on' if pipeline['rerank'] else 'off'}",
-                f"scope: {', '.join(pipeline['documents']) or 'every document'}",
-            )
-
-    listing(_knowledge(context, "GET", "/pipelines"), as_json, show)
+def _pipelines(data: dict[str, Any]) -> None:
+    for pipeline in data["pipelines"]:
+        PIPELINES.echo(
+            pipeline["name"],
+            f"topK {pipeline['topK']}",
+            f"threshold {pipeline['threshold']:g}",
+            f"rerank {'on' if pipeline['rerank'] else 'off'}",
+            f"scope: {', '.join(pipeline['documents']) or 'every document'}",
+        )
 
 
 @knowledge.command("apply-pipeline")
@@ -131,15 +98,6 @@ def knowledge_apply_pipeline(
     """Create or update the pipeline NAME."""
     body = {"documents": list(documents), "topK": top_k, "threshold": threshold, "rerank": rerank}
     report(_knowledge(context, "PUT", _named("pipelines", name), json=body), as_json)
-
-
-@knowledge.command("delete-pipeline")
-@click.argument("name")
-@json_option
-@click.pass_context
-def knowledge_delete_pipeline(context: click.Context, name: str, as_json: bool) -> None:
-    """Delete the pipeline NAME (its documents stay)."""
-    report(_knowledge(context, "DELETE", _named("pipelines", name)), as_json)
 
 
 @knowledge.command("search")
@@ -192,10 +150,31 @@ def knowledge_publish(context: click.Context, name: str, pipeline: str, descript
     report(_knowledge(context, "POST", "/tools", json=body), as_json)
 
 
-@knowledge.command("unpublish")
-@click.argument("name")
-@json_option
-@click.pass_context
-def knowledge_unpublish(context: click.Context, name: str, as_json: bool) -> None:
-    """Remove the knowledge tool NAME from /mcp."""
-    report(_knowledge(context, "DELETE", _named("tools", name)), as_json)
+for command in (
+    listed(
+        "status",
+        "Documents, chunks, pipelines, published tools and the ingest roots.",
+        lambda context: _knowledge(context, "GET", "/status"),
+        _status,
+    ),
+    listed(
+        "documents", "The ingested documents.", lambda context: _knowledge(context, "GET", "/documents"), _documents
+    ),
+    listed("pipelines", "The pipelines.", lambda context: _knowledge(context, "GET", "/pipelines"), _pipelines),
+    on_name(
+        "delete",
+        "Delete the document NAME, its chunks and its original.",
+        lambda context, name: _knowledge(context, "DELETE", _named("documents", name)),
+    ),
+    on_name(
+        "delete-pipeline",
+        "Delete the pipeline NAME (its documents stay).",
+        lambda context, name: _knowledge(context, "DELETE", _named("pipelines", name)),
+    ),
+    on_name(
+        "unpublish",
+        "Remove the knowledge tool NAME from /mcp.",
+        lambda context, name: _knowledge(context, "DELETE", _named("tools", name)),
+    ),
+):
+    knowledge.add_command(command)

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from saip.cli.commands import call
+from saip.cli.commands import call, on_name
 from saip.cli.output import Table, echo_json, json_option, listing, report
 
 STUDIO_TIMEOUT = 120.0  # a Local Pass runs the tool's code in the sandbox
@@ -100,24 +100,6 @@ def test(context: click.Context, name: str, arguments: str | None, as_json: bool
 
 
 @tools.command()
-@click.argument("name")
-@json_option
-@click.pass_context
-def publish(context: click.Context, name: str, as_json: bool) -> None:
-    """Publish NAME (it must have passed its Local Pass)."""
-    report(_studio(context, "POST", f"/{name}/publish"), as_json)
-
-
-@tools.command()
-@click.argument("name")
-@json_option
-@click.pass_context
-def delete(context: click.Context, name: str, as_json: bool) -> None:
-    """Delete the draft or published tool NAME."""
-    report(_studio(context, "DELETE", f"/{name}"), as_json)
-
-
-@tools.command()
 @click.argument("name", required=False)
 @click.option("--file", "spec_file", help="Assess an unsaved spec from this file instead (- reads stdin).")
 @json_option
@@ -148,3 +130,18 @@ def exposure(context: click.Context, auto: bool | None, names: tuple[str, ...], 
         "expectedRevision": setting["revision"],
     }
     report(_studio(context, "PUT", "/exposure", json=body), as_json)
+
+
+for command in (
+    on_name(
+        "publish",
+        "Publish NAME (it must have passed its Local Pass).",
+        lambda context, name: _studio(context, "POST", f"/{name}/publish"),
+    ),
+    on_name(
+        "delete",
+        "Delete the draft or published tool NAME.",
+        lambda context, name: _studio(context, "DELETE", f"/{name}"),
+    ),
+):
+    tools.add_command(command)

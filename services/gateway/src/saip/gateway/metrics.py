@@ -19,6 +19,7 @@ class GatewayMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         registry = self.registry
+        # A declared parallel table: one block per metric, all of one shape.
         self.management_call_seconds = Histogram(
             "saip_gateway_management_call_seconds",
             "Time from a management call's arrival to its answer, approval wait included",

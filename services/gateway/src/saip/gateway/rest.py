@@ -9,7 +9,7 @@ audit tail, a stream of NDJSON lines (docs/rest.md).
 from __future__ import annotations
 
 import hmac
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, Protocol
 
 from fastapi import APIRouter, Depends, FastAPI, Request
@@ -84,6 +84,29 @@ AREA_ERRORS = {
 }
 
 
+Read = Callable[[], Awaitable[ManagementResult]]
+
+
+def area_router(prefix: str, reads: Mapping[str, tuple[str, Read]]) -> APIRouter:
+    """An area's router under its prefix (also its tag in /api/docs), answering the errors an area's routes may,
+    with its GET routes that take nothing: {path: (summary, method)}."""
+    api = APIRouter(prefix=prefix, tags=[prefix.strip("/")], responses=AREA_ERRORS)
+    _reads(api, reads)
+    return api
+
+
+def _reads(api: APIRouter, routes: Mapping[str, tuple[str, Read]]) -> None:
+    for path, (summary, method) in routes.items():
+        api.add_api_route(path, _answering(method), methods=["GET"], summary=summary, name=method.__name__)
+
+
+def _answering(method: Read) -> Callable[[], Awaitable[Envelope]]:
+    async def answer() -> Envelope:
+        return Envelope.of(await method())
+
+    return answer
+
+
 def install(app: FastAPI) -> None:
     """Every error becomes its HTTP answer in `answer`: the gateway's errors by class, invalid requests as 422, and
     the framework's own (an unknown method, say) in the same envelope."""
@@ -116,7 +139,7 @@ class Operations(Protocol):
 
     async def status(self, mcp_url: str) -> ManagementResult: ...
 
-    def management(self) -> ManagementResult: ...
+    async def management(self) -> ManagementResult: ...
 
     async def rotate_token(self) -> ManagementResult: ...
 
@@ -138,25 +161,23 @@ def router(
     async def status(request: Request) -> Envelope:
         return Envelope.of(await operations.status(str(request.base_url) + "mcp"))
 
-    @api.get("/management/status", summary="Whether the management tools are offered, and the reason when not")
-    async def management_status() -> Envelope:
-        return Envelope.of(operations.management())
+    _reads(
+        api, {"/management/status": ("Whether the management tools are offered, and why not", operations.management)}
+    )
 
-    configured = failed(409, "The MCP token is set in configuration; the message names the key to change")
+    # The token is NATS's to store: it may be away; and a token set in configuration is not the API's to change.
+    token_errors = {
+        **failed(409, "The MCP token is set in configuration; the message names the key to change"),
+        **failed(503, "NATS is unreachable; nothing changed"),
+    }
 
     @api.post(
-        "/mcp-token",
-        summary="Generate (or rotate) the MCP bearer token; data.token is shown once",
-        responses={**configured, **failed(503, "NATS is unreachable; nothing changed")},
+        "/mcp-token", summary="Generate (or rotate) the MCP token; data.token is shown once", responses=token_errors
     )
     async def rotate_token() -> Envelope:
         return Envelope.of(await operations.rotate_token())
 
-    @api.delete(
-        "/mcp-token",
-        summary="Remove the MCP bearer token (the management surface goes away)",
-        responses={**configured, **failed(503, "NATS is unreachable; nothing changed")},
-    )
+    @api.delete("/mcp-token", summary="Remove the MCP token (the management tools go away)", responses=token_errors)
     async def remove_token() -> Envelope:
         return Envelope.of(await operations.remove_token())
 

@@ -236,7 +236,7 @@ class Gateway:
         reach = f"unreachable: {', '.join(away)}" if away else "every service answers"
         return ManagementResult(True, f"Management surface {described(management)}; {reach}.", data=data)
 
-    def management(self) -> ManagementResult:
+    async def management(self) -> ManagementResult:
         status = self.management_status()
         return ManagementResult(True, f"Management surface {described(status)}.", data=status)
 

@@ -51,6 +51,9 @@ APPROVAL_SCHEMA: dict[str, Any] = {
 
 
 class Decision(StrEnum):
+    """The person's decisions, in the words of saip.common.vocabulary.DECISIONS (a table parallel to Level and
+    Outcome in management)."""
+
     APPROVED = "approved"
     DECLINED = "declined"
     TIMEOUT = "timeout"

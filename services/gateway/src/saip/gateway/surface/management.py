@@ -20,6 +20,9 @@ from saip.common import vocabulary
 from saip.gateway.errors import InvalidArguments
 from saip.v1 import common_pb2
 
+# Level and Outcome (and approval.Decision) are declared parallel tables: the typed names of the words in
+# saip.common.vocabulary's tables, each mapped back to its protobuf value there (a word missing there fails the import).
+
 
 class Level(StrEnum):
     READ = "READ"

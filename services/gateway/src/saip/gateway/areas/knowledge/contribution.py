@@ -9,7 +9,6 @@ from importlib.resources import files
 
 import mcp_types as types
 
-from saip.gateway.areas.base import Surroundings
 from saip.gateway.areas.knowledge import views
 from saip.gateway.areas.knowledge.client import KnowledgeClient
 from saip.gateway.areas.knowledge.inputs import (
@@ -21,7 +20,6 @@ from saip.gateway.areas.knowledge.inputs import (
     SuggestInput,
 )
 from saip.gateway.areas.words import plural
-from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import ReservedName, ServiceRefused, refuse_reserved
 from saip.gateway.surface.declare import Declared, prompt, resource, tool
 from saip.gateway.surface.management import Caller, Level, ManagementResult
@@ -40,10 +38,6 @@ class KnowledgeArea(Declared):
         self.client = client
         # The tool names /mcp serves from other sources (the knowledge service checks its own names).
         self._served_names = served_names
-
-    @classmethod
-    def over(cls, channel: ServiceChannel, surroundings: Surroundings) -> KnowledgeArea:
-        return cls(KnowledgeClient(channel), surroundings.served_elsewhere)
 
     @tool(Level.READ, "Knowledge status", idempotent=True)
     async def status(self) -> ManagementResult:

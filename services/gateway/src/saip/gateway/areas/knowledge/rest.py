@@ -7,16 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 from pydantic import Field
 
+from saip.gateway.areas.knowledge import inputs
 from saip.gateway.areas.knowledge.contribution import KnowledgeArea
-from saip.gateway.areas.knowledge.inputs import (
-    IngestInput,
-    NamedInput,
-    PipelineInput,
-    PublishInput,
-    SearchInput,
-    SuggestInput,
-)
-from saip.gateway.rest import AREA_ERRORS, Envelope
+from saip.gateway.rest import Envelope, area_router
 from saip.gateway.surface.management import Caller, Input
 
 PERSON = Caller(client_name="rest-api")
@@ -33,54 +26,46 @@ class PipelineBody(Input):
 
 
 def router(area: KnowledgeArea) -> APIRouter:
-    api = APIRouter(prefix="/knowledge", tags=["knowledge"], responses=AREA_ERRORS)
-
-    @api.get("/status", summary="Documents, chunks, pipelines, published tools, ingest roots")
-    async def status() -> Envelope:
-        return Envelope.of(await area.status())
-
-    @api.get("/documents", summary="The ingested documents (data.documents)")
-    async def documents() -> Envelope:
-        return Envelope.of(await area.list_documents())
+    api = area_router(
+        "/knowledge",
+        {
+            "/status": ("Documents, chunks, pipelines, published tools, ingest roots", area.status),
+            "/documents": ("The ingested documents (data.documents)", area.list_documents),
+            "/pipelines": ("The pipelines (data.pipelines)", area.list_pipelines),
+            "/tools": ("The published knowledge tools (data.tools)", area.published_tools),
+        },
+    )
 
     @api.post("/documents", summary="Ingest one document by absolute path, public URL or text")
-    async def ingest(body: IngestInput) -> Envelope:
+    async def ingest(body: inputs.IngestInput) -> Envelope:
         return Envelope.of(await area.ingest_document(body, PERSON))
 
     @api.delete("/documents/{name}", summary="Delete a document, its chunks and its original")
     async def delete_document(name: Name) -> Envelope:
-        return Envelope.of(await area.delete_document(NamedInput(name=name)))
-
-    @api.get("/pipelines", summary="The pipelines (data.pipelines)")
-    async def pipelines() -> Envelope:
-        return Envelope.of(await area.list_pipelines())
+        return Envelope.of(await area.delete_document(inputs.NamedInput(name=name)))
 
     @api.put("/pipelines/{name}", summary="Create or update a pipeline")
     async def apply_pipeline(name: Name, body: PipelineBody) -> Envelope:
-        return Envelope.of(await area.apply_pipeline(PipelineInput(name=name, **body.model_dump())))
+        return Envelope.of(await area.apply_pipeline(inputs.PipelineInput(name=name, **body.model_dump())))
 
     @api.delete("/pipelines/{name}", summary="Delete a pipeline (its documents stay)")
     async def delete_pipeline(name: Name) -> Envelope:
-        return Envelope.of(await area.delete_pipeline(NamedInput(name=name)))
+        return Envelope.of(await area.delete_pipeline(inputs.NamedInput(name=name)))
 
     @api.post("/search", summary="Search a pipeline's documents")
-    async def search(body: SearchInput) -> Envelope:
+    async def search(body: inputs.SearchInput) -> Envelope:
         return Envelope.of(await area.search(body))
 
     @api.get("/suggestions", summary="Knowledge tools proposed from each pipeline's documents")
     async def suggestions(pipeline: Annotated[str | None, Query(max_length=200)] = None) -> Envelope:
-        return Envelope.of(await area.suggest_tools(SuggestInput(pipeline=pipeline)))
-
-    @api.get("/tools", summary="The published knowledge tools (data.tools)")
-    async def tools() -> Envelope:
-        return Envelope.of(await area.published_tools())
+        return Envelope.of(await area.suggest_tools(inputs.SuggestInput(pipeline=pipeline)))
 
     @api.post("/tools", summary="Publish a knowledge tool on /mcp")
-    async def publish(body: PublishInput) -> Envelope:
+    async def publish(body: inputs.PublishInput) -> Envelope:
         return Envelope.of(await area.publish_tool(body))
 
     @api.delete("/tools/{name}", summary="Unpublish a knowledge tool")
     async def unpublish(name: Name) -> Envelope:
-        return Envelope.of(await area.unpublish_tool(NamedInput(name=name)))
+        return Envelope.of(await area.unpublish_tool(inputs.NamedInput(name=name)))
 
     return api

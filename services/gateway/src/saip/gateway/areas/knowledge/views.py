@@ -1,4 +1,6 @@
-"""The JSON shapes of knowledge data, the same for the saip_knowledge_* tools (the AI) and the REST API (the person)."""
+"""The JSON shapes of knowledge data, the same for the saip_knowledge_* tools (the AI) and the REST API (the person).
+
+The views are declared parallel tables: one function per message, each a dict of the same shape."""
 
 from __future__ import annotations
 

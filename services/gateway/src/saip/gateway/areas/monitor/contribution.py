@@ -4,20 +4,28 @@ check and live tail the person reads (REST, `saip audit`)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, Protocol
 
 from pydantic import Field
 
-from saip.gateway.areas.base import Surroundings
 from saip.gateway.areas.monitor import views
 from saip.gateway.areas.monitor.client import AuditClient
 from saip.gateway.areas.words import plural
-from saip.gateway.clients import ServiceChannel
 from saip.gateway.surface.declare import Declared, resource, tool
 from saip.gateway.surface.management import Input, Level, ManagementResult, OutcomeName
 from saip.gateway.surface.registrar import described
 from saip.v1 import audit_pb2
+
+
+class Page(Protocol):
+    """A page of the trail as the audit service answers it (management calls, tool calls, risk events)."""
+
+    @property
+    def entries(self) -> Sequence[Any]: ...
+
+    @property
+    def next_before_seq(self) -> int: ...
 
 
 class PageInput(Input):
@@ -57,10 +65,6 @@ class MonitorArea(Declared):
         self._audit = audit
         self._status = status
 
-    @classmethod
-    def over(cls, channel: ServiceChannel, surroundings: Surroundings) -> MonitorArea:
-        return cls(AuditClient(channel), surroundings.management_status)
-
     @tool(Level.READ, "saip overview", idempotent=True)
     async def overview(self) -> ManagementResult:
         """The state of saip at a glance: whether the management surface is on (and the reason when it is not), the
@@ -87,9 +91,7 @@ class MonitorArea(Declared):
         )
         if arguments.outcome:
             request.outcome = views.outcome_value(arguments.outcome)
-        reply = await self._audit.management_calls(request)
-        entries = [views.management_call(entry) for entry in reply.entries]
-        return _listed(entries, reply.next_before_seq, "management call")
+        return _listed(await self._audit.management_calls(request), views.management_call, "management call")
 
     @tool(Level.READ, "Published tool call log", idempotent=True)
     async def tool_calls(self, arguments: ToolCallsInput) -> ManagementResult:
@@ -97,24 +99,20 @@ class MonitorArea(Declared):
         newest first, from the durable audit trail: the client, tool, source, outcome, duration, the person's decision
         when the tool asks, and masked arguments and results. For older calls pass `before` = the nextCursor of the
         previous page."""
-        reply = await self._audit.tool_calls(
-            audit_pb2.ListToolCallsRequest(
-                limit=arguments.limit, before_seq=arguments.before, tool=arguments.tool or ""
-            )
+        request = audit_pb2.ListToolCallsRequest(
+            limit=arguments.limit, before_seq=arguments.before, tool=arguments.tool or ""
         )
-        return _listed([views.tool_call(entry) for entry in reply.entries], reply.next_before_seq, "tool call")
+        return _listed(await self._audit.tool_calls(request), views.tool_call, "tool call")
 
     @tool(Level.READ, "Risk events", idempotent=True)
     async def risk_events(self, arguments: RiskEventsInput) -> ManagementResult:
         """Recent risk events, newest first: a MANAGEMENT event for every management call that was not a successful
         read (warn for destructive calls and failures), and the signals services raise (sandbox-guard-blocked,
         poisoning-hit, hash-ledger-mismatch, ...). Page with `before`."""
-        reply = await self._audit.risk_events(
-            audit_pb2.ListRiskEventsRequest(
-                limit=arguments.limit, before_seq=arguments.before, type=arguments.type or ""
-            )
+        request = audit_pb2.ListRiskEventsRequest(
+            limit=arguments.limit, before_seq=arguments.before, type=arguments.type or ""
         )
-        return _listed([views.risk_event(entry) for entry in reply.entries], reply.next_before_seq, "risk event")
+        return _listed(await self._audit.risk_events(request), views.risk_event, "risk event")
 
     @tool(Level.READ, "Approval decisions", idempotent=True)
     async def hitl(self, arguments: HitlInput) -> ManagementResult:
@@ -152,6 +150,8 @@ class MonitorArea(Declared):
             yield views.record(entry)
 
 
-def _listed(entries: list[dict[str, Any]], next_cursor: int, noun: str) -> ManagementResult:
+def _listed(reply: Page, view: Callable[[Any], dict[str, Any]], noun: str) -> ManagementResult:
     """One page of the trail, newest first, and how many it holds."""
-    return ManagementResult(True, f"{plural(len(entries), noun)}, newest first.", data=views.page(entries, next_cursor))
+    entries = [view(entry) for entry in reply.entries]
+    data = views.page(entries, reply.next_before_seq)
+    return ManagementResult(True, f"{plural(len(entries), noun)}, newest first.", data=data)

@@ -17,7 +17,7 @@ from saip.gateway.areas.monitor.contribution import (
     RiskEventsInput,
     ToolCallsInput,
 )
-from saip.gateway.rest import AREA_ERRORS, Envelope
+from saip.gateway.rest import Envelope, area_router
 from saip.gateway.surface.management import OutcomeName
 
 Limit = Annotated[int, Query(ge=1, le=500, description="How many entries (1 to 500)")]
@@ -27,11 +27,13 @@ NDJSON = "application/x-ndjson"
 
 
 def router(area: MonitorArea) -> APIRouter:
-    api = APIRouter(prefix="/audit", tags=["audit"], responses=AREA_ERRORS)
-
-    @api.get("/overview", summary="Recent management outcomes, risk events, the audit chain")
-    async def audit_overview() -> Envelope:
-        return Envelope.of(await area.overview())
+    api = area_router(
+        "/audit",
+        {
+            "/overview": ("Recent management outcomes, risk events, the audit chain", area.overview),
+            "/verify": ("Walk the audit hash chain; ok false and data.broken name the first broken link", area.verify),
+        },
+    )
 
     @api.get("/management-log", summary="Management calls, newest first (data: entries, count, nextCursor)")
     async def management_log(
@@ -53,10 +55,6 @@ def router(area: MonitorArea) -> APIRouter:
     @api.get("/hitl", summary="Approval decisions by side and decision, and the approval rate")
     async def hitl(recent: Annotated[int, Query(ge=1, le=100)] = 10) -> Envelope:
         return Envelope.of(await area.hitl(HitlInput(recent=recent)))
-
-    @api.get("/verify", summary="Walk the audit hash chain; ok false and data.broken name the first broken link")
-    async def verify() -> Envelope:
-        return Envelope.of(await area.verify())
 
     @api.get(
         "/tail",

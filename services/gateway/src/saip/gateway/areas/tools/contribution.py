@@ -13,10 +13,8 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import Field
 
-from saip.gateway.areas.base import Surroundings
 from saip.gateway.areas.tools import views
 from saip.gateway.areas.tools.client import ToolsClient
-from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import ServiceRefused, ServiceUnavailable
 from saip.gateway.surface.declare import Declared, prompt, template, tool
 from saip.gateway.surface.management import Approval, Input, Level, ManagementResource, ManagementResult
@@ -97,10 +95,6 @@ class ToolsArea(Declared):
         self.client = client
         # The tool names /mcp serves from sources other than the tools service (a publish must not shadow one).
         self._taken = taken
-
-    @classmethod
-    def over(cls, channel: ServiceChannel, surroundings: Surroundings) -> ToolsArea:
-        return cls(ToolsClient(channel), surroundings.served_elsewhere)
 
     @tool(Level.READ, "List tools", verb="list", idempotent=True)
     async def list_tools(self, arguments: ListInput) -> ManagementResult:

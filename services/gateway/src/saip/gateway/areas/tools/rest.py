@@ -16,7 +16,7 @@ from saip.gateway.areas.tools.contribution import (
     TestInput,
     ToolsArea,
 )
-from saip.gateway.rest import AREA_ERRORS, Envelope
+from saip.gateway.rest import Envelope, area_router
 from saip.gateway.surface.management import Input
 
 
@@ -30,7 +30,7 @@ ToolName = Annotated[str, Path(min_length=1, max_length=64, description="The too
 
 
 def router(studio: ToolsArea) -> APIRouter:
-    api = APIRouter(prefix="/tools", tags=["tools"], responses=AREA_ERRORS)
+    api = area_router("/tools", {"/exposure": ("Which published tools /mcp serves", studio.get_exposure)})
 
     @api.get("", summary="Authored tools (and, with includeBundled, the bundled ones), with state and risk")
     async def list_tools(includeBundled: Annotated[bool, Query()] = False) -> Envelope:
@@ -39,10 +39,6 @@ def router(studio: ToolsArea) -> APIRouter:
     @api.post("", summary="Save a draft from a tool spec (create, or update a draft at expectedRevision)")
     async def save_draft(body: SaveDraftInput) -> Envelope:
         return Envelope.of(await studio.save_draft(body))
-
-    @api.get("/exposure", summary="Which published tools /mcp serves")
-    async def get_exposure() -> Envelope:
-        return Envelope.of(await studio.get_exposure())
 
     @api.put("/exposure", summary="Set autoExpose and the explicitly exposed tools")
     async def set_exposure(body: ExposureInput) -> Envelope:
