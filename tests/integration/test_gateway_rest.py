@@ -62,6 +62,12 @@ class Contract:
         self.answered.add((method, route, status))
         return body["data"]
 
+    def fails(self, reply: httpx.Response, status: int) -> None:
+        """An answer no route documents (an unknown path) is still a Failure envelope."""
+        assert reply.status_code == status, reply.text
+        failure = {"$ref": "#/components/schemas/Failure", "components": self.openapi["components"]}
+        Draft202012Validator(failure).validate(reply.json())
+
     def unanswered(self, status: int) -> set[tuple[str, str]]:
         return {(method, route) for method, route in self.operations() if (method, route, status) not in self.answered}
 
@@ -103,7 +109,7 @@ async def test_every_route_answers_as_the_openapi_document_says(nats_server: Loc
             assert contract.unanswered(401) == set()
 
 
-async def test_a_missing_service_a_service_away_and_a_configured_token_answer_in_the_same_shape(
+async def test_a_missing_service_a_service_away_a_configured_token_and_no_route_answer_in_the_same_shape(
     nats_server: LocalNats, tmp_path: Path
 ) -> None:
     # No tools or knowledge address, nothing on the audit address, and a token set in configuration.

@@ -30,6 +30,7 @@ from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.management import ManagementResult, problems
 
 PREFIX = "/api/v1"
+METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="saip-admin"'}
 # The admin token, as /api/docs shows it (its Authorize button); a missing or wrong one is answered below, as 401.
 ADMIN = HTTPBearer(auto_error=False, scheme_name="adminToken", description="The admin token (SAIP_ADMIN_TOKEN)")
@@ -183,4 +184,10 @@ def router(
 
     for area in areas:
         api.include_router(area)
+
+    # Last: a path or method no route takes answers in the same shape (otherwise /mcp's app would, in plain text).
+    @api.api_route("/{path:path}", methods=sorted(METHODS), include_in_schema=False)
+    async def unknown(request: Request) -> JSONResponse:
+        return failure(404, f"There is no {request.method} {request.url.path}; /api/docs lists the routes.")
+
     return api

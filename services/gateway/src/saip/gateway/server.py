@@ -25,6 +25,7 @@ from fastapi.responses import JSONResponse
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.server.transport_security import TransportSecuritySettings
 from nats.aio.client import Client as NatsClient
+from nats.js import JetStreamContext
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -88,10 +89,10 @@ class Gateway:
         )
         self.started = time.time()
         # One channel per service, whichever areas talk to it; one contribution and router per area.
-        services = dict.fromkeys(area.service for area in AREAS)
+        self.services = list(dict.fromkeys(area.service for area in AREAS))
         self.channels = {
             service.name: ServiceChannel(service.name, settings.address(service.name), deadline=service.deadline)
-            for service in services
+            for service in self.services
         }
         self.areas: list[OpenArea] = [
             area.open(self.channels[area.service.name], self._surroundings(area.service)) for area in AREAS
@@ -157,16 +158,7 @@ class Gateway:
             await self.token_service.applied(await records.get())
             await self.registrar.refresh()
             watches: list[tuple[Follow, str]] = [(functools.partial(self._follow_tokens, records), "token")]
-            published = PublishedTools(approvals=approvals, auditor=auditor)
-            for service in dict.fromkeys(area.service for area in self.areas):
-                if service.serves is None or not self._configured(service):
-                    continue
-                client = ServedToolsClient(self.channels[service.name], service.serves.grpc_service)
-                source = PublishedSource(client=client, registry=self.registry, notifier=self.notifier, gate=published)
-                self.published.append(source)
-                kv = await bus.ensure_kv(js, service.serves.bucket, history=5, replicas=replicas)
-                watches.append((source.keep_listing, f"{service.name} listing"))
-                watches.append((functools.partial(source.follow, kv), f"{service.name} bucket"))
+            watches += await self._published(js, PublishedTools(approvals=approvals, auditor=auditor))
             publish_build_info("gateway")
             async with anyio.create_task_group() as group:
                 group.start_soon(self.publisher.flush_forever)
@@ -177,6 +169,21 @@ class Gateway:
                     yield self
                 finally:
                     group.cancel_scope.cancel()
+
+    async def _published(self, js: JetStreamContext, gate: PublishedTools) -> list[tuple[Follow, str]]:
+        """A published source for each configured service that serves tools, and the two watches that keep it
+        current: its listing, and its bucket."""
+        watches: list[tuple[Follow, str]] = []
+        for service in self.services:
+            if service.serves is None or not self._configured(service):
+                continue
+            client = ServedToolsClient(self.channels[service.name], service.serves.grpc_service)
+            source = PublishedSource(client=client, registry=self.registry, notifier=self.notifier, gate=gate)
+            self.published.append(source)
+            kv = await bus.ensure_kv(js, service.serves.bucket, history=5, replicas=self.settings.nats_replicas)
+            watches.append((source.keep_listing, f"{service.name} listing"))
+            watches.append((functools.partial(source.follow, kv), f"{service.name} bucket"))
+        return watches
 
     def _registrar(self, gate: Gate) -> Registrar:
         """The registrar over the areas whose service is configured, and the extra contributions."""
