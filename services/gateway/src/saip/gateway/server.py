@@ -103,7 +103,6 @@ class Gateway:
         self.publisher: AuditPublisher
         self.registrar: Registrar
         self.token_service: TokenService
-        self.published: list[PublishedSource] = []
 
     def _surroundings(self, service: Service) -> Surroundings:
         return Surroundings(
@@ -179,7 +178,6 @@ class Gateway:
                 continue
             client = ServedToolsClient(self.channels[service.name], service.serves.grpc_service)
             source = PublishedSource(client=client, registry=self.registry, notifier=self.notifier, gate=gate)
-            self.published.append(source)
             kv = await bus.ensure_kv(js, service.serves.bucket, history=5, replicas=self.settings.nats_replicas)
             watches.append((source.keep_listing, f"{service.name} listing"))
             watches.append((functools.partial(source.follow, kv), f"{service.name} bucket"))

@@ -24,6 +24,7 @@ import anyio
 
 from saip.common import vocabulary
 from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.surface.management import protobuf_values
 from saip.v1 import common_pb2
 
 logger = logging.getLogger(__name__)
@@ -65,7 +66,7 @@ class Decision(StrEnum):
         return _DECISIONS[self]
 
 
-_DECISIONS = {Decision(word): value for value, word in vocabulary.DECISIONS.items()}
+_DECISIONS = protobuf_values(Decision, vocabulary.DECISIONS)
 
 
 @dataclass(frozen=True)

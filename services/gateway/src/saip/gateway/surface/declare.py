@@ -5,7 +5,7 @@
 
         @tool(Level.READ, "Get the forecast", idempotent=True)
         async def forecast(self, arguments: CityInput) -> ManagementResult:
-            \"\"\"The forecast for one city, by the hour (this docstring is the description the AI reads).\"\"\"
+            '''The forecast for one city, by the hour (this docstring is the description the AI reads).'''
             ...
 
 The tool is `saip_<category>_<method>` (`verb=` names it otherwise), its input model is the annotation of the

@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -21,7 +21,19 @@ from saip.gateway.errors import InvalidArguments
 from saip.v1 import common_pb2
 
 # Level and Outcome (and approval.Decision) are declared parallel tables: the typed names of the words in
-# saip.common.vocabulary's tables, each mapped back to its protobuf value there (a word missing there fails the import).
+# saip.common.vocabulary's tables, each mapped back to its protobuf value there; `protobuf_values` fails the import
+# when an enum and its table do not name the same words.
+
+E = TypeVar("E", bound=StrEnum)
+V = TypeVar("V")
+
+
+def protobuf_values(enum: type[E], words: Mapping[V, str]) -> dict[E, V]:
+    """Each member's protobuf value, from the vocabulary's table of the same words."""
+    table = {enum(word): value for value, word in words.items()}
+    if set(table) != set(enum):
+        raise TypeError(f"{enum.__name__} and saip.common.vocabulary name different words")
+    return table
 
 
 class Level(StrEnum):
@@ -47,8 +59,8 @@ class Outcome(StrEnum):
         return _OUTCOMES[self]
 
 
-_LEVELS = {Level(word): value for value, word in vocabulary.LEVELS.items()}
-_OUTCOMES = {Outcome(word): value for value, word in vocabulary.OUTCOMES.items()}
+_LEVELS = protobuf_values(Level, vocabulary.LEVELS)
+_OUTCOMES = protobuf_values(Outcome, vocabulary.OUTCOMES)
 
 # The outcomes as a closed set of words, for inputs that filter by one (the monitor's log, its REST query).
 OUTCOME_NAMES = tuple(outcome.value for outcome in Outcome)
