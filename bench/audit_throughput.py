@@ -16,7 +16,8 @@ from bench.stats import table
 from saip.common import bus
 from saip.common.natsd import LocalNats, free_port
 from saip.common.settings import SaipSettings
-from saip.gateway.clients import AuditClient, AuditPublisher
+from saip.gateway.areas.monitor.client import AuditClient
+from saip.gateway.clients import AuditPublisher, ServiceChannel
 from saip.gateway.spool import Spool
 from saip.v1 import common_pb2, events_pb2
 
@@ -85,9 +86,10 @@ async def _run(home: Path) -> list[list[object]]:
 
         port = free_port()
         audit_process = _start_audit(nats, home, port)
-        audit = AuditClient(f"127.0.0.1:{port}")
+        channel = ServiceChannel("audit", f"127.0.0.1:{port}")
+        audit = AuditClient(channel)
         with anyio.fail_after(30):
-            while not await audit.healthy():  # noqa: ASYNC110 - another process; bounded poll
+            while not await channel.healthy():  # noqa: ASYNC110 - another process; bounded poll
                 await anyio.sleep(0.05)
         catch_up = await _chained(audit, RECORDS)
 
@@ -95,7 +97,7 @@ async def _run(home: Path) -> list[list[object]]:
         acked_live = await _publish(publisher, RECORDS)
         await _chained(audit, 2 * RECORDS)
         live = time.perf_counter() - started
-        await audit.close()
+        await channel.close()
     finally:
         await nc.close()
         spool.close()

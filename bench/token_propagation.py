@@ -40,7 +40,7 @@ async def _refuses(client: httpx.AsyncClient, replica: GatewayProcess, token: st
 async def _rotate(client: httpx.AsyncClient, replica: GatewayProcess) -> str:
     reply = await client.post(f"{replica.url}/api/v1/mcp-token", headers=ADMIN_HEADERS)
     reply.raise_for_status()
-    return str(reply.json()["token"])
+    return str(reply.json()["data"]["token"])
 
 
 async def _until(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> None:

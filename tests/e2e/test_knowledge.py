@@ -143,9 +143,9 @@ async def test_tutorial_21_an_ai_builds_searches_and_publishes_knowledge(stack: 
         assert all(hit["document"] != "runbook.md" for hit in json.loads(again.content[0].text)["results"])  # type: ignore[union-attr]
 
     with stack.api() as api:
-        log = api.get("/api/v1/audit/management-log", params={"tool": "saip_knowledge_publish_tool"}).json()
+        log = api.get("/api/v1/audit/management-log", params={"tool": "saip_knowledge_publish_tool"}).json()["data"]
         assert [entry["approval"] for entry in log["entries"]] == ["approved", "declined"]
-        documents = api.get("/api/v1/knowledge/documents").json()["documents"]
+        documents = api.get("/api/v1/knowledge/documents").json()["data"]["documents"]
         assert [doc["name"] for doc in documents] == ["faq.html", "Vectors"]
 
 

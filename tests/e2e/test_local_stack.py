@@ -51,10 +51,10 @@ def test_a_configured_token_is_used_and_cannot_be_changed_through_the_api(tmp_pa
         assert stack.mcp_token == configured
         with stack.api() as api:
             rotate, remove = api.post("/api/v1/mcp-token"), api.delete("/api/v1/mcp-token")
-            status = api.get("/api/v1/status").json()
+            status = api.get("/api/v1/status").json()["data"]
         for reply in (rotate, remove):
             assert reply.status_code == 409
-            assert "mcp-server.auth-token" in reply.json()["error"]
+            assert "mcp-server.auth-token" in reply.json()["message"]
         assert status["mcp"]["token"]["source"] == "configuration"
         assert not (tmp_path / "mcp-token").exists()
     finally:
@@ -76,7 +76,7 @@ def test_the_token_is_generated_once_and_a_removal_survives_a_restart(tmp_path: 
     try:
         assert third.mcp_token.startswith("none (it was removed)")
         with third.api() as api:
-            status = api.get("/api/v1/management/status").json()
+            status = api.get("/api/v1/management/status").json()["data"]
         assert status["reason"] == "no bearer token on the built-in server"
     finally:
         third.stop()

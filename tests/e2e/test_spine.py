@@ -124,9 +124,9 @@ async def test_monitor_calls_leave_audit_entries_the_person_and_the_ai_both_read
     assert (entry["level"], entry["outcome"], entry["approval"]) == ("READ", "OK", None)
     assert json.loads(entry["arguments"]) == {"limit": 5}
     with stack.api() as api:
-        page = api.get("/api/v1/audit/management-log", params={"outcome": "REFUSED", "limit": 5}).json()
-        risks = api.get("/api/v1/audit/risk-events", params={"type": "MANAGEMENT"}).json()
-        verify = api.get("/api/v1/audit/verify").json()
+        page = api.get("/api/v1/audit/management-log", params={"outcome": "REFUSED", "limit": 5}).json()["data"]
+        risks = api.get("/api/v1/audit/risk-events", params={"type": "MANAGEMENT"}).json()["data"]
+        verify = api.get("/api/v1/audit/verify").json()["data"]
     assert page["entries"][0]["tool"] == "saip_monitor_management_log"
     assert page["entries"][0]["result"].startswith("Invalid arguments for 'saip_monitor_management_log'")
     # A refused read is not a successful read: it leaves a MANAGEMENT risk event, warn because it failed.
@@ -149,7 +149,7 @@ async def test_the_surface_follows_the_token_through_the_rest_api(stack: Stack) 
             modern.listen(tools_list_changed=True) as events,
         ):
             assert {tool.name for tool in (await legacy.list_tools()).tools} >= MONITOR_TOOLS
-            assert (await api.delete("/api/v1/mcp-token")).json() == {"removed": True}
+            assert (await api.delete("/api/v1/mcp-token")).json()["data"] == {"removed": True}
             with anyio.fail_after(10):
                 await legacy_changed.wait()
                 async for event in events:
@@ -157,10 +157,10 @@ async def test_the_surface_follows_the_token_through_the_rest_api(stack: Stack) 
                     break
             # No token: /mcp serves published tools only, with no management surface.
             assert not {t.name for t in (await legacy.list_tools()).tools} & MONITOR_TOOLS
-            status = (await api.get("/api/v1/management/status")).json()
+            status = (await api.get("/api/v1/management/status")).json()["data"]
             assert (status["surface"], status["reason"]) == (False, "no bearer token on the built-in server")
 
-            new_token = (await api.post("/api/v1/mcp-token")).json()["token"]
+            new_token = (await api.post("/api/v1/mcp-token")).json()["data"]["token"]
             with anyio.fail_after(10):
                 async for event in events:
                     assert type(event).__name__ == "ToolsListChanged"
@@ -249,7 +249,7 @@ def test_audit_tail_prints_the_backlog_then_follows(stack: Stack) -> None:
         overview_call(stack, "curl")
     deadline = time.monotonic() + 15
     with stack.api() as api:
-        while api.get("/api/v1/audit/management-log", params={"limit": 3}).json()["count"] < 3:
+        while api.get("/api/v1/audit/management-log", params={"limit": 3}).json()["data"]["count"] < 3:
             assert time.monotonic() < deadline, "the calls were not chained within 15 s"
     env = {**os.environ, "SAIP_GATEWAY_URL": stack.url, "SAIP_ADMIN_TOKEN": stack.admin_token}
     tail = subprocess.Popen(

@@ -177,7 +177,7 @@ async def test_the_calls_leave_audit_entries_with_the_persons_decisions(stack: S
     with stack.api() as api:
 
         def logged(tool: str) -> list[dict[str, Any]]:
-            page = api.get("/api/v1/audit/management-log", params={"tool": tool, "limit": 20}).json()
+            page = api.get("/api/v1/audit/management-log", params={"tool": tool, "limit": 20}).json()["data"]
             return page["entries"]  # type: ignore[no-any-return]
 
         async def publish_logged() -> list[dict[str, Any]]:
@@ -189,7 +189,7 @@ async def test_the_calls_leave_audit_entries_with_the_persons_decisions(stack: S
         assert (saved["level"], saved["outcome"], saved["approval"]) == ("WRITE", "OK", None)
 
         async def tool_call() -> dict[str, Any] | None:
-            page = api.get("/api/v1/audit/tool-calls", params={"tool": "audited"}).json()
+            page = api.get("/api/v1/audit/tool-calls", params={"tool": "audited"}).json()["data"]
             return page["entries"][0] if page["entries"] else None
 
         call = await eventually(tool_call, within=15)
@@ -218,7 +218,7 @@ async def _served(client: Client, name: str) -> bool:
 
 def _chained(api: Any) -> list[dict[str, Any]]:
     """Every chained record the audit tail's backlog holds (up to 500), read without following."""
-    length = int(api.get("/api/v1/audit/overview").json()["audit"]["chain"]["length"])
+    length = int(api.get("/api/v1/audit/overview").json()["data"]["audit"]["chain"]["length"])
     backlog = max(1, min(length, 500))
     entries = []
     with api.stream("GET", "/api/v1/audit/tail", params={"backlog": backlog}) as response:
@@ -260,7 +260,9 @@ def test_the_person_reaches_the_same_methods_through_rest_and_the_command_line(s
         literal = api.post(
             "/api/v1/tools", json={"spec": {**spec("leaky"), "staticVariables": {"apiKey": "abc123xyz789"}}}
         )
-        assert literal.status_code == 400 and "Ask the person to set an environment variable" in literal.json()["error"]
+        assert (
+            literal.status_code == 400 and "Ask the person to set an environment variable" in literal.json()["message"]
+        )
         assert api.delete("/api/v1/tools/cli-words").json()["ok"] is True
 
 

@@ -1,16 +1,14 @@
 """A gateway replica as its own process, with the probe tools registered: `python -m tests.integration.replica`.
 
-The same wiring as `python -m saip.gateway` (settings from SAIP_* variables, `serve_http`), plus the
-test-only probe contribution, so a test can drive a management call that asks the person across real processes.
+The same wiring as `python -m saip.gateway` (settings from SAIP_* variables, `serving.run`), plus the test-only
+probe contribution, so a test can drive a management call that asks the person across real processes.
 """
 
 from __future__ import annotations
 
-import anyio
-
 from saip.common import logs
+from saip.gateway import serving
 from saip.gateway.config import GatewaySettings
-from saip.gateway.server import serve_http
 from tests.unit.gateway.probe import ProbeContribution
 
 
@@ -23,7 +21,7 @@ class ReplicaProbe(ProbeContribution):
 def main() -> None:
     settings = GatewaySettings.load()
     logs.setup("gateway", settings.log_level)
-    anyio.run(serve_http, settings, lambda _: [ReplicaProbe()])
+    serving.run(settings, lambda _: [ReplicaProbe()])
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ async def replicas(nats_server: LocalNats, tmp_path: Path) -> AsyncIterator[tupl
 async def rotate(client: httpx.AsyncClient, replica: GatewayProcess) -> str:
     reply = await client.post(f"{replica.url}/api/v1/mcp-token", headers=ADMIN_HEADERS)
     assert reply.status_code == 200, reply.text
-    return str(reply.json()["token"])
+    return str(reply.json()["data"]["token"])
 
 
 async def mcp_status(client: httpx.AsyncClient, replica: GatewayProcess, token: str) -> int:

@@ -16,8 +16,8 @@ from mcp.client import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
 from saip.common.natsd import LocalNats
-from saip.gateway.registry import ServedSet, ServedTool
 from saip.gateway.server import Gateway
+from saip.gateway.surface.registry import ServedSet, ServedTool
 from tests.integration.gateways import replica_settings
 from tests.integration.tools_support import running_tools
 from tests.unit.tools.specs import document

@@ -9,11 +9,13 @@ from pathlib import Path
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from pydantic import Field
 
-from saip.gateway.approval import Approvals
 from saip.gateway.config import ApprovalMode, Transport
 from saip.gateway.errors import ServiceRefused
-from saip.gateway.gate import Gate
-from saip.gateway.management import (
+from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.surface.approval import Approvals
+from saip.gateway.surface.audited import Auditor
+from saip.gateway.surface.gate import Gate
+from saip.gateway.surface.management import (
     Approval,
     Caller,
     Input,
@@ -25,9 +27,9 @@ from saip.gateway.management import (
     ManagementTool,
     NoInput,
 )
-from saip.gateway.mcp_server import GatewayServer, LegacySessions, ListChangedNotifier, build_server
-from saip.gateway.registrar import Policy, Registrar
-from saip.gateway.registry import Changes, Registry
+from saip.gateway.surface.mcp_server import GatewayServer, LegacySessions, ListChangedNotifier, build_server
+from saip.gateway.surface.registrar import Policy, Registrar
+from saip.gateway.surface.registry import Changes, Registry
 from saip.v1 import events_pb2
 
 SEALING_KEY = "k" * 40
@@ -40,8 +42,8 @@ class RecordingAudit:
     def __init__(self) -> None:
         self.records: list[events_pb2.ManagementCall] = []
 
-    async def management_call(self, record: events_pb2.ManagementCall) -> str | None:
-        self.records.append(record)
+    async def publish(self, subject: str, record: events_pb2.AuditRecord, record_id: str) -> str | None:
+        self.records.append(record.management)
         return None
 
 
@@ -159,16 +161,16 @@ def harness(
     transport: Transport = Transport.HTTP,
     exclude: frozenset[str] = frozenset(),
 ) -> Harness:
-    registry = Registry()
+    metrics = GatewayMetrics()
+    registry = Registry(metrics)
     bus = InMemorySubscriptionBus()
-    sessions = LegacySessions()
+    sessions = LegacySessions(metrics)
     audit = RecordingAudit()
     nonces = SpentNonces()
     gate = Gate(
         mode=mode,
-        approvals=Approvals(wait_seconds=wait, progress_interval=interval, nonces=nonces),
-        audit=audit,
-        replica="test-replica",
+        approvals=Approvals(wait_seconds=wait, progress_interval=interval, nonces=nonces, metrics=metrics),
+        auditor=Auditor(sink=audit, replica="test-replica", metrics=metrics),
     )
     probe = ProbeContribution()
     token = {"set": True}
@@ -187,6 +189,7 @@ def harness(
         gate=gate,
         registry=registry,
         notifier=ListChangedNotifier(bus, sessions),
+        metrics=metrics,
     )
     server = build_server(
         registry=registry,
@@ -196,5 +199,6 @@ def harness(
         state_ttl=600,
         loopback_secret=LOOPBACK_SECRET,
         version="test",
+        metrics=metrics,
     )
     return Harness(server, registry, registrar, gate, audit, probe, nonces, sessions, token)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from saip.gateway.approval import Answer
 from saip.gateway.config import ApprovalMode
 from saip.gateway.errors import ServiceRefused
-from saip.gateway.gate import Need, need_for, question
-from saip.gateway.management import Approval, Caller, Level
+from saip.gateway.surface.approval import Answer
+from saip.gateway.surface.gate import Need, need_for, question
+from saip.gateway.surface.management import Approval, Caller, Level
 from saip.v1 import common_pb2
 from tests.unit.gateway.probe import harness
 

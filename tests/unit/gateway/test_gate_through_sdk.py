@@ -136,7 +136,7 @@ async def test_client_without_elicitation_is_denied(tmp_path: Path, mode: str) -
     assert not record.caller.elicitation
 
 
-async def test_unanswered_question_times_out_with_progress_every_interval(tmp_path: Path) -> None:
+async def test_unanswered_question_times_out_after_reporting_the_wait(tmp_path: Path) -> None:
     h = harness(tmp_path, wait=0.6, interval=0.2)
     progress: list[tuple[float, float | None, str | None]] = []
 
@@ -157,10 +157,38 @@ async def test_unanswered_question_times_out_with_progress_every_interval(tmp_pa
     )
     assert h.probe.runs == []
     assert progress[0] == (pytest.approx(0, abs=0.1), 0.6, "Waiting for approval: 1 s left")
-    assert len(progress) >= 3
     assert all(message and message.startswith("Waiting for approval: ") for _, _, message in progress)
     [record] = h.audit.records
     assert (record.outcome, record.hitl) == (common_pb2.OUTCOME_TIMEOUT, common_pb2.HITL_DECISION_TIMEOUT)
+
+
+async def test_a_waiting_question_reports_progress_every_interval(tmp_path: Path) -> None:
+    # The person answers only once three reports arrived: the count rests on events, not on how fast this machine is.
+    h = harness(tmp_path, wait=30, interval=0.05)
+    progress: list[tuple[float, float | None, str | None]] = []
+    three = anyio.Event()
+
+    async def after_three_reports(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        with anyio.fail_after(10):
+            await three.wait()
+        return types.ElicitResult(action="decline")
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+        if len(progress) >= 3:
+            three.set()
+
+    await h.registrar.refresh()
+    async with Client(h.server, mode=LEGACY, client_info=CLIENT, elicitation_callback=after_three_reports) as client:
+        result = await client.call_tool("saip_probe_delete", {"name": "cafe"}, progress_callback=on_progress)
+    assert envelope(result)["message"].startswith("Tool 'saip_probe_delete' was not run: the user declined.")
+    assert len(progress) >= 3
+    assert [total for _, total, _ in progress[:3]] == [30, 30, 30]
+    assert [done for done, _, _ in progress] == sorted(done for done, _, _ in progress)
+    assert progress[0][2] == "Waiting for approval: 30 s left"
+    assert all(message and message.startswith("Waiting for approval: ") for _, _, message in progress)
 
 
 async def test_late_answer_in_the_modern_era_times_out(tmp_path: Path) -> None:

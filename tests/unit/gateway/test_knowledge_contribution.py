@@ -6,23 +6,25 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from saip.gateway.contributions.knowledge import GUIDE_URI, KnowledgeContribution, PublishInput
+from saip.gateway.areas.knowledge.client import KnowledgeClient
+from saip.gateway.areas.knowledge.contribution import GUIDE_URI, KnowledgeArea
+from saip.gateway.areas.knowledge.inputs import PublishInput
+from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import InvalidArguments, ServiceRefused
-from saip.gateway.knowledge_client import KnowledgeClient
-from saip.gateway.management import Level
+from saip.gateway.surface.management import Level
 
 
 @pytest.fixture
-async def area() -> AsyncIterator[KnowledgeContribution]:
+async def area() -> AsyncIterator[KnowledgeArea]:
     # Port 1 has no service: a refusal that reached the client would fail as unreachable, not as refused.
-    client = KnowledgeClient("127.0.0.1:1", deadline=0.5)
+    channel = ServiceChannel("knowledge", "127.0.0.1:1", deadline=0.5)
     try:
-        yield KnowledgeContribution(client, lambda: {"weather", "saip_monitor_hitl"})
+        yield KnowledgeArea(KnowledgeClient(channel), lambda: {"weather", "saip_monitor_hitl"})
     finally:
-        await client.close()
+        await channel.close()
 
 
-async def test_the_tools_and_their_levels_follow_the_specification(area: KnowledgeContribution) -> None:
+async def test_the_tools_and_their_levels_follow_the_specification(area: KnowledgeArea) -> None:
     levels = {tool.name: tool.level for tool in area.tools()}
     assert levels == {
         "saip_knowledge_status": Level.READ,
@@ -41,7 +43,7 @@ async def test_the_tools_and_their_levels_follow_the_specification(area: Knowled
     assert [p.name for p in area.prompts()] == ["saip_knowledge_server"]
 
 
-async def test_the_approval_summary_says_exactly_what_will_happen(area: KnowledgeContribution) -> None:
+async def test_the_approval_summary_says_exactly_what_will_happen(area: KnowledgeArea) -> None:
     tools = {tool.name: tool for tool in area.tools()}
     publish = tools["saip_knowledge_publish_tool"]
     arguments = publish.bind({"name": "ops_answers", "description": "Answers ops questions.", "pipeline": "Ops"})
@@ -59,23 +61,23 @@ async def test_the_approval_summary_says_exactly_what_will_happen(area: Knowledg
     [{}, {"path": "/a.md", "text": "b"}, {"url": "https://x", "colour": "red"}],
     ids=["no-source", "two-sources", "unknown-property"],
 )
-async def test_ingest_arguments_are_bound_strictly(area: KnowledgeContribution, arguments: dict[str, str]) -> None:
+async def test_ingest_arguments_are_bound_strictly(area: KnowledgeArea, arguments: dict[str, str]) -> None:
     [ingest] = [tool for tool in area.tools() if tool.name == "saip_knowledge_ingest_document"]
     with pytest.raises(InvalidArguments, match="Invalid arguments for 'saip_knowledge_ingest_document'"):
         ingest.bind(arguments)
 
 
-async def test_a_reserved_name_is_refused_with_the_rule(area: KnowledgeContribution) -> None:
+async def test_a_reserved_name_is_refused_with_the_rule(area: KnowledgeArea) -> None:
     with pytest.raises(ServiceRefused, match="starts with 'saip_', which is reserved for this app's own management"):
         await area.publish_tool(PublishInput(name="saip_docs", description="d", pipeline="Ops"))
 
 
-async def test_a_name_another_source_serves_is_refused(area: KnowledgeContribution) -> None:
+async def test_a_name_another_source_serves_is_refused(area: KnowledgeArea) -> None:
     with pytest.raises(ServiceRefused, match="'weather' is already served on /mcp by another tool"):
         await area.publish_tool(PublishInput(name="weather", description="d", pipeline="Ops"))
 
 
-async def test_the_prompt_sends_the_ai_to_the_guide_first(area: KnowledgeContribution) -> None:
+async def test_the_prompt_sends_the_ai_to_the_guide_first(area: KnowledgeArea) -> None:
     [prompt] = area.prompts()
     rendered = await prompt.render({"topic": "the broker", "sources": "/srv/docs/runbook.md"})
     text = rendered.messages[0].content.text  # type: ignore[union-attr]

@@ -9,9 +9,9 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from saip.gateway import registrar as reasons
 from saip.gateway.config import GatewaySettings, Transport
 from saip.gateway.errors import ReservedName, refuse_reserved
+from saip.gateway.surface import registrar as reasons
 from tests.unit.gateway.probe import harness
 
 PROBE_TOOLS = [

@@ -7,8 +7,9 @@ from typing import Any, cast
 
 import anyio
 
-from saip.gateway.mcp_server import LegacySessions
-from saip.gateway.registry import Changes
+from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.surface.mcp_server import LegacySessions
+from saip.gateway.surface.registry import Changes
 
 
 class Gone:
@@ -30,7 +31,7 @@ class Listening:
 
 
 async def test_a_session_that_went_away_is_forgotten_and_the_others_are_told() -> None:
-    sessions = LegacySessions()
+    sessions = LegacySessions(GatewayMetrics())
     listening = Listening()
     # The SDK's sessions are tracked from inside a request; these stand in for a closed one and a live one.
     sessions._sessions.update({1: cast(Any, Gone()), 2: cast(Any, listening)})

@@ -1,4 +1,8 @@
-"""The person's side of the REST API: one small client the command line and the local stack share."""
+"""The person's side of the REST API: one small client the command line and the local stack share.
+
+Every /api/v1 answer is the envelope `{ok, message, persisted, restartRequired, warnings, data}` (docs/rest.md); an
+error is the same envelope under a 4xx or 5xx status, and becomes an `ApiError` with its message.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import httpx
 
 DEFAULT_PORT = 8282
 ADMIN_TOKEN_FILE = "admin-token"
+PREFIX = "/api/v1"
 
 
 class ApiError(Exception):
@@ -54,9 +59,10 @@ class GatewayApi:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+    def call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        """One call under /api/v1: its envelope (ok may be false: a failed Local Pass, a broken chain)."""
         try:
-            response = self._client.request(method, path, **kwargs)
+            response = self._client.request(method, PREFIX + path, **kwargs)
         except httpx.TransportError as exc:
             raise ApiError(
                 f"cannot reach the gateway at {self.url} ({type(exc).__name__}): is `make run` running? "
@@ -65,38 +71,16 @@ class GatewayApi:
         return _checked(response)
 
     def status(self) -> dict[str, Any]:
-        return dict(self._request("GET", "/api/v1/status"))
+        return dict(self.call("GET", "/status")["data"])
 
     def rotate_token(self) -> str:
-        return str(self._request("POST", "/api/v1/mcp-token")["token"])
-
-    def remove_token(self) -> None:
-        self._request("DELETE", "/api/v1/mcp-token")
-
-    def management_log(self, **params: Any) -> dict[str, Any]:
-        query = {key: value for key, value in params.items() if value is not None}
-        return dict(self._request("GET", "/api/v1/audit/management-log", params=query))
-
-    def tool_calls(self, **params: Any) -> dict[str, Any]:
-        query = {key: value for key, value in params.items() if value is not None}
-        return dict(self._request("GET", "/api/v1/audit/tool-calls", params=query))
-
-    def knowledge(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        """One call under /api/v1/knowledge (the same methods as the saip_knowledge_* tools)."""
-        return dict(self._request(method, f"/api/v1/knowledge{path}", **kwargs))
-
-    def tools(self, method: str, path: str = "", **kwargs: Any) -> dict[str, Any]:
-        """Tool Studio under /api/v1/tools: the envelope {ok, message, warnings, data} of the same method the AI
-        reaches through saip_tools_*."""
-        return dict(self._request(method, f"/api/v1/tools{path}", **kwargs))
-
-    def verify(self) -> dict[str, Any]:
-        return dict(self._request("GET", "/api/v1/audit/verify"))
+        return str(self.call("POST", "/mcp-token")["data"]["token"])
 
     def tail(self, backlog: int) -> Iterator[dict[str, Any]]:
+        """The audit tail: the last `backlog` records, then each new one (NDJSON, the one streaming route)."""
         try:
             with self._client.stream(
-                "GET", "/api/v1/audit/tail", params={"backlog": backlog}, timeout=httpx.Timeout(10, read=None)
+                "GET", f"{PREFIX}/audit/tail", params={"backlog": backlog}, timeout=httpx.Timeout(10, read=None)
             ) as response:
                 if response.status_code != 200:
                     response.read()
@@ -108,14 +92,15 @@ class GatewayApi:
             raise ApiError(f"the audit stream from {self.url} ended ({type(exc).__name__})") from None
 
 
-def _checked(response: httpx.Response) -> Any:
-    if response.status_code < 400:
-        return response.json()
+def _checked(response: httpx.Response) -> dict[str, Any]:
     try:
         body = response.json()
     except ValueError:
-        body = {}
-    detail = body.get("error") or body.get("detail") or response.text or response.reason_phrase
+        body = None
+    if response.status_code < 400 and isinstance(body, dict):
+        return body
+    said = body.get("message") if isinstance(body, dict) else None
+    detail = said or response.text or response.reason_phrase
     if response.status_code == 401:
         raise ApiError(f"the gateway refused the admin token: {detail}")
     raise ApiError(f"{detail} (HTTP {response.status_code})")

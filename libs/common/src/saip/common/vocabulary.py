@@ -37,3 +37,6 @@ SEVERITIES: dict[common_pb2.Severity, str] = {
     common_pb2.SEVERITY_WARN: "warn",
 }
 UNSPECIFIED = "unspecified"
+
+# The names of the management tools (saip_<area>_<verb>); no published tool, alias or knowledge tool may take it.
+RESERVED_PREFIX = "saip_"

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import sys
 
-import anyio
-
 from saip.common import logs
 from saip.common.settings import ConfigurationError
+from saip.gateway import serving
 from saip.gateway.config import GatewaySettings, Transport
-from saip.gateway.server import serve
 
 
 def main() -> None:
@@ -20,7 +18,7 @@ def main() -> None:
     # Over stdio, stdout carries the protocol: logs go to stderr.
     stream = sys.stderr if settings.mcp_server_transport is Transport.STDIO else sys.stdout
     logs.setup("gateway", settings.log_level, stream=stream)
-    anyio.run(serve, settings)
+    serving.run(settings)
 
 
 if __name__ == "__main__":

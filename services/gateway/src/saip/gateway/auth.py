@@ -18,8 +18,8 @@ from typing import Protocol
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from saip.common.tokens import fingerprint, token_hash
-from saip.gateway import metrics
 from saip.gateway.errors import TokenManagedByConfiguration
+from saip.gateway.metrics import GatewayMetrics
 
 logger = logging.getLogger(__name__)
 
@@ -90,10 +90,17 @@ class TokenRecords(Protocol):
 class TokenService:
     """The person's token methods (REST API and `saip token`), the same for every replica."""
 
-    def __init__(self, state: TokenState, records: TokenRecords, on_change: Callable[[], Awaitable[object]]) -> None:
+    def __init__(
+        self,
+        state: TokenState,
+        records: TokenRecords,
+        on_change: Callable[[], Awaitable[object]],
+        metrics: GatewayMetrics,
+    ) -> None:
         self.state = state
         self._records = records
         self._on_change = on_change
+        self._metrics = metrics
 
     async def rotate(self, created_by: str) -> str:
         """A new random token, stored as its hash; the plain token is returned once and never kept."""
@@ -114,7 +121,7 @@ class TokenService:
     async def applied(self, record: TokenRecord | None) -> None:
         """A record arrived (from this replica or through the watch): apply it, refresh the surface if it changed."""
         if self.state.apply(record):
-            metrics.TOKEN_CHANGES.labels("set" if record else "removed").inc()
+            self._metrics.token_changes.labels("set" if record else "removed").inc()
             logger.info("mcp token changed", extra={"token_set": record is not None})
             await self._on_change()
 
@@ -122,16 +129,17 @@ class TokenService:
 class McpGuard:
     """ASGI guard in front of /mcp: while a token is set, a wrong or missing one gets 401 with WWW-Authenticate."""
 
-    def __init__(self, app: ASGIApp, state: TokenState) -> None:
+    def __init__(self, app: ASGIApp, state: TokenState, metrics: GatewayMetrics) -> None:
         self.app = app
         self.state = state
+        self._metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self.state.is_set:
             headers = dict(scope["headers"])
             presented = bearer(headers.get(b"authorization", b"").decode("latin-1"))
             if not self.state.matches(presented):
-                metrics.AUTH_REJECTED.labels("mcp").inc()
+                self._metrics.auth_rejected.labels("mcp").inc()
                 await unauthorized(send, "A valid MCP bearer token is required: send 'Authorization: Bearer <token>'.")
                 return
         await self.app(scope, receive, send)

@@ -1,11 +1,12 @@
-"""The gateway's outbound side: NATS (token record, approval nonces, audit publishing with a disk spool) and gRPC."""
+"""The gateway's outbound side: NATS (token record, approval nonces, audit publishing with a disk spool) and the one
+gRPC channel it keeps to each saip service, which every client of that service is built over."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 import grpc
@@ -18,16 +19,17 @@ from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequen
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from saip.common import names
-from saip.gateway import metrics
 from saip.gateway.auth import TokenRecord
-from saip.gateway.errors import ServiceRefused, ServiceUnavailable
+from saip.gateway.errors import ServiceNotConfigured, ServiceRefused, ServiceUnavailable
+from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.spool import Spool
-from saip.v1 import audit_pb2, audit_pb2_grpc, events_pb2, gateway_pb2
+from saip.v1 import events_pb2, gateway_pb2
 
 logger = logging.getLogger(__name__)
 
 MSG_ID = names.MSG_ID
 _T = TypeVar("_T")
+_S = TypeVar("_S")
 
 
 class KvTokenRecords:
@@ -111,14 +113,18 @@ class AuditPublisher:
     them in the order the calls finished.
     """
 
-    def __init__(self, nc: NatsClient, spool: Spool, *, timeout: float = 2.0) -> None:
+    def __init__(
+        self, nc: NatsClient, spool: Spool, metrics: GatewayMetrics | None = None, *, timeout: float = 2.0
+    ) -> None:
+        """`metrics` None counts on a registry of its own (a publisher outside a gateway: a test, a benchmark)."""
         self._nc = nc
         self._js = nc.jetstream()
         self._spool = spool
+        self._metrics = metrics or GatewayMetrics()
         self._timeout = timeout
         self._wake = anyio.Event()
         self._lock = anyio.Lock()
-        metrics.AUDIT_SPOOLED.set(len(spool))
+        self._metrics.audit_spooled.set(len(spool))
 
     def wake(self) -> None:
         """Called when NATS comes back, so the spool is flushed at once."""
@@ -136,7 +142,7 @@ class AuditPublisher:
         if len(self._spool) == 0 and self._nc.is_connected:
             try:
                 await self._js.publish(subject, payload, timeout=self._timeout, headers={MSG_ID: record_id})
-                metrics.AUDIT_RECORDS.labels("acked").inc()
+                self._metrics.audit_records.labels("acked").inc()
                 return None
             except (NatsError, TimeoutError, OSError) as exc:
                 logger.warning("audit record not acked; spooling it", extra={"error": type(exc).__name__})
@@ -146,8 +152,8 @@ class AuditPublisher:
         except OSError as exc:
             logger.error("audit record lost: neither NATS nor the spool took it", extra={"error": str(exc)})
             return f"The audit record of this call could not be stored ({exc.strerror or exc})."
-        metrics.AUDIT_RECORDS.labels("spooled").inc()
-        metrics.AUDIT_SPOOLED.set(len(self._spool))
+        self._metrics.audit_records.labels("spooled").inc()
+        self._metrics.audit_spooled.set(len(self._spool))
         self._wake.set()
         return None
 
@@ -177,79 +183,74 @@ class AuditPublisher:
             except (NatsError, TimeoutError, OSError):
                 return False
             self._spool.remove(item)
-        metrics.AUDIT_RECORDS.labels("flushed").inc()
-        metrics.AUDIT_SPOOLED.set(len(self._spool))
+        self._metrics.audit_records.labels("flushed").inc()
+        self._metrics.audit_spooled.set(len(self._spool))
         return True
 
 
-class GrpcClient:
-    """A saip service over gRPC: a deadline on every call, its health, and its errors in the gateway's words."""
+class ServiceChannel:
+    """The one gRPC channel the gateway keeps to a saip service: a deadline on every call, its health, and its errors
+    in the gateway's words. Opened on first use (inside the gateway's event loop) and closed with the gateway; without
+    an address every call says the service is not configured."""
 
-    def __init__(self, service: str, address: str, *, deadline: float = 5.0) -> None:
+    def __init__(self, service: str, address: str | None, *, deadline: float = 5.0) -> None:
         self.service = service
         self.address = address
-        self._channel = grpc.aio.insecure_channel(address)
-        self._health = health_pb2_grpc.HealthStub(self._channel)
         self._deadline = deadline
+        self._channel: grpc.aio.Channel | None = None
+        self._stubs: dict[Callable[[grpc.aio.Channel], Any], Any] = {}
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.address)
+
+    def stub(self, factory: Callable[[grpc.aio.Channel], _S]) -> _S:
+        """The stub `factory` builds over this channel, built once per open channel."""
+        if not self.address:
+            raise ServiceNotConfigured(self.service)
+        if self._channel is None:
+            self._channel = grpc.aio.insecure_channel(self.address)
+        if factory not in self._stubs:
+            self._stubs[factory] = factory(self._channel)
+        return cast(_S, self._stubs[factory])
 
     async def close(self) -> None:
-        await self._channel.close()
+        channel, self._channel = self._channel, None
+        self._stubs.clear()
+        if channel is not None:
+            await channel.close()
 
     async def healthy(self) -> bool:
+        if not self.configured:
+            return False
         try:
-            reply = await self._health.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
+            reply = await self.stub(health_pb2_grpc.HealthStub).Check(
+                health_pb2.HealthCheckRequest(service=""), timeout=1.0
+            )
         except grpc.aio.AioRpcError:
             return False
         return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
-    async def _call(self, method: Callable[..., Awaitable[_T]], request: Any, deadline: float | None = None) -> _T:
+    async def call(self, method: Callable[..., Awaitable[_T]], request: Any, deadline: float | None = None) -> _T:
         try:
             return await method(request, timeout=deadline or self._deadline)
         except grpc.aio.AioRpcError as exc:
             raise _mapped(self.service, exc) from None
 
-    def _error(self, exc: grpc.aio.AioRpcError) -> Exception:
-        """A failed call (a streaming one, say) in the gateway's words, as `_call` reports unary ones."""
-        return _mapped(self.service, exc)
-
-
-class AuditClient(GrpcClient):
-    """The audit service: the monitor queries, the chain check and the live tail."""
-
-    def __init__(self, address: str, *, deadline: float = 5.0) -> None:
-        super().__init__("audit", address, deadline=deadline)
-        self._stub = audit_pb2_grpc.AuditServiceStub(self._channel)  # type: ignore[no-untyped-call]
-
-    async def overview(self) -> audit_pb2.GetOverviewResponse:
-        return await self._call(self._stub.GetOverview, audit_pb2.GetOverviewRequest())
-
-    async def management_calls(
-        self, request: audit_pb2.ListManagementCallsRequest
-    ) -> audit_pb2.ListManagementCallsResponse:
-        return await self._call(self._stub.ListManagementCalls, request)
-
-    async def tool_calls(self, request: audit_pb2.ListToolCallsRequest) -> audit_pb2.ListToolCallsResponse:
-        return await self._call(self._stub.ListToolCalls, request)
-
-    async def risk_events(self, request: audit_pb2.ListRiskEventsRequest) -> audit_pb2.ListRiskEventsResponse:
-        return await self._call(self._stub.ListRiskEvents, request)
-
-    async def hitl(self, request: audit_pb2.GetHitlSummaryRequest) -> audit_pb2.GetHitlSummaryResponse:
-        return await self._call(self._stub.GetHitlSummary, request)
-
-    async def verify(self) -> audit_pb2.VerifyChainResponse:
-        return await self._call(self._stub.VerifyChain, audit_pb2.VerifyChainRequest())
-
-    async def tail(self, backlog: int) -> AsyncIterator[audit_pb2.ChainedRecord]:
-        stream = self._stub.TailEntries(audit_pb2.TailEntriesRequest(backlog=backlog))
+    async def stream(
+        self, opened: Callable[[], Any], *, ends: frozenset[grpc.StatusCode] = frozenset()
+    ) -> AsyncIterator[Any]:
+        """The messages of the server stream `opened` starts; leaving early cancels it. A failure is in the gateway's
+        words, except the codes in `ends`, which only say the stream stopped."""
+        call = opened()
         try:
-            async for record in stream:
-                yield record
+            async for message in call:
+                yield message
         except grpc.aio.AioRpcError as exc:
-            if exc.code() != grpc.StatusCode.CANCELLED:
+            if exc.code() not in ends:
                 raise _mapped(self.service, exc) from None
         finally:
-            stream.cancel()
+            call.cancel()
 
 
 _REFUSALS = {

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from saip.common.settings import SaipSettings, StrList
+from saip.common.settings import ConfigurationError, SaipSettings, StrList, field_name
 
 # What management.tools may name; mcp-register is opt-in (left out when the list is empty).
 CATEGORIES = ("tools", "mcp", "mcp-register", "expose", "knowledge", "shipyard", "monitor", "chat")
@@ -115,6 +115,14 @@ class GatewaySettings(SaipSettings):
     def configured_token(self) -> str | None:
         """The MCP token set in saip.yaml or SAIP_MCP_SERVER_AUTH_TOKEN; such a token is read-only to the API."""
         return self.secret("mcp_server_auth_token")
+
+    def address(self, service: str) -> str | None:
+        """The address of a service the gateway calls (`<service>.addr`); None when it is not configured."""
+        field = f"{field_name(service)}_addr"
+        if field not in type(self).model_fields:
+            raise ConfigurationError(f"the gateway has no {service}.addr key: declare it in GatewaySettings")
+        value = getattr(self, field)
+        return str(value) if value else None
 
     @property
     def spool_dir(self) -> Path:

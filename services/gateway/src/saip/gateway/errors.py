@@ -4,13 +4,16 @@ GatewayError
 ├── InvalidArguments          arguments that do not fit a tool's schema (never guessed)
 ├── ServiceRefused            a service said no: the message names the rule (gRPC FAILED_PRECONDITION, ...)
 ├── ServiceUnavailable        a service could not be reached within its deadline
+│   └── ServiceNotConfigured  the gateway has no address for the service (`<service>.addr` is unset)
 ├── TokenManagedByConfiguration  the MCP token is set in configuration, so the API cannot change it
+├── AdminTokenRequired        a REST request without the admin token
 └── ReservedName              a chosen name starts with the reserved 'saip_' prefix
 """
 
 from __future__ import annotations
 
-RESERVED_PREFIX = "saip_"
+from saip.common.settings import env_name
+from saip.common.vocabulary import RESERVED_PREFIX
 
 
 class GatewayError(Exception):
@@ -33,12 +36,29 @@ class ServiceUnavailable(GatewayError):
         self.service = service
 
 
+class ServiceNotConfigured(ServiceUnavailable):
+    """Trying again changes nothing: the person has to give the gateway the service's address."""
+
+    def __init__(self, service: str) -> None:
+        key = f"{service}.addr"
+        GatewayError.__init__(
+            self,
+            f"The {service} service is not configured: set {key} ({env_name(key)}) and restart the gateway.",
+        )
+        self.service = service
+
+
 class TokenManagedByConfiguration(GatewayError):
     def __init__(self) -> None:
         super().__init__(
             "The MCP token is managed by configuration; change mcp-server.auth-token in saip.yaml "
             "(or SAIP_MCP_SERVER_AUTH_TOKEN) and restart the gateway instead."
         )
+
+
+class AdminTokenRequired(GatewayError):
+    def __init__(self) -> None:
+        super().__init__("The REST API needs the admin token: send 'Authorization: Bearer <admin token>'.")
 
 
 class ReservedName(GatewayError):

@@ -1,7 +1,15 @@
-"""Wiring: the gateway's collaborators, the HTTP app (/mcp, /api/v1, /healthz, /metrics), and the stdio mode."""
+"""Wiring: one gateway replica's collaborators, its lifespan (`Gateway.running`), and its HTTP app (/mcp, /api/v1,
+/healthz, /metrics).
+
+A `Gateway` is built without I/O: every area of `AREAS` is opened over the gateway's one channel to its service (a
+channel connects on first use). `running()` connects NATS, opens the audit publisher, the registrar and the token
+watch, and for each area whose service is configured its share of the management surface and of the published
+tools; it closes them in reverse. How the process serves it (HTTP or stdio) is `saip.gateway.serving`.
+"""
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 import time
@@ -12,51 +20,58 @@ from importlib.metadata import version
 from typing import Any
 
 import anyio
-import uvicorn
 from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.server.transport_security import TransportSecuritySettings
 from nats.aio.client import Client as NatsClient
-from nats.js.kv import KeyValue
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from nats.js import JetStreamContext
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from saip.common import bus, names
 from saip.common.metrics import publish_build_info
-from saip.gateway import api, metrics
-from saip.gateway.approval import Approvals
+from saip.common.watch import Restarts, keep_alive
+from saip.gateway import rest
+from saip.gateway.areas import AREAS
+from saip.gateway.areas.base import OpenArea, Service, Surroundings
 from saip.gateway.auth import McpGuard, TokenService, TokenState
-from saip.gateway.clients import AuditClient, AuditPublisher, KvNonces, KvTokenRecords
-from saip.gateway.config import GatewaySettings, Transport
-from saip.gateway.contributions import knowledge, tools
-from saip.gateway.contributions.monitor import MonitorContribution
-from saip.gateway.errors import GatewayError
-from saip.gateway.gate import Gate
-from saip.gateway.management import Contribution
-from saip.gateway.mcp_server import LegacySessions, ListChangedNotifier, build_server
-from saip.gateway.published import PublishedSource, PublishedTools
-from saip.gateway.registrar import Policy, Registrar
-from saip.gateway.registry import Registry
+from saip.gateway.clients import AuditPublisher, KvNonces, KvTokenRecords, ServiceChannel
+from saip.gateway.config import GatewaySettings
+from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.spool import Spool
+from saip.gateway.surface.approval import Approvals
+from saip.gateway.surface.audited import Auditor
+from saip.gateway.surface.gate import Gate
+from saip.gateway.surface.management import Contribution, ManagementResult
+from saip.gateway.surface.mcp_server import LegacySessions, ListChangedNotifier, build_server
+from saip.gateway.surface.published import PublishedSource, PublishedTools, ServedToolsClient, source_of
+from saip.gateway.surface.registrar import Policy, Registrar, described
+from saip.gateway.surface.registry import Registry
 
 logger = logging.getLogger(__name__)
 
 VERSION = version("saip-gateway")
 SESSION_IDLE_SECONDS = 30 * 60
 
+Extra = Callable[["Gateway"], list[Contribution]]
+Follow = Callable[[], Awaitable[None]]
+
 
 class Gateway:
-    """Everything one gateway replica holds. Built without I/O; `running()` connects and starts the watchers."""
+    """Everything one gateway replica holds."""
 
-    def __init__(self, settings: GatewaySettings, extra: Callable[[Gateway], list[Contribution]] | None = None) -> None:
-        """`extra` adds contributions beside the built-in ones (the multi-replica tests add tools that ask)."""
+    def __init__(
+        self, settings: GatewaySettings, extra: Extra | None = None, *, registry: CollectorRegistry | None = None
+    ) -> None:
+        """`extra` adds contributions beside the areas' (the multi-replica tests add tools that ask); `registry` is
+        where the metrics go (None: a registry of this gateway's own, as a gateway in a test beside others needs)."""
         self.settings = settings
         self._extra = extra
+        self.metrics = GatewayMetrics(registry)
         self.tokens = TokenState(settings.configured_token)
-        self.registry = Registry()
-        self.sessions = LegacySessions()
+        self.registry = Registry(self.metrics)
+        self.sessions = LegacySessions(self.metrics)
         self.bus = InMemorySubscriptionBus()
         self.notifier = ListChangedNotifier(self.bus, self.sessions)
         self.loopback_secret = secrets.token_urlsafe(32)
@@ -70,19 +85,33 @@ class Gateway:
             state_ttl=self.state_ttl,
             loopback_secret=self.loopback_secret,
             version=VERSION,
+            metrics=self.metrics,
         )
         self.started = time.time()
+        # One channel per service, whichever areas talk to it; one contribution and router per area.
+        self.services = list(dict.fromkeys(area.service for area in AREAS))
+        self.channels = {
+            service.name: ServiceChannel(service.name, settings.address(service.name), deadline=service.deadline)
+            for service in self.services
+        }
+        self.areas: list[OpenArea] = [
+            area.open(self.channels[area.service.name], self._surroundings(area.service)) for area in AREAS
+        ]
+        # A NATS reconnect restarts every watch: changes may have happened while this replica was cut off.
+        self.restarts = Restarts()
         self.nc: NatsClient
-        self.audit: AuditClient
         self.publisher: AuditPublisher
         self.registrar: Registrar
         self.token_service: TokenService
-        self.monitor: MonitorContribution
-        self.tools: tools.ToolsContribution | None = None
-        self.knowledge: knowledge.KnowledgeContribution | None = None
-        self.published: list[PublishedSource] = []
-        # Each watcher waits on one of these; a NATS reconnect sets them all, so every watch starts over.
-        self._reconnected: set[anyio.Event] = set()
+
+    def _surroundings(self, service: Service) -> Surroundings:
+        return Surroundings(
+            served_elsewhere=lambda: self.registry.served_names(excluding=source_of(service.name)),
+            management_status=self.management_status,
+        )
+
+    def _configured(self, service: Service) -> bool:
+        return self.channels[service.name].configured
 
     def management_status(self) -> dict[str, Any]:
         status = self.registrar.status.as_dict()
@@ -110,126 +139,128 @@ class Gateway:
             )
             spool = Spool(settings.spool_dir)
             stack.callback(spool.close)
-            self.publisher = AuditPublisher(self.nc, spool)
-            self.audit = AuditClient(settings.audit_addr)
-            stack.push_async_callback(self.audit.close)
+            self.publisher = AuditPublisher(self.nc, spool, self.metrics)
+            for channel in self.channels.values():
+                stack.push_async_callback(channel.close)
             approvals = Approvals(
                 wait_seconds=settings.hitl_approval_wait_seconds,
                 progress_interval=settings.hitl_progress_interval_seconds,
                 nonces=KvNonces(nonces_kv, settings.gateway_replica),
+                metrics=self.metrics,
             )
-            gate = Gate(
-                mode=settings.management_approval,
-                approvals=approvals,
-                audit=self.publisher,
-                replica=settings.gateway_replica,
-            )
-            self.monitor = MonitorContribution(self.audit, self.management_status)
-            self.tools = tools.connect(settings.tools_addr, stack, self.registry)
-            self.knowledge = knowledge.connect(settings.knowledge_addr, stack, self.registry)
-            areas = [area for area in (self.tools, self.knowledge) if area is not None]
-            contributions: list[Contribution] = [self.monitor, *areas]
-            contributions.extend(self._extra(self) if self._extra else [])
-            self.registrar = Registrar(
-                policy=Policy(
-                    enabled=settings.management_enabled,
-                    categories=settings.categories,
-                    exclude=frozenset(settings.management_exclude),
-                    transport=settings.mcp_server_transport,
-                    home=settings.home,
-                    approval=settings.management_approval,
-                    wait_seconds=settings.hitl_approval_wait_seconds,
-                ),
-                contributions=contributions,
-                token_set=lambda: self.tokens.is_set,
-                gate=gate,
-                registry=self.registry,
-                notifier=self.notifier,
+            auditor = Auditor(sink=self.publisher, replica=settings.gateway_replica, metrics=self.metrics)
+            self.registrar = self._registrar(
+                Gate(mode=settings.management_approval, approvals=approvals, auditor=auditor)
             )
             records = KvTokenRecords(auth_kv)
-            self.token_service = TokenService(self.tokens, records, self.registrar.refresh)
+            self.token_service = TokenService(self.tokens, records, self.registrar.refresh, self.metrics)
             await self.token_service.applied(await records.get())
             await self.registrar.refresh()
-            published = PublishedTools(approvals=approvals, audit=self.publisher, replica=settings.gateway_replica)
-            buckets = {}
-            for area in areas:  # each area's client also lists and calls the tools its service serves
-                serving = area.client.serving
-                source = PublishedSource(
-                    client=area.client, serving=serving, registry=self.registry, notifier=self.notifier, gate=published
-                )
-                self.published.append(source)
-                buckets[serving.name] = await bus.ensure_kv(js, serving.bucket, history=5, replicas=replicas)
+            watches: list[tuple[Follow, str]] = [(functools.partial(self._follow_tokens, records), "token")]
+            watches += await self._published(js, PublishedTools(approvals=approvals, auditor=auditor))
             publish_build_info("gateway")
             async with anyio.create_task_group() as group:
                 group.start_soon(self.publisher.flush_forever)
-                group.start_soon(self._keep_watching, self._follow_tokens(records), "token")
-                for source in self.published:
-                    group.start_soon(source.keep_listing)
-                    group.start_soon(
-                        self._keep_watching,
-                        self._follow_bucket(source, buckets[source.serving.name]),
-                        source.serving.name,
-                    )
+                for follow, what in watches:
+                    group.start_soon(functools.partial(keep_alive, follow, what, restarts=self.restarts))
                 self.publisher.wake()
                 try:
                     yield self
                 finally:
                     group.cancel_scope.cancel()
 
+    async def _published(self, js: JetStreamContext, gate: PublishedTools) -> list[tuple[Follow, str]]:
+        """A published source for each configured service that serves tools, and the two watches that keep it
+        current: its listing, and its bucket."""
+        watches: list[tuple[Follow, str]] = []
+        for service in self.services:
+            if service.serves is None or not self._configured(service):
+                continue
+            client = ServedToolsClient(self.channels[service.name], service.serves.grpc_service)
+            source = PublishedSource(client=client, registry=self.registry, notifier=self.notifier, gate=gate)
+            kv = await bus.ensure_kv(js, service.serves.bucket, history=5, replicas=self.settings.nats_replicas)
+            watches.append((source.keep_listing, f"{service.name} listing"))
+            watches.append((functools.partial(source.follow, kv), f"{service.name} bucket"))
+        return watches
+
+    def _registrar(self, gate: Gate) -> Registrar:
+        """The registrar over the areas whose service is configured, and the extra contributions."""
+        settings = self.settings
+        contributions = [area.contribution for area in self.areas if self._configured(area.service)]
+        contributions.extend(self._extra(self) if self._extra else [])
+        return Registrar(
+            policy=Policy(
+                enabled=settings.management_enabled,
+                categories=settings.categories,
+                exclude=frozenset(settings.management_exclude),
+                transport=settings.mcp_server_transport,
+                home=settings.home,
+                approval=settings.management_approval,
+                wait_seconds=settings.hitl_approval_wait_seconds,
+            ),
+            contributions=contributions,
+            token_set=lambda: self.tokens.is_set,
+            gate=gate,
+            registry=self.registry,
+            notifier=self.notifier,
+            metrics=self.metrics,
+        )
+
     async def _back(self) -> None:
-        """NATS is back: flush the spool, and start every watch over (changes may have happened meanwhile)."""
+        """NATS is back: flush the spool, and start every watch over."""
         self.publisher.wake()
-        for event in list(self._reconnected):
-            event.set()
+        self.restarts.now()
 
-    async def _keep_watching(self, follow: Callable[[], Awaitable[None]], what: str) -> None:
-        """Run a watch for the gateway's life; start it over after a NATS reconnect or a failure."""
-        while True:
-            again = anyio.Event()
-            self._reconnected.add(again)
-            try:
-                async with anyio.create_task_group() as group:
-
-                    async def watch(again: anyio.Event) -> None:
-                        try:
-                            await follow()
-                        except Exception:
-                            logger.exception("watch failed; restarting it", extra={"watch": what})
-                            await anyio.sleep(1)
-                        again.set()
-
-                    group.start_soon(watch, again)
-                    await again.wait()
-                    group.cancel_scope.cancel()
-            finally:
-                self._reconnected.discard(again)
-
-    def _follow_tokens(self, records: KvTokenRecords) -> Callable[[], Awaitable[None]]:
-        async def follow() -> None:
-            async for record in records.watch():
-                await self.token_service.applied(record)
-
-        return follow
-
-    @staticmethod
-    def _follow_bucket(source: PublishedSource, kv: KeyValue) -> Callable[[], Awaitable[None]]:
-        async def follow() -> None:
-            source.changed()  # a reconnect may have hidden changes
-            await source.follow(kv)
-
-        return follow
+    async def _follow_tokens(self, records: KvTokenRecords) -> None:
+        async for record in records.watch():
+            await self.token_service.applied(record)
 
     async def health(self) -> dict[str, str]:
-        checks = {
-            "nats": "ok" if self.nc.is_connected else "unreachable",
-            "audit": "ok" if await self.audit.healthy() else "unreachable",
-        }
-        for source in self.published:
-            checks[source.serving.name] = "ok" if await source.client.healthy() else "unreachable"
+        checks = {"nats": "ok" if self.nc.is_connected else "unreachable"}
+        for name, channel in self.channels.items():
+            if channel.configured:
+                checks[name] = "ok" if await channel.healthy() else "unreachable"
         return checks
+
+    # The gateway's own methods of the REST API (rest.Operations) and `saip status`, `saip token`.
+
+    async def status(self, mcp_url: str) -> ManagementResult:
+        management = self.management_status()
+        services = await self.health()
+        away = [name for name, state in services.items() if state != "ok"]
+        data = {
+            "gateway": {
+                "replica": self.settings.gateway_replica,
+                "version": VERSION,
+                "uptimeSeconds": round(time.time() - self.started, 1),
+            },
+            "mcp": {"url": mcp_url, "token": management["token"]},
+            "management": management,
+            "services": services,
+        }
+        reach = f"unreachable: {', '.join(away)}" if away else "every service answers"
+        return ManagementResult(True, f"Management surface {described(management)}; {reach}.", data=data)
+
+    async def management(self) -> ManagementResult:
+        status = self.management_status()
+        return ManagementResult(True, f"Management surface {described(status)}.", data=status)
+
+    async def rotate_token(self) -> ManagementResult:
+        token = await self.token_service.rotate(created_by="api")
+        logger.info("mcp token rotated through the api")
+        message = "Generated a new MCP token; every replica requires it now. It is shown this once: keep it."
+        return ManagementResult(True, message, persisted=True, data={"token": token})
+
+    async def remove_token(self) -> ManagementResult:
+        await self.token_service.remove()
+        logger.info("mcp token removed through the api")
+        message = "Removed the MCP token: /mcp serves published tools only, without the management tools."
+        return ManagementResult(True, message, persisted=True, data={"removed": True})
 
 
 def create_app(gateway: Gateway) -> FastAPI:
+    """The HTTP app. Its own lifespan opens the gateway, for an ASGI server that runs lifespans (a test's client);
+    `saip.gateway.serving` opens the gateway itself and serves the app without it."""
     settings = gateway.settings
     mcp_app = gateway.mcp.streamable_http_app(
         transport_security=TransportSecuritySettings(
@@ -243,14 +274,16 @@ def create_app(gateway: Gateway) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with gateway.running(), gateway.mcp.session_manager.run():
-            logger.info("gateway ready", extra={"port": settings.gateway_port, "replica": settings.gateway_replica})
+        async with opened(gateway):
             yield
 
     app = FastAPI(
         title="saip gateway",
         version=VERSION,
-        description="The person's REST API: the same methods the AI reaches through the saip_* tools.",
+        description=(
+            "The person's REST API: the same methods the AI reaches through the saip_* tools. Every answer is the "
+            "envelope {ok, message, persisted, restartRequired, warnings, data}; the audit tail streams NDJSON."
+        ),
         lifespan=lifespan,
         docs_url="/api/docs",
         openapi_url="/api/openapi.json",
@@ -265,20 +298,39 @@ def create_app(gateway: Gateway) -> FastAPI:
 
     @app.get("/metrics", include_in_schema=False)
     async def prometheus() -> Response:
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+        return Response(generate_latest(gateway.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
-    app.add_exception_handler(GatewayError, lambda _, exc: api.error_response(exc))
-    app.include_router(api.router(gateway))
-    app.mount("/", McpGuard(mcp_app, gateway.tokens))
-    app.add_middleware(RequestMetrics)
+    rest.install(app)
+    app.include_router(
+        rest.router(
+            admin_token=settings.admin_token.get_secret_value(),
+            metrics=gateway.metrics,
+            operations=gateway,
+            areas=[area.router for area in gateway.areas],
+        )
+    )
+    app.mount("/", McpGuard(mcp_app, gateway.tokens, gateway.metrics))
+    app.add_middleware(RequestMetrics, metrics=gateway.metrics)
     return app
+
+
+@asynccontextmanager
+async def opened(gateway: Gateway) -> AsyncIterator[Gateway]:
+    """The gateway running, with the MCP session manager the HTTP transport needs."""
+    async with gateway.running(), gateway.mcp.session_manager.run():
+        logger.info(
+            "gateway serving",
+            extra={"port": gateway.settings.gateway_port, "replica": gateway.settings.gateway_replica},
+        )
+        yield gateway
 
 
 class RequestMetrics:
     """Counts and times REST API and health requests by route template (MCP requests have their own metrics)."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, metrics: GatewayMetrics) -> None:
         self.app = app
+        self._metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith("/mcp"):
@@ -298,33 +350,5 @@ class RequestMetrics:
         finally:
             # Routing records the matched route in the scope; its template is a bounded label.
             route = getattr(scope.get("route"), "path", "") or "unmatched"
-            metrics.HTTP_REQUESTS.labels(route, scope["method"], str(status)).inc()
-            metrics.HTTP_REQUEST_SECONDS.labels(route, scope["method"]).observe(time.perf_counter() - started)
-
-
-async def serve_http(settings: GatewaySettings, extra: Callable[[Gateway], list[Contribution]] | None = None) -> None:
-    gateway = Gateway(settings, extra)
-    config = uvicorn.Config(
-        create_app(gateway),
-        host=settings.gateway_host,
-        port=settings.gateway_port,
-        log_config=None,
-        access_log=False,
-        timeout_graceful_shutdown=3,
-        lifespan="on",
-    )
-    await uvicorn.Server(config).serve()
-
-
-async def serve_stdio(settings: GatewaySettings) -> None:
-    """The same server over stdin/stdout: published tools only (the registrar's stdio blocker holds)."""
-    gateway = Gateway(settings)
-    async with gateway.running(), stdio_server() as (read, write):
-        await gateway.mcp.run(read, write, gateway.mcp.create_initialization_options())
-
-
-async def serve(settings: GatewaySettings) -> None:
-    if settings.mcp_server_transport is Transport.STDIO:
-        await serve_stdio(settings)
-    else:
-        await serve_http(settings)
+            self._metrics.http_requests.labels(route, scope["method"], str(status)).inc()
+            self._metrics.http_request_seconds.labels(route, scope["method"]).observe(time.perf_counter() - started)

@@ -32,12 +32,12 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from saip.common.tokens import token_hash
-from saip.gateway import metrics
-from saip.gateway.approval import INPUT_KEY, Answer, ElicitationFailed
 from saip.gateway.auth import bearer
-from saip.gateway.gate import GateResult
-from saip.gateway.management import Caller
-from saip.gateway.registry import Changes, Registry
+from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.surface.approval import INPUT_KEY, Answer, ElicitationFailed
+from saip.gateway.surface.gate import GateResult
+from saip.gateway.surface.management import Caller
+from saip.gateway.surface.registry import Changes, Registry
 
 logger = logging.getLogger(__name__)
 
@@ -110,8 +110,9 @@ def _header(ctx: ServerRequestContext[Any, Any], name: str) -> str | None:
 class LegacySessions:
     """Live 2025-11-25 connections (HTTP sessions, stdio, in-process), each kept once and forgotten when it closes."""
 
-    def __init__(self) -> None:
+    def __init__(self, metrics: GatewayMetrics) -> None:
         self._sessions: dict[int, ServerSession] = {}
+        self._metrics = metrics
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -125,11 +126,11 @@ class LegacySessions:
         key = id(connection)
         self._sessions[key] = ctx.session
         connection.exit_stack.callback(self.forget, key)
-        metrics.MCP_SESSIONS.set(len(self._sessions))
+        self._metrics.mcp_sessions.set(len(self._sessions))
 
     def forget(self, key: int) -> None:
         if self._sessions.pop(key, None) is not None:
-            metrics.MCP_SESSIONS.set(len(self._sessions))
+            self._metrics.mcp_sessions.set(len(self._sessions))
 
     async def notify(self, changes: Changes) -> None:
         for key, session in list(self._sessions.items()):
@@ -194,6 +195,7 @@ def build_server(
     state_ttl: float,
     loopback_secret: str,
     version: str,
+    metrics: GatewayMetrics,
 ) -> GatewayServer:
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=registry.tools())
@@ -265,8 +267,8 @@ def build_server(
         finally:
             if ctx.request_id is not None:
                 method = ctx.method if ctx.method in _KNOWN_METHODS else "other"
-                metrics.MCP_REQUESTS.labels(method, "2026-07-28" if is_modern(ctx) else "2025-11-25").inc()
-                metrics.MCP_REQUEST_SECONDS.labels(method).observe(time.perf_counter() - started)
+                metrics.mcp_requests.labels(method, "2026-07-28" if is_modern(ctx) else "2025-11-25").inc()
+                metrics.mcp_request_seconds.labels(method).observe(time.perf_counter() - started)
 
     security = RequestStateSecurity(keys=[sealing_key], ttl=state_ttl, bind_principal=_principal)
     server.middleware.extend([observe, RequestStateBoundary(security, default_audience="saip")])

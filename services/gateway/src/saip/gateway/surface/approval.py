@@ -23,7 +23,8 @@ from typing import Any, Protocol
 import anyio
 
 from saip.common import vocabulary
-from saip.gateway import metrics
+from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.surface.management import protobuf_values
 from saip.v1 import common_pb2
 
 logger = logging.getLogger(__name__)
@@ -51,6 +52,9 @@ APPROVAL_SCHEMA: dict[str, Any] = {
 
 
 class Decision(StrEnum):
+    """The person's decisions, in the words of saip.common.vocabulary.DECISIONS (a table parallel to Level and
+    Outcome in management)."""
+
     APPROVED = "approved"
     DECLINED = "declined"
     TIMEOUT = "timeout"
@@ -62,7 +66,7 @@ class Decision(StrEnum):
         return _DECISIONS[self]
 
 
-_DECISIONS = {Decision(word): value for value, word in vocabulary.DECISIONS.items()}
+_DECISIONS = protobuf_values(Decision, vocabulary.DECISIONS)
 
 
 @dataclass(frozen=True)
@@ -165,22 +169,28 @@ class Approvals:
         wait_seconds: float,
         progress_interval: float,
         nonces: NonceStore,
+        metrics: GatewayMetrics,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.wait_seconds = wait_seconds
         self.progress_interval = progress_interval
         self._nonces = nonces
+        self._metrics = metrics
         self._clock = clock
 
     async def ask(self, interaction: Interaction, binding: Binding, message: str) -> Asked | Decided | Rejected:
         if interaction.roundtrip:
-            return await self._roundtrip(interaction, binding, message)
-        return await self._push(interaction, message)
+            asked = await self._roundtrip(interaction, binding, message)
+        else:
+            asked = await self._push(interaction, message)
+        if isinstance(asked, Decided):
+            self._metrics.approval_wait.labels(asked.decision.value).observe(asked.waited)
+        return asked
 
     async def _push(self, interaction: Interaction, message: str) -> Decided:
         started = anyio.current_time()
         answer: Answer | None = None
-        metrics.APPROVALS_PENDING.inc()
+        self._metrics.approvals_pending.inc()
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._report_progress, interaction, started)
@@ -192,7 +202,7 @@ class Approvals:
                     return Decided(Decision.ELICIT_FAILED, anyio.current_time() - started, str(exc))
                 group.cancel_scope.cancel()
         finally:
-            metrics.APPROVALS_PENDING.dec()
+            self._metrics.approvals_pending.dec()
         waited = anyio.current_time() - started
         if answer is None:
             return Decided(Decision.TIMEOUT, waited)

@@ -13,10 +13,10 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.uri_template import UriTemplate
 
-from saip.gateway import metrics
-from saip.gateway.approval import Interaction
-from saip.gateway.gate import GateResult
-from saip.gateway.management import Caller, ManagementPrompt, ManagementResource, ManagementResourceTemplate
+from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.surface.approval import Interaction
+from saip.gateway.surface.gate import GateResult
+from saip.gateway.surface.management import Caller, ManagementPrompt, ManagementResource, ManagementResourceTemplate
 
 ToolCall = Callable[[dict[str, Any] | None, Caller, Interaction], Awaitable[GateResult]]
 
@@ -51,8 +51,9 @@ def _tool_signature(served: dict[str, ServedTool]) -> dict[str, str]:
 
 
 class Registry:
-    def __init__(self) -> None:
+    def __init__(self, metrics: GatewayMetrics) -> None:
         self._sources: dict[str, ServedSet] = {}
+        self._metrics = metrics
 
     def replace(self, source: str, served: ServedSet) -> Changes:
         before = self._sources.get(source, ServedSet())
@@ -63,10 +64,11 @@ class Registry:
             != (served.resources.keys(), served.templates.keys()),
             prompts=before.prompts.keys() != served.prompts.keys(),
         )
-        metrics.SERVED.labels("tools").set(len(self._all_tools()))
-        metrics.SERVED.labels("resources").set(sum(len(s.resources) for s in self._sources.values()))
-        metrics.SERVED.labels("resource_templates").set(sum(len(s.templates) for s in self._sources.values()))
-        metrics.SERVED.labels("prompts").set(sum(len(s.prompts) for s in self._sources.values()))
+        gauge = self._metrics.served
+        gauge.labels("tools").set(len(self._all_tools()))
+        gauge.labels("resources").set(sum(len(s.resources) for s in self._sources.values()))
+        gauge.labels("resource_templates").set(sum(len(s.templates) for s in self._sources.values()))
+        gauge.labels("prompts").set(sum(len(s.prompts) for s in self._sources.values()))
         return changes
 
     def _all_tools(self) -> dict[str, ServedTool]:

@@ -1,16 +1,17 @@
 """The vocabulary of the management surface: tools with a level, their result envelope, resources and prompts.
 
-A contribution (one per area) declares its tools with `ManagementTool`, each bound to a strict input model and a
-handler that calls the owning service; the handlers hold no business logic of their own.
+A contribution (one per area) offers its tools as `ManagementTool`s, each bound to a strict input model and a
+handler that calls the owning service; the handlers hold no business logic of their own. Areas declare them with
+the decorators of `saip.gateway.surface.declare`.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -18,6 +19,21 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from saip.common import vocabulary
 from saip.gateway.errors import InvalidArguments
 from saip.v1 import common_pb2
+
+# Level and Outcome (and approval.Decision) are declared parallel tables: the typed names of the words in
+# saip.common.vocabulary's tables, each mapped back to its protobuf value there; `protobuf_values` fails the import
+# when an enum and its table do not name the same words.
+
+E = TypeVar("E", bound=StrEnum)
+V = TypeVar("V")
+
+
+def protobuf_values(enum: type[E], words: Mapping[V, str]) -> dict[E, V]:
+    """Each member's protobuf value, from the vocabulary's table of the same words."""
+    table = {enum(word): value for value, word in words.items()}
+    if set(table) != set(enum):
+        raise TypeError(f"{enum.__name__} and saip.common.vocabulary name different words")
+    return table
 
 
 class Level(StrEnum):
@@ -43,8 +59,15 @@ class Outcome(StrEnum):
         return _OUTCOMES[self]
 
 
-_LEVELS = {Level(word): value for value, word in vocabulary.LEVELS.items()}
-_OUTCOMES = {Outcome(word): value for value, word in vocabulary.OUTCOMES.items()}
+_LEVELS = protobuf_values(Level, vocabulary.LEVELS)
+_OUTCOMES = protobuf_values(Outcome, vocabulary.OUTCOMES)
+
+# The outcomes as a closed set of words, for inputs that filter by one (the monitor's log, its REST query).
+OUTCOME_NAMES = tuple(outcome.value for outcome in Outcome)
+if TYPE_CHECKING:
+    OutcomeName = str
+else:
+    OutcomeName = Literal[OUTCOME_NAMES]
 
 
 class Input(BaseModel):
@@ -183,17 +206,21 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def describe(exc: ValidationError) -> str:
+    return problems(exc.errors()) + ". Call the tool again with arguments that match its input schema."
+
+
+def problems(errors: Iterable[Mapping[str, Any]]) -> str:
     """Pydantic's errors as one sentence per problem, in the words of the schema."""
-    problems = []
-    for error in exc.errors():
+    said = []
+    for error in errors:
         where = ".".join(str(part) for part in error["loc"])
         if error["type"] == "extra_forbidden":
-            problems.append(f"unknown property '{where}'")
+            said.append(f"unknown property '{where}'")
         elif error["type"] == "missing":
-            problems.append(f"'{where}' is required")
+            said.append(f"'{where}' is required")
         else:
-            problems.append(f"'{where}': {error['msg']}" if where else str(error["msg"]))
-    return "; ".join(problems) + ". Call the tool again with arguments that match its input schema."
+            said.append(f"'{where}': {error['msg']}" if where else str(error["msg"]))
+    return "; ".join(said)
 
 
 @dataclass(frozen=True)

@@ -1,21 +1,16 @@
-"""The JSON shapes of audit data, the same for the monitor tools (the AI) and the REST API (the person)."""
+"""The JSON shapes of audit data, the same for the monitor tools (the AI) and the REST API (the person).
+
+The views are declared parallel tables: one function per message, each a dict of the same shape."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from google.protobuf.timestamp_pb2 import Timestamp
-
 from saip.common import vocabulary
-from saip.v1 import audit_pb2, common_pb2
+from saip.gateway.areas.words import when
+from saip.v1 import audit_pb2, common_pb2, events_pb2
 
 DECISIONS = vocabulary.DECISIONS
-
-
-def when(stamp: Timestamp) -> str | None:
-    if stamp.seconds == 0 and stamp.nanos == 0:
-        return None
-    return stamp.ToJsonString()
 
 
 def outcome(value: common_pb2.Outcome) -> str:
@@ -42,14 +37,21 @@ def client(caller: common_pb2.Caller) -> str:
     return " ".join(part for part in (caller.client_name, caller.client_version) if part) or "unidentified"
 
 
-def management_call(entry: audit_pb2.ChainedRecord) -> dict[str, Any]:
-    call = entry.record.management
+def _call(entry: audit_pb2.ChainedRecord, call: events_pb2.ManagementCall | events_pb2.ToolCall) -> dict[str, Any]:
+    """What every audited call shows first: where it is on the trail, when it came, from whom, for which tool."""
     return {
         "index": entry.index,
         "cursor": entry.seq,
         "time": when(call.time),
         "client": client(call.caller),
         "tool": call.tool,
+    }
+
+
+def management_call(entry: audit_pb2.ChainedRecord) -> dict[str, Any]:
+    call = entry.record.management
+    return {
+        **_call(entry, call),
         "level": level(call.level),
         "outcome": outcome(call.outcome),
         "durationMs": call.duration_ms,
@@ -65,11 +67,7 @@ def management_call(entry: audit_pb2.ChainedRecord) -> dict[str, Any]:
 def tool_call(entry: audit_pb2.ChainedRecord) -> dict[str, Any]:
     call = entry.record.tool_call
     return {
-        "index": entry.index,
-        "cursor": entry.seq,
-        "time": when(call.time),
-        "client": client(call.caller),
-        "tool": call.tool,
+        **_call(entry, call),
         "source": call.source,
         "outcome": outcome(call.outcome),
         "durationMs": call.duration_ms,

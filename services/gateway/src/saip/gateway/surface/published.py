@@ -7,34 +7,29 @@ whether or not the management surface is on.
 
 A call passes the tool's own gate: a tool with HITL REQUIRED asks the person through the same code as the
 management gate (both eras, same outcome sentences), then the owning service runs it, and one ToolCall record,
-masked, lands on the audit trail.
+masked, lands on the audit trail through the same audited-call core.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
-import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
+import grpc
 import mcp_types as types
-from google.protobuf.timestamp_pb2 import Timestamp
 from nats.js.kv import KeyValue
 
-from saip.common import names
 from saip.common.masking import Masker
-from saip.gateway import metrics
-from saip.gateway.approval import Approvals, Decided, Decision, Interaction
-from saip.gateway.clients import GrpcClient
-from saip.gateway.errors import ServiceRefused, ServiceUnavailable
-from saip.gateway.gate import ABANDONED, UNEXPECTED, GateResult, Verdict, consult, seconds
-from saip.gateway.management import Caller, Outcome
-from saip.gateway.registry import Changes, Registry, ServedSet, ServedTool
-from saip.v1 import common_pb2, events_pb2
+from saip.gateway.clients import ServiceChannel
+from saip.gateway.surface.approval import Approvals, Asked, Interaction
+from saip.gateway.surface.audited import Auditor, Ended, Failed, PublishedToolCall
+from saip.gateway.surface.gate import GateResult, consult, seconds
+from saip.gateway.surface.management import Caller, Outcome
+from saip.gateway.surface.registry import Changes, Registry, ServedSet, ServedTool
+from saip.v1 import common_pb2
 
 logger = logging.getLogger(__name__)
 
@@ -42,57 +37,46 @@ SOURCE_PREFIX = "published:"
 CALL_DEADLINE = 120.0  # a sandboxed tool has 30 s of wall clock by default; the service enforces its own limit
 
 
-@dataclass(frozen=True)
-class ServingService:
-    """A service that serves tools: its gRPC service name and the bucket whose changes change what it serves."""
+class ServedStub:
+    """ListServedTools and CallServedTool of one serving service's gRPC service (the contract of common.proto)."""
 
-    name: str
-    grpc_service: str
-    bucket: str
-
-
-SERVING = {
-    "tools": ServingService("tools", "saip.v1.ToolsService", names.TOOLS_BUCKET),
-    "knowledge": ServingService("knowledge", "saip.v1.KnowledgeService", names.KNOWLEDGE_BUCKET),
-}
-
-
-class ServedToolsClient(GrpcClient):
-    """ListServedTools and CallServedTool of one serving service; each area's client extends it, so the gateway
-    keeps one channel per service."""
-
-    def __init__(self, serving: ServingService, address: str, *, deadline: float = 5.0) -> None:
-        super().__init__(serving.name, address, deadline=deadline)
-        self.serving = serving
-        prefix = f"/{serving.grpc_service}"
-        self._list = self._channel.unary_unary(
-            f"{prefix}/ListServedTools",
+    def __init__(self, channel: grpc.aio.Channel, grpc_service: str) -> None:
+        self.list = channel.unary_unary(
+            f"/{grpc_service}/ListServedTools",
             request_serializer=common_pb2.ListServedToolsRequest.SerializeToString,
             response_deserializer=common_pb2.ListServedToolsReply.FromString,
         )
-        self._run = self._channel.unary_unary(
-            f"{prefix}/CallServedTool",
+        self.call = channel.unary_unary(
+            f"/{grpc_service}/CallServedTool",
             request_serializer=common_pb2.CallServedToolRequest.SerializeToString,
             response_deserializer=common_pb2.CallServedToolReply.FromString,
         )
 
+
+class ServedToolsClient:
+    """The tools one serving service serves, over the gateway's one channel to that service."""
+
+    def __init__(self, channel: ServiceChannel, grpc_service: str) -> None:
+        self.channel = channel
+        self._stub = lambda grpc_channel: ServedStub(grpc_channel, grpc_service)
+
+    @property
+    def service(self) -> str:
+        return self.channel.service
+
     async def list(self) -> list[common_pb2.ServedTool]:
-        reply = await self._call(self._list, common_pb2.ListServedToolsRequest())
+        reply = await self.channel.call(self.channel.stub(self._stub).list, common_pb2.ListServedToolsRequest())
         return list(reply.tools)
 
     async def call(self, name: str, arguments: dict[str, Any], caller: Caller) -> common_pb2.CallServedToolReply:
         request = common_pb2.CallServedToolRequest(
             name=name, arguments_json=json.dumps(arguments, ensure_ascii=False), caller=caller.proto
         )
-        return await self._call(self._run, request, CALL_DEADLINE)
+        return await self.channel.call(self.channel.stub(self._stub).call, request, CALL_DEADLINE)
 
 
 class Notifier(Protocol):
     async def changed(self, changes: Changes) -> None: ...
-
-
-class ToolCallSink(Protocol):
-    async def tool_call(self, record: events_pb2.ToolCall) -> str | None: ...
 
 
 def definition(spec: common_pb2.ServedTool) -> types.Tool:
@@ -148,23 +132,12 @@ def _plain(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-@dataclass
-class _Call:
-    spec: common_pb2.ServedTool
-    caller: Caller
-    arguments: dict[str, Any]
-    started: float
-    decision: Decided | None = None
-    asked_at: float | None = None
-
-
 class PublishedTools:
     """The gate of published tools: the HITL question when the tool asks for one, the call, the audit record."""
 
-    def __init__(self, *, approvals: Approvals, audit: ToolCallSink, replica: str) -> None:
+    def __init__(self, *, approvals: Approvals, auditor: Auditor) -> None:
         self.approvals = approvals
-        self._audit = audit
-        self._replica = replica
+        self._auditor = auditor
 
     async def execute(
         self,
@@ -174,75 +147,34 @@ class PublishedTools:
         caller: Caller,
         interaction: Interaction,
     ) -> GateResult:
-        call = _Call(spec, caller, dict(arguments or {}), time.time())
-        try:
-            result, outcome = await self._run(call, client, interaction)
-        except anyio.get_cancelled_exc_class():
-            if call.asked_at is not None and call.decision is None:
-                call.decision = Decided(Decision.ELICIT_FAILED, time.time() - call.asked_at, "the client went away")
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                abandoned = GateResult(text=ABANDONED.format(tool=spec.name), is_error=True)
-                await self._record(call, abandoned, Outcome.ERROR)
-            raise
-        if result.question is None:
-            await self._record(call, result, outcome)
-        return result
+        call = PublishedToolCall(spec.name, caller, dict(arguments or {}), source=spec.source)
+        ended = await self._auditor.run(call, lambda: self._run(spec, client, call, interaction))
+        if isinstance(ended, Asked):
+            return GateResult(question=ended)
+        if ended.warning:
+            logger.warning("tool call record not stored durably", extra={"tool": spec.name})
+        return ended.answer
 
     async def _run(
-        self, call: _Call, client: ServedToolsClient, interaction: Interaction
-    ) -> tuple[GateResult, Outcome]:
-        name = call.spec.name
-        if call.spec.hitl_required:
-            text = tool_question(call.spec, call.caller, call.arguments, self.approvals.wait_seconds)
-
-            def asking() -> None:
-                call.asked_at = time.time()
-
-            verdict: Verdict = await consult(
-                self.approvals, interaction, call.caller, name, call.arguments, text, asking
-            )
-            call.decision = verdict.decided
+        self, spec: common_pb2.ServedTool, client: ServedToolsClient, call: PublishedToolCall, interaction: Interaction
+    ) -> Ended[GateResult] | Asked:
+        arguments = call.arguments or {}
+        if spec.hitl_required:
+            text = tool_question(spec, call.caller, arguments, self.approvals.wait_seconds)
+            verdict = await consult(self.approvals, interaction, call, text)
             if verdict.asked is not None:
-                return GateResult(question=verdict.asked), Outcome.OK
+                return verdict.asked
             if verdict.refusal is not None:
-                return GateResult(text=verdict.refusal, is_error=True), verdict.outcome
-        try:
-            reply = await client.call(name, call.arguments, call.caller)
-        except (ServiceRefused, ServiceUnavailable) as exc:
-            return GateResult(text=str(exc), is_error=True), Outcome.ERROR
-        except Exception as exc:
-            logger.exception("published tool call failed", extra={"tool": name})
-            message = UNEXPECTED.format(message=Masker().text(str(exc)) or type(exc).__name__)
-            return GateResult(text=message, is_error=True), Outcome.ERROR
-        structured = _object(reply.structured_json)
-        result = GateResult(text=reply.text, structured=structured, is_error=reply.is_error)
-        return result, Outcome.ERROR if reply.is_error else Outcome.OK
+                return _failed(verdict.refusal, verdict.outcome)
+        ran = await self._auditor.attempt(call, lambda: client.call(spec.name, arguments, call.caller))
+        if isinstance(ran, Failed):
+            return _failed(ran.message, Outcome.ERROR)
+        result = GateResult(text=ran.text, structured=_object(ran.structured_json), is_error=ran.is_error)
+        return Ended(result, Outcome.ERROR if ran.is_error else Outcome.OK, ran.text)
 
-    async def _record(self, call: _Call, result: GateResult, outcome: Outcome) -> None:
-        masker = Masker()
-        duration = time.time() - call.started
-        stamp = Timestamp()
-        stamp.FromNanoseconds(int(call.started * 1e9))
-        decision = call.decision
-        record = events_pb2.ToolCall(
-            id=str(uuid.uuid4()),
-            time=stamp,
-            gateway=self._replica,
-            caller=call.caller.proto,
-            tool=call.spec.name,
-            source=call.spec.source,
-            outcome=outcome.proto,
-            duration_ms=int(duration * 1000),
-            arguments=masker.json(call.arguments),
-            result=masker.text(result.text or "")[:2000],
-            hitl=decision.decision.proto if decision else common_pb2.HITL_DECISION_UNSPECIFIED,
-            approval_seconds=decision.waited if decision else 0.0,
-            side=common_pb2.HITL_SIDE_SERVER if decision else common_pb2.HITL_SIDE_UNSPECIFIED,
-        )
-        metrics.TOOL_CALL_SECONDS.labels(call.spec.source or "unknown", outcome.value).observe(duration)
-        warning = await self._audit.tool_call(record)
-        if warning:
-            logger.warning("tool call record not stored durably", extra={"tool": call.spec.name})
+
+def _failed(message: str, outcome: Outcome) -> Ended[GateResult]:
+    return Ended(GateResult(text=message, is_error=True), outcome, message)
 
 
 def _object(text: str) -> dict[str, Any] | None:
@@ -259,28 +191,23 @@ class PublishedSource:
     """One serving service's tools in the registry, listed again whenever its bucket changes."""
 
     def __init__(
-        self,
-        *,
-        client: ServedToolsClient,
-        serving: ServingService,
-        registry: Registry,
-        notifier: Notifier,
-        gate: PublishedTools,
-        retry_seconds: float = 1.0,
+        self, *, client: ServedToolsClient, registry: Registry, notifier: Notifier, gate: PublishedTools
     ) -> None:
         self.client = client
-        self.serving = serving
         self._registry = registry
         self._notifier = notifier
         self._gate = gate
-        self._retry = retry_seconds
         self._dirty = anyio.Event()
         self._lock = anyio.Lock()
         self.listed = False  # whether the last listing succeeded
 
     @property
+    def service(self) -> str:
+        return self.client.service
+
+    @property
     def source(self) -> str:
-        return SOURCE_PREFIX + self.serving.name
+        return source_of(self.service)
 
     def changed(self) -> None:
         """Something in the bucket changed (or may have): list again soon; bursts collapse into one listing."""
@@ -305,7 +232,7 @@ class PublishedSource:
             changes = self._registry.replace(self.source, served)
             self.listed = True
             if changes.any:
-                logger.info("published tools changed", extra={"source": self.serving.name, "tools": len(served.tools)})
+                logger.info("published tools changed", extra={"source": self.service, "tools": len(served.tools)})
                 await self._notifier.changed(changes)
             return changes
 
@@ -316,33 +243,29 @@ class PublishedSource:
         return call
 
     async def keep_listing(self) -> None:
-        """Runs for the gateway's life: lists at once, then after every change; retries while the service is away."""
-        self._dirty.set()
+        """List at once, then after every change, until a listing fails: the gateway keeps it alive
+        (`saip.common.watch.keep_alive`: backoff with jitter while the service is away), and each start lists."""
         while True:
-            await self._dirty.wait()
             self._dirty = anyio.Event()
             try:
                 await self.refresh()
-            except (ServiceUnavailable, ServiceRefused) as exc:
-                self._retry_later()
-                logger.warning(
-                    "cannot list published tools; retrying", extra={"source": self.serving.name, "error": str(exc)}
-                )
-                await anyio.sleep(self._retry)
-            except Exception:  # a bad answer must not take the gateway down: say it, try again
-                self._retry_later()
-                logger.exception("listing published tools failed; retrying", extra={"source": self.serving.name})
-                await anyio.sleep(self._retry)
-
-    def _retry_later(self) -> None:
-        self.listed = False
-        self._dirty.set()
+            except Exception:
+                self.listed = False
+                raise
+            await self._dirty.wait()
 
     async def follow(self, kv: KeyValue) -> None:
-        """Mark the listing stale on every change to the bucket, until the watcher ends."""
+        """Mark the listing stale now (a reconnect may have hidden changes) and on every change to the bucket, until
+        the watcher ends."""
+        self.changed()
         watcher = await kv.watchall()
         try:
             async for _entry in watcher:
                 self.changed()
         finally:
             await watcher.stop()  # type: ignore[no-untyped-call]
+
+
+def source_of(service: str) -> str:
+    """The registry source of the tools a service serves."""
+    return SOURCE_PREFIX + service

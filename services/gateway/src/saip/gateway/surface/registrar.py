@@ -8,19 +8,19 @@ registered, minus the excluded names, and the clients are told with list_changed
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
 
-from saip.gateway import metrics
-from saip.gateway.approval import Interaction
 from saip.gateway.config import ApprovalMode, Transport
-from saip.gateway.gate import Gate, GateResult
-from saip.gateway.management import Caller, Contribution, ManagementTool
-from saip.gateway.registry import Changes, Registry, ServedSet, ServedTool
+from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.surface.approval import Interaction
+from saip.gateway.surface.gate import Gate, GateResult
+from saip.gateway.surface.management import Caller, Contribution, ManagementTool
+from saip.gateway.surface.registry import Changes, Registry, ServedSet, ServedTool
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +31,13 @@ DISABLED = "disabled by management.enabled=false"
 SHIPPED_BUNDLE = "not offered by a shipped server bundle (a shipped server never carries management tools)"
 STDIO = "not offered in stdio mode"
 NO_TOKEN = "no bearer token on the built-in server"
+
+
+def described(status: Mapping[str, Any]) -> str:
+    """The surface in words (the overview, the status): on with how many management tools, or off and why."""
+    if status["surface"]:
+        return f"on with {len(status['tools'])} management tools"
+    return f"off ({status['reason']})"
 
 
 class Notifier(Protocol):
@@ -77,8 +84,10 @@ class Registrar:
         gate: Gate,
         registry: Registry,
         notifier: Notifier,
+        metrics: GatewayMetrics,
     ) -> None:
         self._policy = policy
+        self._metrics = metrics
         self._contributions = contributions
         self._token_set = token_set
         self._gate = gate
@@ -133,7 +142,7 @@ class Registrar:
                 resources=sorted([*served.resources, *served.templates]),
                 prompts=sorted(served.prompts),
             )
-            metrics.SURFACE_ON.set(1 if reason is None else 0)
+            self._metrics.surface_on.set(1 if reason is None else 0)
             if changes.any:
                 logger.info(
                     "management surface changed",

@@ -1,52 +1,55 @@
-"""The tools service over gRPC (Tool Studio, exposure): the methods the saip_tools_* tools, the REST API and the
-command line all call, next to the served-tools calls it inherits from `published.ServedToolsClient`."""
+"""The tools service (Tool Studio, exposure) over the gateway's channel to it: the methods the saip_tools_* tools,
+the REST API and the command line all call."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from saip.gateway.published import SERVING, ServedToolsClient
-from saip.v1 import tools_pb2, tools_pb2_grpc
+from saip.gateway.clients import ServiceChannel
+from saip.v1 import tools_pb2
+from saip.v1.tools_pb2_grpc import ToolsServiceStub
 
 TEST_DEADLINE = 120.0  # a Local Pass runs the code: 30 s of wall clock by default, plus a worker round trip
 
 
-class ToolsClient(ServedToolsClient):
-    def __init__(self, address: str, *, deadline: float = 10.0) -> None:
-        super().__init__(SERVING["tools"], address, deadline=deadline)
-        self._stub = tools_pb2_grpc.ToolsServiceStub(self._channel)  # type: ignore[no-untyped-call]
+class ToolsClient:
+    def __init__(self, channel: ServiceChannel) -> None:
+        self._channel = channel
+
+    def _stub(self) -> ToolsServiceStub:
+        return self._channel.stub(ToolsServiceStub)
 
     async def list_tools(self, include_bundled: bool = False) -> list[tools_pb2.ToolSummary]:
-        reply = await self._call(self._stub.ListTools, tools_pb2.ListToolsRequest(include_bundled=include_bundled))
-        return list(reply.tools)
+        request = tools_pb2.ListToolsRequest(include_bundled=include_bundled)
+        return list((await self._channel.call(self._stub().ListTools, request)).tools)
 
     async def get(self, name: str) -> tools_pb2.ToolDetail:
-        return await self._call(self._stub.GetTool, tools_pb2.GetToolRequest(name=name))
+        return await self._channel.call(self._stub().GetTool, tools_pb2.GetToolRequest(name=name))
 
     async def check_risk(self, *, name: str = "", spec: dict[str, Any] | None = None) -> tools_pb2.RiskReport:
         request = tools_pb2.CheckRiskRequest(name=name, spec_json=json.dumps(spec) if spec is not None else "")
-        return await self._call(self._stub.CheckRisk, request)
+        return await self._channel.call(self._stub().CheckRisk, request)
 
     async def save_draft(self, spec: dict[str, Any], expected_revision: int = 0) -> tools_pb2.SaveDraftReply:
         request = tools_pb2.SaveDraftRequest(spec_json=json.dumps(spec), expected_revision=expected_revision)
-        return await self._call(self._stub.SaveDraft, request)
+        return await self._channel.call(self._stub().SaveDraft, request)
 
     async def test(self, name: str, arguments: dict[str, Any] | None = None) -> tools_pb2.TestReport:
         request = tools_pb2.TestToolRequest(name=name, arguments_json=json.dumps(arguments) if arguments else "")
-        return await self._call(self._stub.TestTool, request, TEST_DEADLINE)
+        return await self._channel.call(self._stub().TestTool, request, TEST_DEADLINE)
 
     async def publish(self, name: str) -> tools_pb2.ToolSummary:
-        return await self._call(self._stub.PublishTool, tools_pb2.PublishToolRequest(name=name))
+        return await self._channel.call(self._stub().PublishTool, tools_pb2.PublishToolRequest(name=name))
 
     async def delete(self, name: str) -> tools_pb2.DeleteToolReply:
-        return await self._call(self._stub.DeleteTool, tools_pb2.DeleteToolRequest(name=name))
+        return await self._channel.call(self._stub().DeleteTool, tools_pb2.DeleteToolRequest(name=name))
 
     async def exposure(self) -> tools_pb2.Exposure:
-        return await self._call(self._stub.GetExposure, tools_pb2.GetExposureRequest())
+        return await self._channel.call(self._stub().GetExposure, tools_pb2.GetExposureRequest())
 
     async def set_exposure(self, auto_expose: bool, tools: list[str], expected_revision: int = 0) -> tools_pb2.Exposure:
         request = tools_pb2.SetExposureRequest(
             auto_expose=auto_expose, tools=tools, expected_revision=expected_revision
         )
-        return await self._call(self._stub.SetExposure, request)
+        return await self._channel.call(self._stub().SetExposure, request)

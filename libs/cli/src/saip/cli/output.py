@@ -1,0 +1,79 @@
+"""How the command line prints: the envelope's message (or the whole answer as JSON with `--json`), fixed-width
+tables, aligned fields and pages of the audit trail."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the REST API's answer as JSON.")
+
+
+def echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def report(envelope: dict[str, Any], as_json: bool = False) -> None:
+    """The message, then the warnings on stderr; `--json` prints the whole envelope. A result that is not ok (a
+    failed Local Pass, a broken chain) exits 1."""
+    if as_json:
+        echo_json(envelope)
+    else:
+        click.echo(envelope["message"])
+        for warning in envelope.get("warnings", []):
+            click.echo(f"warning: {warning}", err=True)
+    if not envelope.get("ok", True):
+        sys.exit(1)
+
+
+def listing(envelope: dict[str, Any], as_json: bool, show: Callable[[Any], None]) -> None:
+    """A listing command's output: the envelope as JSON, or its data as `show` prints it."""
+    if as_json:
+        echo_json(envelope)
+    else:
+        show(envelope["data"])
+
+
+@dataclass(frozen=True)
+class Table:
+    """Fixed-width columns, so a line printed as it streams (the audit tail) aligns with the ones before it.
+
+    A positive width pads on the right, a negative one on the left, 0 prints the cell as it is (the last column).
+    """
+
+    widths: Sequence[int]
+    gap: str = "  "
+
+    def line(self, *cells: object) -> str:
+        return self.gap.join(_cell(cell, width) for cell, width in zip(cells, self.widths, strict=True))
+
+    def echo(self, *cells: object) -> None:
+        click.echo(self.line(*cells))
+
+
+def _cell(value: object, width: int) -> str:
+    if width > 0:
+        return f"{value!s:<{width}}"
+    if width < 0:
+        return f"{value!s:>{-width}}"
+    return str(value)
+
+
+def fields(rows: Sequence[tuple[str, object]]) -> None:
+    """`Label: value` lines, the values aligned one space after the longest label."""
+    width = max(len(label) for label, _ in rows) + 2
+    for label, value in rows:
+        click.echo(f"{label + ':':<{width}}{value}")
+
+
+def page(data: dict[str, Any], line: Callable[[dict[str, Any]], str]) -> None:
+    """One page of the trail, newest first, and how to ask for the older one."""
+    for entry in data["entries"]:
+        click.echo(line(entry))
+    if data["nextCursor"]:
+        click.echo(f"(older: --before {data['nextCursor']})")

@@ -1,0 +1,52 @@
+"""`saip status` and `saip token ...`: the gateway, its MCP token and the management surface."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from saip.cli.commands import call
+from saip.cli.output import fields, json_option, listing, report
+
+
+@click.command()
+@json_option
+@click.pass_context
+def status(context: click.Context, as_json: bool) -> None:
+    """The gateway, its MCP token, the management surface and the services it depends on."""
+
+    def show(data: dict[str, Any]) -> None:
+        management, token = data["management"], data["mcp"]["token"]
+        surface = f"on ({len(management['tools'])} tools)" if management["surface"] else f"off: {management['reason']}"
+        fields(
+            [
+                ("MCP endpoint", data["mcp"]["url"]),
+                ("MCP token", "set by " + token["source"] if token["set"] else "not set"),
+                ("Management tools", surface),
+                ("Approval", f"{management['approval']}, wait {management['approvalWaitSeconds']:g} s"),
+                ("Services", ", ".join(f"{name} {state}" for name, state in data["services"].items())),
+            ]
+        )
+
+    listing(call(context, "GET", "/status"), as_json, show)
+
+
+@click.group()
+def token() -> None:
+    """The MCP bearer token that turns the management tools on."""
+
+
+@token.command()
+@click.pass_context
+def rotate(context: click.Context) -> None:
+    """Generate a new MCP token (the old one stops working on every replica). It is shown once, alone on stdout."""
+    click.echo(call(context, "POST", "/mcp-token")["data"]["token"])
+
+
+@token.command()
+@json_option
+@click.pass_context
+def remove(context: click.Context, as_json: bool) -> None:
+    """Remove the MCP token: /mcp then serves published tools only, without the management tools."""
+    report(call(context, "DELETE", "/mcp-token"), as_json)

@@ -1,0 +1,75 @@
+"""What an area is to the gateway: the service it talks to, how its contribution and its REST router are built.
+
+Each area's package declares one `Area`; `saip.gateway.areas.AREAS` lists them, and the gateway's start, health, REST
+mounting and published sources loop over that list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from fastapi import APIRouter
+
+from saip.gateway.clients import ServiceChannel
+from saip.gateway.surface.management import Contribution
+
+
+@dataclass(frozen=True)
+class Serving:
+    """A service that serves tools on /mcp: its gRPC service (ListServedTools, CallServedTool, from common.proto)
+    and the bucket whose changes change what it serves."""
+
+    grpc_service: str
+    bucket: str
+
+
+@dataclass(frozen=True)
+class Service:
+    """A saip service the gateway calls over gRPC; its address is the gateway's `<name>.addr`, and the gateway keeps
+    one channel to it, whichever areas talk to it."""
+
+    name: str
+    deadline: float = 10.0
+    serves: Serving | None = None
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """What an area may read of the rest of the gateway."""
+
+    # The tool names /mcp serves from sources other than the area's own service (a new name must not shadow one).
+    served_elsewhere: Callable[[], set[str]]
+    # The registrar's status and the token's, as `saip://status/management` shows them.
+    management_status: Callable[[], dict[str, Any]]
+
+
+C = TypeVar("C", bound=Contribution)
+
+
+@dataclass(frozen=True)
+class Area(Generic[C]):
+    """One area: its service, its contribution (built over the service's channel) and its REST router (built from the
+    contribution)."""
+
+    service: Service
+    contribution: Callable[[ServiceChannel, Surroundings], C]
+    router: Callable[[C], APIRouter]
+
+    def open(self, channel: ServiceChannel, surroundings: Surroundings) -> OpenArea:
+        contribution = self.contribution(channel, surroundings)
+        return OpenArea(self.service, contribution, self.router(contribution))
+
+
+@dataclass(frozen=True)
+class OpenArea:
+    """An area of one gateway: its contribution and router, offered on /mcp once its service is configured."""
+
+    service: Service
+    contribution: Contribution
+    router: APIRouter
+
+    @property
+    def name(self) -> str:
+        return self.contribution.category

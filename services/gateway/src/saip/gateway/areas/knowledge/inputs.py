@@ -1,0 +1,120 @@
+"""The knowledge tools' arguments, strict, each able to say what it will do and to become its gRPC request."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from saip.gateway.surface.management import Input
+from saip.v1 import knowledge_pb2 as pb
+
+# Larger documents go by path or URL: a gRPC message is at most 4 MiB, and a character up to 4 bytes.
+MAX_TEXT = 1_000_000
+
+
+class IngestInput(Input):
+    path: str | None = Field(
+        default=None,
+        max_length=4096,
+        description="Absolute path of a file inside an ingest root (saip_knowledge_status lists the roots).",
+    )
+    url: str | None = Field(default=None, max_length=4096, description="An http(s) URL on a public address.")
+    text: str | None = Field(
+        default=None, max_length=MAX_TEXT, description="The text itself (up to 1,000,000 characters), read as markdown."
+    )
+    name: str | None = Field(
+        default=None,
+        max_length=200,
+        description="A unique name for the document; the file or URL name (or text-<hash>) when omitted.",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> IngestInput:
+        given = [key for key in ("path", "url", "text") if getattr(self, key) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of path, url or text (got {', '.join(given) or 'none'})")
+        return self
+
+    def request(self) -> pb.IngestDocumentRequest:
+        request = pb.IngestDocumentRequest(name=self.name or "")
+        if self.path is not None:
+            request.path = self.path
+        elif self.url is not None:
+            request.url = self.url
+        else:
+            request.text = self.text or ""
+        return request
+
+    def described(self) -> str:
+        if self.path is not None:
+            what = f"the file {self.path}"
+        elif self.url is not None:
+            what = f"the page {self.url}"
+        else:
+            what = f"{len(self.text or '')} characters of text"
+        return f"ingest {what}" + (f" as '{self.name}'" if self.name else "")
+
+
+class NamedInput(Input):
+    name: str = Field(min_length=1, max_length=200, description="The exact name, as the list shows it.")
+
+
+class PipelineInput(Input):
+    name: str = Field(min_length=1, max_length=200, description="The pipeline's name; an existing one is updated.")
+    documents: list[str] = Field(
+        default_factory=list, max_length=500, description="Document names in scope; empty means every document."
+    )
+    topK: int | None = Field(default=None, ge=1, le=50, description="Passages returned (default 5).")
+    threshold: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="Minimum relevance, 0 to 1 (default 0.35)."
+    )
+    rerank: bool | None = Field(default=None, description="True: best passages first (default); false: reading order.")
+
+    def described(self) -> str:
+        return f"apply the pipeline '{self.name}' over " + (", ".join(self.documents) or "every document")
+
+    def request(self) -> pb.ApplyPipelineRequest:
+        request = pb.ApplyPipelineRequest(name=self.name, documents=self.documents)
+        if self.topK is not None:
+            request.top_k = self.topK
+        if self.threshold is not None:
+            request.threshold = self.threshold
+        if self.rerank is not None:
+            request.rerank = self.rerank
+        return request
+
+
+class SearchInput(Input):
+    query: str = Field(min_length=1, max_length=2000, description="The question or keywords.")
+    pipeline: str | None = Field(
+        default=None, max_length=200, description="A pipeline's name; every document with the defaults when omitted."
+    )
+    topK: int | None = Field(default=None, ge=1, le=50, description="Passages returned (the pipeline's when omitted).")
+
+    def request(self) -> pb.SearchRequest:
+        request = pb.SearchRequest(query=self.query, pipeline=self.pipeline or "")
+        if self.topK is not None:
+            request.top_k = self.topK
+        return request
+
+
+class SuggestInput(Input):
+    pipeline: str | None = Field(default=None, max_length=200, description="One pipeline; every pipeline when omitted.")
+
+
+class PublishInput(Input):
+    name: str = Field(
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z][A-Za-z0-9_-]*$",
+        description="The tool's name on /mcp: letters, digits, '_' or '-'; not starting with 'saip_'.",
+    )
+    description: str = Field(
+        min_length=1, max_length=1024, description="When an AI should use the tool; suggest_tools drafts one."
+    )
+    pipeline: str = Field(min_length=1, max_length=200, description="The pipeline the tool searches.")
+
+    def described(self) -> str:
+        return (
+            f"publish the knowledge tool '{self.name}' on /mcp, searching the pipeline '{self.pipeline}': "
+            f"{self.description[:200]}"
+        )

@@ -1,0 +1,157 @@
+"""The monitor area: read-only tools over the audit trail and the management surface's own state, and the chain
+check and live tail the person reads (REST, `saip audit`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, Protocol
+
+from pydantic import Field
+
+from saip.gateway.areas.monitor import views
+from saip.gateway.areas.monitor.client import AuditClient
+from saip.gateway.areas.words import plural
+from saip.gateway.surface.declare import Declared, resource, tool
+from saip.gateway.surface.management import Input, Level, ManagementResult, OutcomeName
+from saip.gateway.surface.registrar import described
+from saip.v1 import audit_pb2
+
+
+class Page(Protocol):
+    """A page of the trail as the audit service answers it (management calls, tool calls, risk events)."""
+
+    @property
+    def entries(self) -> Sequence[Any]: ...
+
+    @property
+    def next_before_seq(self) -> int: ...
+
+
+class PageInput(Input):
+    limit: int = Field(default=20, ge=1, le=500, description="How many entries to return (1 to 500).")
+    before: int = Field(
+        default=0,
+        ge=0,
+        description="0 for the newest entries; otherwise the nextCursor of the previous page, for older ones.",
+    )
+
+
+class ManagementLogInput(PageInput):
+    tool: str | None = Field(default=None, max_length=128, description="Only calls of this exact tool name.")
+    outcome: OutcomeName | None = Field(default=None, description="Only calls that ended with this outcome.")
+
+
+class ToolCallsInput(PageInput):
+    tool: str | None = Field(default=None, max_length=128, description="Only calls of this exact tool name.")
+
+
+class RiskEventsInput(PageInput):
+    type: str | None = Field(
+        default=None,
+        max_length=64,
+        description="Only events of this type, e.g. MANAGEMENT, sandbox-guard-blocked, poisoning-hit.",
+    )
+
+
+class HitlInput(Input):
+    recent: int = Field(default=10, ge=1, le=100, description="How many recent decided calls to include.")
+
+
+class MonitorArea(Declared):
+    category = "monitor"
+
+    def __init__(self, audit: AuditClient, status: Callable[[], dict[str, Any]]) -> None:
+        self._audit = audit
+        self._status = status
+
+    @tool(Level.READ, "saip overview", idempotent=True)
+    async def overview(self) -> ManagementResult:
+        """The state of saip at a glance: whether the management surface is on (and the reason when it is not), the
+        approval mode and wait, how the recent management calls ended, recent risk events by type, and the audit
+        chain. Read it first when asked what happened or whether saip is healthy."""
+        management = self._status()
+        audit = views.overview(await self._audit.overview())
+        outcomes = audit["managementOutcomes"]
+        recent = ", ".join(f"{count} {name}" for name, count in outcomes.items() if count) or "none"
+        message = (
+            f"Management surface {described(management)}; approval mode {management['approval']}. "
+            f"Last {audit['window']} management calls: {recent}. "
+            f"Audit chain: {audit['chain']['length']} entries, {audit['pendingRecords']} records waiting to be chained."
+        )
+        return ManagementResult(True, message, data={"management": management, "audit": audit})
+
+    @tool(Level.READ, "Management call log", idempotent=True)
+    async def management_log(self, arguments: ManagementLogInput) -> ManagementResult:
+        """Recent saip_* management calls, newest first, from the durable audit trail: the client, tool, level,
+        outcome, duration, the person's approval decision, and masked summaries of the arguments and the result. For
+        older calls pass `before` = the nextCursor of the previous page."""
+        request = audit_pb2.ListManagementCallsRequest(
+            limit=arguments.limit, before_seq=arguments.before, tool=arguments.tool or ""
+        )
+        if arguments.outcome:
+            request.outcome = views.outcome_value(arguments.outcome)
+        return _listed(await self._audit.management_calls(request), views.management_call, "management call")
+
+    @tool(Level.READ, "Published tool call log", idempotent=True)
+    async def tool_calls(self, arguments: ToolCallsInput) -> ManagementResult:
+        """Recent calls of the published tools (authored and knowledge tools, not the saip_* management tools),
+        newest first, from the durable audit trail: the client, tool, source, outcome, duration, the person's decision
+        when the tool asks, and masked arguments and results. For older calls pass `before` = the nextCursor of the
+        previous page."""
+        request = audit_pb2.ListToolCallsRequest(
+            limit=arguments.limit, before_seq=arguments.before, tool=arguments.tool or ""
+        )
+        return _listed(await self._audit.tool_calls(request), views.tool_call, "tool call")
+
+    @tool(Level.READ, "Risk events", idempotent=True)
+    async def risk_events(self, arguments: RiskEventsInput) -> ManagementResult:
+        """Recent risk events, newest first: a MANAGEMENT event for every management call that was not a successful
+        read (warn for destructive calls and failures), and the signals services raise (sandbox-guard-blocked,
+        poisoning-hit, hash-ledger-mismatch, ...). Page with `before`."""
+        request = audit_pb2.ListRiskEventsRequest(
+            limit=arguments.limit, before_seq=arguments.before, type=arguments.type or ""
+        )
+        return _listed(await self._audit.risk_events(request), views.risk_event, "risk event")
+
+    @tool(Level.READ, "Approval decisions", idempotent=True)
+    async def hitl(self, arguments: HitlInput) -> ManagementResult:
+        """The person's approval decisions since the audit collector started, by side (server: the approval gate;
+        chat: chat turns) and decision (approved, declined, timeout, elicit-failed, denied) — the same counters the
+        Safety dashboard shows — the approval rate, and the most recent calls that needed a decision."""
+        data = views.hitl(await self._audit.hitl(audit_pb2.GetHitlSummaryRequest(recent=arguments.recent)))
+        message = (
+            f"{data['questions']} approval decisions since {data['since'] or 'the collector started'}; "
+            f"approval rate {data['approvalRate']:.0%}."
+        )
+        return ManagementResult(True, message, data=data)
+
+    @resource("saip://status/management", "Management surface status", mime_type="application/json")
+    async def status_json(self) -> str:
+        """Whether the management tools are offered (or why not), the approval mode and wait, and the registered
+        tools, resources and prompts; JSON, fresh on every read."""
+        return json.dumps(self._status(), indent=2, sort_keys=True)
+
+    # The person's side only: the chain check and the live tail (REST and `saip audit`).
+
+    async def verify(self) -> ManagementResult:
+        """Walk the hash chain; not ok, naming the first broken link, when it does not hold."""
+        data = views.verify(await self._audit.verify())
+        if data["ok"]:
+            message = f"chain intact: {data['checked']} entries checked (#{data['firstIndex']}..#{data['lastIndex']})"
+        else:
+            broken = data["broken"]
+            message = f"chain broken at entry #{broken['index']} (cursor {broken['cursor']}): {broken['reason']}"
+        return ManagementResult(data["ok"], message, data=data)
+
+    async def tail(self, backlog: int) -> AsyncIterator[dict[str, Any]]:
+        """The last `backlog` chained records, then each new one as it is chained, each tagged with its kind."""
+        async for entry in self._audit.tail(backlog):
+            yield views.record(entry)
+
+
+def _listed(reply: Page, view: Callable[[Any], dict[str, Any]], noun: str) -> ManagementResult:
+    """One page of the trail, newest first, and how many it holds."""
+    entries = [view(entry) for entry in reply.entries]
+    data = views.page(entries, reply.next_before_seq)
+    return ManagementResult(True, f"{plural(len(entries), noun)}, newest first.", data=data)

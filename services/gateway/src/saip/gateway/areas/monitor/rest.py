@@ -1,0 +1,72 @@
+"""The person's side of the monitor area under /api/v1/audit: the monitor tools' methods, the chain check, and the
+live tail (the one route that streams: NDJSON, one chained record a line)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from fastapi.responses import StreamingResponse
+
+from saip.gateway.areas.monitor.contribution import (
+    HitlInput,
+    ManagementLogInput,
+    MonitorArea,
+    RiskEventsInput,
+    ToolCallsInput,
+)
+from saip.gateway.rest import Envelope, area_router
+from saip.gateway.surface.management import OutcomeName
+
+Limit = Annotated[int, Query(ge=1, le=500, description="How many entries (1 to 500)")]
+Before = Annotated[int, Query(ge=0, description="0 for the newest; otherwise the nextCursor of the previous page")]
+ToolName = Annotated[str | None, Query(max_length=128, description="Only calls of this exact tool name")]
+NDJSON = "application/x-ndjson"
+
+
+def router(area: MonitorArea) -> APIRouter:
+    api = area_router(
+        "/audit",
+        {
+            "/overview": ("Recent management outcomes, risk events, the audit chain", area.overview),
+            "/verify": ("Walk the audit hash chain; ok false and data.broken name the first broken link", area.verify),
+        },
+    )
+
+    @api.get("/management-log", summary="Management calls, newest first (data: entries, count, nextCursor)")
+    async def management_log(
+        limit: Limit = 20, before: Before = 0, tool: ToolName = None, outcome: OutcomeName | None = None
+    ) -> Envelope:
+        arguments = ManagementLogInput(limit=limit, before=before, tool=tool, outcome=outcome)
+        return Envelope.of(await area.management_log(arguments))
+
+    @api.get("/tool-calls", summary="Published tool calls, newest first (data: entries, count, nextCursor)")
+    async def tool_calls(limit: Limit = 20, before: Before = 0, tool: ToolName = None) -> Envelope:
+        return Envelope.of(await area.tool_calls(ToolCallsInput(limit=limit, before=before, tool=tool)))
+
+    @api.get("/risk-events", summary="Risk events, newest first (data: entries, count, nextCursor)")
+    async def risk_events(
+        limit: Limit = 20, before: Before = 0, type: Annotated[str | None, Query(max_length=64)] = None
+    ) -> Envelope:
+        return Envelope.of(await area.risk_events(RiskEventsInput(limit=limit, before=before, type=type)))
+
+    @api.get("/hitl", summary="Approval decisions by side and decision, and the approval rate")
+    async def hitl(recent: Annotated[int, Query(ge=1, le=100)] = 10) -> Envelope:
+        return Envelope.of(await area.hitl(HitlInput(recent=recent)))
+
+    @api.get(
+        "/tail",
+        summary="The last entries, then every new one as it is chained (NDJSON, one record a line)",
+        response_class=StreamingResponse,
+        responses={200: {"content": {NDJSON: {"schema": {"type": "object"}}}, "description": "One record a line"}},
+    )
+    async def tail(backlog: Annotated[int, Query(ge=1, le=500)] = 20) -> StreamingResponse:
+        async def lines() -> AsyncIterator[bytes]:
+            async for record in area.tail(backlog):
+                yield (json.dumps(record, ensure_ascii=False) + "\n").encode()
+
+        return StreamingResponse(lines(), media_type=NDJSON)
+
+    return api

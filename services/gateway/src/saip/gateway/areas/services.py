@@ -1,0 +1,11 @@
+"""The saip services the gateway's areas talk to, one line each (`<name>.addr` in the gateway's settings holds the
+address of each; an area names one of these)."""
+
+from __future__ import annotations
+
+from saip.common import names
+from saip.gateway.areas.base import Service, Serving
+
+AUDIT = Service("audit", deadline=5.0)
+TOOLS = Service("tools", serves=Serving("saip.v1.ToolsService", names.TOOLS_BUCKET))
+KNOWLEDGE = Service("knowledge", serves=Serving("saip.v1.KnowledgeService", names.KNOWLEDGE_BUCKET))

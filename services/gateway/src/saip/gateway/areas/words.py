@@ -1,0 +1,14 @@
+"""The words every area's JSON views share: a timestamp as the AI and the person read it, a counted noun."""
+
+from __future__ import annotations
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+
+def when(stamp: Timestamp) -> str | None:
+    """RFC 3339, or None for a timestamp never set."""
+    return stamp.ToJsonString() if stamp.seconds or stamp.nanos else None
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"

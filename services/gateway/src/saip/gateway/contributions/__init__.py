@@ -1,1 +1,0 @@
-"""The management areas, one contribution each."""

@@ -1,0 +1,193 @@
+"""The person's REST API under /api/v1 (admin token only): one answer shape, errors mapped in one place, and the
+gateway's own routes (status, the MCP token). Each area adds its router, built from its contribution.
+
+Every answer is the envelope the AI gets from the same method, `{ok, message, persisted, restartRequired, warnings,
+data}`; an error is that envelope with `ok` false and `data` null, under its HTTP status. The one exception is the
+audit tail, a stream of NDJSON lines (docs/rest.md).
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Annotated, Any, Literal, Protocol
+
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.exceptions import HTTPException
+
+from saip.gateway.errors import (
+    AdminTokenRequired,
+    GatewayError,
+    InvalidArguments,
+    ServiceUnavailable,
+    TokenManagedByConfiguration,
+)
+from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.surface.management import ManagementResult, problems
+
+PREFIX = "/api/v1"
+METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="saip-admin"'}
+# The admin token, as /api/docs shows it (its Authorize button); a missing or wrong one is answered below, as 401.
+ADMIN = HTTPBearer(auto_error=False, scheme_name="adminToken", description="The admin token (SAIP_ADMIN_TOKEN)")
+# The statuses of the gateway's errors, the first class that matches wins (a subclass before its base).
+STATUSES: tuple[tuple[type[GatewayError], int], ...] = (
+    (AdminTokenRequired, 401),
+    (TokenManagedByConfiguration, 409),
+    (InvalidArguments, 422),
+    (ServiceUnavailable, 503),  # ServiceNotConfigured too: its sentence says which key to set
+    (GatewayError, 400),  # a service's refusal (ServiceRefused), a reserved name: the sentence names the rule
+)
+
+
+class Envelope(BaseModel):
+    """Every /api/v1 answer: the result of the same method the AI reaches through a saip_* tool."""
+
+    # Every answer carries every field: the schema /api/docs shows says so.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    ok: bool = Field(description="Whether the call did what was asked (a failed Local Pass is 200 with ok false).")
+    message: str = Field(description="One sentence of what happened, or what to do instead.")
+    persisted: bool = Field(default=False, description="Whether something was stored.")
+    restartRequired: bool = Field(default=False, description="Whether the change takes effect only after a restart.")
+    warnings: list[str] = Field(default_factory=list)
+    data: Any = Field(default=None, description="What the call returns; each route's summary says what.")
+
+    @classmethod
+    def of(cls, result: ManagementResult) -> Envelope:
+        return cls.model_validate(result.envelope())
+
+
+class Failure(Envelope):
+    """An error: the envelope with ok false and no data; the message says what to do instead."""
+
+    ok: Literal[False] = False
+    data: None = None
+
+
+def failed(status: int, description: str) -> dict[int | str, dict[str, Any]]:
+    """An error status for a route's (or router's) `responses`, documented with the Failure envelope."""
+    return {status: {"model": Failure, "description": description}}
+
+
+# What any route can answer besides 200, and what a route of an area can (each area's router declares these).
+ANY_ERRORS = {
+    **failed(401, "No admin token, or a wrong one (WWW-Authenticate: Bearer)"),
+    **failed(422, "The request does not fit the schema: the message names each problem"),
+}
+AREA_ERRORS = {
+    **failed(400, "The owning service refused: the message names the rule and what to do instead"),
+    **failed(503, "The owning service is unreachable, or not configured (the message names the key to set)"),
+}
+
+
+Read = Callable[[], Awaitable[ManagementResult]]
+
+
+def area_router(prefix: str, reads: Mapping[str, tuple[str, Read]]) -> APIRouter:
+    """An area's router under its prefix (also its tag in /api/docs), answering the errors an area's routes may,
+    with its GET routes that take nothing: {path: (summary, method)}."""
+    api = APIRouter(prefix=prefix, tags=[prefix.strip("/")], responses=AREA_ERRORS)
+    _reads(api, reads)
+    return api
+
+
+def _reads(api: APIRouter, routes: Mapping[str, tuple[str, Read]]) -> None:
+    for path, (summary, method) in routes.items():
+        api.add_api_route(path, _answering(method), methods=["GET"], summary=summary, name=method.__name__)
+
+
+def _answering(method: Read) -> Callable[[], Awaitable[Envelope]]:
+    async def answer() -> Envelope:
+        return Envelope.of(await method())
+
+    return answer
+
+
+def install(app: FastAPI) -> None:
+    """Every error becomes its HTTP answer in `answer`: the gateway's errors by class, invalid requests as 422, and
+    the framework's own (an unknown method, say) in the same envelope."""
+
+    async def handler(_: Request, exc: Exception) -> JSONResponse:
+        return answer(exc)
+
+    for kind in (GatewayError, RequestValidationError, ValidationError, HTTPException):
+        app.add_exception_handler(kind, handler)
+
+
+def answer(exc: Exception) -> JSONResponse:
+    """The one place an error becomes an HTTP status and a Failure envelope whose message says what to do instead."""
+    if isinstance(exc, GatewayError):
+        status = next(code for kind, code in STATUSES if isinstance(exc, kind))
+        return failure(status, str(exc), CHALLENGE if status == 401 else None)
+    if isinstance(exc, RequestValidationError | ValidationError):
+        return failure(422, f"Invalid request: {problems(exc.errors())}. Send it again as /api/docs describes.")
+    if isinstance(exc, HTTPException):
+        return failure(exc.status_code, str(exc.detail), exc.headers)
+    raise exc
+
+
+def failure(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(Failure(message=message).model_dump(), status, headers=headers)
+
+
+class Operations(Protocol):
+    """The gateway's own methods the person reaches here (and `saip status`, `saip token`)."""
+
+    async def status(self, mcp_url: str) -> ManagementResult: ...
+
+    async def management(self) -> ManagementResult: ...
+
+    async def rotate_token(self) -> ManagementResult: ...
+
+    async def remove_token(self) -> ManagementResult: ...
+
+
+def router(
+    *, admin_token: str, metrics: GatewayMetrics, operations: Operations, areas: Sequence[APIRouter]
+) -> APIRouter:
+    async def require_admin(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(ADMIN)]) -> None:
+        presented = credentials.credentials if credentials is not None else ""
+        if not presented or not hmac.compare_digest(presented.encode(), admin_token.encode()):
+            metrics.auth_rejected.labels("api").inc()
+            raise AdminTokenRequired()
+
+    api = APIRouter(prefix=PREFIX, dependencies=[Depends(require_admin)], responses=ANY_ERRORS)
+
+    @api.get("/status", summary="The gateway, its token, the management surface and the services it depends on")
+    async def status(request: Request) -> Envelope:
+        return Envelope.of(await operations.status(str(request.base_url) + "mcp"))
+
+    _reads(
+        api, {"/management/status": ("Whether the management tools are offered, and why not", operations.management)}
+    )
+
+    # The token is NATS's to store: it may be away; and a token set in configuration is not the API's to change.
+    token_errors = {
+        **failed(409, "The MCP token is set in configuration; the message names the key to change"),
+        **failed(503, "NATS is unreachable; nothing changed"),
+    }
+
+    @api.post(
+        "/mcp-token", summary="Generate (or rotate) the MCP token; data.token is shown once", responses=token_errors
+    )
+    async def rotate_token() -> Envelope:
+        return Envelope.of(await operations.rotate_token())
+
+    @api.delete("/mcp-token", summary="Remove the MCP token (the management tools go away)", responses=token_errors)
+    async def remove_token() -> Envelope:
+        return Envelope.of(await operations.remove_token())
+
+    for area in areas:
+        api.include_router(area)
+
+    # Last: a path or method no route takes answers in the same shape (otherwise /mcp's app would, in plain text).
+    @api.api_route("/{path:path}", methods=sorted(METHODS), include_in_schema=False)
+    async def unknown(request: Request) -> JSONResponse:
+        return failure(404, f"There is no {request.method} {request.url.path}; /api/docs lists the routes.")
+
+    return api

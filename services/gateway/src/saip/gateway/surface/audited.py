@@ -1,0 +1,183 @@
+"""The audited-call core both gates share (the management gate and the published tools' gate).
+
+A call is one `Call` from its arrival to its answer: who asked for which tool with which arguments, and what the
+person decided. `Auditor.run` runs the gate's body and records the call once it ended (never while a question is
+out), and records it as abandoned when the client goes away mid-call. `Auditor.record` is the one place an audit
+record is built, published and timed; the kind of call (`ManagementToolCall`, `PublishedToolCall`) adds its own
+fields, subject and latency metric.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, Protocol, TypeVar
+
+import anyio
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from saip.common import names
+from saip.common.masking import Masker
+from saip.gateway.errors import ServiceRefused, ServiceUnavailable
+from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.surface.approval import Asked, Decided, Decision
+from saip.gateway.surface.management import Approval, Caller, Level, Outcome
+from saip.v1 import common_pb2, events_pb2
+
+logger = logging.getLogger(__name__)
+
+ABANDONED = "Tool '{tool}' was not completed: the client went away before the call finished."
+UNEXPECTED = "Unexpected error: {message}"
+RESULT_LIMIT = 2000  # characters of the (masked) result a record keeps
+
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+class AuditSink(Protocol):
+    async def publish(self, subject: str, record: events_pb2.AuditRecord, record_id: str) -> str | None:
+        """Store the record; returns a warning when it could not be stored durably."""
+        ...
+
+
+@dataclass
+class Call(ABC):
+    """One call through a gate."""
+
+    tool: str
+    caller: Caller
+    arguments: dict[str, Any] | None
+    started: float = field(default_factory=time.time)
+    decision: Decided | None = None
+    asked_at: float | None = None  # set while a question is out
+
+    def asking(self) -> None:
+        self.asked_at = time.time()
+
+    @abstractmethod
+    def audit_record(self, common: dict[str, Any], masker: Masker) -> tuple[str, events_pb2.AuditRecord]:
+        """The subject and the record of this kind of call, from the fields every record has."""
+
+    @abstractmethod
+    def observe(self, metrics: GatewayMetrics, outcome: Outcome, seconds: float) -> None:
+        """Time the call on this kind's latency metric."""
+
+
+@dataclass
+class ManagementToolCall(Call):
+    category: str = ""
+    level: Level = Level.READ  # the tool's own level, until its approval plan is made
+    approval: Approval | None = None
+
+    def audit_record(self, common: dict[str, Any], masker: Masker) -> tuple[str, events_pb2.AuditRecord]:
+        approval = self.planned
+        record = events_pb2.ManagementCall(
+            **common,
+            category=self.category,
+            level=approval.level.proto,
+            summary=masker.text(approval.summary),
+            high_risk=approval.high_risk,
+        )
+        return names.AUDIT_MANAGEMENT, events_pb2.AuditRecord(management=record)
+
+    def observe(self, metrics: GatewayMetrics, outcome: Outcome, seconds: float) -> None:
+        metrics.management_call_seconds.labels(self.planned.level.value, outcome.value).observe(seconds)
+
+    @property
+    def planned(self) -> Approval:
+        return self.approval or Approval(self.level, "")
+
+
+@dataclass
+class PublishedToolCall(Call):
+    source: str = ""
+
+    def audit_record(self, common: dict[str, Any], masker: Masker) -> tuple[str, events_pb2.AuditRecord]:
+        side = common_pb2.HITL_SIDE_SERVER if self.decision else common_pb2.HITL_SIDE_UNSPECIFIED
+        record = events_pb2.ToolCall(**common, source=self.source, side=side)
+        return names.AUDIT_TOOL, events_pb2.AuditRecord(tool_call=record)
+
+    def observe(self, metrics: GatewayMetrics, outcome: Outcome, seconds: float) -> None:
+        metrics.tool_call_seconds.labels(self.source or "unknown", outcome.value).observe(seconds)
+
+
+@dataclass(frozen=True)
+class Ended(Generic[R]):
+    """A call that finished (it ran, failed or was refused): the gate's answer, how it ended, the text the record
+    keeps, and a warning when the record could not be stored durably."""
+
+    answer: R
+    outcome: Outcome
+    said: str
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The owning service's side of a call did not give an answer; `message` tells the AI why."""
+
+    message: str
+
+
+class Auditor:
+    def __init__(
+        self, *, sink: AuditSink, replica: str, metrics: GatewayMetrics, masker: Callable[[], Masker] = Masker
+    ) -> None:
+        self._sink = sink
+        self._replica = replica
+        self._metrics = metrics
+        self._masker = masker
+
+    async def run(self, call: Call, body: Callable[[], Awaitable[Ended[R] | Asked]]) -> Ended[R] | Asked:
+        """The gate's body, then the call's record; a question that goes back to the client is not recorded yet."""
+        try:
+            ended = await body()
+        except anyio.get_cancelled_exc_class():
+            if call.asked_at is not None and call.decision is None:
+                # The question was out when the client went away: nobody decided, the asking failed.
+                call.decision = Decided(Decision.ELICIT_FAILED, time.time() - call.asked_at, "the client went away")
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await self.record(call, ABANDONED.format(tool=call.tool), Outcome.ERROR)
+            raise
+        if isinstance(ended, Asked):
+            return ended
+        return replace(ended, warning=await self.record(call, ended.said, ended.outcome))
+
+    async def attempt(self, call: Call, run: Callable[[], Awaitable[T]]) -> T | Failed:
+        """Run the owning service's side of the call. A refusal or an outage is the service's own sentence; anything
+        else is logged and answered with its masked message, never taking the gateway down."""
+        try:
+            return await run()
+        except (ServiceRefused, ServiceUnavailable) as exc:
+            return Failed(str(exc))
+        except Exception as exc:  # the outermost edge of one call
+            logger.exception("tool call failed", extra={"tool": call.tool})
+            return Failed(UNEXPECTED.format(message=self._masker().text(str(exc)) or type(exc).__name__))
+
+    async def record(self, call: Call, said: str, outcome: Outcome) -> str | None:
+        """Build the call's audit record (masked), publish it, and time the call."""
+        masker = self._masker()
+        duration = time.time() - call.started
+        stamp = Timestamp()
+        stamp.FromNanoseconds(int(call.started * 1e9))
+        decision = call.decision
+        common: dict[str, Any] = {
+            "id": str(uuid.uuid4()),
+            "time": stamp,
+            "gateway": self._replica,
+            "caller": call.caller.proto,
+            "tool": call.tool,
+            "outcome": outcome.proto,
+            "duration_ms": int(duration * 1000),
+            "arguments": masker.json(call.arguments or {}),
+            "result": masker.text(said)[:RESULT_LIMIT],
+            "hitl": decision.decision.proto if decision else common_pb2.HITL_DECISION_UNSPECIFIED,
+            "approval_seconds": decision.waited if decision else 0.0,
+        }
+        subject, record = call.audit_record(common, masker)
+        call.observe(self._metrics, outcome, duration)
+        return await self._sink.publish(subject, record, common["id"])

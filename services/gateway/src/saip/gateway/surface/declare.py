@@ -1,0 +1,202 @@
+"""Declaring an area's share of the management surface: one short block per tool, resource, template or prompt.
+
+    class WeatherArea(Declared):
+        category = "weather"
+
+        @tool(Level.READ, "Get the forecast", idempotent=True)
+        async def forecast(self, arguments: CityInput) -> ManagementResult:
+            '''The forecast for one city, by the hour (this docstring is the description the AI reads).'''
+            ...
+
+The tool is `saip_<category>_<method>` (`verb=` names it otherwise), its input model is the annotation of the
+handler's argument (no argument: the tool takes none), a `Caller` parameter receives the caller, and its
+description is the docstring, its lines joined. The REST API and the command line call the same methods directly.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar, get_type_hints
+
+import mcp_types as types
+
+from saip.gateway.surface.management import (
+    Approval,
+    Caller,
+    Input,
+    Level,
+    ManagementPrompt,
+    ManagementResource,
+    ManagementResourceTemplate,
+    ManagementResult,
+    ManagementTool,
+    NoInput,
+)
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+_M = TypeVar("_M")
+# A planner is a function of the area (declared above the tool it plans) and the bound arguments.
+Planner = Callable[[Any, Any], Approval | Awaitable[Approval]]
+
+_MARK = "__saip_declared__"
+
+
+@dataclass(frozen=True)
+class _Tool:
+    verb: str | None
+    level: Level
+    title: str
+    summary: str | Callable[[Any], str]
+    planner: Planner | None
+    idempotent: bool
+    open_world: bool
+
+
+@dataclass(frozen=True)
+class _Resource:
+    uri: str
+    name: str
+    mime_type: str
+    template: bool
+
+
+@dataclass(frozen=True)
+class _Prompt:
+    name: str
+    arguments: Sequence[types.PromptArgument]
+
+
+def tool(
+    level: Level,
+    title: str,
+    *,
+    verb: str | None = None,
+    summary: str | Callable[[Any], str] = "",
+    planner: Planner | None = None,
+    idempotent: bool = False,
+    open_world: bool = False,
+) -> Callable[[F], F]:
+    """A management tool: `summary` (text, or computed from the arguments) is what the approval question quotes;
+    a `planner` replaces level and summary when the plan must read the owning service first."""
+    return _marking(_Tool(verb, level, title, summary, planner, idempotent, open_world))
+
+
+def resource(uri: str, name: str, *, mime_type: str = "text/markdown") -> Callable[[F], F]:
+    """A fixed-URI resource, read fresh on every read: `async def read(self) -> str`."""
+    return _marking(_Resource(uri, name, mime_type, template=False))
+
+
+def template(uri_template: str, name: str, *, mime_type: str = "text/markdown") -> Callable[[F], F]:
+    """A resource template: `async def read(self, variables: dict[str, str]) -> str`."""
+    return _marking(_Resource(uri_template, name, mime_type, template=True))
+
+
+def prompt(name: str, *, arguments: Sequence[types.PromptArgument] = ()) -> Callable[[F], F]:
+    """A prompt: `async def render(self, arguments: dict[str, str]) -> types.GetPromptResult`."""
+    return _marking(_Prompt(name, arguments))
+
+
+def _marking(declaration: object) -> Callable[[F], F]:
+    def mark(method: F) -> F:
+        setattr(method, _MARK, declaration)
+        return method
+
+    return mark
+
+
+class Declared:
+    """An area's contribution made of its declared methods (what the registrar reads: `Contribution`)."""
+
+    category: str  # set by each area's class
+
+    def tools(self) -> list[ManagementTool]:
+        return [self._tool(attr, mark) for attr, mark, _ in self._marked(_Tool)]
+
+    def resources(self) -> list[ManagementResource]:
+        return [
+            ManagementResource(mark.uri, mark.name, _description(attr, read), read, mark.mime_type)
+            for attr, mark, read in self._marked(_Resource)
+            if not mark.template
+        ]
+
+    def resource_templates(self) -> list[ManagementResourceTemplate]:
+        return [
+            ManagementResourceTemplate(mark.uri, mark.name, _description(attr, read), read, mark.mime_type)
+            for attr, mark, read in self._marked(_Resource)
+            if mark.template
+        ]
+
+    def prompts(self) -> list[ManagementPrompt]:
+        return [
+            ManagementPrompt(mark.name, _description(attr, render), render, mark.arguments)
+            for attr, mark, render in self._marked(_Prompt)
+        ]
+
+    def _marked(self, kind: type[_M]) -> list[tuple[str, _M, Any]]:
+        """Each declaration of this kind: the method's name, what was declared, the bound method."""
+        return [(attr, mark, getattr(self, attr)) for attr, mark in _declared(type(self)) if isinstance(mark, kind)]
+
+    def _tool(self, attr: str, mark: _Tool) -> ManagementTool:
+        method = getattr(self, attr)
+        model, takes_input, takes_caller = _signature(getattr(type(self), attr))
+
+        async def handler(arguments: Input, caller: Caller) -> ManagementResult:
+            given = [*([arguments] if takes_input else []), *([caller] if takes_caller else [])]
+            result: ManagementResult = await method(*given)
+            return result
+
+        return ManagementTool(
+            name=f"saip_{self.category.replace('-', '_')}_{mark.verb or attr}",
+            category=self.category,
+            title=mark.title,
+            description=_description(attr, method),
+            input_model=model,
+            level=mark.level,
+            handler=handler,
+            summary=mark.summary,
+            planner=functools.partial(mark.planner, self) if mark.planner is not None else None,
+            idempotent=mark.idempotent,
+            open_world=mark.open_world,
+        )
+
+
+def _declared(cls: type) -> tuple[tuple[str, object], ...]:
+    """Every declared method of the class and its bases, in the order they were written (an override keeps its
+    place)."""
+    found: dict[str, object] = {}
+    for klass in reversed(cls.__mro__):
+        for attr, value in vars(klass).items():
+            mark = getattr(value, _MARK, None)
+            if mark is not None:
+                found[attr] = mark
+    return tuple(found.items())
+
+
+@functools.cache
+def _signature(method: Callable[..., Any]) -> tuple[type[Input], bool, bool]:
+    """The input model a tool's handler takes (NoInput when none) and whether it takes the caller."""
+    hints = get_type_hints(method)
+    model: type[Input] = NoInput
+    takes_input = takes_caller = False
+    for name in list(inspect.signature(method).parameters)[1:]:
+        hint = hints.get(name)
+        if hint is Caller:
+            takes_caller = True
+        elif isinstance(hint, type) and issubclass(hint, Input) and not takes_input and not takes_caller:
+            model, takes_input = hint, True
+        else:
+            raise TypeError(
+                f"{method.__qualname__}: a tool's handler takes its arguments (an Input model) and then, "
+                f"optionally, the Caller; '{name}' is neither"
+            )
+    return model, takes_input, takes_caller
+
+
+def _description(attr: str, method: Any) -> str:
+    text = inspect.getdoc(method)
+    if not text:
+        raise TypeError(f"{attr}: write the description the AI reads as the method's docstring")
+    return " ".join(text.split())

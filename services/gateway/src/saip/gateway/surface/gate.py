@@ -1,0 +1,180 @@
+"""The approval gate: the one function every management call passes, and asking the person, which the published
+tools' gate shares.
+
+caller -> strict arguments -> approval plan (level, summary, high risk) x mode -> maybe a question to the person
+-> the contribution's handler -> the result envelope -> one audit record (acknowledged) -> the answer to the AI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Any
+
+from saip.common.masking import Masker
+from saip.gateway.config import ApprovalMode
+from saip.gateway.errors import InvalidArguments, ServiceRefused, ServiceUnavailable
+from saip.gateway.surface.approval import (
+    Approvals,
+    Asked,
+    Binding,
+    Decided,
+    Decision,
+    Interaction,
+    Rejected,
+    StateProblem,
+)
+from saip.gateway.surface.audited import Auditor, Call, Ended, Failed, ManagementToolCall
+from saip.gateway.surface.management import Approval, Caller, Level, ManagementResult, ManagementTool, Outcome
+
+# The sentences the AI receives when a call does not run; each tells it what to do instead.
+DECLINED = "Tool '{tool}' was not run: the user declined. Do not retry it for this request."
+TIMEOUT = (
+    "Tool '{tool}' was not run: no approval within {wait} s. Do not retry it for this request; "
+    "ask the user to run it from the app if it is still needed."
+)
+DENIED = (
+    "Tool '{tool}' was not run: it needs human approval and this client cannot ask for it (no elicitation support). "
+    "Do not retry it from this client; ask the user to run it from the app, or to connect a client that supports "
+    "MCP elicitation."
+)
+LOOPBACK = "Tool '{tool}' was not run: it is not available to this app's own chat."
+HIGH_RISK_UNDER_NONE = (
+    "Tool '{tool}' was not run: this is a high-risk action and needs a human decision, but approval is disabled "
+    "(management.approval=none). Ask the user to run it from the app."
+)
+ELICIT_FAILED = "Tool '{tool}' was not run: the approval question could not be asked ({reason}). Do not retry it."
+REPLAYED = "Tool '{tool}' was not run: this approval was already used. Call the tool again to ask the user afresh."
+MISMATCH = (
+    "Tool '{tool}' was not run: the approval answered a different call. Call the tool again to ask the user afresh."
+)
+
+
+def question(level: Level, caller: Caller, tool: str, summary: str, wait: float) -> str:
+    return (
+        f"[{level.value}] {caller.label} wants to run {tool}: {summary.rstrip('.')}. "
+        f"Answer within {seconds(wait)} s, or the call is refused."
+    )
+
+
+def seconds(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+class Need(Enum):
+    RUN = "run"
+    ASK = "ask"
+    REFUSE = "refuse"
+
+
+def need_for(approval: Approval, mode: ApprovalMode) -> Need:
+    """The mode table, with the high-risk override: always ask, and refuse outright under `none`."""
+    if approval.high_risk:
+        return Need.REFUSE if mode is ApprovalMode.NONE else Need.ASK
+    if mode is ApprovalMode.NONE or approval.level is Level.READ:
+        return Need.RUN
+    if mode is ApprovalMode.ALL or approval.level is Level.DESTRUCTIVE:
+        return Need.ASK
+    return Need.RUN
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What asking the person came to: a question to return (2026-07-28), a refusal, or a go-ahead."""
+
+    asked: Asked | None = None
+    refusal: str | None = None
+    outcome: Outcome = Outcome.OK
+
+
+async def consult(approvals: Approvals, interaction: Interaction, call: Call, text: str) -> Verdict:
+    """Put `text` to the person for this call: the one path every gate (management, published tools) takes, so the
+    outcomes, their sentences and the HITL meter agree everywhere. The call keeps what the person decided."""
+    tool = call.tool
+    if not call.caller.elicitation:
+        call.decision = Decided(Decision.DENIED)
+        return Verdict(refusal=DENIED.format(tool=tool), outcome=Outcome.DENIED)
+    call.asking()
+    asked = await approvals.ask(interaction, Binding.of(tool, call.arguments), text)
+    if isinstance(asked, Asked):
+        return Verdict(asked=asked)
+    if isinstance(asked, Rejected):
+        template = REPLAYED if asked.problem is StateProblem.REPLAYED else MISMATCH
+        return Verdict(refusal=template.format(tool=tool), outcome=Outcome.REFUSED)
+    call.decision = asked
+    match asked.decision:
+        case Decision.APPROVED:
+            return Verdict()
+        case Decision.TIMEOUT:
+            wait = seconds(approvals.wait_seconds)
+            return Verdict(refusal=TIMEOUT.format(tool=tool, wait=wait), outcome=Outcome.TIMEOUT)
+        case Decision.ELICIT_FAILED:
+            reason = Masker().text(asked.detail) or "the client did not answer"
+            return Verdict(refusal=ELICIT_FAILED.format(tool=tool, reason=reason), outcome=Outcome.ERROR)
+        case _:
+            return Verdict(refusal=DECLINED.format(tool=tool), outcome=Outcome.DECLINED)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """What the MCP layer sends back: a finished call (an envelope, or a published tool's text), or a question."""
+
+    envelope: dict[str, Any] | None = None
+    is_error: bool = False
+    question: Asked | None = None
+    # A published tool's own answer (text and structured content), sent as it is instead of an envelope.
+    text: str | None = None
+    structured: dict[str, Any] | None = None
+
+
+class Gate:
+    def __init__(self, *, mode: ApprovalMode, approvals: Approvals, auditor: Auditor) -> None:
+        self.mode = mode
+        self.approvals = approvals
+        self._auditor = auditor
+
+    async def execute(
+        self, tool: ManagementTool, arguments: dict[str, Any] | None, caller: Caller, interaction: Interaction
+    ) -> GateResult:
+        call = ManagementToolCall(tool.name, caller, arguments, category=tool.category, level=tool.level)
+        ended = await self._auditor.run(call, lambda: self._run(tool, call, interaction))
+        if isinstance(ended, Asked):
+            return GateResult(question=ended)
+        result = ended.answer
+        if ended.warning:
+            result.warnings.append(ended.warning)
+        return GateResult(envelope=result.envelope(), is_error=not result.ok)
+
+    async def _run(
+        self, tool: ManagementTool, call: ManagementToolCall, interaction: Interaction
+    ) -> Ended[ManagementResult] | Asked:
+        name = tool.name
+        if call.caller.loopback:
+            return _refused(LOOPBACK.format(tool=name), Outcome.REFUSED)
+        try:
+            bound = tool.bind(call.arguments)
+            approval = call.approval = await tool.approval_for(bound)
+        except InvalidArguments as exc:
+            return _refused(str(exc), Outcome.REFUSED)
+        except (ServiceRefused, ServiceUnavailable) as exc:
+            # The plan reads the owning service (a tool that does not exist, a service away): nothing was asked.
+            return _refused(str(exc), Outcome.ERROR)
+        need = need_for(approval, self.mode)
+        if need is Need.REFUSE:
+            return _refused(HIGH_RISK_UNDER_NONE.format(tool=name), Outcome.REFUSED)
+        if need is Need.ASK:
+            text = question(approval.level, call.caller, name, approval.summary, self.approvals.wait_seconds)
+            verdict = await consult(self.approvals, interaction, call, text)
+            if verdict.asked is not None:
+                return verdict.asked
+            if verdict.refusal is not None:
+                return _refused(verdict.refusal, verdict.outcome)
+        caller = replace(call.caller, progress=interaction.progress)
+        ran = await self._auditor.attempt(call, lambda: tool.handler(bound, caller))
+        if isinstance(ran, Failed):
+            return _refused(ran.message, Outcome.ERROR)
+        return Ended(ran, Outcome.OK if ran.ok else Outcome.ERROR, ran.message)
+
+
+def _refused(message: str, outcome: Outcome) -> Ended[ManagementResult]:
+    return Ended(ManagementResult(ok=False, message=message), outcome, message)

@@ -1,0 +1,207 @@
+"""Every /api/v1 route answers as /api/docs says it does: the gateway served in-process over real HTTP (as
+`python -m saip.gateway` serves it) on real audit, tools and knowledge services and a real NATS. Each answer,
+success or error, is validated against the schema the OpenAPI document gives for its route and status, and every
+route must have answered 200 and 401 by the end."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from jsonschema import Draft202012Validator
+
+from saip.common.natsd import LocalNats, free_port
+from saip.gateway.config import GatewaySettings
+from saip.gateway.server import Gateway
+from saip.gateway.serving import over_http
+from saip.v1 import common_pb2, events_pb2
+from tests.integration.audit_support import running_audit
+from tests.integration.gateways import ADMIN_HEADERS, replica_settings
+from tests.integration.knowledge_support import knowledge_settings, running_knowledge
+from tests.integration.tools_support import running_tools
+from tests.unit.tools.specs import document
+from tests.waiting import eventually
+
+pytestmark = pytest.mark.integration
+
+NOTE = "# Shifts\n\nThe night shift restarts the broker at two and writes it in the log."
+
+
+class Contract:
+    """The OpenAPI document the gateway serves, and the answers checked against it."""
+
+    def __init__(self, openapi: dict[str, Any]) -> None:
+        self.openapi = openapi
+        self.answered: set[tuple[str, str, int]] = set()
+
+    def operations(self) -> set[tuple[str, str]]:
+        return {
+            (method.upper(), route)
+            for route, operations in self.openapi["paths"].items()
+            if route.startswith("/api/v1/")
+            for method in operations
+        }
+
+    async def check(self, api: httpx.AsyncClient, method: str, route: str, status: int, **request: Any) -> Any:
+        """Send one request to `route` (its {name} filled in by `name=`), expect `status`, validate the body; returns
+        the envelope's data."""
+        name = request.pop("name", "x")
+        reply = await api.request(method, route.replace("{name}", name), **request)
+        assert reply.status_code == status, f"{method} {route}: {reply.status_code} {reply.text}"
+        documented = self.openapi["paths"][route][method.lower()]["responses"].get(str(status))
+        assert documented is not None, f"{method} {route} answered {status}, which /api/docs does not list"
+        schema = documented["content"]["application/json"]["schema"]
+        body = reply.json()
+        Draft202012Validator({**schema, "components": self.openapi["components"]}).validate(body)
+        self.answered.add((method, route, status))
+        return body["data"]
+
+    def fails(self, reply: httpx.Response, status: int) -> None:
+        """An answer no route documents (an unknown path) is still a Failure envelope."""
+        assert reply.status_code == status, reply.text
+        failure = {"$ref": "#/components/schemas/Failure", "components": self.openapi["components"]}
+        Draft202012Validator(failure).validate(reply.json())
+
+    def unanswered(self, status: int) -> set[tuple[str, str]]:
+        return {(method, route) for method, route in self.operations() if (method, route, status) not in self.answered}
+
+
+@asynccontextmanager
+async def served(settings: GatewaySettings) -> AsyncIterator[tuple[Gateway, httpx.AsyncClient, Contract]]:
+    gateway = Gateway(settings)
+    url = f"http://127.0.0.1:{settings.gateway_port}"
+    async with over_http(gateway), httpx.AsyncClient(base_url=url, headers=ADMIN_HEADERS, timeout=60) as api:
+        openapi = (await api.get("/api/openapi.json")).json()
+        yield gateway, api, Contract(openapi)
+
+
+async def test_every_route_answers_as_the_openapi_document_says(nats_server: LocalNats, tmp_path: Path) -> None:
+    url = nats_server.url
+    async with (
+        running_audit(url) as audit,
+        running_tools(url) as tools,
+        running_knowledge(knowledge_settings(tmp_path / "knowledge", url)) as knowledge,
+    ):
+        settings = replica_settings(
+            tmp_path,
+            url,
+            "one",
+            gateway_port=free_port(),
+            tools_addr=f"127.0.0.1:{tools.port}",
+            knowledge_addr=f"127.0.0.1:{knowledge.port}",
+        )
+        settings.audit_addr = f"127.0.0.1:{audit.port}"
+        async with served(settings) as (gateway, api, contract):
+            await _gateway_routes(api, contract)
+            await _monitor_routes(gateway, api, contract)
+            await _tools_routes(api, contract)
+            await _knowledge_routes(api, contract)
+            async with httpx.AsyncClient(base_url=str(api.base_url), timeout=10) as anonymous:
+                for method, route in sorted(contract.operations()):
+                    await contract.check(anonymous, method, route, 401)
+            assert contract.unanswered(200) == set()
+            assert contract.unanswered(401) == set()
+
+
+async def test_a_missing_service_a_service_away_a_configured_token_and_no_route_answer_in_the_same_shape(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    # No tools or knowledge address, nothing on the audit address, and a token set in configuration.
+    settings = replica_settings(
+        tmp_path, nats_server.url, "two", gateway_port=free_port(), mcp_server_auth_token="c" * 40
+    )
+    async with served(settings) as (_, api, contract):
+        for method in ("POST", "DELETE"):
+            await contract.check(api, method, "/api/v1/mcp-token", 409)
+        reply = await api.get("/api/v1/knowledge/status")
+        assert reply.json()["message"] == (
+            "The knowledge service is not configured: set knowledge.addr (SAIP_KNOWLEDGE_ADDR) and restart the gateway."
+        )
+        await contract.check(api, "GET", "/api/v1/knowledge/status", 503)
+        await contract.check(api, "GET", "/api/v1/tools", 503)
+        await contract.check(api, "GET", "/api/v1/audit/overview", 503)
+        assert (
+            (await api.get("/api/v1/audit/overview"))
+            .json()["message"]
+            .startswith("The audit service is not reachable right now")
+        )
+
+
+async def _gateway_routes(api: httpx.AsyncClient, contract: Contract) -> None:
+    status = await contract.check(api, "GET", "/api/v1/status", 200)
+    assert status["services"] == {"nats": "ok", "audit": "ok", "tools": "ok", "knowledge": "ok"}
+    await contract.check(api, "GET", "/api/v1/management/status", 200)
+    assert (await contract.check(api, "POST", "/api/v1/mcp-token", 200))["token"]
+    assert await contract.check(api, "DELETE", "/api/v1/mcp-token", 200) == {"removed": True}
+
+
+async def _monitor_routes(gateway: Gateway, api: httpx.AsyncClient, contract: Contract) -> None:
+    # One chained record, so the tail has a line to send.
+    record = events_pb2.ManagementCall(
+        id=str(uuid.uuid4()), tool="saip_monitor_overview", outcome=common_pb2.OUTCOME_OK
+    )
+    assert await gateway.publisher.management_call(record) is None
+
+    async def chained() -> bool:
+        data = await contract.check(api, "GET", "/api/v1/audit/overview", 200)
+        return bool(data["audit"]["chain"]["length"] >= 1)
+
+    await eventually(chained)
+    for route in ("management-log", "tool-calls", "risk-events", "hitl"):
+        await contract.check(api, "GET", f"/api/v1/audit/{route}", 200)
+    assert (await contract.check(api, "GET", "/api/v1/audit/verify", 200))["ok"] is True
+    await contract.check(api, "GET", "/api/v1/audit/management-log", 422, params={"limit": 0})
+    await contract.check(api, "GET", "/api/v1/audit/tail", 422, params={"backlog": 0})
+    # The one streaming route: NDJSON, as its documented content type says.
+    tail = contract.openapi["paths"]["/api/v1/audit/tail"]["get"]["responses"]["200"]["content"]
+    with anyio.fail_after(10):
+        async with api.stream("GET", "/api/v1/audit/tail", params={"backlog": 1}) as reply:
+            assert reply.status_code == 200 and reply.headers["content-type"] in tail
+            first = await anext(reply.aiter_lines())
+    assert '"tool": "saip_monitor_overview"' in first
+    contract.answered.add(("GET", "/api/v1/audit/tail", 200))
+
+
+async def _tools_routes(api: httpx.AsyncClient, contract: Contract) -> None:
+    spec = document("contract")
+    await contract.check(api, "POST", "/api/v1/tools", 200, json={"spec": spec})
+    await contract.check(api, "GET", "/api/v1/tools", 200)
+    await contract.check(api, "POST", "/api/v1/tools/risk", 200, json={"name": "contract"})
+    await contract.check(api, "GET", "/api/v1/tools/{name}", 200, name="contract")
+    tested = await contract.check(api, "POST", "/api/v1/tools/{name}/test", 200, name="contract")
+    assert tested["localPass"] and tested["passed"]
+    await contract.check(api, "POST", "/api/v1/tools/{name}/publish", 200, name="contract")
+    exposure = await contract.check(api, "GET", "/api/v1/tools/exposure", 200)
+    body = {"autoExpose": True, "tools": [], "expectedRevision": exposure["revision"]}
+    await contract.check(api, "PUT", "/api/v1/tools/exposure", 200, json=body)
+    await contract.check(api, "DELETE", "/api/v1/tools/{name}", 200, name="contract")
+    await contract.check(api, "GET", "/api/v1/tools/{name}", 400, name="ghost")
+    await contract.check(api, "POST", "/api/v1/tools", 422, json={})
+
+
+async def _knowledge_routes(api: httpx.AsyncClient, contract: Contract) -> None:
+    await contract.check(api, "POST", "/api/v1/knowledge/documents", 200, json={"text": NOTE, "name": "shifts"})
+    await contract.check(api, "GET", "/api/v1/knowledge/documents", 200)
+    await contract.check(api, "GET", "/api/v1/knowledge/status", 200)
+    await contract.check(
+        api, "PUT", "/api/v1/knowledge/pipelines/{name}", 200, name="Shifts", json={"documents": ["shifts"]}
+    )
+    await contract.check(api, "GET", "/api/v1/knowledge/pipelines", 200)
+    found = await contract.check(api, "POST", "/api/v1/knowledge/search", 200, json={"query": "night shift"})
+    assert found["results"]
+    await contract.check(api, "GET", "/api/v1/knowledge/suggestions", 200)
+    body = {"name": "shift_answers", "description": "Answers questions about shifts.", "pipeline": "Shifts"}
+    await contract.check(api, "POST", "/api/v1/knowledge/tools", 200, json=body)
+    published = await contract.check(api, "GET", "/api/v1/knowledge/tools", 200)
+    assert [tool["name"] for tool in published["tools"]] == ["shift_answers"]
+    await contract.check(api, "DELETE", "/api/v1/knowledge/tools/{name}", 200, name="shift_answers")
+    await contract.check(api, "DELETE", "/api/v1/knowledge/pipelines/{name}", 200, name="Shifts")
+    await contract.check(api, "DELETE", "/api/v1/knowledge/documents/{name}", 200, name="shifts")
+    await contract.check(api, "DELETE", "/api/v1/knowledge/documents/{name}", 400, name="ghost")
+    await contract.check(api, "POST", "/api/v1/knowledge/documents", 422, json={})

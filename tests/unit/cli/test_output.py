@@ -1,0 +1,50 @@
+"""The command line's output: fixed columns that align line after line, aligned fields, and the exit code of a
+result that is not ok."""
+
+from __future__ import annotations
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from saip.cli.audit import line
+from saip.cli.output import Table, fields, report
+
+
+def test_a_table_pads_left_right_or_not_at_all() -> None:
+    table = Table((6, -4, 0), gap="|")
+    assert table.line("ab", 7, "rest") == "ab    |   7|rest"
+
+
+def test_an_audit_line_keeps_its_columns() -> None:
+    entry = {
+        "time": "2026-12-01T09:30:00.123Z",
+        "client": "claude-code 2.1",
+        "tool": "audited",
+        "source": "authored",
+        "outcome": "OK",
+        "durationMs": 42,
+        "approval": "approved",
+    }
+    words = line(entry).split()
+    assert words[:4] == ["2026-12-01", "09:30:00", "claude-code", "2.1"]
+    assert words[words.index("audited") + 1 :] == ["authored", "OK", "42", "ms", "approval=approved"]
+
+
+def test_fields_align_one_space_after_the_longest_label() -> None:
+    @click.command()
+    def show() -> None:
+        fields([("MCP token", "set by api"), ("Management tools", "on (5 tools)")])
+
+    assert CliRunner().invoke(show).output == "MCP token:        set by api\nManagement tools: on (5 tools)\n"
+
+
+@pytest.mark.parametrize(("ok", "code"), [(True, 0), (False, 1)])
+def test_a_result_that_is_not_ok_exits_1_after_its_message(ok: bool, code: int) -> None:
+    @click.command()
+    def done() -> None:
+        report({"ok": ok, "message": "chain intact", "warnings": ["slow"]})
+
+    result = CliRunner().invoke(done)
+    assert (result.exit_code, result.stdout) == (code, "chain intact\n")
+    assert "warning: slow" in result.stderr
