@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import BeforeValidator, Field
 from pydantic_settings import NoDecode
 
 from saip.common.settings import SaipSettings
+from saip.tools import catalog
 
 DECLARED_KEY = "tools.declared"
 
@@ -44,3 +45,11 @@ class ToolsSettings(SaipSettings):
     tools_sandbox_timeout_seconds: float = Field(default=30.0, gt=0, le=300)
     tools_sandbox_memory_mb: int = Field(default=128, ge=16, le=4096)
     tools_declared: Annotated[list[dict[str, Any]], NoDecode, BeforeValidator(_json_list)] = Field(default_factory=list)
+
+    @classmethod
+    def load(cls, **overrides: Any) -> Self:
+        """Read and validate, the declared tools included: a bad one is a ConfigurationError naming its place under
+        tools.declared, before anything is opened."""
+        settings = super().load(**overrides)
+        catalog.declared(settings.tools_declared, DECLARED_KEY)
+        return settings
