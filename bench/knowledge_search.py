@@ -15,8 +15,8 @@ import numpy as np
 from bench.stats import summary, table
 from saip.common import bus
 from saip.common.natsd import LocalNats
-from saip.knowledge import chunking, sparse
 from saip.common.watch import keep_alive
+from saip.knowledge import chunking, sparse
 from saip.knowledge.clients import GuardedFetcher, KvCatalog, ObjectOriginals
 from saip.knowledge.knowledge import Knowledge
 from saip.knowledge.pipelines import Pipelines

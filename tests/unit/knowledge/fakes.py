@@ -9,13 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from saip.knowledge import sparse
-from saip.knowledge.declared import Declared
 from saip.knowledge.errors import AlreadyExists, NotFound, Refused, StoreUnavailable
 from saip.knowledge.knowledge import Knowledge
-from saip.knowledge.pipelines import Pipelines
 from saip.knowledge.ports import Fetched, Hit, IndexedChunk
-from saip.knowledge.published import KnowledgeTools
-from saip.knowledge.search import Search
+from saip.knowledge.rules import Rules
 from saip.v1 import knowledge_pb2
 
 MAX_BYTES = 4 << 20  # the ingest limit of the rules built here
@@ -165,29 +162,20 @@ class TableFetcher:
         return self.pages[url]
 
 
-@dataclass
-class Rules:
+@dataclass(frozen=True)
+class Faked(Rules):
     """The knowledge rules over the fakes, and the fakes to look into."""
 
-    knowledge: Knowledge
-    pipelines: Pipelines
-    search: Search
-    tools: KnowledgeTools
-    declared: Declared
     catalog: MemoryCatalog
     originals: MemoryOriginals
     index: MemoryIndex
     fetcher: TableFetcher
 
 
-def rules(root: Path, *, max_bytes: int = MAX_BYTES) -> Rules:
+def rules(root: Path, *, max_bytes: int = MAX_BYTES) -> Faked:
     """The rules wired as `saip.knowledge.server.lifespan` wires them; `root` is the one ingest root."""
     catalog, originals, index, fetcher = MemoryCatalog(), MemoryOriginals(), MemoryIndex(), TableFetcher()
     knowledge = Knowledge(
         catalog=catalog, originals=originals, index=index, fetcher=fetcher, roots=[root], max_bytes=max_bytes
     )
-    pipelines = Pipelines(knowledge)
-    search = Search(knowledge, pipelines)
-    tools = KnowledgeTools(pipelines, search)
-    declared = Declared(knowledge, pipelines)
-    return Rules(knowledge, pipelines, search, tools, declared, catalog, originals, index, fetcher)
+    return Faked(**vars(Rules.over(knowledge)), catalog=catalog, originals=originals, index=index, fetcher=fetcher)

@@ -14,7 +14,7 @@ from saip.knowledge.errors import AlreadyExists, InvalidRequest, NotFound, Refus
 from saip.knowledge.knowledge import SourceKind
 from saip.knowledge.ports import Fetched
 from tests.unit.knowledge import fakes
-from tests.unit.knowledge.fakes import Rules
+from tests.unit.knowledge.fakes import Faked
 from tests.unit.knowledge.samples import prose
 
 RUNBOOK = "# NATS runbook\n\nRestart the NATS broker with systemctl when clients report a stale connection."
@@ -34,15 +34,15 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def rules(root: Path) -> Rules:
+def rules(root: Path) -> Faked:
     return fakes.rules(root)
 
 
-def names(rules: Rules) -> list[str]:
+def names(rules: Faked) -> list[str]:
     return [document.name for document in rules.knowledge.documents()]
 
 
-async def test_an_ingest_that_fails_midway_leaves_no_record_no_original_and_no_chunk(rules: Rules) -> None:
+async def test_an_ingest_that_fails_midway_leaves_no_record_no_original_and_no_chunk(rules: Faked) -> None:
     rules.index.fail_at = 2
     with pytest.raises(StoreUnavailable):
         await rules.knowledge.ingest("text", prose(600), "Long notes")
@@ -62,7 +62,7 @@ async def test_an_ingest_that_fails_midway_leaves_no_record_no_original_and_no_c
     assert (names(rules), rules.originals.data, rules.index.chunks) == ([], {}, {})
 
 
-async def test_an_ingest_reports_progress_per_batch_and_commits_with_the_catalog_record(rules: Rules) -> None:
+async def test_an_ingest_reports_progress_per_batch_and_commits_with_the_catalog_record(rules: Faked) -> None:
     steps: list[tuple[int, int]] = []
 
     async def progress(done: int, total: int, message: str) -> None:
@@ -76,7 +76,7 @@ async def test_an_ingest_reports_progress_per_batch_and_commits_with_the_catalog
     assert await rules.index.count(document.ingest_id) == total
 
 
-async def test_the_first_document_creates_the_default_pipeline_and_no_later_one_does(rules: Rules, root: Path) -> None:
+async def test_the_first_document_creates_the_default_pipeline_and_no_later_one_does(rules: Faked, root: Path) -> None:
     _, created = await rules.knowledge.ingest("path", str(root / "runbook.md"))
     _, again = await rules.knowledge.ingest("text", COMPACTION, "Compaction")
     assert (created, again) == (True, False)
@@ -89,7 +89,7 @@ async def test_the_first_document_creates_the_default_pipeline_and_no_later_one_
     )
 
 
-async def test_the_same_name_or_the_same_content_twice_is_refused(rules: Rules) -> None:
+async def test_the_same_name_or_the_same_content_twice_is_refused(rules: Faked) -> None:
     await rules.knowledge.ingest("text", COMPACTION, "Compaction")
     with pytest.raises(AlreadyExists, match="delete it first"):
         await rules.knowledge.ingest("text", RUNBOOK, "compaction")  # one slug: one name
@@ -109,7 +109,7 @@ async def test_the_same_name_or_the_same_content_twice_is_refused(rules: Rules) 
     ],
 )
 async def test_what_cannot_be_ingested_is_refused_with_what_to_do_instead(
-    rules: Rules, kind: SourceKind, value: str, refusal: type[Exception], says: str
+    rules: Faked, kind: SourceKind, value: str, refusal: type[Exception], says: str
 ) -> None:
     rules.fetcher.refused.add("http://10.0.0.1/a")
     with pytest.raises(refusal, match=says):
@@ -117,7 +117,7 @@ async def test_what_cannot_be_ingested_is_refused_with_what_to_do_instead(
     assert (names(rules), rules.originals.data) == ([], {})
 
 
-async def test_a_page_fetched_by_url_is_named_after_its_final_address(rules: Rules) -> None:
+async def test_a_page_fetched_by_url_is_named_after_its_final_address(rules: Faked) -> None:
     final = "https://docs.example.org/guides/compaction.html"
     page = b"<html><head><title>Compaction</title></head><body><p>" + COMPACTION.encode() + b"</p></body></html>"
     rules.fetcher.pages["https://docs.example.org/compaction"] = Fetched(page, "text/html; charset=utf-8", final)
@@ -125,7 +125,7 @@ async def test_a_page_fetched_by_url_is_named_after_its_final_address(rules: Rul
     assert (document.name, document.source_kind, document.media_type) == ("compaction.html", "url", "text/html")
 
 
-async def test_pipelines_scope_existing_documents_and_refuse_what_would_dangle(rules: Rules) -> None:
+async def test_pipelines_scope_existing_documents_and_refuse_what_would_dangle(rules: Faked) -> None:
     await rules.knowledge.ingest("text", COMPACTION, "Compaction")
     await rules.knowledge.ingest("text", RUNBOOK, "Runbook")
     with pytest.raises(NotFound, match="no document named 'Missing'"):
@@ -143,7 +143,7 @@ async def test_pipelines_scope_existing_documents_and_refuse_what_would_dangle(r
         await rules.search.search("Ops", "restart nats")
 
 
-async def test_the_threshold_drops_weak_passages_and_rerank_off_keeps_reading_order(rules: Rules) -> None:
+async def test_the_threshold_drops_weak_passages_and_rerank_off_keeps_reading_order(rules: Faked) -> None:
     await rules.knowledge.ingest("text", PASSING, "Appendix")
     await rules.knowledge.ingest("text", COMPACTION, "Compaction")
     found = await rules.search.search("", "compaction merges segments")
@@ -161,14 +161,14 @@ async def test_the_threshold_drops_weak_passages_and_rerank_off_keeps_reading_or
     [("  ", None, "the query is empty"), ("the of and", None, "no searchable words"), ("nats", 51, "topK must be")],
 )
 async def test_a_query_that_cannot_be_searched_is_refused(
-    rules: Rules, query: str, top_k: int | None, says: str
+    rules: Faked, query: str, top_k: int | None, says: str
 ) -> None:
     await rules.knowledge.ingest("text", RUNBOOK, "Runbook")
     with pytest.raises(InvalidRequest, match=says):
         await rules.search.search("", query, top_k)
 
 
-async def test_a_knowledge_tool_searches_its_pipeline_and_guards_its_name(rules: Rules) -> None:
+async def test_a_knowledge_tool_searches_its_pipeline_and_guards_its_name(rules: Faked) -> None:
     await rules.knowledge.ingest("text", RUNBOOK, "Runbook")
     await rules.pipelines.apply("Ops", ["Runbook"])
     with pytest.raises(Refused, match="reserved"):
@@ -201,7 +201,7 @@ async def test_a_knowledge_tool_searches_its_pipeline_and_guards_its_name(rules:
     assert rules.tools.served() == []
 
 
-async def test_suggestions_skip_a_pipeline_whose_scope_dangles(rules: Rules) -> None:
+async def test_suggestions_skip_a_pipeline_whose_scope_dangles(rules: Faked) -> None:
     await rules.knowledge.ingest("text", RUNBOOK, "Runbook")
     await rules.knowledge.ingest("text", COMPACTION, "Compaction")
     await rules.pipelines.apply("Ops", ["Runbook"])
@@ -211,7 +211,7 @@ async def test_suggestions_skip_a_pipeline_whose_scope_dangles(rules: Rules) -> 
         rules.tools.suggest("Ops")
 
 
-async def test_declared_items_come_in_read_only_and_leave_with_their_declaration(rules: Rules, root: Path) -> None:
+async def test_declared_items_come_in_read_only_and_leave_with_their_declaration(rules: Faked, root: Path) -> None:
     documents = [DeclaredDocument(name="Runbook", path=str(root / "runbook.md"))]
     pipelines = [DeclaredPipeline(name="Ops", documents=["Runbook"], top_k=2)]
     assert await rules.declared.apply(documents, pipelines) == []
@@ -237,14 +237,14 @@ async def test_declared_items_come_in_read_only_and_leave_with_their_declaration
     assert (names(rules), [p.name for p in rules.pipelines.every()]) == ([], ["All documents (simple)"])
 
 
-async def test_a_declared_item_that_cannot_be_applied_is_a_problem_not_a_failed_start(rules: Rules) -> None:
+async def test_a_declared_item_that_cannot_be_applied_is_a_problem_not_a_failed_start(rules: Faked) -> None:
     problems = await rules.declared.apply(
         [DeclaredDocument(name="Gone", path="/nowhere/gone.md")], [DeclaredPipeline(name="Ops", documents=["Gone"])]
     )
     assert [problem.split(":", 1)[0] for problem in problems] == ["Gone", "Ops"]
 
 
-async def test_documents_the_index_lost_are_reindexed_from_their_originals(rules: Rules) -> None:
+async def test_documents_the_index_lost_are_reindexed_from_their_originals(rules: Faked) -> None:
     document, _ = await rules.knowledge.ingest("text", COMPACTION, "Compaction")
     rules.index.chunks.clear()  # a new Qdrant server, a lost local folder
     assert await rules.knowledge.reindex() == ["Compaction"]

@@ -152,7 +152,7 @@ def studio(
     records, runner, risks = MemoryRecords(), ScriptedRunner(), RecordedRisks()
     metrics = ToolsMetrics(CollectorRegistry())
     library = Library(
-        records,
+        records=records,
         bundled=bundled or {},
         declared=declared or {},
         declared_key=DECLARED_KEY,

@@ -61,12 +61,12 @@ async def connect(
 
 
 class NatsUnreachable(OSError):
-    """NATS did not accept a connection within the start's deadline (an expected start failure: one log line)."""
+    """NATS refused the connection for good (an expected start failure: one log line, no traceback)."""
 
-    def __init__(self, url: str, within: float, error: BaseException) -> None:
+    def __init__(self, url: str, error: BaseException) -> None:
+        said = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         super().__init__(
-            f"cannot reach NATS at {url} within {within:g} s ({type(error).__name__}); start it, or set SAIP_NATS_URL "
-            "to a running server"
+            f"cannot connect to NATS at {url} ({said}); start it, or set SAIP_NATS_URL to a running server"
         )
 
 
@@ -84,7 +84,7 @@ async def connection(
     try:
         nc = await connect(url, name, within=within, reconnected=reconnected)
     except (NatsError, OSError, TimeoutError) as exc:
-        raise NatsUnreachable(url, within, exc) from exc
+        raise NatsUnreachable(url, exc) from exc
     try:
         yield nc
     finally:

@@ -17,6 +17,7 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry
 
 from saip.common.metrics import GrpcMetrics, MetricsServer, publish_build_info
+from saip.common.settings import SaipSettings
 
 logger = logging.getLogger(__name__)
 
@@ -114,26 +115,30 @@ def _nothing() -> None:
 
 @asynccontextmanager
 async def endpoints(
-    service: str,
+    settings: SaipSettings,
     servicers: Sequence[tuple[str, Registrar]],
     *,
-    host: str,
-    port: int,
-    metrics_port: int,
     registry: CollectorRegistry,
     grace: float,
     draining: Callable[[], None] = _nothing,
+    said: Mapping[str, object] | None = None,
 ) -> AsyncIterator[Endpoints]:
-    """A service's gRPC API (health, reflection, per-RPC metrics on `registry`) and its /metrics with the build info.
+    """A service's gRPC API (health, reflection, per-RPC metrics on `registry`) and its /metrics with the build info,
+    where its settings say it listens; once both serve, the service's one "<service> serving" line (with `said`).
 
     On the way out, health says NOT_SERVING first, so probes stop routing; then `draining` ends what would hold a
     call open (audit's tails); then the calls in flight get `grace` seconds to finish.
     """
+    service = settings.service
+    host, port, metrics_port = settings.listens()
     publish_build_info(service, registry)
     metrics = MetricsServer(host, metrics_port, registry)
     try:
         server = GrpcServer(servicers, host, port, metrics=GrpcMetrics(registry))
         await server.start()
+        logger.info(
+            f"{service} serving", extra={"grpc_port": server.port, "metrics_port": metrics.port, **(said or {})}
+        )
         try:
             yield Endpoints(server.port, metrics.port)
         finally:

@@ -40,6 +40,7 @@ STOP_GRACE = 3.0  # seconds in-flight calls and the record in hand get on shutdo
 START_WITHIN = 60.0  # how long start waits for NATS and JetStream
 PENDING_REFRESH = 5.0  # seconds between refreshes of saip_audit_pending_records
 
+# The status of each of the service's errors: a parallel table, one in every service's server.py.
 _EDGE = RpcEdge(
     "audit",
     AuditError,
@@ -65,6 +66,50 @@ def _risk(entry: views.RiskView) -> audit_pb2.RiskEventEntry:
     return audit_pb2.RiskEventEntry(index=entry.index, seq=entry.seq, event=entry.event)
 
 
+def _calls(request: Any) -> Callable[[views.Chained], bool]:
+    """Management calls of the requested tool (any when empty) with the requested outcome (any when unspecified)."""
+
+    def matches(entry: views.Chained) -> bool:
+        call = entry.record.management
+        tool_ok = not request.tool or call.tool == request.tool
+        return tool_ok and request.outcome in (common_pb2.OUTCOME_UNSPECIFIED, call.outcome)
+
+    return matches
+
+
+def _tools(request: Any) -> Callable[[views.Chained], bool]:
+    return lambda entry: not request.tool or entry.record.tool_call.tool == request.tool
+
+
+def _risks(request: Any) -> Callable[[views.RiskView], bool]:
+    return lambda entry: not request.type or entry.event.type == request.type
+
+
+def _listing(
+    reply: Callable[..., Any],
+    ring: Callable[[views.AuditViews], views.Ring[views.T]],
+    view: Callable[[views.Chained], views.T | None],
+    matching: Callable[[Any], Callable[[views.T], bool]],
+    shown: Callable[[views.T], Any],
+) -> Any:
+    """One of the paged listings: the entries of a ring (or, below its horizon, of the ledger) that match the
+    request, newest first, and the cursor of the next page."""
+
+    @_unary
+    async def listing(servicer: AuditServicer, request: Any, context: Any) -> Any:
+        found = await views.page(
+            ring(servicer.audit_views),
+            view,
+            matching(request),
+            servicer.ledger,
+            limit=views.page_size(request.limit),
+            before_seq=request.before_seq,
+        )
+        return reply(entries=[shown(item) for item in found.items], next_before_seq=found.next_before_seq)
+
+    return listing
+
+
 class AuditServicer:
     """saip.v1.AuditService over the views, the ledger and the collector's consumer."""
 
@@ -76,8 +121,8 @@ class AuditServicer:
         metrics: AuditMetrics,
         since: datetime,
     ) -> None:
-        self._views = audit_views
-        self._ledger = ledger
+        self.audit_views = audit_views  # the listings read these two
+        self.ledger = ledger
         self._source = source
         self._metrics = metrics
         self._since = since
@@ -85,10 +130,10 @@ class AuditServicer:
     @_unary
     async def GetOverview(self, request: Any, context: Any) -> audit_pb2.GetOverviewResponse:
         pending = await self._source.pending()
-        outcomes = self._views.outcome_counts()
-        risk_types = self._views.risk_type_counts()
+        outcomes = self.audit_views.outcome_counts()
+        risk_types = self.audit_views.risk_type_counts()
         response = audit_pb2.GetOverviewResponse(
-            window=len(self._views.management),
+            window=len(self.audit_views.management),
             management_outcomes=[
                 audit_pb2.OutcomeCount(outcome=outcome, count=outcomes[outcome]) for outcome in records.OUTCOME_LABELS
             ],
@@ -97,9 +142,9 @@ class AuditServicer:
                 for risk_type, count in sorted(risk_types.items(), key=lambda item: (-item[1], item[0]))
             ],
             pending=pending,
-            capacity=self._views.capacity,
+            capacity=self.audit_views.capacity,
         )
-        last = self._views.last
+        last = self.audit_views.last
         if last is not None:
             response.chain_length = last.index
             response.head_hash = last.hash.hex()
@@ -107,45 +152,11 @@ class AuditServicer:
         response.collector_since.FromDatetime(self._since)
         return response
 
-    async def _page(
-        self,
-        ring: views.Ring[views.T],
-        view: Callable[[views.Chained], views.T | None],
-        matches: Callable[[views.T], bool],
-        request: Any,
-    ) -> views.Page[views.T]:
-        return await views.page(
-            ring, view, matches, self._ledger, limit=views.page_size(request.limit), before_seq=request.before_seq
-        )
-
-    @_unary
-    async def ListManagementCalls(self, request: Any, context: Any) -> audit_pb2.ListManagementCallsResponse:
-        def matches(entry: views.Chained) -> bool:
-            call = entry.record.management
-            tool_ok = not request.tool or call.tool == request.tool
-            return tool_ok and request.outcome in (common_pb2.OUTCOME_UNSPECIFIED, call.outcome)
-
-        found = await self._page(self._views.management, views.as_management, matches, request)
-        entries = [_chained(entry) for entry in found.items]
-        return audit_pb2.ListManagementCallsResponse(entries=entries, next_before_seq=found.next_before_seq)
-
-    @_unary
-    async def ListToolCalls(self, request: Any, context: Any) -> audit_pb2.ListToolCallsResponse:
-        def matches(entry: views.Chained) -> bool:
-            return not request.tool or entry.record.tool_call.tool == request.tool
-
-        found = await self._page(self._views.tools, views.as_tool_call, matches, request)
-        entries = [_chained(entry) for entry in found.items]
-        return audit_pb2.ListToolCallsResponse(entries=entries, next_before_seq=found.next_before_seq)
-
-    @_unary
-    async def ListRiskEvents(self, request: Any, context: Any) -> audit_pb2.ListRiskEventsResponse:
-        def matches(entry: views.RiskView) -> bool:
-            return not request.type or entry.event.type == request.type
-
-        found = await self._page(self._views.risks, views.as_risk, matches, request)
-        entries = [_risk(entry) for entry in found.items]
-        return audit_pb2.ListRiskEventsResponse(entries=entries, next_before_seq=found.next_before_seq)
+    ListManagementCalls = _listing(
+        audit_pb2.ListManagementCallsResponse, lambda v: v.management, views.as_management, _calls, _chained
+    )
+    ListToolCalls = _listing(audit_pb2.ListToolCallsResponse, lambda v: v.tools, views.as_tool_call, _tools, _chained)
+    ListRiskEvents = _listing(audit_pb2.ListRiskEventsResponse, lambda v: v.risks, views.as_risk, _risks, _risk)
 
     @_unary
     async def GetHitlSummary(self, request: Any, context: Any) -> audit_pb2.GetHitlSummaryResponse:
@@ -159,17 +170,17 @@ class AuditServicer:
             ],
             approval_rate=rate,
             questions=questions,
-            recent=[_chained(entry) for entry in self._views.recent_decisions(recent)],
+            recent=[_chained(entry) for entry in self.audit_views.recent_decisions(recent)],
         )
         response.collector_since.FromDatetime(self._since)
         return response
 
     @_unary
     async def VerifyChain(self, request: Any, context: Any) -> audit_pb2.VerifyChainResponse:
-        first, last = await self._ledger.bounds()
+        first, last = await self.ledger.bounds()
         if last == 0:
             return audit_pb2.VerifyChainResponse(ok=True)
-        async with contextlib.aclosing(self._ledger.read(first, last)) as messages:
+        async with contextlib.aclosing(self.ledger.read(first, last)) as messages:
             report = await verify(messages)
         response = audit_pb2.VerifyChainResponse(
             ok=report.ok, checked=report.checked, first_index=report.first_index, last_index=report.last_index
@@ -183,7 +194,7 @@ class AuditServicer:
     @_streaming
     async def TailEntries(self, request: Any, context: Any) -> AsyncIterator[audit_pb2.ChainedRecord]:
         backlog = views.page_size(request.backlog, name="backlog")
-        with self._views.tail(backlog) as (entries, tail):
+        with self.audit_views.tail(backlog) as (entries, tail):
             for entry in entries:
                 yield _chained(entry)
             while True:
@@ -234,26 +245,17 @@ async def lifespan(
         group.start_soon(_fails_with, collector.start())
         stack.push_async_callback(collector.stop, STOP_GRACE)
         servicer = AuditServicer(audit_views, ledger, source, metrics, since)
+        register = functools.partial(audit_pb2_grpc.add_AuditServiceServicer_to_server, servicer)
+        said = {"views_rebuilt_from": taken, "chain_length": audit_views.last.index if audit_views.last else 0}
         served = await stack.enter_async_context(
             endpoints(
-                "audit",
-                [(SERVICE_NAME, functools.partial(audit_pb2_grpc.add_AuditServiceServicer_to_server, servicer))],
-                host=settings.audit_host,
-                port=settings.audit_port,
-                metrics_port=settings.audit_metrics_port,
+                settings,
+                [(SERVICE_NAME, register)],
                 registry=registry,
                 grace=STOP_GRACE,
                 draining=audit_views.close_tails,
+                said=said,
             )
-        )
-        logger.info(
-            "audit serving",
-            extra={
-                "grpc_port": served.port,
-                "metrics_port": served.metrics_port,
-                "views_rebuilt_from": taken,
-                "chain_length": audit_views.last.index if audit_views.last else 0,
-            },
         )
         yield Running(served.port, served.metrics_port, metrics, audit_views)
 

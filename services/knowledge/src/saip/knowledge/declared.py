@@ -23,7 +23,6 @@ PIPELINES_KEY = "knowledge.pipelines"
 class Declared:
     def __init__(self, knowledge: Knowledge, pipelines: Pipelines) -> None:
         self._knowledge = knowledge
-        self._catalog = knowledge.catalog
         self._pipelines = pipelines
 
     async def apply(self, documents: Sequence[DeclaredDocument], pipelines: Sequence[DeclaredPipeline]) -> list[str]:
@@ -31,10 +30,10 @@ class Declared:
         problems: list[str] = []
         declared_docs = {slug(d.name) for d in documents}
         declared_pipes = {slug(p.name) for p in pipelines}
-        for pipeline in self._catalog.pipelines():
+        for pipeline in self._knowledge.catalog.pipelines():
             if pipeline.managed_by == PIPELINES_KEY and pipeline.id not in declared_pipes:
                 await self._attempt(problems, pipeline.name, self._pipelines.delete(pipeline.name, force=True))
-        for document in self._catalog.documents():
+        for document in self._knowledge.catalog.documents():
             if document.managed_by == DOCUMENTS_KEY and document.id not in declared_docs:
                 await self._attempt(problems, document.name, self._knowledge.delete_document(document.name, force=True))
         for declared in documents:
@@ -57,7 +56,7 @@ class Declared:
     async def _declare_document(self, declared: DeclaredDocument) -> None:
         kind: SourceKind = "path" if declared.path is not None else "url" if declared.url is not None else "text"
         loaded = await self._knowledge.load(kind, declared.path or declared.url or declared.text or "")
-        existing = self._catalog.document(slug(declared.name))
+        existing = self._knowledge.catalog.document(slug(declared.name))
         if existing is not None:
             same = existing.sha256 == hashlib.sha256(loaded.data).hexdigest()
             if same and existing.managed_by == DOCUMENTS_KEY:

@@ -17,6 +17,9 @@ SEARCH_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.
 
 
 class KnowledgeMetrics(Metrics):
+    """The knowledge metrics on one registry, declared one entry each: a parallel table like every service's metrics
+    object."""
+
     def __init__(self, registry: CollectorRegistry = REGISTRY) -> None:
         super().__init__(registry)
         self.ingests = self.counter(

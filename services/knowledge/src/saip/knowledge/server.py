@@ -25,15 +25,12 @@ from saip.common.risk import RiskPublisher
 from saip.common.watch import Restarts, keep_alive
 from saip.knowledge.clients import GuardedFetcher, KvCatalog, ObjectOriginals
 from saip.knowledge.config import KnowledgeSettings
-from saip.knowledge.declared import Declared
 from saip.knowledge.dense import DenseEncoder
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, KnowledgeError, NotFound, Refused, StoreUnavailable
 from saip.knowledge.knowledge import Knowledge
 from saip.knowledge.metrics import KnowledgeMetrics
-from saip.knowledge.pipelines import Pipelines
-from saip.knowledge.published import KnowledgeTools
 from saip.knowledge.qdrant import QdrantIndex
-from saip.knowledge.search import Search
+from saip.knowledge.rules import Rules
 from saip.v1 import common_pb2, knowledge_pb2, knowledge_pb2_grpc
 
 logger = logging.getLogger(__name__)
@@ -42,6 +39,7 @@ SERVICE_NAME = "saip.v1.KnowledgeService"
 STOP_GRACE = 3.0
 START_WITHIN = 60.0
 
+# The status of each of the service's errors: a parallel table, one in every service's server.py.
 _EDGE = RpcEdge(
     "knowledge",
     KnowledgeError,
@@ -77,19 +75,8 @@ def _search_hits(found: Any) -> list[knowledge_pb2.SearchHit]:
 class KnowledgeServicer:
     """saip.v1.KnowledgeService over the documents, the pipelines, search and the knowledge tools."""
 
-    def __init__(
-        self,
-        knowledge: Knowledge,
-        pipelines: Pipelines,
-        search: Search,
-        tools: KnowledgeTools,
-        catalog: KvCatalog,
-        metrics: KnowledgeMetrics,
-    ) -> None:
-        self._knowledge = knowledge
-        self._pipelines = pipelines
-        self._search = search
-        self._tools = tools
+    def __init__(self, rules: Rules, catalog: KvCatalog, metrics: KnowledgeMetrics) -> None:
+        self._rules = rules
         self._catalog = catalog
         self._metrics = metrics
 
@@ -106,7 +93,7 @@ class KnowledgeServicer:
         started = time.perf_counter()
         try:
             # A caller that goes away cancels the call, and with it the ingest, which cleans up after itself.
-            document, created = await self._knowledge.ingest(
+            document, created = await self._rules.knowledge.ingest(
                 kind, getattr(request, kind), request.name, progress=progress
             )
         except (InvalidRequest, NotFound, AlreadyExists, Refused):
@@ -123,20 +110,20 @@ class KnowledgeServicer:
 
     @_unary
     async def ListDocuments(self, request: Any, context: Any) -> knowledge_pb2.ListDocumentsReply:
-        return knowledge_pb2.ListDocumentsReply(documents=self._knowledge.documents())
+        return knowledge_pb2.ListDocumentsReply(documents=self._rules.knowledge.documents())
 
     @_unary
     async def DeleteDocument(self, request: Any, context: Any) -> knowledge_pb2.DeleteDocumentReply:
-        document, chunks = await self._knowledge.delete_document(request.name)
+        document, chunks = await self._rules.knowledge.delete_document(request.name)
         return knowledge_pb2.DeleteDocumentReply(document=document, chunks_deleted=chunks)
 
     @_unary
     async def ListPipelines(self, request: Any, context: Any) -> knowledge_pb2.ListPipelinesReply:
-        return knowledge_pb2.ListPipelinesReply(pipelines=self._pipelines.every())
+        return knowledge_pb2.ListPipelinesReply(pipelines=self._rules.pipelines.every())
 
     @_unary
     async def ApplyPipeline(self, request: Any, context: Any) -> knowledge_pb2.ApplyPipelineReply:
-        pipeline, created = await self._pipelines.apply(
+        pipeline, created = await self._rules.pipelines.apply(
             request.name,
             list(request.documents),
             top_k=request.top_k if request.HasField("top_k") else None,
@@ -147,13 +134,13 @@ class KnowledgeServicer:
 
     @_unary
     async def DeletePipeline(self, request: Any, context: Any) -> knowledge_pb2.DeletePipelineReply:
-        return knowledge_pb2.DeletePipelineReply(pipeline=await self._pipelines.delete(request.name))
+        return knowledge_pb2.DeletePipelineReply(pipeline=await self._rules.pipelines.delete(request.name))
 
     @_unary
     async def Search(self, request: Any, context: Any) -> knowledge_pb2.SearchReply:
         started = time.perf_counter()
         top_k = request.top_k if request.HasField("top_k") else None
-        found = await self._search.search(request.pipeline, request.query, top_k)
+        found = await self._rules.search.search(request.pipeline, request.query, top_k)
         self._metrics.searches.labels("search").inc()
         self._metrics.search_seconds.labels("search").observe(time.perf_counter() - started)
         return knowledge_pb2.SearchReply(
@@ -170,28 +157,28 @@ class KnowledgeServicer:
                 documents=found.documents,
                 published_as=", ".join(found.published_as),
             )
-            for found in self._tools.suggest(request.pipeline)
+            for found in self._rules.tools.suggest(request.pipeline)
         ]
         return knowledge_pb2.SuggestToolsReply(suggestions=suggestions)
 
     @_unary
     async def PublishTool(self, request: Any, context: Any) -> knowledge_pb2.PublishKnowledgeToolReply:
-        tool = await self._tools.publish(request.name, request.description, request.pipeline)
+        tool = await self._rules.tools.publish(request.name, request.description, request.pipeline)
         return knowledge_pb2.PublishKnowledgeToolReply(tool=tool)
 
     @_unary
     async def UnpublishTool(self, request: Any, context: Any) -> knowledge_pb2.UnpublishKnowledgeToolReply:
-        return knowledge_pb2.UnpublishKnowledgeToolReply(tool=await self._tools.unpublish(request.name))
+        return knowledge_pb2.UnpublishKnowledgeToolReply(tool=await self._rules.tools.unpublish(request.name))
 
     @_unary
     async def GetStatus(self, request: Any, context: Any) -> knowledge_pb2.GetKnowledgeStatusReply:
-        status = await self._knowledge.status()
-        return knowledge_pb2.GetKnowledgeStatusReply(tools=self._tools.every(), **status)
+        status = await self._rules.knowledge.status()
+        return knowledge_pb2.GetKnowledgeStatusReply(tools=self._rules.tools.every(), **status)
 
     @_unary
     async def ListServedTools(self, request: Any, context: Any) -> common_pb2.ListServedToolsReply:
         await self._catalog.sync()
-        return common_pb2.ListServedToolsReply(tools=self._tools.served())
+        return common_pb2.ListServedToolsReply(tools=self._rules.tools.served())
 
     @_unary
     async def CallServedTool(self, request: Any, context: Any) -> common_pb2.CallServedToolReply:
@@ -201,7 +188,7 @@ class KnowledgeServicer:
             arguments = json.loads(request.arguments_json or "{}")
             if not isinstance(arguments, dict):
                 raise InvalidRequest("the arguments must be a JSON object with `query`")
-            answer = await self._tools.call(request.name, arguments)
+            answer = await self._rules.tools.call(request.name, arguments)
         except json.JSONDecodeError:
             return common_pb2.CallServedToolReply(is_error=True, text="the arguments are not valid JSON")
         except (InvalidRequest, NotFound, Refused) as exc:
@@ -267,40 +254,20 @@ async def lifespan(
             max_bytes=settings.knowledge_max_document_bytes,
             dense=dense,
         )
-        pipelines = Pipelines(knowledge)
-        search = Search(knowledge, pipelines)
+        rules = Rules.over(knowledge)
         reindexed = await knowledge.reindex()
         if reindexed:
             logger.info("documents re-indexed from their originals", extra={"documents": reindexed})
-        problems = await Declared(knowledge, pipelines).apply(
-            settings.knowledge_documents, settings.knowledge_pipelines
-        )
-        servicer = KnowledgeServicer(knowledge, pipelines, search, KnowledgeTools(pipelines, search), catalog, metrics)
+        problems = await rules.declared.apply(settings.knowledge_documents, settings.knowledge_pipelines)
+        servicer = KnowledgeServicer(rules, catalog, metrics)
+        register = functools.partial(knowledge_pb2_grpc.add_KnowledgeServiceServicer_to_server, servicer)
+        said = {
+            "vector_store": index.describe(),
+            "ingest_roots": [str(root) for root in roots],
+            "documents": len(catalog.documents()),
+        }
         served = await stack.enter_async_context(
-            endpoints(
-                "knowledge",
-                [
-                    (
-                        SERVICE_NAME,
-                        functools.partial(knowledge_pb2_grpc.add_KnowledgeServiceServicer_to_server, servicer),
-                    )
-                ],
-                host=settings.knowledge_host,
-                port=settings.knowledge_port,
-                metrics_port=settings.knowledge_metrics_port,
-                registry=registry,
-                grace=STOP_GRACE,
-            )
-        )
-        logger.info(
-            "knowledge serving",
-            extra={
-                "grpc_port": served.port,
-                "metrics_port": served.metrics_port,
-                "vector_store": index.describe(),
-                "ingest_roots": [str(root) for root in roots],
-                "documents": len(catalog.documents()),
-            },
+            endpoints(settings, [(SERVICE_NAME, register)], registry=registry, grace=STOP_GRACE, said=said)
         )
         yield Running(served.port, served.metrics_port, metrics, knowledge, problems)
 

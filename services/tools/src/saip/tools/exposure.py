@@ -20,12 +20,11 @@ EXPOSURE_KEY = "exposure"
 class ExposureSetting:
     def __init__(self, library: Library, metrics: ToolsMetrics) -> None:
         self._library = library
-        self._records = library.records
         self._metrics = metrics
 
     async def read(self) -> tools_pb2.Exposure:
         """The setting as stored, with its revision; never written yet, every published authored tool is served."""
-        stored = await self._records.get(EXPOSURE_KEY)
+        stored = await self._library.records.get(EXPOSURE_KEY)
         if stored is None:
             return tools_pb2.Exposure(auto_expose=True)
         raw, revision = stored
@@ -71,8 +70,8 @@ class ExposureSetting:
         exposure = tools_pb2.Exposure(auto_expose=auto_expose, tools=names)
         payload = exposure.SerializeToString()
         if revision:
-            exposure.revision = await self._records.update(EXPOSURE_KEY, payload, revision)
+            exposure.revision = await self._library.records.update(EXPOSURE_KEY, payload, revision)
         else:
-            exposure.revision = await self._records.create(EXPOSURE_KEY, payload)
+            exposure.revision = await self._library.records.create(EXPOSURE_KEY, payload)
         self._metrics.changes.labels("exposure").inc()
         return exposure

@@ -75,8 +75,8 @@ class Library:
 
     def __init__(
         self,
-        records: Records,
         *,
+        records: Records,
         bundled: Mapping[str, ToolSpec],
         declared: Mapping[str, ToolSpec],
         declared_key: str,

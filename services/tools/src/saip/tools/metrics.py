@@ -25,6 +25,9 @@ RUN_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 
 class ToolsMetrics(Metrics):
+    """The tools metrics on one registry, declared one entry each: a parallel table like every service's metrics
+    object."""
+
     def __init__(self, registry: CollectorRegistry = REGISTRY) -> None:
         super().__init__(registry)
         self.runs = self.counter(

@@ -33,6 +33,7 @@ class Runner(Protocol):
     """Runs tool code: `job` builds one call under the runner's limits, `run` runs it and returns what came of it
     (it never raises for what the code does)."""
 
+    # The signature of `sandbox.Sandbox.job`, the adapter: a port and its adapter declare the same call.
     def job(
         self,
         code: str,

@@ -47,6 +47,7 @@ SERVICE_NAME = "saip.v1.ToolsService"
 STOP_GRACE = 3.0
 START_WITHIN = 60.0
 
+# The status of each of the service's errors: a parallel table, one in every service's server.py.
 _EDGE = RpcEdge(
     "tools",
     ToolsError,
@@ -150,32 +151,16 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
         js = nc.jetstream()
         await bus.ensure_stream(js, bus.audit_stream_config(settings))
         kv = await bus.ensure_kv(js, names.TOOLS_BUCKET, history=HISTORY)
-        library = Library(KvRecords(kv), bundled=bundled, declared=declared, declared_key=DECLARED_KEY)
+        library = Library(records=KvRecords(kv), bundled=bundled, declared=declared, declared_key=DECLARED_KEY)
         risk = RiskPublisher(nc, "tools")
         exposure = ExposureSetting(library, metrics)
         runs = Runs(sandbox, risk, metrics)
         studio = Studio(library, exposure, runs, risk, metrics)
         await sandbox.warm()
         servicer = ToolsServicer(studio, exposure, Serving(library, exposure, runs))
+        register = functools.partial(tools_pb2_grpc.add_ToolsServiceServicer_to_server, servicer)
+        said = {"bundled": len(bundled), "declared": len(declared), "workers": settings.tools_sandbox_workers}
         served = await stack.enter_async_context(
-            endpoints(
-                "tools",
-                [(SERVICE_NAME, functools.partial(tools_pb2_grpc.add_ToolsServiceServicer_to_server, servicer))],
-                host=settings.tools_host,
-                port=settings.tools_port,
-                metrics_port=settings.tools_metrics_port,
-                registry=registry,
-                grace=STOP_GRACE,
-            )
-        )
-        logger.info(
-            "tools serving",
-            extra={
-                "grpc_port": served.port,
-                "metrics_port": served.metrics_port,
-                "bundled": len(bundled),
-                "declared": len(declared),
-                "workers": settings.tools_sandbox_workers,
-            },
+            endpoints(settings, [(SERVICE_NAME, register)], registry=registry, grace=STOP_GRACE, said=said)
         )
         yield Running(served.port, served.metrics_port, metrics, studio)
