@@ -236,14 +236,16 @@ async def lifespan(
         stack.push_async_callback(source.close)
         _, last_seq = await _when_available(ledger.bounds)
         taken = await _when_available(lambda: audit_views.rebuild(ledger, last_seq))
+        chained_ids = [records.record_id(entry.record) for entry in audit_views.recent.newest_first()]
+        collector = Collector(source, ledger, Masker(), metrics, chained_ids=chained_ids)
+        collecting = collector.start()
+        # Stopped after the background work (entered below, so cancelled first): the record in hand is finished.
+        stack.push_async_callback(collector.stop, STOP_GRACE)
         group = await lifecycle.background(stack)
+        group.start_soon(_fails_with, collecting)
         following = functools.partial(audit_views.keep_current, ledger)
         group.start_soon(functools.partial(keep_alive, following, "audit views", restarts=restarts))
         group.start_soon(_refresh_pending, source, metrics)
-        chained_ids = [records.record_id(entry.record) for entry in audit_views.recent.newest_first()]
-        collector = Collector(source, ledger, Masker(), metrics, chained_ids=chained_ids)
-        group.start_soon(_fails_with, collector.start())
-        stack.push_async_callback(collector.stop, STOP_GRACE)
         servicer = AuditServicer(audit_views, ledger, source, metrics, since)
         register = functools.partial(audit_pb2_grpc.add_AuditServiceServicer_to_server, servicer)
         said = {"views_rebuilt_from": taken, "chain_length": audit_views.last.index if audit_views.last else 0}
@@ -263,8 +265,8 @@ async def lifespan(
 async def _fails_with(task: asyncio.Task[None]) -> None:
     """Wait for the collector's task to end, which only a fault does, and raise what ended it.
 
-    Being cancelled (the service is stopping) leaves the task alone: the exit stack's `Collector.stop` lets the record
-    in hand finish. Awaiting the task itself would cancel it with this waiter.
+    Being cancelled (the service is stopping, before the collector is stopped) leaves the task alone: the exit stack's
+    `Collector.stop` lets the record in hand finish. Awaiting the task itself would cancel it with this waiter.
     """
     ended = anyio.Event()
     task.add_done_callback(lambda _: ended.set())
