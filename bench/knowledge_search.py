@@ -15,9 +15,13 @@ import numpy as np
 from bench.stats import summary, table
 from saip.common import bus
 from saip.common.natsd import LocalNats
+from saip.common.watch import keep_alive
 from saip.knowledge import chunking, sparse
-from saip.knowledge.clients import GuardedFetcher, KvCatalog, ObjectOriginals, QdrantIndex
+from saip.knowledge.clients import GuardedFetcher, KvCatalog, ObjectOriginals
 from saip.knowledge.knowledge import Knowledge
+from saip.knowledge.pipelines import Pipelines
+from saip.knowledge.qdrant import QdrantIndex
+from saip.knowledge.search import Search
 
 DOCUMENTS = 20
 CHUNKS_PER_DOCUMENT = 500
@@ -100,7 +104,7 @@ async def _run(home: Path) -> tuple[list[list[object]], list[list[object]], floa
     catalog = await KvCatalog.open(nc.jetstream())
     try:
         async with anyio.create_task_group() as group:
-            group.start_soon(catalog.follow)
+            group.start_soon(keep_alive, catalog.watch, "catalog")
             await catalog.ready()
             knowledge = Knowledge(
                 catalog=catalog,
@@ -110,6 +114,7 @@ async def _run(home: Path) -> tuple[list[list[object]], list[list[object]], floa
                 roots=[home],
                 max_bytes=1 << 30,
             )
+            search = Search(knowledge, Pipelines(knowledge))
             started = time.perf_counter()
             chunks = 0
             for number, text in enumerate(documents):
@@ -118,11 +123,11 @@ async def _run(home: Path) -> tuple[list[list[object]], list[list[object]], floa
             ingest_seconds = time.perf_counter() - started
 
             for query in queries[:20]:  # warm up
-                await knowledge.search("", query, TOP_K)
+                await search.search("", query, TOP_K)
             qdrant_ms, qdrant_top = [], []
             for query in queries:
                 begin = time.perf_counter()
-                found = await knowledge.search("", query, TOP_K)
+                found = await search.search("", query, TOP_K)
                 qdrant_ms.append((time.perf_counter() - begin) * 1000)
                 qdrant_top.append([hit.score for hit, _, _ in found.hits])
             group.cancel_scope.cancel()

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -24,6 +23,12 @@ from mcp.client.streamable_http import streamable_http_client
 from saip.common.natsd import free_port
 
 SAIP = Path(sys.executable).parent / "saip"
+# How long a start may take before it fails with the stack's log tail: shorter than pytest's timeout (120 s, in
+# pyproject.toml), with room left to stop the stack and say why, so a slow start is never a bare pytest timeout.
+READY_WITHIN = 75.0
+# How long the launcher gets to stop everything after SIGTERM (honcho SIGKILLs what is left after 5 s); past it the
+# whole process group is killed, and `stop` says so.
+STOP_WITHIN = 30.0
 BANNER = re.compile(r"^(MCP endpoint|MCP bearer token|Admin token): (.+)$")
 METRICS = re.compile(r"^Metrics: (.+)$")
 E2E_CLIENT = types.Implementation(name="e2e-client", version="1.0")
@@ -37,7 +42,7 @@ class Stack:
     lines: list[str] = field(default_factory=list)
     banner: dict[str, str] = field(default_factory=dict)
     metrics: dict[str, str] = field(default_factory=dict)  # service -> its /metrics URL, as the banner says
-    ready: threading.Event = field(default_factory=threading.Event)
+    settled: threading.Event = field(default_factory=threading.Event)  # the banner is out, or the launcher is gone
     reader: threading.Thread | None = None
 
     @property
@@ -71,8 +76,13 @@ class Stack:
             match = BANNER.match(line)
             if match:
                 self.banner[match.group(1)] = match.group(2)
-                if len(self.banner) == 3:
-                    self.ready.set()
+                if self.ready:
+                    self.settled.set()
+        self.settled.set()
+
+    @property
+    def ready(self) -> bool:
+        return len(self.banner) == 3
 
     def descendants(self) -> list[int]:
         """Every process the launcher started, at any depth (read from /proc)."""
@@ -92,25 +102,26 @@ class Stack:
             frontier.extend(children)
         return found
 
-    def stop(self, within: float = 10.0) -> float:
-        """SIGTERM the launcher as a person's Ctrl-C would; returns how long everything took to go."""
-        started = time.monotonic()
+    def stop(self, within: float = STOP_WITHIN) -> bool:
+        """SIGTERM the launcher as a person's Ctrl-C would and wait for it to exit; returns whether it stopped by
+        itself within `within` seconds (otherwise its whole process group was killed)."""
+        stopped = True
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
-                self.process.wait(timeout=within + 5)
+                self.process.wait(timeout=within)
             except subprocess.TimeoutExpired:
+                stopped = False
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
-        elapsed = time.monotonic() - started
         if self.reader is not None:
             self.reader.join(timeout=5)
         if self.process.stdout is not None:
             self.process.stdout.close()
-        return elapsed
+        return stopped
 
 
-def start_stack(home: Path, *, env: dict[str, str] | None = None, ready_within: float = 120.0) -> Stack:
+def start_stack(home: Path, *, env: dict[str, str] | None = None, ready_within: float = READY_WITHIN) -> Stack:
     home.mkdir(parents=True, exist_ok=True)
     port = free_port()
     environment = {
@@ -129,10 +140,13 @@ def start_stack(home: Path, *, env: dict[str, str] | None = None, ready_within: 
     stack = Stack(home, port, process)
     stack.reader = threading.Thread(target=stack._read, daemon=True)
     stack.reader.start()
-    if not stack.ready.wait(ready_within):
+    stack.settled.wait(ready_within)
+    if not stack.ready:
+        exited = process.poll()
         stack.stop()
         tail = "\n".join(stack.lines[-40:])
-        raise AssertionError(f"the stack did not print its banner within {ready_within} s:\n{tail}")
+        why = f"exited with {exited}" if exited is not None else f"did not print its banner within {ready_within:g} s"
+        raise AssertionError(f"the stack {why}:\n{tail}")
     return stack
 
 

@@ -1,4 +1,4 @@
-"""`make run` as a process: two stacks side by side, a configured token, restarts, and stopping within 10 s."""
+"""`make run` as a process: two stacks side by side, a configured token, restarts, and stopping on SIGTERM."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def alive(pid: int) -> bool:
     return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def test_two_stacks_run_side_by_side_and_sigterm_stops_everything_within_10_s(tmp_path: Path) -> None:
+def test_two_stacks_run_side_by_side_and_sigterm_stops_everything(tmp_path: Path) -> None:
     first = start_stack(tmp_path / "one")
     second = start_stack(tmp_path / "two")
     try:
@@ -36,9 +36,9 @@ def test_two_stacks_run_side_by_side_and_sigterm_stops_everything_within_10_s(tm
         started = first.descendants()
         assert len(started) >= 4  # honcho's workers and nats, audit, tools, gateway below them
     finally:
-        elapsed = first.stop()
+        stopped = first.stop()
         second.stop()
-    assert elapsed < 10
+    assert stopped, "the launcher did not exit on SIGTERM; its process group was killed"
     assert [pid for pid in started if alive(pid)] == []
     assert first.process.returncode is not None
     assert port_is_free("127.0.0.1", first.port)

@@ -21,7 +21,7 @@ from saip.audit import records
 from saip.audit.chain import LedgerMessage, decode_entry
 from saip.audit.clients import JetStreamLedger
 from saip.audit.config import AuditSettings
-from saip.audit.server import AuditApp
+from saip.audit.server import Running, lifespan
 from saip.v1 import audit_pb2, audit_pb2_grpc, events_pb2
 from tests.unit.audit import samples
 from tests.waiting import eventually
@@ -54,14 +54,12 @@ def settings(nats_url: str, *, capacity: int = 500) -> AuditSettings:
 
 
 @asynccontextmanager
-async def running_audit(nats_url: str, *, capacity: int = 500, ack_wait: float = 1.0) -> AsyncIterator[AuditApp]:
+async def running_audit(nats_url: str, *, capacity: int = 500, ack_wait: float = 1.0) -> AsyncIterator[Running]:
     """The audit service in this process on free ports, with its own metrics registry."""
-    app = AuditApp(settings(nats_url, capacity=capacity), registry=CollectorRegistry(), ack_wait=ack_wait)
-    await app.start()
-    try:
-        yield app
-    finally:
-        await app.stop()
+    async with lifespan(
+        settings(nats_url, capacity=capacity), registry=CollectorRegistry(), ack_wait=ack_wait
+    ) as audit:
+        yield audit
 
 
 @asynccontextmanager

@@ -12,7 +12,7 @@ from prometheus_client import CollectorRegistry
 
 from saip.common.netguard import NetworkMode
 from saip.knowledge.config import KnowledgeSettings
-from saip.knowledge.server import KnowledgeApp
+from saip.knowledge.server import Running, lifespan
 from saip.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 
@@ -23,13 +23,9 @@ def knowledge_settings(home: Path, nats_url: str, **overrides: Any) -> Knowledge
 @asynccontextmanager
 async def running_knowledge(
     settings: KnowledgeSettings, *, url_mode: NetworkMode = NetworkMode.STRICT
-) -> AsyncIterator[KnowledgeApp]:
-    app = KnowledgeApp(settings, registry=CollectorRegistry(), url_mode=url_mode)
-    try:
-        await app.start()
-        yield app
-    finally:
-        await app.stop()
+) -> AsyncIterator[Running]:
+    async with lifespan(settings, registry=CollectorRegistry(), url_mode=url_mode) as running:
+        yield running
 
 
 @asynccontextmanager

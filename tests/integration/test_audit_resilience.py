@@ -18,7 +18,7 @@ from saip.audit.clients import JetStreamLedger, JetStreamRecords, NatsDelivery, 
 from saip.audit.collector import Collector
 from saip.audit.errors import ChainMoved
 from saip.audit.metrics import AuditMetrics
-from saip.audit.server import AuditApp
+from saip.audit.server import Running
 from saip.common import names
 from saip.common.masking import Masker
 from saip.common.natsd import LocalNats
@@ -39,7 +39,7 @@ from tests.integration.audit_support import (
 pytestmark = pytest.mark.integration
 
 
-def counted(app: AuditApp, name: str) -> float:
+def counted(app: Running, name: str) -> float:
     return app.metrics.registry.get_sample_value(name) or 0.0
 
 

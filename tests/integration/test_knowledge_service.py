@@ -20,7 +20,7 @@ from saip.common import bus, names
 from saip.common.natsd import LocalNats
 from saip.common.netguard import NetworkMode
 from saip.knowledge.config import DeclaredDocument, DeclaredPipeline
-from saip.knowledge.server import KnowledgeApp
+from saip.knowledge.server import Running
 from saip.v1 import common_pb2, events_pb2, knowledge_pb2, knowledge_pb2_grpc
 from tests.http_origin import http_origin
 from tests.integration.knowledge_support import (
@@ -69,14 +69,14 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def app(tmp_path: Path, root: Path, nats_server: LocalNats) -> AsyncIterator[KnowledgeApp]:
+async def app(tmp_path: Path, root: Path, nats_server: LocalNats) -> AsyncIterator[Running]:
     settings = knowledge_settings(tmp_path / "home", nats_server.url, knowledge_ingest_roots=[root])
     async with running_knowledge(settings) as running:
         yield running
 
 
 @pytest.fixture
-async def stub(app: KnowledgeApp) -> AsyncIterator[Stub]:
+async def stub(app: Running) -> AsyncIterator[Stub]:
     async with knowledge_stub(app.port) as client:
         yield client
 
@@ -177,7 +177,7 @@ async def test_the_same_name_or_content_twice_is_refused(stub: Stub, root: Path)
     )
 
 
-async def test_a_failed_ingest_leaves_no_chunks_and_no_original(app: KnowledgeApp, nats_client: NatsClient) -> None:
+async def test_a_failed_ingest_leaves_no_chunks_and_no_original(app: Running, nats_client: NatsClient) -> None:
     """The caller goes away after the chunks are indexed but before the commit: everything stored is removed."""
 
     class Gone(Exception):
@@ -412,9 +412,7 @@ async def test_two_replicas_on_one_bucket_see_each_other_s_writes(
         assert [tool.name for tool in served] == ["search_shared"]
 
 
-async def test_the_bucket_records_are_the_contract_messages(
-    app: KnowledgeApp, stub: Stub, nats_client: NatsClient
-) -> None:
+async def test_the_bucket_records_are_the_contract_messages(app: Running, stub: Stub, nats_client: NatsClient) -> None:
     await ingest(stub, text="# Kept\n\nRecords in the bucket are protobuf.", name="kept")
     js = nats_client.jetstream()
     kv = await bus.ensure_kv(js, names.KNOWLEDGE_BUCKET)
@@ -423,7 +421,7 @@ async def test_the_bucket_records_are_the_contract_messages(
     assert (record.name, record.chunks, pipeline.name) == ("kept", 1, "All documents (simple)")
 
 
-async def test_the_metrics_dashboards_may_use_are_exported(app: KnowledgeApp, stub: Stub) -> None:
+async def test_the_metrics_dashboards_may_use_are_exported(app: Running, stub: Stub) -> None:
     await ingest(stub, text="# Counted\n\nOne ingest, one search.", name="counted")
     await stub.Search(knowledge_pb2.SearchRequest(query="ingest search"))
     async with httpx.AsyncClient() as http:

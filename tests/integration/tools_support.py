@@ -12,7 +12,7 @@ import grpc
 from prometheus_client import CollectorRegistry
 
 from saip.tools.config import ToolsSettings
-from saip.tools.server import ToolsApp
+from saip.tools.server import Running, lifespan
 from saip.v1 import tools_pb2, tools_pb2_grpc
 
 
@@ -29,13 +29,9 @@ def settings(nats_url: str, **overrides: Any) -> ToolsSettings:
 
 
 @asynccontextmanager
-async def running_tools(nats_url: str, **overrides: Any) -> AsyncIterator[ToolsApp]:
-    app = ToolsApp(settings(nats_url, **overrides), registry=CollectorRegistry())
-    await app.start()
-    try:
-        yield app
-    finally:
-        await app.stop()
+async def running_tools(nats_url: str, **overrides: Any) -> AsyncIterator[Running]:
+    async with lifespan(settings(nats_url, **overrides), registry=CollectorRegistry()) as tools:
+        yield tools
 
 
 @asynccontextmanager

@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, ClassVar
 
 import grpc
+import httpx
 import pytest
+from prometheus_client import CollectorRegistry
 
-from saip.common.grpc_server import GrpcServer, RpcEdge
+from saip.common.grpc_server import GrpcServer, RpcEdge, endpoints
+from saip.common.settings import Port, SaipSettings, endpoint_keys
 from saip.v1 import common_pb2
 
 
@@ -20,6 +23,15 @@ class ServiceError(Exception):
 
 class NotThere(ServiceError):
     pass
+
+
+class ProbeSettings(SaipSettings):
+    service: ClassVar[str] = "probe"
+    keys: ClassVar[Mapping[str, str]] = {**SaipSettings.keys, **endpoint_keys("probe")}
+
+    probe_host: str = "127.0.0.1"
+    probe_port: Port = 0
+    probe_metrics_port: Port = 0
 
 
 EDGE = RpcEdge("probe", ServiceError, {NotThere: grpc.StatusCode.NOT_FOUND})
@@ -112,3 +124,30 @@ async def test_a_taken_port_is_said_with_the_address() -> None:
         port = taken.getsockname()[1]
         with pytest.raises(OSError, match=f"cannot serve gRPC on 127.0.0.1:{port}"):
             await GrpcServer([], "127.0.0.1", port).start()
+
+
+async def test_the_endpoints_count_calls_on_the_given_registry_and_drain_on_the_way_out() -> None:
+    registry = CollectorRegistry()
+    drained: list[str] = []
+    async with endpoints(
+        ProbeSettings.load(),
+        [("saip.v1.Probe", register)],
+        registry=registry,
+        grace=1.0,
+        draining=lambda: drained.append("tails ended"),
+    ) as served:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{served.port}") as channel:
+            listing = channel.unary_unary(
+                "/saip.v1.Probe/List",
+                request_serializer=common_pb2.ListServedToolsRequest.SerializeToString,
+                response_deserializer=common_pb2.ListServedToolsReply.FromString,
+            )
+            with pytest.raises(grpc.aio.AioRpcError):
+                await listing(common_pb2.ListServedToolsRequest())
+        async with httpx.AsyncClient() as http:
+            exported = (await http.get(f"http://127.0.0.1:{served.metrics_port}/metrics")).text
+        assert drained == []
+    labels = {"grpc_service": "saip.v1.Probe", "grpc_method": "List", "grpc_code": "NOT_FOUND"}
+    assert registry.get_sample_value("saip_grpc_server_handled_total", labels) == 1
+    assert 'saip_build_info{service="probe"' in exported
+    assert drained == ["tails ended"]

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
 import pytest
 
-from saip.common.lifecycle import first_cause, serve
+from saip.common.lifecycle import background, first_cause, serve
+from tests.waiting import eventually
 
 
 async def test_the_lifespan_is_opened_served_and_closed() -> None:
@@ -26,7 +27,7 @@ async def test_the_lifespan_is_opened_served_and_closed() -> None:
 
     async with anyio.create_task_group() as group:
         group.start_soon(lambda: serve("test", lifespan, stop=stop))
-        await anyio.sleep(0.05)
+        await eventually(lambda: steps)  # opened; served until stopped
         assert steps == ["open"]
         stop.set()
     assert steps == ["open", "close"]
@@ -71,3 +72,22 @@ async def test_a_background_fault_closes_the_lifespan_and_exits_1(caplog: pytest
 def test_the_first_cause_is_found_inside_nested_groups() -> None:
     inner = ValueError("x")
     assert first_cause(ExceptionGroup("a", [ExceptionGroup("b", [inner])])) is inner
+
+
+async def test_what_is_entered_after_the_background_closes_first_while_the_background_still_runs() -> None:
+    closed: list[str] = []
+    running = anyio.Event()
+
+    async def work() -> None:
+        running.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            closed.append("background")
+
+    async with AsyncExitStack() as stack:
+        group = await background(stack)
+        group.start_soon(work)
+        await running.wait()
+        stack.callback(closed.append, "api")  # the gRPC API: entered last, drained first
+    assert closed == ["api", "background"]

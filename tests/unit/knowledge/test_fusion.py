@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from saip.knowledge.knowledge import RRF_K, Hit, fuse
+from saip.knowledge.ports import Hit
+from saip.knowledge.search import RRF_K, fuse
 
 
 def hit(ingest: str, position: int, score: float) -> Hit:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from saip.knowledge import sparse
 from saip.knowledge.chunking import Chunk
-from saip.knowledge.clients import QdrantIndex
-from saip.knowledge.knowledge import IndexedChunk
+from saip.knowledge.ports import IndexedChunk
+from saip.knowledge.qdrant import QdrantIndex
 
 WORDS = [f"word{n}" for n in range(400)]
 

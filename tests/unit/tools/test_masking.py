@@ -6,7 +6,7 @@ import json
 
 from saip.common.masking import Masker
 from saip.tools import spec as specs
-from saip.tools.studio import reply_of, report_of
+from saip.tools.runs import reply_of, report_of
 from saip.tools.worker import Job, run_job
 from tests.unit.tools.specs import document
 

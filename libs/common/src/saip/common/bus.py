@@ -1,10 +1,12 @@
-"""NATS helpers: connecting with retries, and creating the buckets and streams a service needs."""
+"""NATS helpers: connecting with retries (and a connection a lifespan opens and drains), and creating the buckets and
+streams a service needs."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from datetime import timedelta
 
 import nats
@@ -56,6 +58,37 @@ async def connect(
                 reconnected_cb=reconnected,
             )
     raise AssertionError("unreachable: tenacity reraises the last error")
+
+
+class NatsUnreachable(OSError):
+    """NATS refused the connection for good (an expected start failure: one log line, no traceback)."""
+
+    def __init__(self, url: str, error: BaseException) -> None:
+        said = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        super().__init__(
+            f"cannot connect to NATS at {url} ({said}); start it, or set SAIP_NATS_URL to a running server"
+        )
+
+
+@asynccontextmanager
+async def connection(
+    url: str,
+    name: str,
+    *,
+    within: float = 60.0,
+    reconnected: Callable[[], Awaitable[None]] | None = None,
+    grace: float = 5.0,
+) -> AsyncIterator[NatsClient]:
+    """A service's connection for its lifespan: connected as `connect` does (NatsUnreachable when it cannot be),
+    drained within `grace` seconds on the way out."""
+    try:
+        nc = await connect(url, name, within=within, reconnected=reconnected)
+    except (NatsError, OSError, TimeoutError) as exc:
+        raise NatsUnreachable(url, exc) from exc
+    try:
+        yield nc
+    finally:
+        await close(nc, within=grace)
 
 
 async def close(nc: NatsClient, *, within: float = 5.0) -> None:

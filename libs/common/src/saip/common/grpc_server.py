@@ -1,5 +1,5 @@
-"""A grpc.aio server with the standard health service and reflection, stopped gracefully; and the RPC edge where a
-service's errors become gRPC statuses."""
+"""A grpc.aio server with the standard health service, reflection and per-RPC metrics, stopped gracefully; and the
+RPC edge where a service's errors become gRPC statuses."""
 
 from __future__ import annotations
 
@@ -7,32 +7,28 @@ import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from prometheus_client import Counter, Histogram
+from prometheus_client import CollectorRegistry
+
+from saip.common.metrics import GrpcMetrics, MetricsServer, publish_build_info
+from saip.common.settings import SaipSettings
 
 logger = logging.getLogger(__name__)
 
 Registrar = Callable[[grpc.aio.Server], None]
 
-HANDLED = Counter(
-    "saip_grpc_server_handled",
-    "gRPC calls a saip service finished, by service, method and status code",
-    ["grpc_service", "grpc_method", "grpc_code"],
-)
-HANDLING = Histogram(
-    "saip_grpc_server_handling_seconds",
-    "Time a saip service spent on one unary gRPC call",
-    ["grpc_service", "grpc_method"],
-    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
-)
-
 
 class _Metrics(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Counts every call by its final status code and times unary calls (request rate, errors, latency)."""
+
+    def __init__(self, metrics: GrpcMetrics) -> None:
+        self._metrics = metrics
 
     async def intercept_service(
         self,
@@ -56,8 +52,8 @@ class _Metrics(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 raise
             finally:
                 final = context.code() or code
-                HANDLED.labels(service, method, final.name).inc()
-                HANDLING.labels(service, method).observe(time.perf_counter() - started)
+                self._metrics.handled.labels(service, method, final.name).inc()
+                self._metrics.handling.labels(service, method).observe(time.perf_counter() - started)
 
         return grpc.unary_unary_rpc_method_handler(
             timed,
@@ -67,13 +63,16 @@ class _Metrics(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
 
 class GrpcServer:
-    """Serves the given services on host:port (0 picks a free port); health says SERVING once started."""
+    """Serves the given services on host:port (0 picks a free port); health says SERVING once started. With `metrics`,
+    every call is counted and timed on them."""
 
-    def __init__(self, services: Sequence[tuple[str, Registrar]], host: str, port: int) -> None:
+    def __init__(
+        self, services: Sequence[tuple[str, Registrar]], host: str, port: int, *, metrics: GrpcMetrics | None = None
+    ) -> None:
         self._services = services
         self._host = host
         self._requested_port = port
-        self.server = grpc.aio.server(interceptors=[_Metrics()])
+        self.server = grpc.aio.server(interceptors=[_Metrics(metrics)] if metrics is not None else [])
         self.health = health.aio.HealthServicer()
         self.port = 0
 
@@ -102,6 +101,54 @@ class GrpcServer:
         await self.server.stop(grace)
 
 
+@dataclass(frozen=True)
+class Endpoints:
+    """Where a running service listens: its gRPC port and its /metrics port (each the free one picked for 0)."""
+
+    port: int
+    metrics_port: int
+
+
+def _nothing() -> None:
+    """No step between NOT_SERVING and the drain."""
+
+
+@asynccontextmanager
+async def endpoints(
+    settings: SaipSettings,
+    servicers: Sequence[tuple[str, Registrar]],
+    *,
+    registry: CollectorRegistry,
+    grace: float,
+    draining: Callable[[], None] = _nothing,
+    said: Mapping[str, object] | None = None,
+) -> AsyncIterator[Endpoints]:
+    """A service's gRPC API (health, reflection, per-RPC metrics on `registry`) and its /metrics with the build info,
+    where its settings say it listens; once both serve, the service's one "<service> serving" line (with `said`).
+
+    On the way out, health says NOT_SERVING first, so probes stop routing; then `draining` ends what would hold a
+    call open (audit's tails); then the calls in flight get `grace` seconds to finish.
+    """
+    service = settings.service
+    host, port, metrics_port = settings.listens()
+    publish_build_info(service, registry)
+    metrics = MetricsServer(host, metrics_port, registry)
+    try:
+        server = GrpcServer(servicers, host, port, metrics=GrpcMetrics(registry))
+        await server.start()
+        logger.info(
+            f"{service} serving", extra={"grpc_port": server.port, "metrics_port": metrics.port, **(said or {})}
+        )
+        try:
+            yield Endpoints(server.port, metrics.port)
+        finally:
+            await server.health.enter_graceful_shutdown()
+            draining()
+            await server.stop(grace)
+    finally:
+        metrics.stop()
+
+
 Unary = Callable[[Any, Any, Any], Awaitable[Any]]
 Streaming = Callable[[Any, Any, Any], AsyncIterator[Any]]
 
@@ -109,7 +156,8 @@ Streaming = Callable[[Any, Any, Any], AsyncIterator[Any]]
 class RpcEdge:
     """Where a service's errors leave as gRPC statuses: its own errors by the status table, with their sentence as the
     details the gateway shows; anything else INTERNAL with a pointer to the service's log (the error itself is logged,
-    never sent). Servicer methods are wrapped with `unary` or `streaming`."""
+    never sent). Servicer methods are wrapped with `unary` (a coroutine: a unary call, or a stream the method writes
+    as it goes with `context.write`) or `streaming` (an async generator)."""
 
     def __init__(
         self, service: str, errors: type[Exception], statuses: Mapping[type[Exception], grpc.StatusCode]

@@ -2,33 +2,53 @@
 serves until SIGTERM or SIGINT or a background fault, and closes everything in reverse.
 
     @asynccontextmanager
-    async def lifespan(settings) -> AsyncIterator[App]:
-        async with AsyncExitStack() as stack, anyio.create_task_group() as group:
-            nc = await stack.enter_async_context(bus.connection(...))
-            ...                                  # every resource is entered on the stack
-            group.start_soon(keep_alive, ...)    # every background task runs in the group
-            yield app
-            group.cancel_scope.cancel()
+    async def lifespan(settings: XSettings, *, registry=REGISTRY) -> AsyncIterator[Running]:
+        async with AsyncExitStack() as stack:
+            nc = await stack.enter_async_context(bus.connection(...))   # every resource is entered on the stack
+            group = await lifecycle.background(stack)                    # background work runs in one group
+            group.start_soon(keep_alive, ...)
+            served = await stack.enter_async_context(grpc_server.endpoints(...))  # last in, first out: drains first
+            yield Running(...)
 
-    lifecycle.run("tools", lambda: lifespan(settings))      # __main__.py
+    lifecycle.main(XSettings, lifespan)                                  # __main__.py: settings, logs, run
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
 import logging
 import signal
-from collections.abc import Callable, Coroutine, Sequence
-from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+import sys
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from typing import TypeVar
 
 import anyio
+from anyio.abc import TaskGroup
+
+from saip.common import logs
+from saip.common.settings import ConfigurationError, SaipSettings
 
 logger = logging.getLogger(__name__)
 
 Lifespan = Callable[[], AbstractAsyncContextManager[object]]
+S = TypeVar("S", bound=SaipSettings)
+
+
+def main(
+    settings: type[S],
+    lifespan: Callable[[S], AbstractAsyncContextManager[object]],
+    *,
+    expected: tuple[type[BaseException], ...] = (OSError,),
+) -> None:
+    """A service's `python -m saip.<service>`: load its settings (a configuration that cannot be used ends the process
+    with its sentence, before anything is opened), set up the JSON logs, then `run` its lifespan."""
+    try:
+        loaded = settings.load()
+    except ConfigurationError as exc:
+        sys.exit(str(exc))
+    logs.setup(settings.service, loaded.log_level)
+    run(settings.service, functools.partial(lifespan, loaded), expected=expected)
 
 
 def run(service: str, lifespan: Lifespan, *, expected: tuple[type[BaseException], ...] = (OSError,)) -> None:
@@ -72,6 +92,15 @@ async def serve(
     logger.info(f"{service} stopped")
 
 
+async def background(stack: AsyncExitStack) -> TaskGroup:
+    """The task group of a lifespan's background work, entered on its exit stack: what is entered after it (the gRPC
+    API) closes first, while the background work still runs, then the group is cancelled. A task that fails cancels
+    the lifespan, which `serve` reports as a background fault."""
+    group = await stack.enter_async_context(anyio.create_task_group())
+    stack.callback(group.cancel_scope.cancel)
+    return group
+
+
 async def _signals(stopping: anyio.Event) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
         async for _ in received:
@@ -84,90 +113,3 @@ def first_cause(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
-
-
-# The start/stop model the services used before the lifespan model above; removed once each service has a lifespan
-# (issue 9).
-
-
-class Shutdown:
-    """Set by SIGTERM or SIGINT; a service's main coroutine waits on it, then closes what it opened."""
-
-    def __init__(self) -> None:
-        self.event = asyncio.Event()
-
-    def install(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, self.event.set)
-
-    async def wait(self) -> None:
-        await self.event.wait()
-
-
-def run_app(main: Callable[[Shutdown], Coroutine[Any, Any, None]]) -> None:
-    async def _main() -> None:
-        shutdown = Shutdown()
-        shutdown.install()
-        await main(shutdown)
-
-    asyncio.run(_main())
-
-
-class App(Protocol):
-    """A service process: `start` opens everything (or raises), `stop` closes what was opened, in reverse."""
-
-    async def start(self) -> None: ...
-
-    async def stop(self) -> None: ...
-
-    async def failure(self) -> BaseException | None:
-        """Returns when a background task ends, which only a fault does."""
-        ...
-
-
-async def first_failure(tasks: Sequence[asyncio.Task[None]]) -> BaseException | None:
-    """What ended the first of the background tasks to end; waits forever when there are none."""
-    if not tasks:
-        await asyncio.Event().wait()
-    done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    task = done.pop()
-    if task.cancelled():
-        return asyncio.CancelledError(task.get_name())
-    return task.exception() or RuntimeError(f"{task.get_name()} ended")
-
-
-async def cancel_all(tasks: Sequence[asyncio.Task[None]]) -> None:
-    for task in tasks:
-        task.cancel()
-    for task in tasks:
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
-async def serve_app(
-    app: App, shutdown: Shutdown, service: str, *, expected: tuple[type[BaseException], ...] = (OSError,)
-) -> None:
-    """Start the app and serve until SIGTERM or SIGINT. A start failure of an `expected` kind (NATS away, a port
-    taken) is one log line and exit code 1, without a traceback; a background fault stops the service with exit 1."""
-    try:
-        await app.start()
-    except BaseException as exc:
-        said = isinstance(exc, expected)
-        if said:
-            logger.error(f"{service} cannot start", extra={"error": str(exc) or type(exc).__name__})
-        await app.stop()
-        if said:
-            raise SystemExit(1) from None
-        raise
-    stopping = asyncio.create_task(shutdown.wait())
-    failing = asyncio.create_task(app.failure())
-    await asyncio.wait([stopping, failing], return_when=asyncio.FIRST_COMPLETED)
-    fault = failing.result() if failing.done() else None
-    failing.cancel()
-    stopping.cancel()
-    if fault is not None:
-        logger.error(f"{service} background task failed; stopping", exc_info=fault)
-    await app.stop()
-    if fault is not None:
-        raise SystemExit(1)

@@ -40,6 +40,20 @@ COMMON_KEYS: dict[str, str] = {
 }
 
 
+def endpoint_keys(service: str) -> dict[str, str]:
+    """The keys of a gRPC service's endpoints (`SaipSettings.listens` reads them; the local stack sets `.port` and
+    `.metrics-port` of every service it starts)."""
+    return {
+        f"{service}.host": f"Interface the {service} service's gRPC endpoint listens on",
+        f"{service}.port": f"Port of the {service} service's gRPC endpoint",
+        f"{service}.metrics-port": f"Port of the {service} service's /metrics",
+    }
+
+
+# 0 asks the system for a free port (the embedded default and the tests use it).
+Port = Annotated[int, Field(ge=0, le=65535)]
+
+
 def field_name(key: str) -> str:
     """The settings field (and, upper-cased with the prefix, the variable) of a configuration key."""
     return key.lower().replace(".", "_").replace("-", "_")
@@ -190,6 +204,12 @@ class SaipSettings(BaseSettings):
                 inner = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"][1:])
                 problems.append(f"{key}{inner} ({env_name(key)}): {message}")
             raise ConfigurationError("invalid configuration: " + "; ".join(problems)) from None
+
+    def listens(self) -> tuple[str, int, int]:
+        """Where a gRPC service listens: its `<service>.host`, `.port` and `.metrics-port` (declared with
+        `endpoint_keys`; tests/contract/test_configuration.py holds every declared key to a field)."""
+        prefix = field_name(self.service)
+        return getattr(self, f"{prefix}_host"), getattr(self, f"{prefix}_port"), getattr(self, f"{prefix}_metrics_port")
 
     def secret(self, field: str) -> str | None:
         value = getattr(self, field)

@@ -37,6 +37,10 @@ class Restarts:
         for event in list(self._pending):
             event.set()
 
+    async def reconnected(self) -> None:
+        """The NATS client's reconnected callback (`bus.connection(..., reconnected=restarts.reconnected)`)."""
+        self.now()
+
     def _join(self, event: anyio.Event) -> None:
         self._pending.add(event)
 

@@ -1,23 +1,9 @@
 """`python -m saip.audit`: load the settings, set up the logs, serve until SIGTERM."""
 
-from __future__ import annotations
-
-import sys
-
-from saip.audit import server
 from saip.audit.config import AuditSettings
-from saip.common import lifecycle, logs
-from saip.common.settings import ConfigurationError
-
-
-def main() -> None:
-    try:
-        settings = AuditSettings.load()
-    except ConfigurationError as exc:
-        sys.exit(str(exc))
-    logs.setup("audit", settings.log_level)
-    lifecycle.run_app(lambda shutdown: server.run(settings, shutdown))
-
+from saip.audit.errors import StoreUnavailable
+from saip.audit.server import lifespan
+from saip.common import lifecycle
 
 if __name__ == "__main__":
-    main()
+    lifecycle.main(AuditSettings, lifespan, expected=(StoreUnavailable, OSError))

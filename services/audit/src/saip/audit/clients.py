@@ -15,7 +15,6 @@ from typing import Any
 
 import nats.errors
 import nats.js.errors
-from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, Header
@@ -290,14 +289,6 @@ class JetStreamLedger:
         finally:
             with contextlib.suppress(nats.errors.Error):
                 await sub.unsubscribe()
-
-
-async def connect(url: str, *, within: float) -> NatsClient:
-    """The service's NATS connection (retried for `within` seconds, then reconnecting forever)."""
-    try:
-        return await bus.connect(url, "saip-audit", within=within)
-    except (nats.errors.Error, OSError, TimeoutError) as exc:
-        raise StoreUnavailable(f"cannot reach NATS at {url}: {type(exc).__name__} {exc}".strip()) from exc
 
 
 async def ensure_audit_stream(js: JetStreamContext, settings: SaipSettings) -> None:

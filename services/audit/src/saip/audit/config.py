@@ -7,23 +7,21 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from saip.common.settings import SaipSettings
+from saip.common.settings import Port, SaipSettings, endpoint_keys
 
 
 class AuditSettings(SaipSettings):
     """`audit.*` keys and `management.audit-capacity`, on top of what every service reads."""
 
     service: ClassVar[str] = "audit"
+    # The service's keys: a parallel table, declared the same way in every service (docs/architecture.md).
     keys: ClassVar[Mapping[str, str]] = {
         **SaipSettings.keys,
-        "audit.host": "Interface the audit service's gRPC endpoint listens on",
-        "audit.port": "Port of the audit service's gRPC endpoint",
-        "audit.metrics-port": "Port of the audit service's /metrics",
+        **endpoint_keys("audit"),
         "management.audit-capacity": "Calls kept in the audit ring buffer for fast reads",
     }
 
     audit_host: str = "127.0.0.1"
-    # 0 asks the system for a free port (the embedded default and the tests use it).
-    audit_port: int = Field(default=50054, ge=0, le=65535)
-    audit_metrics_port: int = Field(default=9104, ge=0, le=65535)
+    audit_port: Port = 50054
+    audit_metrics_port: Port = 9104
     management_audit_capacity: int = Field(default=500, ge=1, le=100_000)

@@ -7,7 +7,9 @@ Known label combinations are created up front so they export 0 before the first 
 
 from __future__ import annotations
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+import itertools
+
+from prometheus_client import REGISTRY, CollectorRegistry
 
 from saip.audit.records import (
     HITL_DECISION_LABELS,
@@ -19,6 +21,7 @@ from saip.audit.records import (
     SEVERITY_LABELS,
     Signals,
 )
+from saip.common.metrics import Metrics, each
 
 OTHER = "other"
 MAX_TOOLS = 200
@@ -43,87 +46,64 @@ class BoundedLabel:
         return value
 
 
-class AuditMetrics:
-    """The audit metrics on one registry (the process-wide one in the service; a fresh one per test)."""
+class AuditMetrics(Metrics):
+    """The audit metrics on one registry (the process-wide one in the service; a fresh one per test). The metrics are
+    declared one entry each, a parallel table like every service's metrics object."""
 
     def __init__(self, registry: CollectorRegistry = REGISTRY) -> None:
-        self.registry = registry
-        self.management_calls = Counter(
-            "saip_audit_management_calls",
-            "Management tool calls chained, by tool and outcome",
-            ["tool", "outcome"],
-            registry=registry,
+        super().__init__(registry)
+        self.management_calls = self.counter(
+            "saip_audit_management_calls", "Management tool calls chained, by tool and outcome", ["tool", "outcome"]
         )
-        self.hitl_decisions = Counter(
+        self.hitl_decisions = self.counter(
             "saip_audit_hitl_decisions",
             "Approval decisions of chained calls, by the gate that asked and the decision",
             ["side", "decision"],
-            registry=registry,
+            known=itertools.product(HITL_SIDE_LABELS.values(), HITL_DECISION_LABELS.values()),
         )
-        self.risk_events = Counter(
+        self.risk_events = self.counter(
             "saip_audit_risk_events",
             "Risk events chained (MANAGEMENT events derived from calls included), by type and severity",
             ["type", "severity"],
-            registry=registry,
+            known=itertools.product(KNOWN_RISK_TYPES, SEVERITY_LABELS.values()),
         )
-        self.sandbox_guard_blocks = Counter(
-            "saip_audit_sandbox_guard_blocks",
-            "Sandbox guard blocks reported, by the guard's reason",
-            ["reason"],
-            registry=registry,
+        self.sandbox_guard_blocks = self.counter(
+            "saip_audit_sandbox_guard_blocks", "Sandbox guard blocks reported, by the guard's reason", ["reason"]
         )
-        self.poisoning_hits = Counter("saip_audit_poisoning_hits", "Tool poisoning hits reported", registry=registry)
-        self.tamper_rejects = Counter(
-            "saip_audit_tamper_rejects",
-            "Definitions withheld because their fingerprint changed (hash-ledger-mismatch)",
-            registry=registry,
+        self.poisoning_hits = self.counter("saip_audit_poisoning_hits", "Tool poisoning hits reported")
+        self.tamper_rejects = self.counter(
+            "saip_audit_tamper_rejects", "Definitions withheld because their fingerprint changed (hash-ledger-mismatch)"
         )
-        self.records = Counter("saip_audit_records", "Audit records chained, by kind", ["kind"], registry=registry)
-        self.rejected_records = Counter(
+        self.records = self.counter(
+            "saip_audit_records", "Audit records chained, by kind", ["kind"], known=each(*KINDS)
+        )
+        self.rejected_records = self.counter(
             "saip_audit_rejected_records",
             "Messages on a record subject that could not be chained, by reason",
             ["reason"],
-            registry=registry,
+            known=each(*REJECT_REASONS),
         )
-        self.duplicate_records = Counter(
+        self.duplicate_records = self.counter(
             "saip_audit_duplicate_records",
             "Records delivered again after they were chained (redeliveries), not chained twice",
-            registry=registry,
         )
-        self.chain_conflicts = Counter(
-            "saip_audit_chain_conflicts",
-            "Appends refused because another collector had extended the chain first",
-            registry=registry,
+        self.chain_conflicts = self.counter(
+            "saip_audit_chain_conflicts", "Appends refused because another collector had extended the chain first"
         )
-        self.chain_length = Gauge("saip_audit_chain_length", "Index of the chain's last entry", registry=registry)
-        self.pipeline_lag = Histogram(
+        self.chain_length = self.gauge("saip_audit_chain_length", "Index of the chain's last entry")
+        self.pipeline_lag = self.histogram(
             "saip_audit_pipeline_lag_seconds",
             "Time from a record's own timestamp to its entry in the chain",
             buckets=LAG_BUCKETS,
-            registry=registry,
         )
-        self.pending_records = Gauge(
+        self.pending_records = self.gauge(
             "saip_audit_pending_records",
             "Records published but not yet chained (the collector consumer's pending and unacknowledged)",
-            registry=registry,
         )
         self._tools = BoundedLabel(MAX_TOOLS)
         self._tools_created: set[str] = set()
         self._risk_types = BoundedLabel(MAX_RISK_TYPES, KNOWN_RISK_TYPES)
         self._guard_reasons = BoundedLabel(MAX_GUARD_REASONS)
-        self._precreate()
-
-    def _precreate(self) -> None:
-        for side in HITL_SIDE_LABELS.values():
-            for decision in HITL_DECISION_LABELS.values():
-                self.hitl_decisions.labels(side, decision)
-        for risk_type in KNOWN_RISK_TYPES:
-            for severity in SEVERITY_LABELS.values():
-                self.risk_events.labels(risk_type, severity)
-        for kind in KINDS:
-            self.records.labels(kind)
-        for reason in REJECT_REASONS:
-            self.rejected_records.labels(reason)
 
     def chained(self, signals: Signals, lag_seconds: float | None) -> None:
         """Count one chained record; `lag_seconds` is its record time to chain time, when the record has a time."""

@@ -1,5 +1,6 @@
-"""Wiring of the audit service: NATS, the collector, the views, the gRPC API and /metrics, and a drain on
-SIGTERM. The servicer converts protobuf to domain calls and back; errors become statuses at the RPC edge (`RpcEdge`).
+"""Wiring of the audit service: its lifespan opens NATS, the collector, the views kept current, and the gRPC API with
+/metrics, and closes them in reverse, draining what is in flight. The servicer converts protobuf to domain calls and
+back; errors become statuses at the RPC edge (`RpcEdge`).
 """
 
 from __future__ import annotations
@@ -9,32 +10,27 @@ import contextlib
 import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+import anyio
 import grpc
-from nats.aio.client import Client as NatsClient
 from prometheus_client import REGISTRY, CollectorRegistry
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from saip.audit import records, views
-from saip.audit.clients import (
-    ACK_WAIT,
-    REQUEST_TIMEOUT,
-    JetStreamLedger,
-    JetStreamRecords,
-    connect,
-    ensure_audit_stream,
-)
+from saip.audit.clients import ACK_WAIT, REQUEST_TIMEOUT, JetStreamLedger, JetStreamRecords, ensure_audit_stream
 from saip.audit.collector import Collector
 from saip.audit.config import AuditSettings
 from saip.audit.errors import AuditError, InvalidRequest, StoreUnavailable, TailTooSlow
 from saip.audit.metrics import AuditMetrics
 from saip.audit.verify import verify
 from saip.common import bus, lifecycle
-from saip.common.grpc_server import GrpcServer, RpcEdge
+from saip.common.grpc_server import Endpoints, RpcEdge, endpoints
 from saip.common.masking import Masker
-from saip.common.metrics import MetricsServer, publish_build_info
+from saip.common.watch import Restarts, keep_alive
 from saip.v1 import audit_pb2, audit_pb2_grpc, common_pb2
 
 logger = logging.getLogger(__name__)
@@ -44,6 +40,7 @@ STOP_GRACE = 3.0  # seconds in-flight calls and the record in hand get on shutdo
 START_WITHIN = 60.0  # how long start waits for NATS and JetStream
 PENDING_REFRESH = 5.0  # seconds between refreshes of saip_audit_pending_records
 
+# The status of each of the service's errors: a parallel table, one in every service's server.py.
 _EDGE = RpcEdge(
     "audit",
     AuditError,
@@ -69,6 +66,50 @@ def _risk(entry: views.RiskView) -> audit_pb2.RiskEventEntry:
     return audit_pb2.RiskEventEntry(index=entry.index, seq=entry.seq, event=entry.event)
 
 
+def _calls(request: Any) -> Callable[[views.Chained], bool]:
+    """Management calls of the requested tool (any when empty) with the requested outcome (any when unspecified)."""
+
+    def matches(entry: views.Chained) -> bool:
+        call = entry.record.management
+        tool_ok = not request.tool or call.tool == request.tool
+        return tool_ok and request.outcome in (common_pb2.OUTCOME_UNSPECIFIED, call.outcome)
+
+    return matches
+
+
+def _tools(request: Any) -> Callable[[views.Chained], bool]:
+    return lambda entry: not request.tool or entry.record.tool_call.tool == request.tool
+
+
+def _risks(request: Any) -> Callable[[views.RiskView], bool]:
+    return lambda entry: not request.type or entry.event.type == request.type
+
+
+def _listing(
+    reply: Callable[..., Any],
+    ring: Callable[[views.AuditViews], views.Ring[views.T]],
+    view: Callable[[views.Chained], views.T | None],
+    matching: Callable[[Any], Callable[[views.T], bool]],
+    shown: Callable[[views.T], Any],
+) -> Any:
+    """One of the paged listings: the entries of a ring (or, below its horizon, of the ledger) that match the
+    request, newest first, and the cursor of the next page."""
+
+    @_unary
+    async def listing(servicer: AuditServicer, request: Any, context: Any) -> Any:
+        found = await views.page(
+            ring(servicer.audit_views),
+            view,
+            matching(request),
+            servicer.ledger,
+            limit=views.page_size(request.limit),
+            before_seq=request.before_seq,
+        )
+        return reply(entries=[shown(item) for item in found.items], next_before_seq=found.next_before_seq)
+
+    return listing
+
+
 class AuditServicer:
     """saip.v1.AuditService over the views, the ledger and the collector's consumer."""
 
@@ -80,8 +121,8 @@ class AuditServicer:
         metrics: AuditMetrics,
         since: datetime,
     ) -> None:
-        self._views = audit_views
-        self._ledger = ledger
+        self.audit_views = audit_views  # the listings read these two
+        self.ledger = ledger
         self._source = source
         self._metrics = metrics
         self._since = since
@@ -89,10 +130,10 @@ class AuditServicer:
     @_unary
     async def GetOverview(self, request: Any, context: Any) -> audit_pb2.GetOverviewResponse:
         pending = await self._source.pending()
-        outcomes = self._views.outcome_counts()
-        risk_types = self._views.risk_type_counts()
+        outcomes = self.audit_views.outcome_counts()
+        risk_types = self.audit_views.risk_type_counts()
         response = audit_pb2.GetOverviewResponse(
-            window=len(self._views.management),
+            window=len(self.audit_views.management),
             management_outcomes=[
                 audit_pb2.OutcomeCount(outcome=outcome, count=outcomes[outcome]) for outcome in records.OUTCOME_LABELS
             ],
@@ -101,9 +142,9 @@ class AuditServicer:
                 for risk_type, count in sorted(risk_types.items(), key=lambda item: (-item[1], item[0]))
             ],
             pending=pending,
-            capacity=self._views.capacity,
+            capacity=self.audit_views.capacity,
         )
-        last = self._views.last
+        last = self.audit_views.last
         if last is not None:
             response.chain_length = last.index
             response.head_hash = last.hash.hex()
@@ -111,58 +152,11 @@ class AuditServicer:
         response.collector_since.FromDatetime(self._since)
         return response
 
-    @_unary
-    async def ListManagementCalls(self, request: Any, context: Any) -> audit_pb2.ListManagementCallsResponse:
-        def matches(entry: views.Chained) -> bool:
-            call = entry.record.management
-            tool_ok = not request.tool or call.tool == request.tool
-            return tool_ok and request.outcome in (common_pb2.OUTCOME_UNSPECIFIED, call.outcome)
-
-        found = await views.page(
-            self._views.management,
-            views.as_management,
-            matches,
-            self._ledger,
-            limit=views.page_size(request.limit),
-            before_seq=request.before_seq,
-        )
-        return audit_pb2.ListManagementCallsResponse(
-            entries=[_chained(entry) for entry in found.items], next_before_seq=found.next_before_seq
-        )
-
-    @_unary
-    async def ListToolCalls(self, request: Any, context: Any) -> audit_pb2.ListToolCallsResponse:
-        def matches(entry: views.Chained) -> bool:
-            return not request.tool or entry.record.tool_call.tool == request.tool
-
-        found = await views.page(
-            self._views.tools,
-            views.as_tool_call,
-            matches,
-            self._ledger,
-            limit=views.page_size(request.limit),
-            before_seq=request.before_seq,
-        )
-        return audit_pb2.ListToolCallsResponse(
-            entries=[_chained(entry) for entry in found.items], next_before_seq=found.next_before_seq
-        )
-
-    @_unary
-    async def ListRiskEvents(self, request: Any, context: Any) -> audit_pb2.ListRiskEventsResponse:
-        def matches(entry: views.RiskView) -> bool:
-            return not request.type or entry.event.type == request.type
-
-        found = await views.page(
-            self._views.risks,
-            views.as_risk,
-            matches,
-            self._ledger,
-            limit=views.page_size(request.limit),
-            before_seq=request.before_seq,
-        )
-        return audit_pb2.ListRiskEventsResponse(
-            entries=[_risk(entry) for entry in found.items], next_before_seq=found.next_before_seq
-        )
+    ListManagementCalls = _listing(
+        audit_pb2.ListManagementCallsResponse, lambda v: v.management, views.as_management, _calls, _chained
+    )
+    ListToolCalls = _listing(audit_pb2.ListToolCallsResponse, lambda v: v.tools, views.as_tool_call, _tools, _chained)
+    ListRiskEvents = _listing(audit_pb2.ListRiskEventsResponse, lambda v: v.risks, views.as_risk, _risks, _risk)
 
     @_unary
     async def GetHitlSummary(self, request: Any, context: Any) -> audit_pb2.GetHitlSummaryResponse:
@@ -176,17 +170,17 @@ class AuditServicer:
             ],
             approval_rate=rate,
             questions=questions,
-            recent=[_chained(entry) for entry in self._views.recent_decisions(recent)],
+            recent=[_chained(entry) for entry in self.audit_views.recent_decisions(recent)],
         )
         response.collector_since.FromDatetime(self._since)
         return response
 
     @_unary
     async def VerifyChain(self, request: Any, context: Any) -> audit_pb2.VerifyChainResponse:
-        first, last = await self._ledger.bounds()
+        first, last = await self.ledger.bounds()
         if last == 0:
             return audit_pb2.VerifyChainResponse(ok=True)
-        async with contextlib.aclosing(self._ledger.read(first, last)) as messages:
+        async with contextlib.aclosing(self.ledger.read(first, last)) as messages:
             report = await verify(messages)
         response = audit_pb2.VerifyChainResponse(
             ok=report.ok, checked=report.checked, first_index=report.first_index, last_index=report.last_index
@@ -200,99 +194,93 @@ class AuditServicer:
     @_streaming
     async def TailEntries(self, request: Any, context: Any) -> AsyncIterator[audit_pb2.ChainedRecord]:
         backlog = views.page_size(request.backlog, name="backlog")
-        with self._views.tail(backlog) as (entries, tail):
+        with self.audit_views.tail(backlog) as (entries, tail):
             for entry in entries:
                 yield _chained(entry)
             while True:
                 yield _chained(await tail.next())
 
 
-class AuditApp:
-    """One audit process: everything `start` opens, `stop` closes in reverse, draining what is in flight."""
+@dataclass(frozen=True)
+class Running(Endpoints):
+    """The running audit service: where it listens, its metrics and its views."""
 
-    def __init__(
-        self, settings: AuditSettings, *, registry: CollectorRegistry = REGISTRY, ack_wait: float = ACK_WAIT
-    ) -> None:
-        self.settings = settings
-        self.metrics = AuditMetrics(registry)
-        self._registry = registry
-        self._ack_wait = ack_wait
-        self.views = views.AuditViews(
-            settings.management_audit_capacity, on_entry=lambda entry: self.metrics.chain_length.set(entry.index)
+    metrics: AuditMetrics
+    views: views.AuditViews
+
+
+@asynccontextmanager
+async def lifespan(
+    settings: AuditSettings, *, registry: CollectorRegistry = REGISTRY, ack_wait: float = ACK_WAIT
+) -> AsyncIterator[Running]:
+    """Open the audit service: NATS and its stream and consumer, the views rebuilt from the ledger's tail and kept
+    current, the collector, then the gRPC API. On the way out: NOT_SERVING, the tails ended and the calls in flight
+    finished, the record in hand chained and acknowledged, NATS drained."""
+    metrics = AuditMetrics(registry)
+    audit_views = views.AuditViews(
+        settings.management_audit_capacity, on_entry=lambda entry: metrics.chain_length.set(entry.index)
+    )
+    since = datetime.now(UTC)
+    restarts = Restarts()
+    async with AsyncExitStack() as stack:
+        nc = await stack.enter_async_context(
+            bus.connection(
+                settings.nats_url, "saip-audit", within=START_WITHIN, reconnected=restarts.reconnected, grace=STOP_GRACE
+            )
         )
-        self.since = datetime.now(UTC)
-        self.port = 0
-        self.metrics_port = 0
-        self._nc: NatsClient | None = None
-        self._records: JetStreamRecords | None = None
-        self._collector: Collector | None = None
-        self._grpc: GrpcServer | None = None
-        self._metrics_server: MetricsServer | None = None
-        self._tasks: list[asyncio.Task[None]] = []
-
-    async def start(self) -> None:
-        settings = self.settings
-        self._nc = await connect(settings.nats_url, within=START_WITHIN)
-        js = self._nc.jetstream(timeout=REQUEST_TIMEOUT)
+        js = nc.jetstream(timeout=REQUEST_TIMEOUT)
         ledger = JetStreamLedger(js)
-        self._records = JetStreamRecords(js, ack_wait=self._ack_wait)
+        source = JetStreamRecords(js, ack_wait=ack_wait)
         await _when_available(lambda: ensure_audit_stream(js, settings))
-        await _when_available(self._records.open)
+        await _when_available(source.open)
+        stack.push_async_callback(source.close)
         _, last_seq = await _when_available(ledger.bounds)
-        taken = await _when_available(lambda: self.views.rebuild(ledger, last_seq))
-        self._tasks.append(asyncio.create_task(self.views.keep_current(ledger), name="audit-views"))
-        chained_ids = [records.record_id(entry.record) for entry in self.views.recent.newest_first()]
-        self._collector = Collector(self._records, ledger, Masker(), self.metrics, chained_ids=chained_ids)
-        self._tasks.append(self._collector.start())
-        self._tasks.append(asyncio.create_task(self._refresh_pending(self._records), name="audit-pending"))
-        servicer = AuditServicer(self.views, ledger, self._records, self.metrics, self.since)
-        self._grpc = GrpcServer(
-            [(SERVICE_NAME, functools.partial(audit_pb2_grpc.add_AuditServiceServicer_to_server, servicer))],
-            settings.audit_host,
-            settings.audit_port,
+        taken = await _when_available(lambda: audit_views.rebuild(ledger, last_seq))
+        chained_ids = [records.record_id(entry.record) for entry in audit_views.recent.newest_first()]
+        collector = Collector(source, ledger, Masker(), metrics, chained_ids=chained_ids)
+        collecting = collector.start()
+        # Stopped after the background work (entered below, so cancelled first): the record in hand is finished.
+        stack.push_async_callback(collector.stop, STOP_GRACE)
+        group = await lifecycle.background(stack)
+        group.start_soon(_fails_with, collecting)
+        following = functools.partial(audit_views.keep_current, ledger)
+        group.start_soon(functools.partial(keep_alive, following, "audit views", restarts=restarts))
+        group.start_soon(_refresh_pending, source, metrics)
+        servicer = AuditServicer(audit_views, ledger, source, metrics, since)
+        register = functools.partial(audit_pb2_grpc.add_AuditServiceServicer_to_server, servicer)
+        said = {"views_rebuilt_from": taken, "chain_length": audit_views.last.index if audit_views.last else 0}
+        served = await stack.enter_async_context(
+            endpoints(
+                settings,
+                [(SERVICE_NAME, register)],
+                registry=registry,
+                grace=STOP_GRACE,
+                draining=audit_views.close_tails,
+                said=said,
+            )
         )
-        self.port = await self._grpc.start()
-        self._metrics_server = MetricsServer(settings.audit_host, settings.audit_metrics_port, self._registry)
-        self.metrics_port = self._metrics_server.port
-        logger.info(
-            "audit serving",
-            extra={
-                "grpc_port": self.port,
-                "metrics_port": self.metrics_port,
-                "views_rebuilt_from": taken,
-                "chain_length": self.views.last.index if self.views.last else 0,
-            },
-        )
+        yield Running(served.port, served.metrics_port, metrics, audit_views)
 
-    async def stop(self, grace: float = STOP_GRACE) -> None:
-        """NOT_SERVING, end the tails and in-flight calls, finish the record in hand, drain NATS."""
-        if self._grpc is not None:
-            await self._grpc.health.enter_graceful_shutdown()
-        self.views.close_tails()
-        if self._grpc is not None:
-            await self._grpc.stop(grace)
-        if self._collector is not None:
-            await self._collector.stop(grace)
-        await lifecycle.cancel_all(self._tasks)
-        if self._records is not None:
-            await self._records.close()
-        if self._nc is not None:
-            await bus.close(self._nc, within=grace)
-        if self._metrics_server is not None:
-            self._metrics_server.stop()
-        logger.info("audit stopped")
 
-    async def failure(self) -> BaseException | None:
-        """Wait until a background task (collector, views, pending refresh) ends, which only a fault does."""
-        return await lifecycle.first_failure(self._tasks)
+async def _fails_with(task: asyncio.Task[None]) -> None:
+    """Wait for the collector's task to end, which only a fault does, and raise what ended it.
 
-    async def _refresh_pending(self, source: JetStreamRecords) -> None:
-        while True:
-            try:
-                self.metrics.pending_records.set(await source.pending())
-            except StoreUnavailable as exc:
-                logger.debug("pending records not refreshed", extra={"error": str(exc)})
-            await asyncio.sleep(PENDING_REFRESH)
+    Being cancelled (the service is stopping, before the collector is stopped) leaves the task alone: the exit stack's
+    `Collector.stop` lets the record in hand finish. Awaiting the task itself would cancel it with this waiter.
+    """
+    ended = anyio.Event()
+    task.add_done_callback(lambda _: ended.set())
+    await ended.wait()
+    raise task.exception() or RuntimeError("the audit collector stopped by itself")
+
+
+async def _refresh_pending(source: JetStreamRecords, metrics: AuditMetrics) -> None:
+    while True:
+        try:
+            metrics.pending_records.set(await source.pending())
+        except StoreUnavailable as exc:
+            logger.debug("pending records not refreshed", extra={"error": str(exc)})
+        await anyio.sleep(PENDING_REFRESH)
 
 
 async def _when_available(operation: Callable[[], Awaitable[R]]) -> R:
@@ -306,9 +294,3 @@ async def _when_available(operation: Callable[[], Awaitable[R]]) -> R:
         with attempt:
             return await operation()
     raise AssertionError("unreachable: tenacity reraises the last error")
-
-
-async def run(settings: AuditSettings, shutdown: lifecycle.Shutdown) -> None:
-    """Serve until SIGTERM or SIGINT; a background fault stops the service with exit code 1."""
-    publish_build_info("audit")
-    await lifecycle.serve_app(AuditApp(settings), shutdown, "audit", expected=(StoreUnavailable, OSError))

@@ -8,7 +8,6 @@ page below the horizon is read from the stream instead (0: the ring holds the wh
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import Counter, deque
 from collections.abc import AsyncGenerator, Callable, Iterator
@@ -18,8 +17,8 @@ from datetime import UTC, datetime
 from itertools import islice
 from typing import Generic, Protocol, TypeVar
 
+import anyio
 from google.protobuf.message import DecodeError
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
 
 from saip.audit import records
 from saip.audit.chain import LedgerMessage, decode_entry
@@ -166,7 +165,7 @@ class Tail:
     def __init__(self, limit: int = TAIL_BUFFER) -> None:
         self._limit = limit
         self._items: deque[Chained] = deque()
-        self._wake = asyncio.Event()
+        self._wake = anyio.Event()
         self.overflowed = False
         self.closed = False
 
@@ -195,7 +194,7 @@ class Tail:
                 raise StoreUnavailable("the audit service is stopping; reconnect to follow the chain")
             if self.overflowed:
                 raise TailTooSlow(f"the tail fell more than {self._limit} entries behind; reconnect with a backlog")
-            self._wake.clear()
+            self._wake = anyio.Event()  # set by the next push or close
             await self._wake.wait()
         return self._items.popleft()
 
@@ -277,18 +276,13 @@ class AuditViews:
         return len(newest_first)
 
     async def keep_current(self, history: LedgerHistory) -> None:
-        """Apply every ledger message appended after the rebuild, forever; after a NATS outage it resumes from
-        the last applied message, so nothing is skipped or applied twice.
+        """Apply every ledger message appended after the last one applied, for as long as the ledger's follower
+        runs. Kept alive by the service (`saip.common.watch.keep_alive`): each run resumes after the last message
+        applied, so after a NATS outage nothing is skipped or applied twice.
         """
-        async for attempt in AsyncRetrying(
-            retry=retry_if_exception_type(StoreUnavailable),
-            wait=wait_exponential(multiplier=0.05, max=2.0),
-            before_sleep=_log_retry,
-        ):
-            with attempt:
-                async with aclosing(history.follow(self.last_seq + 1)) as messages:
-                    async for message in messages:
-                        self.apply(message)
+        async with aclosing(history.follow(self.last_seq + 1)) as messages:
+            async for message in messages:
+                self.apply(message)
 
     @contextmanager
     def tail(self, backlog: int, buffer: int = TAIL_BUFFER) -> Iterator[tuple[list[Chained], Tail]]:
@@ -318,11 +312,6 @@ class AuditViews:
         """The newest calls (management and tool) that needed an approval decision, newest first."""
         calls = (entry for entry in self.recent.newest_first() if records.needed_decision(entry.record))
         return list(islice(calls, limit))
-
-
-def _log_retry(state: RetryCallState) -> None:
-    error = state.outcome.exception() if state.outcome is not None else None
-    logger.warning("following the ledger failed; resuming", extra={"error": str(error)})
 
 
 async def page(

@@ -1,23 +1,10 @@
 """`python -m saip.knowledge`: load the settings, set up the logs, serve until SIGTERM."""
 
-from __future__ import annotations
-
-import sys
-
-from saip.common import lifecycle, logs
-from saip.common.settings import ConfigurationError
-from saip.knowledge import server
+from saip.common import lifecycle
 from saip.knowledge.config import KnowledgeSettings
-
-
-def main() -> None:
-    try:
-        settings = KnowledgeSettings.load()
-    except ConfigurationError as exc:
-        sys.exit(str(exc))
-    logs.setup("knowledge", settings.log_level)
-    lifecycle.run_app(lambda shutdown: server.run(settings, shutdown))
-
+from saip.knowledge.dense import DenseUnavailable
+from saip.knowledge.errors import StoreUnavailable
+from saip.knowledge.server import lifespan
 
 if __name__ == "__main__":
-    main()
+    lifecycle.main(KnowledgeSettings, lifespan, expected=(StoreUnavailable, OSError, TimeoutError, DenseUnavailable))

@@ -1,17 +1,15 @@
-"""The knowledge service's outbound side: the saip-knowledge bucket, the saip-documents object store, Qdrant, and
-the guarded fetch for ingest by URL. Each turns its library's failures into the service's own errors."""
+"""The knowledge service's NATS side and its fetch: the saip-knowledge bucket (a catalog snapshot kept current by a
+watch), the saip-documents object store, and the guarded fetch for ingest by URL. Each turns its library's failures
+into the service's own errors. The vector index is `qdrant`."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-import threading
-import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from pathlib import Path
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, TypeVar
 
+import anyio
 from google.protobuf.message import DecodeError, Message
 from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
@@ -19,22 +17,16 @@ from nats.js.api import ObjectMeta, ObjectStoreConfig, StorageType
 from nats.js.errors import BucketNotFoundError, KeyWrongLastSequenceError, NotFoundError, ObjectNotFoundError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 from nats.js.object_store import ObjectStore
-from qdrant_client import AsyncQdrantClient, models
-from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from saip.common import bus, names
 from saip.common.netguard import GuardBlocked, NetPolicy, NetworkMode, guarded_fetch
 from saip.common.risk import SANDBOX_GUARD_BLOCKED, WARN, RiskPublisher
-from saip.knowledge import sparse
 from saip.knowledge.errors import AlreadyExists, NotFound, Refused, StoreUnavailable
-from saip.knowledge.knowledge import Fetched, Hit, IndexedChunk
+from saip.knowledge.ports import Fetched
 from saip.v1 import knowledge_pb2
 
 logger = logging.getLogger(__name__)
 
-COLLECTION = "saip_chunks"
-VECTOR = "lexical"
-DENSE = "dense"
 CATCH_UP_WITHIN = 5.0  # how long a write waits for the bucket watch to show it
 _T = TypeVar("_T")
 
@@ -59,7 +51,9 @@ class KvCatalog:
     """The saip-knowledge bucket (keys document.<id>, pipeline.<id>, tool.<name>) and a snapshot of it.
 
     Reads come from the snapshot, which only the bucket's watch changes; every write waits until the watch has shown
-    it, so a caller reads its own writes and every replica converges on the same state.
+    it, so a caller reads its own writes and every replica converges on the same state. The service keeps the watch
+    alive (`saip.common.watch.keep_alive(catalog.watch, ...)`); each run reads every key afresh, then follows the
+    changes.
     """
 
     def __init__(self, js: JetStreamContext, kv: KeyValue) -> None:
@@ -67,9 +61,8 @@ class KvCatalog:
         self._kv = kv
         self._entries: dict[str, dict[str, Message]] = {kind: {} for kind in _KINDS}
         self._applied = 0
-        self._moved = asyncio.Event()
-        self._ready = asyncio.Event()
-        self._restart = asyncio.Event()
+        self._moved = anyio.Event()
+        self._ready = anyio.Event()
         self.on_change: Callable[[], None] = lambda: None
 
     @classmethod
@@ -148,37 +141,18 @@ class KvCatalog:
 
     async def _caught_up(self, revision: int) -> None:
         try:
-            async with asyncio.timeout(CATCH_UP_WITHIN):
+            with anyio.fail_after(CATCH_UP_WITHIN):
                 while self._applied < revision:
                     await self._moved.wait()
         except TimeoutError:
             raise StoreUnavailable("the knowledge catalog did not catch up with NATS in time; try again") from None
 
-    def restart(self) -> None:
-        """NATS reconnected: the watch may have missed changes, so read the bucket afresh."""
-        self._restart.set()
-
     async def ready(self) -> None:
+        """Returns once the first run of the watch has read the whole bucket."""
         await self._ready.wait()
 
-    async def follow(self) -> None:
-        """Keep the snapshot current, forever; each (re)start reads every key afresh, then follows the changes."""
-        while True:
-            self._restart = asyncio.Event()
-            watching = asyncio.create_task(self._watch())
-            restarting = asyncio.create_task(self._restart.wait())
-            try:
-                await asyncio.wait([watching, restarting], return_when=asyncio.FIRST_COMPLETED)
-            finally:  # also when follow itself is cancelled: the watch must not outlive it
-                restarting.cancel()
-                watching.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):  # its failure is read below
-                    await watching
-            if watching.done() and not watching.cancelled() and watching.exception() is not None:
-                logger.warning("knowledge catalog watch failed; restarting", extra={"error": str(watching.exception())})
-                await asyncio.sleep(1.0)
-
-    async def _watch(self) -> None:
+    async def watch(self) -> None:
+        """One run of the watch: every key read afresh, then each change applied, until the watch fails."""
         # The current values are gathered apart and swapped in at once, so no reader sees half a catalog.
         fresh: dict[str, dict[str, Message]] = {kind: {} for kind in _KINDS}
         initial, seen = True, 0
@@ -221,7 +195,7 @@ class KvCatalog:
 
     def _changed(self) -> None:
         self._moved.set()
-        self._moved = asyncio.Event()
+        self._moved = anyio.Event()
         self.on_change()
 
 
@@ -257,191 +231,6 @@ class ObjectOriginals:
     async def delete(self, key: str) -> None:
         with contextlib.suppress(ObjectNotFoundError, NotFoundError):  # already gone is what we want
             await _nats(self._store.delete(key))
-
-
-def _vector(vector: sparse.SparseVector) -> models.SparseVector:
-    return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
-
-
-def _vectors(item: IndexedChunk) -> dict[str, Any]:
-    vectors: dict[str, Any] = {VECTOR: _vector(item.vector)}
-    if item.dense is not None:
-        vectors[DENSE] = item.dense
-    return vectors
-
-
-def _ingest_is(ingest_ids: Sequence[str]) -> models.Filter:
-    return models.Filter(must=[models.FieldCondition(key="ingest", match=models.MatchAny(any=list(ingest_ids)))])
-
-
-class _LocalLoop:
-    """A thread with an event loop of its own, where Qdrant's local mode runs.
-
-    Local mode is a pure-Python engine: its async client scans every point of a search without ever yielding, for
-    about 0.1 ms a chunk. On the service's own loop that would stall every other call (gRPC health checks included)
-    for the length of each search; here the scan holds only this thread, and its calls run one at a time, in order.
-    """
-
-    def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="qdrant-local", daemon=True)
-        self._thread.start()
-
-    async def run(self, operation: Awaitable[_T]) -> _T:
-        async def awaited() -> _T:
-            return await operation
-
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(awaited(), self._loop))
-
-    def close(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._loop.close()
-
-
-class QdrantIndex:
-    """Chunks in one Qdrant collection with a sparse vector whose IDF Qdrant applies (and a dense one with the dense
-    encoder); the same calls in local mode (a folder, one process) and against a server (QDRANT_URL). In local mode
-    every call runs on the index's own thread (`_LocalLoop`)."""
-
-    def __init__(
-        self,
-        client: AsyncQdrantClient,
-        where: str,
-        dense: tuple[str, int] | None = None,
-        local: _LocalLoop | None = None,
-    ) -> None:
-        self._client = client
-        self._where = where
-        self._dense = dense
-        self._local = local
-        # Each dense model has its own collection: vectors of two models cannot be mixed, and a change of model
-        # leaves the old collection as it was (the service re-indexes from the originals into the new one).
-        self.collection = f"{COLLECTION}_{dense[0]}" if dense else COLLECTION
-
-    @classmethod
-    async def open(cls, url: str | None, path: Path, *, dense: tuple[str, int] | None = None) -> QdrantIndex:
-        """`dense` is the dense encoder's (fingerprint, dimension), when there is one."""
-        if url:
-            index = cls(AsyncQdrantClient(url=url, timeout=30), url, dense)
-        else:
-            local = _LocalLoop()
-
-            async def opened() -> AsyncQdrantClient:
-                return AsyncQdrantClient(path=str(path))
-
-            try:
-                client = await local.run(opened())
-            except RuntimeError as exc:  # qdrant-client's word for a folder another process holds
-                local.close()
-                raise StoreUnavailable(
-                    f"Qdrant local mode at {path} is in use by another process ({exc}); run one knowledge service "
-                    "per SAIP_HOME, or set QDRANT_URL to a Qdrant server"
-                ) from None
-            index = cls(client, f"local {path}", dense, local)
-        await index._ensure(server=bool(url))
-        return index
-
-    def describe(self) -> str:
-        return f"{self._where}, collection {self.collection}"
-
-    async def close(self) -> None:
-        if self._local is None:
-            await self._client.close()
-            return
-        try:
-            await self._local.run(self._client.close())
-        finally:
-            self._local.close()
-
-    async def _call(self, operation: Awaitable[_T]) -> _T:
-        try:
-            return await (self._local.run(operation) if self._local is not None else operation)
-        except (UnexpectedResponse, ResponseHandlingException, OSError) as exc:
-            raise StoreUnavailable(
-                f"Qdrant at {self._where} failed ({type(exc).__name__}); try again shortly"
-            ) from None
-
-    async def _ensure(self, *, server: bool) -> None:
-        if await self._call(self._client.collection_exists(self.collection)):
-            return
-        dense = (
-            {DENSE: models.VectorParams(size=self._dense[1], distance=models.Distance.COSINE)} if self._dense else {}
-        )
-        await self._call(
-            self._client.create_collection(
-                self.collection,
-                vectors_config=dense,
-                sparse_vectors_config={VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)},
-            )
-        )
-        if server:  # local mode filters by scanning and warns that an index has no effect there
-            await self._call(
-                self._client.create_payload_index(self.collection, "ingest", models.PayloadSchemaType.KEYWORD)
-            )
-
-    async def add(self, ingest_id: str, document_id: str, chunks: Sequence[IndexedChunk]) -> None:
-        points = [
-            models.PointStruct(
-                id=str(uuid.uuid4()),
-                vector=_vectors(item),
-                payload={
-                    "ingest": ingest_id,
-                    "document": document_id,
-                    "position": item.chunk.index,
-                    "start": item.chunk.start,
-                    "end": item.chunk.end,
-                    "page": item.chunk.page,
-                    "text": item.chunk.text,
-                },
-            )
-            for item in chunks
-        ]
-        await self._call(self._client.upsert(self.collection, points=points, wait=True))
-
-    async def remove(self, ingest_id: str) -> None:
-        selector = models.FilterSelector(filter=_ingest_is([ingest_id]))
-        await self._call(self._client.delete(self.collection, points_selector=selector, wait=True))
-
-    async def count(self, ingest_id: str | None = None) -> int:
-        where = _ingest_is([ingest_id]) if ingest_id else None
-        return (await self._call(self._client.count(self.collection, count_filter=where, exact=True))).count
-
-    async def search(self, query: sparse.SparseVector, ingest_ids: Sequence[str], limit: int) -> list[Hit]:
-        return await self._query(_vector(query), VECTOR, ingest_ids, limit)
-
-    async def search_dense(self, query: list[float], ingest_ids: Sequence[str], limit: int) -> list[Hit]:
-        if self._dense is None:
-            raise AssertionError("search_dense on a collection without dense vectors")
-        return await self._query(query, DENSE, ingest_ids, limit)
-
-    async def _query(
-        self, query: models.SparseVector | list[float], using: str, ingest_ids: Sequence[str], limit: int
-    ) -> list[Hit]:
-        request = self._client.query_points(
-            self.collection,
-            query=query,
-            using=using,
-            query_filter=_ingest_is(ingest_ids),
-            limit=limit,
-            with_payload=True,
-        )
-        found = await self._call(request)
-        hits = []
-        for point in found.points:
-            payload = point.payload or {}
-            hits.append(
-                Hit(
-                    ingest_id=str(payload["ingest"]),
-                    position=int(payload["position"]),
-                    start=int(payload["start"]),
-                    end=int(payload["end"]),
-                    page=int(payload.get("page") or 0),
-                    score=float(point.score),
-                    text=str(payload["text"]),
-                )
-            )
-        return hits
 
 
 class GuardedFetcher:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_settings import NoDecode
 
-from saip.common.settings import SaipSettings
+from saip.common.settings import Port, SaipSettings, endpoint_keys
 
 QDRANT_URL_ENV = "QDRANT_URL"
 DEFAULT_TOP_K = 5
@@ -67,11 +67,10 @@ class KnowledgeSettings(SaipSettings):
     """`knowledge.*` and `qdrant-url`, on top of what every service reads."""
 
     service: ClassVar[str] = "knowledge"
+    # The service's keys: a parallel table, declared the same way in every service (docs/architecture.md).
     keys: ClassVar[Mapping[str, str]] = {
         **SaipSettings.keys,
-        "knowledge.host": "Interface the knowledge service's gRPC endpoint listens on",
-        "knowledge.port": "Port of the knowledge service's gRPC endpoint",
-        "knowledge.metrics-port": "Port of the knowledge service's /metrics",
+        **endpoint_keys("knowledge"),
         "knowledge.ingest-roots": "Folders documents may be ingested from by path (':'-separated in the variable)",
         "knowledge.max-document-bytes": "Largest document (file, URL body or text) an ingest accepts",
         "knowledge.documents": "Documents declared in configuration (read-only to the AI)",
@@ -82,9 +81,8 @@ class KnowledgeSettings(SaipSettings):
     }
 
     knowledge_host: str = "127.0.0.1"
-    # 0 asks the system for a free port (the embedded default and the tests use it).
-    knowledge_port: int = Field(default=50052, ge=0, le=65535)
-    knowledge_metrics_port: int = Field(default=9102, ge=0, le=65535)
+    knowledge_port: Port = 50052
+    knowledge_metrics_port: Port = 9102
     knowledge_ingest_roots: PathList = Field(default_factory=list)
     knowledge_max_document_bytes: int = Field(default=10 << 20, ge=1024, le=1 << 30)
     knowledge_documents: list[DeclaredDocument] = Field(default_factory=list)

@@ -2,48 +2,57 @@
 
 from __future__ import annotations
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+import itertools
+
+from prometheus_client import REGISTRY, CollectorRegistry
+
+from saip.common.metrics import Metrics, each
+from saip.knowledge.ports import Catalog
 
 KINDS = ("path", "url", "text")
 INGEST_OUTCOMES = ("ok", "refused", "failed")
+WAYS_IN = ("search", "tool")
+INGEST_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+SEARCH_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
 
 
-class KnowledgeMetrics:
+class KnowledgeMetrics(Metrics):
+    """The knowledge metrics on one registry, declared one entry each: a parallel table like every service's metrics
+    object."""
+
     def __init__(self, registry: CollectorRegistry = REGISTRY) -> None:
-        self.ingests = Counter(
+        super().__init__(registry)
+        self.ingests = self.counter(
             "saip_knowledge_ingests",
             "Document ingests by source kind (path, url, text) and outcome (ok, refused, failed)",
             ["kind", "outcome"],
-            registry=registry,
+            known=itertools.product(KINDS, INGEST_OUTCOMES),
         )
-        self.ingested_chunks = Counter(
-            "saip_knowledge_ingested_chunks", "Chunks indexed by successful ingests", registry=registry
-        )
-        self.ingest_seconds = Histogram(
+        self.ingested_chunks = self.counter("saip_knowledge_ingested_chunks", "Chunks indexed by successful ingests")
+        self.ingest_seconds = self.histogram(
             "saip_knowledge_ingest_seconds",
             "Time to read, chunk, encode, index and commit one document",
-            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
-            registry=registry,
+            buckets=INGEST_BUCKETS,
         )
-        self.searches = Counter(
+        self.searches = self.counter(
             "saip_knowledge_searches",
             "Searches by way in (search: the API and saip_knowledge_search; tool: a published knowledge tool)",
             ["via"],
-            registry=registry,
+            known=each(*WAYS_IN),
         )
-        self.search_seconds = Histogram(
+        self.search_seconds = self.histogram(
             "saip_knowledge_search_seconds",
             "Time of one search: encode the query, query the index, apply the pipeline",
             ["via"],
-            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
-            registry=registry,
+            buckets=SEARCH_BUCKETS,
+            known=each(*WAYS_IN),
         )
-        self.documents = Gauge("saip_knowledge_documents", "Documents in the catalog", registry=registry)
-        self.pipelines = Gauge("saip_knowledge_pipelines", "Pipelines in the catalog", registry=registry)
-        self.tools = Gauge("saip_knowledge_published_tools", "Published knowledge tools", registry=registry)
-        for kind in KINDS:
-            for outcome in INGEST_OUTCOMES:
-                self.ingests.labels(kind, outcome)
-        for via in ("search", "tool"):
-            self.searches.labels(via)
-            self.search_seconds.labels(via)
+        self.documents = self.gauge("saip_knowledge_documents", "Documents in the catalog")
+        self.pipelines = self.gauge("saip_knowledge_pipelines", "Pipelines in the catalog")
+        self.tools = self.gauge("saip_knowledge_published_tools", "Published knowledge tools")
+
+    def count(self, catalog: Catalog) -> None:
+        """The catalog's sizes, after each change the watch applies."""
+        self.documents.set(len(catalog.documents()))
+        self.pipelines.set(len(catalog.pipelines()))
+        self.tools.set(len(catalog.tools()))

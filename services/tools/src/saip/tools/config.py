@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import BeforeValidator, Field
 from pydantic_settings import NoDecode
 
-from saip.common.settings import SaipSettings
+from saip.common.settings import Port, SaipSettings, endpoint_keys
+from saip.tools import catalog
 
 DECLARED_KEY = "tools.declared"
 
@@ -25,11 +26,10 @@ class ToolsSettings(SaipSettings):
     """`tools.*` keys, on top of what every service reads."""
 
     service: ClassVar[str] = "tools"
+    # The service's keys: a parallel table, declared the same way in every service (docs/architecture.md).
     keys: ClassVar[Mapping[str, str]] = {
         **SaipSettings.keys,
-        "tools.host": "Interface the tools service's gRPC endpoint listens on",
-        "tools.port": "Port of the tools service's gRPC endpoint",
-        "tools.metrics-port": "Port of the tools service's /metrics",
+        **endpoint_keys("tools"),
         "tools.sandbox-workers": "Worker processes that run tool code (each runs one call at a time)",
         "tools.sandbox-timeout-seconds": "Wall-clock limit of one tool run",
         "tools.sandbox-memory-mb": "Memory cap of one tool run (the V8 heap; array buffers are capped per worker)",
@@ -37,10 +37,17 @@ class ToolsSettings(SaipSettings):
     }
 
     tools_host: str = "127.0.0.1"
-    # 0 asks the system for a free port (the embedded default and the tests use it).
-    tools_port: int = Field(default=50051, ge=0, le=65535)
-    tools_metrics_port: int = Field(default=9101, ge=0, le=65535)
+    tools_port: Port = 50051
+    tools_metrics_port: Port = 9101
     tools_sandbox_workers: int = Field(default=2, ge=1, le=64)
     tools_sandbox_timeout_seconds: float = Field(default=30.0, gt=0, le=300)
     tools_sandbox_memory_mb: int = Field(default=128, ge=16, le=4096)
     tools_declared: Annotated[list[dict[str, Any]], NoDecode, BeforeValidator(_json_list)] = Field(default_factory=list)
+
+    @classmethod
+    def load(cls, **overrides: Any) -> Self:
+        """Read and validate, the declared tools included: a bad one is a ConfigurationError naming its place under
+        tools.declared, before anything is opened."""
+        settings = super().load(**overrides)
+        catalog.declared(settings.tools_declared, DECLARED_KEY)
+        return settings

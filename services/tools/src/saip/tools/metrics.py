@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+import itertools
 
+from prometheus_client import REGISTRY, CollectorRegistry
+
+from saip.common.metrics import Metrics, each
 from saip.common.netguard import Reason
 from saip.tools import sandbox, worker
 
@@ -17,49 +20,45 @@ GUARD_REASONS = (
 )
 RUN_KINDS = ("test", "call")
 STATES = ("draft", "published", "missing-requirements")
+CHANGES = ("save-draft", "test", "publish", "delete", "exposure")
+RUN_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 
-class ToolsMetrics:
+class ToolsMetrics(Metrics):
+    """The tools metrics on one registry, declared one entry each: a parallel table like every service's metrics
+    object."""
+
     def __init__(self, registry: CollectorRegistry = REGISTRY) -> None:
-        self.runs = Counter(
+        super().__init__(registry)
+        self.runs = self.counter(
             "saip_tools_sandbox_runs",
             "Tool code runs in the sandbox, by kind (test: Tool Studio; call: a served tool) and result",
             ["kind", "result"],
-            registry=registry,
+            known=itertools.product(RUN_KINDS, ("ok", "error")),
         )
-        self.run_seconds = Histogram(
+        self.run_seconds = self.histogram(
             "saip_tools_sandbox_run_seconds",
             "Wall-clock time of one sandbox run, worker round trip included",
             ["kind"],
-            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
-            registry=registry,
+            buckets=RUN_BUCKETS,
+            known=each(*RUN_KINDS),
         )
-        self.guard_blocks = Counter(
+        self.guard_blocks = self.counter(
             "saip_tools_sandbox_guard_blocks",
             "Refusals by the sandbox (network guard, time, memory), by reason",
             ["reason"],
-            registry=registry,
+            known=each(*GUARD_REASONS),
         )
-        self.poisoning_hits = Counter(
-            "saip_tools_poisoning_hits", "Tool descriptions that tripped the poisoning scan", registry=registry
+        self.poisoning_hits = self.counter(
+            "saip_tools_poisoning_hits", "Tool descriptions that tripped the poisoning scan"
         )
-        self.changes = Counter(
+        self.changes = self.counter(
             "saip_tools_changes",
             "Tool Studio changes written to the saip-tools bucket, by action",
             ["action"],
-            registry=registry,
+            known=each(*CHANGES),
         )
-        self.tools = Gauge(
-            "saip_tools_tools", "Authored tools by state, as of the last listing", ["state"], registry=registry
+        self.tools = self.gauge(
+            "saip_tools_tools", "Authored tools by state, as of the last listing", ["state"], known=each(*STATES)
         )
-        self.workers = Gauge("saip_tools_sandbox_workers", "Sandbox worker processes", registry=registry)
-        for kind in RUN_KINDS:
-            self.run_seconds.labels(kind)
-            for result in ("ok", "error"):
-                self.runs.labels(kind, result)
-        for reason in GUARD_REASONS:
-            self.guard_blocks.labels(reason)
-        for action in ("save-draft", "test", "publish", "delete", "exposure"):
-            self.changes.labels(action)
-        for state in STATES:
-            self.tools.labels(state)
+        self.workers = self.gauge("saip_tools_sandbox_workers", "Sandbox worker processes")

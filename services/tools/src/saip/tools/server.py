@@ -1,21 +1,22 @@
-"""Wiring of the tools service: NATS (its bucket, risk events), the sandbox pool, the studio, the gRPC API and
-/metrics, and a drain on SIGTERM. The servicer converts protobuf to studio calls;
-errors become statuses at the RPC edge (`RpcEdge`).
+"""Wiring of the tools service: its lifespan opens the sandbox pool, NATS (its bucket, risk events), Tool Studio,
+and the gRPC API with /metrics, and closes them in reverse. The servicer converts protobuf to calls of the studio,
+the exposure setting and the served tools; errors become statuses at the RPC edge (`RpcEdge`).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from nats.aio.client import Client as NatsClient
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from saip.common import bus, lifecycle, names
-from saip.common.grpc_server import GrpcServer, RpcEdge
-from saip.common.metrics import MetricsServer, publish_build_info
+from saip.common import bus, names
+from saip.common.grpc_server import Endpoints, RpcEdge, endpoints
 from saip.common.risk import RiskPublisher
 from saip.tools import catalog
 from saip.tools.clients import HISTORY, KvRecords
@@ -31,8 +32,12 @@ from saip.tools.errors import (
     ToolsError,
     UnreadableRecord,
 )
+from saip.tools.exposure import ExposureSetting
+from saip.tools.library import Library
 from saip.tools.metrics import ToolsMetrics
+from saip.tools.runs import Runs
 from saip.tools.sandbox import Limits, Sandbox
+from saip.tools.serving import Serving
 from saip.tools.studio import Studio
 from saip.v1 import common_pb2, tools_pb2, tools_pb2_grpc
 
@@ -42,6 +47,7 @@ SERVICE_NAME = "saip.v1.ToolsService"
 STOP_GRACE = 3.0
 START_WITHIN = 60.0
 
+# The status of each of the service's errors: a parallel table, one in every service's server.py.
 _EDGE = RpcEdge(
     "tools",
     ToolsError,
@@ -60,10 +66,12 @@ _unary = _EDGE.unary
 
 
 class ToolsServicer:
-    """saip.v1.ToolsService over the studio."""
+    """saip.v1.ToolsService over the studio, the exposure setting and the served tools."""
 
-    def __init__(self, studio: Studio) -> None:
+    def __init__(self, studio: Studio, exposure: ExposureSetting, serving: Serving) -> None:
         self._studio = studio
+        self._exposure = exposure
+        self._serving = serving
 
     @_unary
     async def ListTools(self, request: tools_pb2.ListToolsRequest, context: Any) -> tools_pb2.ListToolsReply:
@@ -95,104 +103,64 @@ class ToolsServicer:
 
     @_unary
     async def GetExposure(self, request: tools_pb2.GetExposureRequest, context: Any) -> tools_pb2.Exposure:
-        return await self._studio.exposure()
+        return await self._exposure.read()
 
     @_unary
     async def SetExposure(self, request: tools_pb2.SetExposureRequest, context: Any) -> tools_pb2.Exposure:
-        return await self._studio.set_exposure(request.auto_expose, request.tools, request.expected_revision)
+        return await self._exposure.set(request.auto_expose, request.tools, request.expected_revision)
 
     @_unary
     async def ListServedTools(
         self, request: common_pb2.ListServedToolsRequest, context: Any
     ) -> common_pb2.ListServedToolsReply:
-        return common_pb2.ListServedToolsReply(tools=await self._studio.served())
+        return common_pb2.ListServedToolsReply(tools=await self._serving.served())
 
     @_unary
     async def CallServedTool(
         self, request: common_pb2.CallServedToolRequest, context: Any
     ) -> common_pb2.CallServedToolReply:
-        return await self._studio.call(request.name, request.arguments_json)
+        return await self._serving.call(request.name, request.arguments_json)
 
 
-class ToolsApp:
-    """One tools process: everything `start` opens, `stop` closes in reverse."""
+@dataclass(frozen=True)
+class Running(Endpoints):
+    """The running tools service: where it listens, its metrics and its studio."""
 
-    def __init__(self, settings: ToolsSettings, *, registry: CollectorRegistry = REGISTRY) -> None:
-        self.settings = settings
-        self.metrics = ToolsMetrics(registry)
-        self._registry = registry
-        # Validated before anything is opened: a bad declared tool stops the start with the key's name.
-        self.declared = catalog.declared(settings.tools_declared, DECLARED_KEY)
-        self.bundled = catalog.bundled()
-        self.port = 0
-        self.metrics_port = 0
-        self.studio: Studio
-        self._nc: NatsClient | None = None
-        self._sandbox: Sandbox | None = None
-        self._grpc: GrpcServer | None = None
-        self._metrics_server: MetricsServer | None = None
+    metrics: ToolsMetrics
+    studio: Studio
 
-    async def start(self) -> None:
-        settings = self.settings
-        self._sandbox = Sandbox(
-            settings.tools_sandbox_workers,
-            Limits(
-                timeout=settings.tools_sandbox_timeout_seconds,
-                memory_bytes=settings.tools_sandbox_memory_mb * 1024 * 1024,
-            ),
+
+@asynccontextmanager
+async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REGISTRY) -> AsyncIterator[Running]:
+    """Open the tools service: the sandbox's workers warm, NATS, the studio over the saip-tools bucket, then the
+    gRPC API; on the way out the API drains first, then NATS, then the workers stop."""
+    metrics = ToolsMetrics(registry)
+    # Validated before anything is opened: a bad declared tool stops the start with the key's name.
+    declared = catalog.declared(settings.tools_declared, DECLARED_KEY)
+    bundled = catalog.bundled()
+    async with AsyncExitStack() as stack:
+        limits = Limits(
+            timeout=settings.tools_sandbox_timeout_seconds, memory_bytes=settings.tools_sandbox_memory_mb * 1024 * 1024
         )
-        self.metrics.workers.set(settings.tools_sandbox_workers)
-        self._nc = await bus.connect(settings.nats_url, "tools", within=START_WITHIN)
-        js = self._nc.jetstream()
+        sandbox = Sandbox(settings.tools_sandbox_workers, limits)
+        stack.callback(sandbox.close)
+        metrics.workers.set(settings.tools_sandbox_workers)
+        nc = await stack.enter_async_context(
+            bus.connection(settings.nats_url, "tools", within=START_WITHIN, grace=STOP_GRACE)
+        )
+        js = nc.jetstream()
         await bus.ensure_stream(js, bus.audit_stream_config(settings))
         kv = await bus.ensure_kv(js, names.TOOLS_BUCKET, history=HISTORY)
-        self.studio = Studio(
-            KvRecords(kv),
-            self._sandbox,
-            RiskPublisher(self._nc, "tools"),
-            self.metrics,
-            bundled=self.bundled,
-            declared=self.declared,
-            declared_key=DECLARED_KEY,
+        library = Library(records=KvRecords(kv), bundled=bundled, declared=declared, declared_key=DECLARED_KEY)
+        risk = RiskPublisher(nc, "tools")
+        exposure = ExposureSetting(library, metrics)
+        runs = Runs(sandbox, risk, metrics)
+        studio = Studio(library, exposure, runs, risk, metrics)
+        await sandbox.warm()
+        servicer = ToolsServicer(studio, exposure, Serving(library, exposure, runs))
+        register = functools.partial(tools_pb2_grpc.add_ToolsServiceServicer_to_server, servicer)
+        said = {"bundled": len(bundled), "declared": len(declared), "workers": settings.tools_sandbox_workers}
+        served = await stack.enter_async_context(
+            endpoints(settings, [(SERVICE_NAME, register)], registry=registry, grace=STOP_GRACE, said=said)
         )
-        await self._sandbox.warm()
-        servicer = ToolsServicer(self.studio)
-        self._grpc = GrpcServer(
-            [(SERVICE_NAME, functools.partial(tools_pb2_grpc.add_ToolsServiceServicer_to_server, servicer))],
-            settings.tools_host,
-            settings.tools_port,
-        )
-        self.port = await self._grpc.start()
-        self._metrics_server = MetricsServer(settings.tools_host, settings.tools_metrics_port, self._registry)
-        self.metrics_port = self._metrics_server.port
-        logger.info(
-            "tools serving",
-            extra={
-                "grpc_port": self.port,
-                "metrics_port": self.metrics_port,
-                "bundled": len(self.bundled),
-                "declared": len(self.declared),
-                "workers": settings.tools_sandbox_workers,
-            },
-        )
-
-    async def stop(self, grace: float = STOP_GRACE) -> None:
-        if self._grpc is not None:
-            await self._grpc.stop(grace)
-        if self._sandbox is not None:
-            self._sandbox.close()
-        if self._nc is not None:
-            await bus.close(self._nc, within=grace)
-        if self._metrics_server is not None:
-            self._metrics_server.stop()
-        logger.info("tools stopped")
-
-    async def failure(self) -> BaseException | None:
-        """The tools service runs no background task of its own (the sandbox pool replaces its workers itself)."""
-        return await lifecycle.first_failure([])
-
-
-async def run(settings: ToolsSettings, shutdown: lifecycle.Shutdown) -> None:
-    """Serve until SIGTERM or SIGINT."""
-    publish_build_info("tools")
-    await lifecycle.serve_app(ToolsApp(settings), shutdown, "tools")
+        yield Running(served.port, served.metrics_port, metrics, studio)

@@ -1,0 +1,152 @@
+"""The knowledge tools: a pipeline's search published under a tool name, served on /mcp (read-only, idempotent),
+with suggestions of a name and a description written from the pipeline's documents."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from saip.knowledge import suggest
+from saip.knowledge.config import MAX_TOP_K
+from saip.knowledge.errors import AlreadyExists, InvalidRequest, NotFound, Refused
+from saip.knowledge.items import listed, now
+from saip.knowledge.pipelines import Pipelines
+from saip.knowledge.search import Search, hit_json
+from saip.v1 import common_pb2, knowledge_pb2
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "knowledge"
+MAX_DESCRIPTION = 1024
+RESERVED = (
+    "'{name}' starts with 'saip_', which is reserved for this app's own management tools; choose another tool name"
+)
+
+
+class KnowledgeTools:
+    def __init__(self, pipelines: Pipelines, search: Search) -> None:
+        self._catalog = pipelines.catalog
+        self._pipelines = pipelines
+        self._search = search
+
+    def suggest(self, pipeline_name: str = "") -> list[suggest.Suggestion]:
+        pipelines = [self._pipelines.named(pipeline_name)] if pipeline_name.strip() else self._catalog.pipelines()
+        taken = {tool.name for tool in self._catalog.tools()}
+        suggestions = []
+        for pipeline in sorted(pipelines, key=lambda p: p.name.casefold()):
+            try:
+                documents = self._pipelines.scope(pipeline)
+            except Refused:
+                if pipeline_name.strip():
+                    raise
+                continue  # a pipeline with a dangling scope is reported when it is searched, not suggested
+            if not documents:
+                continue
+            found = suggest.suggest(pipeline, documents, self._catalog.tools(), taken)
+            taken.add(found.name)
+            suggestions.append(found)
+        return suggestions
+
+    def every(self) -> list[knowledge_pb2.KnowledgeTool]:
+        shown = []
+        for tool in sorted(self._catalog.tools(), key=lambda t: t.name):
+            copy = knowledge_pb2.KnowledgeTool()
+            copy.CopyFrom(tool)
+            pipeline = self._catalog.pipeline(tool.pipeline_id)
+            copy.pipeline_name = pipeline.name if pipeline else tool.pipeline_id
+            shown.append(copy)
+        return shown
+
+    async def publish(self, name: str, description: str, pipeline_name: str) -> knowledge_pb2.KnowledgeTool:
+        name, description = name.strip(), description.strip()
+        if name.startswith(suggest.RESERVED_PREFIX):
+            raise Refused(RESERVED.format(name=name))
+        if not suggest.TOOL_NAME.match(name):
+            raise InvalidRequest(
+                f"'{name}' is not a valid tool name; use 1 to 64 letters, digits, '_' or '-', starting with a letter"
+            )
+        if not description or len(description) > MAX_DESCRIPTION:
+            raise InvalidRequest(
+                f"a knowledge tool needs a description of 1 to {MAX_DESCRIPTION} characters that tells an AI when "
+                "to use it (saip_knowledge_suggest_tools writes one from the documents)"
+            )
+        pipeline = self._pipelines.named(pipeline_name)
+        self._pipelines.scope(pipeline)  # refuses a pipeline over a deleted document
+        existing = self._catalog.tool(name)
+        if existing is not None:
+            raise AlreadyExists(
+                f"the knowledge tool '{name}' is already published; unpublish it first "
+                "(saip_knowledge_unpublish_tool) or choose another name"
+            )
+        tool = knowledge_pb2.KnowledgeTool(
+            name=name, description=description, pipeline_id=pipeline.id, published_at=now()
+        )
+        await self._catalog.create_tool(tool)
+        tool.pipeline_name = pipeline.name
+        logger.info("knowledge tool published", extra={"tool": name, "pipeline": pipeline.id})
+        return tool
+
+    async def unpublish(self, name: str) -> knowledge_pb2.KnowledgeTool:
+        tool = self._catalog.tool(name.strip())
+        if tool is None:
+            raise NotFound(
+                f"no knowledge tool named '{name}'; the published ones are "
+                f"{listed([t.name for t in self._catalog.tools()])}"
+            )
+        await self._catalog.delete_tool(tool.name)
+        logger.info("knowledge tool unpublished", extra={"tool": tool.name})
+        return tool
+
+    def served(self) -> list[common_pb2.ServedTool]:
+        return [
+            common_pb2.ServedTool(
+                name=tool.name,
+                title=f"Search {tool.pipeline_name}",
+                description=tool.description,
+                input_schema_json=json.dumps(TOOL_INPUT_SCHEMA),
+                read_only=True,
+                idempotent=True,
+                source=SOURCE,
+            )
+            for tool in self.every()
+        ]
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """One call of a published knowledge tool: the search of its pipeline. Bad arguments raise InvalidRequest."""
+        tool = self._catalog.tool(name)
+        if tool is None:
+            raise NotFound(f"no knowledge tool named '{name}' is published")
+        unknown = sorted(set(arguments) - {"query", "topK"})
+        if unknown:
+            raise InvalidRequest(f"unknown argument(s) {unknown}; '{name}' takes `query` and optionally `topK`")
+        query, top_k = arguments.get("query"), arguments.get("topK")
+        if not isinstance(query, str):
+            raise InvalidRequest(f"'{name}' needs `query`, a string: the question or keywords to search for")
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int)):
+            raise InvalidRequest(f"`topK` must be an integer between 1 and {MAX_TOP_K}")
+        pipeline = self._catalog.pipeline(tool.pipeline_id)
+        if pipeline is None:
+            raise Refused(f"the pipeline behind '{name}' is gone; ask the person to unpublish the tool")
+        found = await self._search.search(pipeline.name, query, top_k)
+        return {
+            "tool": name,
+            "query": query.strip(),
+            "results": [hit_json(hit, document, relevance) for hit, document, relevance in found.hits],
+        }
+
+
+TOOL_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "minLength": 1, "description": "The question or keywords to search for."},
+        "topK": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_TOP_K,
+            "description": "How many passages at most (the pipeline's topK when omitted).",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}

@@ -1,0 +1,150 @@
+"""The tools by name, from three sources that share one namespace, and the state each one is in.
+
+The first source that has a name owns it: configuration (`tools.declared`, read-only, always served), the bundled
+catalog (read-only, served when exposed), then the authored tools, one record `tool.<name>` each in the record store.
+A published tool with an unset ${ENV} reference is MISSING_REQUIREMENTS, which is never served.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from saip.tools import spec as specs
+from saip.tools.errors import ToolNotFound, ToolsError, UnreadableRecord
+from saip.tools.ports import Records
+from saip.tools.spec import ToolSpec
+from saip.v1 import tools_pb2
+
+logger = logging.getLogger(__name__)
+
+TOOL_PREFIX = "tool."
+
+DRAFT = tools_pb2.TOOL_STATE_DRAFT
+PUBLISHED = tools_pb2.TOOL_STATE_PUBLISHED
+MISSING = tools_pb2.TOOL_STATE_MISSING_REQUIREMENTS
+AUTHORED = tools_pb2.TOOL_SOURCE_AUTHORED
+BUNDLED = tools_pb2.TOOL_SOURCE_BUNDLED
+CONFIGURATION = tools_pb2.TOOL_SOURCE_CONFIGURATION
+STATE_WORDS = {DRAFT: "draft", PUBLISHED: "published", MISSING: "missing-requirements"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One tool as the studio sees it: its spec, where it comes from, its stored record (authored tools only)."""
+
+    spec: ToolSpec
+    source: tools_pb2.ToolSource
+    record: tools_pb2.ToolRecord | None = None
+    revision: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def stored_state(self) -> tools_pb2.ToolState:
+        return self.record.state if self.record is not None else PUBLISHED
+
+    @property
+    def tested(self) -> bool:
+        """Configured and bundled tools count as tested; an authored one needs a passed Local Pass of this spec."""
+        if self.record is None:
+            return True
+        test = self.record.last_test
+        return test.passed and test.spec_sha256 == self.spec.sha256()
+
+
+def key_of(name: str) -> str:
+    return TOOL_PREFIX + name
+
+
+def now() -> Timestamp:
+    stamp = Timestamp()
+    stamp.GetCurrentTime()
+    return stamp
+
+
+class Library:
+    """Reads the tools of every source; `environ` is what the tools service's ${ENV} references resolve against."""
+
+    def __init__(
+        self,
+        *,
+        records: Records,
+        bundled: Mapping[str, ToolSpec],
+        declared: Mapping[str, ToolSpec],
+        declared_key: str,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.records = records
+        self.declared_key = declared_key
+        self._bundled = dict(bundled)
+        self._declared = dict(declared)
+        self._environ = os.environ if environ is None else environ
+
+    async def entry(self, name: str) -> Entry | None:
+        """Configuration first (configuration wins), then the catalog, then the record store."""
+        if name in self._declared:
+            return Entry(self._declared[name], CONFIGURATION)
+        if name in self._bundled:
+            return Entry(self._bundled[name], BUNDLED)
+        stored = await self.records.get(key_of(name))
+        if stored is None:
+            return None
+        raw, revision = stored
+        try:
+            record = tools_pb2.ToolRecord.FromString(raw)
+            spec = specs.parse(record.spec_json)
+        except (DecodeError, ToolsError) as exc:
+            raise UnreadableRecord(
+                f"The stored record of '{name}' cannot be read ({exc}). Ask the person to delete it "
+                f"(saip tools delete {name}), then save the tool again."
+            ) from None
+        return Entry(spec, AUTHORED, record, revision)
+
+    async def required(self, name: str) -> Entry:
+        entry = await self.entry(name)
+        if entry is None:
+            raise ToolNotFound(name)
+        return entry
+
+    async def authored(self) -> list[Entry]:
+        """Every authored tool; one whose record cannot be read is left out (and logged), never the whole list."""
+        entries = []
+        for key in await self.records.keys(TOOL_PREFIX):
+            try:
+                entry = await self.entry(key.removeprefix(TOOL_PREFIX))
+            except UnreadableRecord as exc:
+                logger.error("unreadable tool record left out", extra={"key": key, "error": str(exc)})
+                continue
+            if entry is not None and entry.source == AUTHORED:
+                entries.append(entry)
+        return entries
+
+    async def everything(self) -> list[Entry]:
+        declared = [Entry(spec, CONFIGURATION) for spec in self._declared.values()]
+        bundled = [Entry(spec, BUNDLED) for name, spec in self._bundled.items() if name not in self._declared]
+        return declared + bundled + await self.authored()
+
+    async def names(self) -> list[str]:
+        """Every name taken in any source (the poisoning scan looks for look-alikes of them)."""
+        authored = [key.removeprefix(TOOL_PREFIX) for key in await self.records.keys(TOOL_PREFIX)]
+        return sorted({*self._declared, *self._bundled, *authored})
+
+    def state(self, entry: Entry) -> tools_pb2.ToolState:
+        if entry.stored_state == PUBLISHED and self.missing(entry.spec):
+            return MISSING
+        return entry.stored_state
+
+    def resolve(self, spec: ToolSpec) -> tuple[dict[str, str], list[str], list[str]]:
+        """The static values with their ${ENV} references filled in, the secret values, the unset variables."""
+        return specs.resolve(spec, self._environ)
+
+    def missing(self, spec: ToolSpec) -> list[str]:
+        return self.resolve(spec)[2]

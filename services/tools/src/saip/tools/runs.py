@@ -1,0 +1,117 @@
+"""Running a tool's code, for a test (Tool Studio) or a call (a served tool): its arguments checked against its input
+schema, the run timed and counted, one risk event per sandbox refusal, and what the run shows with every resolved
+secret masked."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from saip.common.masking import Masker
+from saip.common.risk import SANDBOX_GUARD_BLOCKED, WARN
+from saip.tools.errors import InvalidSpec
+from saip.tools.metrics import ToolsMetrics
+from saip.tools.ports import Outcome, RiskSink, Runner
+from saip.tools.spec import ToolSpec
+from saip.v1 import common_pb2, tools_pb2
+
+
+class Runs:
+    def __init__(self, runner: Runner, risk: RiskSink, metrics: ToolsMetrics) -> None:
+        self._runner = runner
+        self._risk = risk
+        self._metrics = metrics
+
+    async def run(
+        self, kind: str, spec: ToolSpec, arguments: dict[str, Any], statics: dict[str, str], masker: Masker
+    ) -> Outcome:
+        """Run the code once (`kind`: test or call); what the sandbox refused is raised as risk events."""
+        # Every declared parameter is a global; one the caller left out is null, so `x ?? fallback` works.
+        bound = {param.name: None for param in spec.params} | arguments
+        job = self._runner.job(
+            spec.code,
+            bound,
+            statics,
+            network_mode=spec.sandbox.network_mode.value,
+            hosts_allow=spec.sandbox.hosts_allow,
+        )
+        started = time.perf_counter()
+        outcome = await self._runner.run(job)
+        self._metrics.run_seconds.labels(kind).observe(time.perf_counter() - started)
+        self._metrics.runs.labels(kind, "ok" if outcome.ok else "error").inc()
+        await self._guarded(spec.name, outcome, masker)
+        return outcome
+
+    async def _guarded(self, name: str, outcome: Outcome, masker: Masker) -> None:
+        """One sandbox-guard-blocked risk event per refusal, counted by reason."""
+        for reason, message in outcome.guard_blocks:
+            self._metrics.guard_blocks.labels(reason).inc()
+            await self._risk.publish(
+                SANDBOX_GUARD_BLOCKED,
+                WARN,
+                f"The sandbox of tool '{name}' refused: {message}",
+                reason=reason,
+                subject=name,
+                masker=masker,
+            )
+
+
+def missing_text(name: str, missing: list[str]) -> str:
+    variables = ", ".join(missing)
+    return (
+        f"'{name}' needs environment variables that are not set for the tools service: {variables}. Ask the "
+        "person to set them (the values never pass through this interface), restart the tools service, then "
+        "try again."
+    )
+
+
+def parse_arguments(spec: ToolSpec, arguments_json: str) -> dict[str, Any]:
+    """Call arguments checked against the tool's input schema; InvalidSpec names each problem."""
+    try:
+        arguments = json.loads(arguments_json)
+    except json.JSONDecodeError as exc:
+        raise InvalidSpec(f"Invalid arguments for '{spec.name}': not JSON ({exc.msg}).") from None
+    if not isinstance(arguments, dict):
+        raise InvalidSpec(f"Invalid arguments for '{spec.name}': pass a JSON object of parameter values.")
+    problems = []
+    for error in sorted(Draft202012Validator(spec.input_schema()).iter_errors(arguments), key=str):
+        where = ".".join(str(part) for part in error.absolute_path)
+        problems.append(f"'{where}': {error.message}" if where else error.message)
+    if problems:
+        raise InvalidSpec(
+            f"Invalid arguments for '{spec.name}': {'; '.join(problems)}. Call the tool again with arguments that "
+            "match its input schema."
+        )
+    return arguments
+
+
+def report_of(name: str, outcome: Outcome, masker: Masker, *, local_pass: bool) -> tools_pb2.TestReport:
+    """What a test run shows: result, error, console and guard messages, every resolved secret masked."""
+    report = tools_pb2.TestReport(
+        name=name,
+        passed=outcome.ok,
+        result_json=masker.text(outcome.result_json),
+        error=masker.text(outcome.error),
+        console=[masker.text(line) for line in outcome.console],
+        duration_ms=outcome.duration_ms,
+        guard_blocks=[
+            tools_pb2.GuardBlock(reason=reason, message=masker.text(message))
+            for reason, message in outcome.guard_blocks
+        ],
+        local_pass=local_pass,
+    )
+    if outcome.console_dropped:
+        report.warnings.append(f"{outcome.console_dropped} console lines past the cap were dropped.")
+    return report
+
+
+def reply_of(name: str, outcome: Outcome, masker: Masker) -> common_pb2.CallServedToolReply:
+    """What a served call answers: the result as JSON text (an object also as structured content), or the error;
+    every resolved secret masked."""
+    if not outcome.ok:
+        return common_pb2.CallServedToolReply(is_error=True, text=masker.text(f"Tool '{name}' failed: {outcome.error}"))
+    text = masker.text(outcome.result_json)
+    return common_pb2.CallServedToolReply(text=text, structured_json=text if text.startswith("{") else "")

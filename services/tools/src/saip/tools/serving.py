@@ -1,0 +1,74 @@
+"""The tools this service serves on /mcp (the served-tools contract of `common.proto`): every exposed tool of the
+library, described with its annotations and approval need, and a call of one run in the sandbox."""
+
+from __future__ import annotations
+
+import json
+
+from saip.common import concurrently
+from saip.common.masking import Masker
+from saip.common.netguard import NetworkMode
+from saip.tools.errors import InvalidSpec, RuleRefused
+from saip.tools.exposure import ExposureSetting
+from saip.tools.library import Library
+from saip.tools.risk import assess
+from saip.tools.runs import Runs, missing_text, parse_arguments, reply_of
+from saip.v1 import common_pb2
+
+SERVED_SOURCE = "authored"
+
+
+class Serving:
+    def __init__(self, library: Library, exposure: ExposureSetting, runs: Runs) -> None:
+        self._library = library
+        self._exposure = exposure
+        self._runs = runs
+
+    async def served(self) -> list[common_pb2.ServedTool]:
+        exposure = await self._exposure.read()
+        tools = []
+        for entry in await self._library.everything():
+            if not self._exposure.exposed(entry, exposure):
+                continue
+            spec = entry.spec
+            risk = assess(spec)
+            open_world = spec.sandbox.network_mode is not NetworkMode.BLOCKED
+            read_only = not open_world and not spec.destructive
+            tools.append(
+                common_pb2.ServedTool(
+                    name=spec.name,
+                    title=spec.title,
+                    description=spec.description,
+                    input_schema_json=json.dumps(spec.input_schema()),
+                    read_only=read_only,
+                    destructive=spec.destructive,
+                    idempotent=spec.idempotent or read_only,
+                    open_world=open_world,
+                    hitl_required=risk.hitl_required or bool(risk.poisoning),
+                    hitl_prompt=spec.human_in_the_loop.prompt_template,
+                    risk_level=risk.level,
+                    source=SERVED_SOURCE,
+                )
+            )
+        return tools
+
+    async def call(self, name: str, arguments_json: str) -> common_pb2.CallServedToolReply:
+        """Run a served tool; arguments that do not fit and unset requirements are the tool's error result."""
+        # Two reads of the record store at once: a call waits for one round trip, not two.
+        entry, exposure = await concurrently.both(lambda: self._library.required(name), self._exposure.read)
+        if not self._exposure.exposed(entry, exposure):
+            raise RuleRefused(
+                f"'{name}' is not served right now (a draft, not exposed, or missing requirements); call "
+                "saip_tools_list to see its state."
+            )
+        spec = entry.spec
+        try:
+            arguments = parse_arguments(spec, arguments_json or "{}")
+        except InvalidSpec as exc:
+            return common_pb2.CallServedToolReply(is_error=True, text=str(exc))
+        statics, secrets, missing = self._library.resolve(spec)
+        if missing:
+            return common_pb2.CallServedToolReply(is_error=True, text=missing_text(name, missing))
+        masker = Masker(secrets)
+        outcome = await self._runs.run("call", spec, arguments, statics, masker)
+        return reply_of(name, outcome, masker)
