@@ -8,7 +8,7 @@ import contextlib
 import logging
 import threading
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,16 +25,14 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 from saip.common import bus, names
 from saip.common.netguard import GuardBlocked, NetPolicy, NetworkMode, guarded_fetch
 from saip.common.risk import SANDBOX_GUARD_BLOCKED, WARN, RiskPublisher
-from saip.knowledge import sparse
+from saip.knowledge import edge, points, sparse
 from saip.knowledge.errors import AlreadyExists, NotFound, Refused, StoreUnavailable
 from saip.knowledge.knowledge import Fetched, Hit, IndexedChunk
+from saip.knowledge.points import DENSE, VECTOR, SnapshotManifest, StoredPoint
 from saip.v1 import knowledge_pb2
 
 logger = logging.getLogger(__name__)
 
-COLLECTION = "saip_chunks"
-VECTOR = "lexical"
-DENSE = "dense"
 CATCH_UP_WITHIN = 5.0  # how long a write waits for the bucket watch to show it
 _T = TypeVar("_T")
 
@@ -271,7 +269,23 @@ def _vectors(item: IndexedChunk) -> dict[str, Any]:
 
 
 def _ingest_is(ingest_ids: Sequence[str]) -> models.Filter:
-    return models.Filter(must=[models.FieldCondition(key="ingest", match=models.MatchAny(any=list(ingest_ids)))])
+    return models.Filter(must=[models.FieldCondition(key=points.INGEST, match=models.MatchAny(any=list(ingest_ids)))])
+
+
+# IDF over the live points of the whole collection, as Qdrant Edge scores (the engine's default would still count
+# removed points until a segment is vacuumed).
+_LIVE_IDF = models.SearchParams(idf=models.IdfCorpusParams(corpus=models.Filter()))
+
+
+def _stored(record: models.Record) -> StoredPoint:
+    vectors: Any = record.vector or {}
+    lexical, dense = vectors[VECTOR], vectors.get(DENSE)
+    return StoredPoint(
+        id=str(record.id),
+        vector=sparse.SparseVector(tuple(lexical.indices), tuple(lexical.values)),
+        dense=list(dense) if dense is not None else None,
+        payload=dict(record.payload or {}),
+    )
 
 
 class _LocalLoop:
@@ -300,8 +314,9 @@ class _LocalLoop:
 
 
 class QdrantIndex:
-    """Chunks in one Qdrant collection with a sparse vector whose IDF Qdrant applies (and a dense one with the dense
-    encoder); the same calls in local mode (a folder, one process) and against a server (QDRANT_URL). In local mode
+    """Chunks in one collection of a Qdrant server (QDRANT_URL) with a sparse vector whose IDF Qdrant applies (and a
+    dense one with the dense encoder). The same calls run in qdrant-client's local mode (a folder, one process),
+    which the behaviour tests use in place of a server and which an earlier build used as its embedded engine; there
     every call runs on the index's own thread (`_LocalLoop`)."""
 
     def __init__(
@@ -315,9 +330,7 @@ class QdrantIndex:
         self._where = where
         self._dense = dense
         self._local = local
-        # Each dense model has its own collection: vectors of two models cannot be mixed, and a change of model
-        # leaves the old collection as it was (the service re-indexes from the originals into the new one).
-        self.collection = f"{COLLECTION}_{dense[0]}" if dense else COLLECTION
+        self.collection = points.collection(dense)
 
     @classmethod
     async def open(cls, url: str | None, path: Path, *, dense: tuple[str, int] | None = None) -> QdrantIndex:
@@ -377,27 +390,17 @@ class QdrantIndex:
         )
         if server:  # local mode filters by scanning and warns that an index has no effect there
             await self._call(
-                self._client.create_payload_index(self.collection, "ingest", models.PayloadSchemaType.KEYWORD)
+                self._client.create_payload_index(self.collection, points.INGEST, models.PayloadSchemaType.KEYWORD)
             )
 
     async def add(self, ingest_id: str, document_id: str, chunks: Sequence[IndexedChunk]) -> None:
-        points = [
+        batch = [
             models.PointStruct(
-                id=str(uuid.uuid4()),
-                vector=_vectors(item),
-                payload={
-                    "ingest": ingest_id,
-                    "document": document_id,
-                    "position": item.chunk.index,
-                    "start": item.chunk.start,
-                    "end": item.chunk.end,
-                    "page": item.chunk.page,
-                    "text": item.chunk.text,
-                },
+                id=str(uuid.uuid4()), vector=_vectors(item), payload=points.payload(ingest_id, document_id, item)
             )
             for item in chunks
         ]
-        await self._call(self._client.upsert(self.collection, points=points, wait=True))
+        await self._call(self._client.upsert(self.collection, points=batch, wait=True))
 
     async def remove(self, ingest_id: str) -> None:
         selector = models.FilterSelector(filter=_ingest_is([ingest_id]))
@@ -423,25 +426,35 @@ class QdrantIndex:
             query=query,
             using=using,
             query_filter=_ingest_is(ingest_ids),
+            search_params=_LIVE_IDF if using == VECTOR else None,
             limit=limit,
             with_payload=True,
         )
         found = await self._call(request)
-        hits = []
-        for point in found.points:
-            payload = point.payload or {}
-            hits.append(
-                Hit(
-                    ingest_id=str(payload["ingest"]),
-                    position=int(payload["position"]),
-                    start=int(payload["start"]),
-                    end=int(payload["end"]),
-                    page=int(payload.get("page") or 0),
-                    score=float(point.score),
-                    text=str(payload["text"]),
+        return [points.hit(point.payload or {}, point.score) for point in found.points]
+
+    async def stored(self, ingest_ids: Sequence[str]) -> AsyncIterator[list[StoredPoint]]:
+        """The chunks of these ingests, a page at a time."""
+        offset: Any = None
+        while True:
+            records, offset = await self._call(
+                self._client.scroll(
+                    self.collection,
+                    scroll_filter=_ingest_is(ingest_ids),
+                    limit=edge.PAGE,
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=True,
                 )
             )
-        return hits
+            if records:
+                yield [_stored(record) for record in records]
+            if offset is None:
+                return
+
+    async def snapshot(self, ingest_ids: Sequence[str], target: Path) -> SnapshotManifest:
+        """The chunks of these ingests as a Qdrant Edge shard snapshot (the format a shipped knowledge tool opens)."""
+        return await edge.write_snapshot(self.stored(ingest_ids), self._dense, ingest_ids, target)
 
 
 class GuardedFetcher:

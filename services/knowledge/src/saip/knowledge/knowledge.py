@@ -17,7 +17,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -26,6 +26,9 @@ from saip.knowledge import chunking, paths, readers, sparse, suggest
 from saip.knowledge.config import DEFAULT_THRESHOLD, DEFAULT_TOP_K, MAX_TOP_K, DeclaredDocument, DeclaredPipeline
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, KnowledgeError, NotFound, Refused
 from saip.v1 import common_pb2, knowledge_pb2
+
+if TYPE_CHECKING:
+    from saip.knowledge.points import SnapshotManifest
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +116,10 @@ class Index(Protocol):
 
     async def search_dense(self, query: list[float], ingest_ids: Sequence[str], limit: int) -> list[Hit]:
         """The best chunks by cosine similarity to a unit query vector, best first (the score is the cosine)."""
+        ...
+
+    async def snapshot(self, ingest_ids: Sequence[str], target: Path) -> SnapshotManifest:
+        """These ingests' chunks as a Qdrant Edge shard snapshot at `target`, what a shipped knowledge tool opens."""
         ...
 
     def describe(self) -> str: ...
@@ -305,11 +312,15 @@ class Knowledge:
 
     async def reindex(self) -> list[str]:
         """Index again, from their stored originals, the documents whose chunks the vector store does not hold in
-        full: a new Qdrant server, a lost local folder, a changed encoder. Returns the names re-indexed."""
+        full: a new Qdrant server, a lost local folder, a changed encoder or engine. Returns the names re-indexed."""
         done = []
-        for document in self.documents():
-            if await self._index.count(document.ingest_id) == document.chunks:
-                continue
+        missing = [d for d in self.documents() if await self._index.count(d.ingest_id) != d.chunks]
+        if missing:
+            logger.info(
+                "re-indexing documents from their originals",
+                extra={"documents": len(missing), "chunks": sum(d.chunks for d in missing)},
+            )
+        for number, document in enumerate(missing, start=1):
             try:
                 data = await self._originals.get(document.ingest_id)
                 parsed = await asyncio.to_thread(readers.read, data, document.media_type, document.name)
@@ -324,7 +335,10 @@ class Knowledge:
             async for _ in self._index_chunks(document.ingest_id, document.id, chunks):
                 pass
             done.append(document.name)
-            logger.info("document re-indexed", extra={"document": document.id, "chunks": len(chunks)})
+            logger.info(
+                "document re-indexed",
+                extra={"document": document.id, "chunks": len(chunks), "done": number, "of": len(missing)},
+            )
         return done
 
     async def _discard(self, ingest_id: str) -> None:

@@ -26,6 +26,7 @@ from saip.common.risk import RiskPublisher
 from saip.knowledge.clients import GuardedFetcher, KvCatalog, ObjectOriginals, QdrantIndex
 from saip.knowledge.config import KnowledgeSettings
 from saip.knowledge.dense import DenseEncoder, DenseUnavailable
+from saip.knowledge.edge import EdgeIndex, LocalModeFolder
 from saip.knowledge.errors import (
     AlreadyExists,
     InvalidRequest,
@@ -237,7 +238,7 @@ class KnowledgeApp:
         self.problems: list[str] = []
         self._nc: NatsClient | None = None
         self._catalog: KvCatalog | None = None
-        self._index: QdrantIndex | None = None
+        self._index: QdrantIndex | EdgeIndex | None = None
         self._grpc: GrpcServer | None = None
         self._metrics_server: MetricsServer | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -256,14 +257,14 @@ class KnowledgeApp:
         async with asyncio.timeout(START_WITHIN):
             await catalog.ready()
         originals = await ObjectOriginals.open(js)
-        if not settings.qdrant_location:
-            settings.qdrant_path.mkdir(parents=True, exist_ok=True)
         dense = self._dense_encoder()
-        self._index = await QdrantIndex.open(
-            settings.qdrant_location,
-            settings.qdrant_path,
-            dense=(dense.fingerprint[:12], dense.dimension) if dense else None,
-        )
+        shape = (dense.fingerprint[:12], dense.dimension) if dense else None
+        if settings.qdrant_location:
+            self._index = await QdrantIndex.open(settings.qdrant_location, settings.qdrant_path, dense=shape)
+            earlier = None
+        else:
+            self._index = await EdgeIndex.open(settings.edge_path, dense=shape)
+            earlier = await asyncio.to_thread(LocalModeFolder.find, settings.qdrant_path)
         roots = settings.ingest_roots
         if not settings.knowledge_ingest_roots:
             roots[0].mkdir(parents=True, exist_ok=True)
@@ -276,9 +277,13 @@ class KnowledgeApp:
             max_bytes=settings.knowledge_max_document_bytes,
             dense=dense,
         )
+        if earlier is not None:
+            earlier.announce()
         reindexed = await self.knowledge.reindex()
         if reindexed:
             logger.info("documents re-indexed from their originals", extra={"documents": reindexed})
+        if earlier is not None:
+            await earlier.retire(self._index, self.knowledge.documents())
         self.problems = await self.knowledge.apply_configuration(
             settings.knowledge_documents, settings.knowledge_pipelines
         )
