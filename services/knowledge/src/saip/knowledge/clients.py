@@ -258,7 +258,9 @@ class ObjectOriginals:
 
 
 def _vector(vector: sparse.SparseVector) -> models.SparseVector:
-    return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
+    # Sorted by index: qdrant-client's local mode scores stored vectors as if they were (a server sorts them itself).
+    ordered = sorted(zip(vector.indices, vector.values, strict=True))
+    return models.SparseVector(indices=[index for index, _ in ordered], values=[value for _, value in ordered])
 
 
 def _vectors(item: IndexedChunk) -> dict[str, Any]:
