@@ -279,17 +279,6 @@ def _ingest_is(ingest_ids: Sequence[str]) -> models.Filter:
 _LIVE_IDF = models.SearchParams(idf=models.IdfCorpusParams(corpus=models.Filter()))
 
 
-def _stored(record: models.Record) -> StoredPoint:
-    vectors: Any = record.vector or {}
-    lexical, dense = vectors[VECTOR], vectors.get(DENSE)
-    return StoredPoint(
-        id=str(record.id),
-        vector=sparse.SparseVector(tuple(lexical.indices), tuple(lexical.values)),
-        dense=list(dense) if dense is not None else None,
-        payload=dict(record.payload or {}),
-    )
-
-
 class _LocalLoop:
     """A thread with an event loop of its own, where Qdrant's local mode runs.
 
@@ -450,7 +439,7 @@ class QdrantIndex:
                 )
             )
             if records:
-                yield [_stored(record) for record in records]
+                yield [points.stored(r.id, r.vector, r.payload) for r in records]
             if offset is None:
                 return
 

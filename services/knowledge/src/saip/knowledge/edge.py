@@ -91,24 +91,12 @@ def _upsert(shard: qe.EdgeShard, batch: Sequence[qe.Point]) -> None:
         shard.update(qe.UpdateOperation.upsert_points(list(batch[first : first + UPSERT_SLICE])))
 
 
-def _stored(record: Any) -> StoredPoint:
-    vectors = record.vector or {}
-    lexical = vectors[points.VECTOR]
-    dense = vectors.get(points.DENSE)
-    return StoredPoint(
-        id=str(record.id),
-        vector=sparse.SparseVector(tuple(lexical.indices), tuple(lexical.values)),
-        dense=list(dense) if dense is not None else None,
-        payload=dict(record.payload or {}),
-    )
-
-
 def _page(shard: qe.EdgeShard, ingest_ids: Sequence[str], offset: Any) -> tuple[list[StoredPoint], Any]:
     request = qe.ScrollRequest(
         offset=offset, limit=PAGE, filter=_ingest_is(ingest_ids), with_payload=True, with_vector=True
     )
     records, following = shard.scroll(request)
-    return [_stored(record) for record in records], following
+    return [points.stored(r.id, r.vector, r.payload) for r in records], following
 
 
 class _EngineThread:

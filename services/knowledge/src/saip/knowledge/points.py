@@ -57,6 +57,18 @@ class StoredPoint:
     payload: dict[str, Any]
 
 
+def stored(point_id: object, vectors: Any, stored_payload: Mapping[str, Any] | None) -> StoredPoint:
+    """A point read back from either engine: both return the sparse vector with `indices` and `values`."""
+    vectors = vectors or {}
+    lexical, dense = vectors[VECTOR], vectors.get(DENSE)
+    return StoredPoint(
+        id=str(point_id),
+        vector=sparse.SparseVector(tuple(lexical.indices), tuple(lexical.values)),
+        dense=list(dense) if dense is not None else None,
+        payload=dict(stored_payload or {}),
+    )
+
+
 @dataclass(frozen=True)
 class SnapshotManifest:
     """What a snapshot holds: its collection (and so its dense model, if any) and the ingests it has the chunks of."""
