@@ -230,7 +230,8 @@ async def test_a_snapshot_holds_the_named_ingests_and_opens_read_only(
     assert scores(hits) == close_to([300 * idf(300, 300), 299 * idf(300, 300)])
     assert [hit.text for hit in hits] == ["chunk 299", "chunk 298"]
     assert len(nearest) == (1 if dense else 0)
-    assert described.startswith("Qdrant Edge snapshot at")
+    assert described == f"Qdrant Edge snapshot at {tmp_path / 'open'}, collection {manifest.collection}"
+    assert manifest.collection == ("saip_chunks_testmodel" if dense else "saip_chunks")
 
 
 async def test_a_file_that_is_not_a_snapshot_is_refused(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ from saip.v1 import knowledge_pb2
 
 logger = logging.getLogger(__name__)
 
-UPSERT_SLICE = 64  # points per engine call: about 15 ms of engine time, the longest the event loop waits on a write
+UPSERT_SLICE = 64  # points per engine call: about 10 ms of engine time, the longest the event loop waits on a write
 PAGE = 256  # points per page when a snapshot reads them out
 CONFIG_FILE = "edge_config.json"  # what the engine writes into a shard folder it created
 MANIFEST = "saip-snapshot.json"  # our own description of a snapshot, beside the engine's files in the archive
@@ -125,14 +125,21 @@ class EdgeIndex:
     dense one with the dense encoder. `read_only` is a snapshot opened to be searched (a shipped knowledge tool)."""
 
     def __init__(
-        self, shard: qe.EdgeShard, path: Path, dense: tuple[str, int] | None, thread: _EngineThread, read_only: bool
+        self,
+        shard: qe.EdgeShard,
+        path: Path,
+        dense: tuple[str, int] | None,
+        thread: _EngineThread,
+        *,
+        read_only: bool = False,
+        collection: str = "",
     ) -> None:
         self._shard = shard
         self._path = path
         self._dense = dense
         self._thread = thread
         self._read_only = read_only
-        self.collection = path.name
+        self.collection = collection or path.name
 
     @classmethod
     async def open(cls, folder: Path, *, dense: tuple[str, int] | None = None) -> EdgeIndex:
@@ -150,7 +157,7 @@ class EdgeIndex:
                     "or set QDRANT_URL to a Qdrant server"
                 ) from None
             raise
-        return cls(shard, path, dense, thread, read_only=False)
+        return cls(shard, path, dense, thread)
 
     @classmethod
     async def from_snapshot(cls, snapshot: Path, folder: Path) -> tuple[EdgeIndex, SnapshotManifest]:
@@ -162,11 +169,13 @@ class EdgeIndex:
         except BaseException:
             thread.close()
             raise
-        return cls(shard, folder, manifest.dense, thread, read_only=True), manifest
+        index = cls(shard, folder, manifest.dense, thread, read_only=True, collection=manifest.collection)
+        return index, manifest
 
     def describe(self) -> str:
-        kind = "Qdrant Edge snapshot" if self._read_only else "Qdrant Edge"
-        return f"{kind} at {self._path.parent}, collection {self.collection}"
+        if self._read_only:
+            return f"Qdrant Edge snapshot at {self._path}, collection {self.collection}"
+        return f"Qdrant Edge at {self._path.parent}, collection {self.collection}"
 
     async def close(self) -> None:
         try:
@@ -236,28 +245,31 @@ async def write_snapshot(
     segments and configuration (no write-ahead log: the shard is flushed before it is packed), with `MANIFEST`
     beside them.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".snapshot-", dir=target.parent) as scratch:
-        shard_path = Path(scratch) / "shard"
-        shard = await asyncio.to_thread(qe.EdgeShard.create, str(shard_path), _config(dense))
-        chunks = 0
-        try:
-            async for page in pages:
-                batch = [_point(p.id, p.vector, p.dense, p.payload) for p in page]
-                await asyncio.to_thread(_upsert, shard, batch)
-                chunks += len(page)
-            await asyncio.to_thread(shard.flush)
-        finally:
-            await asyncio.to_thread(shard.close)
-        manifest = SnapshotManifest(points.collection(dense), dense, tuple(ingest_ids), chunks)
-        packed = Path(scratch) / "snapshot.tar"
-        await asyncio.to_thread(_pack, shard_path, manifest, packed)
-        packed.replace(target)
+    await asyncio.to_thread(target.parent.mkdir, parents=True, exist_ok=True)
+    thread = _EngineThread(str(target))
+    try:
+        with tempfile.TemporaryDirectory(prefix=".snapshot-", dir=target.parent) as scratch:
+            shard_path = Path(scratch) / "shard"
+            shard = await thread.run(qe.EdgeShard.create, str(shard_path), _config(dense))
+            chunks = 0
+            try:
+                async for page in pages:
+                    batch = [_point(p.id, p.vector, p.dense, p.payload) for p in page]
+                    await thread.run(_upsert, shard, batch)
+                    chunks += len(page)
+                await thread.run(shard.flush)
+            finally:
+                await thread.run(shard.close)
+            manifest = SnapshotManifest(points.collection(dense), dense, tuple(ingest_ids), chunks)
+            await thread.run(_pack, shard_path, manifest, Path(scratch) / "snapshot.tar", target)
+    finally:
+        thread.close()
     logger.info("knowledge snapshot written", extra={"snapshot": str(target), "chunks": chunks})
     return manifest
 
 
-def _pack(shard_path: Path, manifest: SnapshotManifest, packed: Path) -> None:
+def _pack(shard_path: Path, manifest: SnapshotManifest, packed: Path, target: Path) -> None:
+    """Archive the flushed shard as `packed`, then move it to `target` in one step."""
     body = json.dumps(
         {
             "format": SNAPSHOT_FORMAT,
@@ -273,6 +285,7 @@ def _pack(shard_path: Path, manifest: SnapshotManifest, packed: Path) -> None:
         entry = tarfile.TarInfo(MANIFEST)
         entry.size = len(body)
         archive.addfile(entry, io.BytesIO(body))
+    packed.replace(target)
 
 
 def read_manifest(snapshot: Path) -> SnapshotManifest:

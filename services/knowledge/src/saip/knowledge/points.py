@@ -1,6 +1,6 @@
 """What a chunk is in the vector store, whichever engine holds it: the collection's name, its vector names, the
 payload of a point and the hit it becomes. Both vector-store adapters (Qdrant Edge in-process, qdrant-client for a
-server) store exactly this, so a snapshot or a re-index moves chunks between them unchanged."""
+server) store exactly this, so a snapshot taken from either holds the same points."""
 
 from __future__ import annotations
 
