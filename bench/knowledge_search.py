@@ -1,38 +1,49 @@
-"""Knowledge: ingest throughput (chunks/s) and search latency over 10,000 chunks in Qdrant's local mode, against a
-brute-force cosine over the same vectors in numpy (the baseline); and a check that Qdrant's top-5 scores are the
-numpy dot product's (the same BM25 x IDF scoring), ties aside."""
+"""Knowledge in the embedded default, Qdrant Edge: ingest throughput (chunks/s) and search latency through
+`Knowledge.search` (the pipeline rules included) at 10,000 chunks, against a brute-force scan of the same vectors in
+numpy (the baseline), with a check that Edge's top-5 scores are the numpy dot product's (the same BM25 x IDF
+scoring), ties aside; then 100,000 chunks ingested through the knowledge service as a process (by path, over gRPC),
+with the service's memory read from /proc and the search latency at that size."""
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import anyio
+import grpc
 import numpy as np
 
 from bench.stats import summary, table
 from saip.common import bus
-from saip.common.natsd import LocalNats
+from saip.common.natsd import LocalNats, free_port
 from saip.common.watch import keep_alive
 from saip.knowledge import chunking, sparse
 from saip.knowledge.clients import GuardedFetcher, KvCatalog, ObjectOriginals
+from saip.knowledge.edge import EdgeIndex
 from saip.knowledge.knowledge import Knowledge
-from saip.knowledge.pipelines import Pipelines
-from saip.knowledge.qdrant import QdrantIndex
-from saip.knowledge.search import Search
+from saip.knowledge.rules import Rules
+from saip.v1 import knowledge_pb2, knowledge_pb2_grpc
 
 DOCUMENTS = 20
+LARGE_DOCUMENTS = 200  # 100,000 chunks
 CHUNKS_PER_DOCUMENT = 500
-QUERIES = 100  # local mode scans every chunk per query, so a few minutes already
+SENTENCES = 38  # a paragraph of 38 sentences of 19 words is about 760 tokens: one chunk each
+WORDS_PER_SENTENCE = 19
+QUERIES = 200
 TOP_K = 5
 VOCABULARY = 2000
 SEED = 21
+MIB = 1 << 20
 
 
 def _words(rng: random.Random) -> list[str]:
-    """A vocabulary whose use follows Zipf's law, as the words of real prose do."""
+    """A vocabulary of made-up words."""
     letters = "abcdefghijklmnopqrstuvwxyz"
     words: set[str] = set()
     while len(words) < VOCABULARY:
@@ -40,17 +51,21 @@ def _words(rng: random.Random) -> list[str]:
     return sorted(words)
 
 
-def _corpus(rng: random.Random, words: list[str]) -> list[str]:
-    """Documents of CHUNKS_PER_DOCUMENT paragraphs, each close to the 800-token chunk budget."""
-    weights = [1 / (rank + 1) for rank in range(len(words))]
-    documents = []
-    for _ in range(DOCUMENTS):
+def _documents(words: list[str], count: int, seed: int) -> Iterator[str]:
+    """Documents of CHUNKS_PER_DOCUMENT paragraphs whose words follow Zipf's law, as the words of real prose do."""
+    generator = np.random.default_rng(seed)
+    vocabulary = np.array(words, dtype=object)
+    weights = 1 / np.arange(1, len(words) + 1)
+    per_paragraph = SENTENCES * WORDS_PER_SENTENCE
+    for _ in range(count):
+        drawn = generator.choice(len(words), size=(CHUNKS_PER_DOCUMENT, per_paragraph), p=weights / weights.sum())
         paragraphs = []
-        for _ in range(CHUNKS_PER_DOCUMENT):
-            sentences = [" ".join(rng.choices(words, weights, k=19)) + "." for _ in range(38)]
-            paragraphs.append(" ".join(sentences))
-        documents.append("\n\n".join(paragraphs))
-    return documents
+        for row in vocabulary[drawn]:
+            tokens: list[str] = row.tolist()
+            ends = slice(WORDS_PER_SENTENCE - 1, None, WORDS_PER_SENTENCE)
+            tokens[ends] = [token + "." for token in tokens[ends]]
+            paragraphs.append(" ".join(tokens))
+        yield "\n\n".join(paragraphs)
 
 
 def _queries(rng: random.Random, words: list[str]) -> list[str]:
@@ -68,8 +83,7 @@ class _Baseline:
         self.column = {index: position for position, index in enumerate(columns)}
         matrix = np.zeros((len(vectors), len(columns)), dtype=np.float32)
         for row, vector in enumerate(vectors):
-            for index, value in zip(vector.indices, vector.values, strict=True):
-                matrix[row, self.column[index]] = value
+            matrix[row, [self.column[index] for index in vector.indices]] = vector.values
         df = (matrix > 0).sum(axis=0)
         n = len(vectors)
         self.idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
@@ -92,85 +106,194 @@ class _Baseline:
         return sorted((float(scores[i]) for i in best if scores[i] > 0), reverse=True)
 
 
-async def _run(home: Path) -> tuple[list[list[object]], list[list[object]], float]:
-    rng = random.Random(SEED)
-    words = _words(rng)
-    documents = _corpus(rng, words)
-    queries = _queries(rng, words)
+async def _searched(rules: Rules, queries: Sequence[str]) -> tuple[list[float], list[list[float]]]:
+    """Each query's latency (ms) through the search rules (`Search.search`) and its top scores, after 20 warm-up
+    queries."""
+    for query in queries[:20]:
+        await rules.search.search("", query, TOP_K)
+    latency, tops = [], []
+    for query in queries:
+        begin = time.perf_counter()
+        found = await rules.search.search("", query, TOP_K)
+        latency.append((time.perf_counter() - begin) * 1000)
+        tops.append([hit.score for hit, _, _ in found.hits])
+    return latency, tops
+
+
+class _Service:
+    """The knowledge service in-process over a home's NATS bucket and Edge folder (the service's own code)."""
+
+    def __init__(self, nats: LocalNats, home: Path) -> None:
+        self._nats, self._home = nats, home
+
+    async def __aenter__(self) -> Rules:
+        self._nc = await bus.connect(self._nats.url, "bench", within=10)
+        js = self._nc.jetstream()
+        self._index = await EdgeIndex.open(self._home / "qdrant-edge")
+        self._catalog = await KvCatalog.open(js)
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._group.start_soon(keep_alive, self._catalog.watch, "catalog")
+        await self._catalog.ready()
+        knowledge = Knowledge(
+            catalog=self._catalog,
+            originals=await ObjectOriginals.open(js),
+            index=self._index,
+            fetcher=GuardedFetcher(None),
+            roots=[self._home],
+            max_bytes=1 << 30,
+        )
+        return Rules.over(knowledge)
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._group.cancel_scope.cancel()
+        await self._group.__aexit__(None, None, None)
+        await self._index.close()
+        await self._nc.close()
+
+
+async def _small(home: Path, words: list[str], queries: list[str]) -> tuple[list[list[object]], list[float], float]:
+    """10,000 chunks in-process: ingest, search, and the baseline over the same chunks."""
+    documents = list(_documents(words, DOCUMENTS, SEED))
     nats = LocalNats(home / "nats")
     nats.start()
-    nc = await bus.connect(nats.url, "bench", within=10)
-    index = await QdrantIndex.open(None, home / "qdrant")
-    catalog = await KvCatalog.open(nc.jetstream())
     try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(keep_alive, catalog.watch, "catalog")
-            await catalog.ready()
-            knowledge = Knowledge(
-                catalog=catalog,
-                originals=await ObjectOriginals.open(nc.jetstream()),
-                index=index,
-                fetcher=GuardedFetcher(None),
-                roots=[home],
-                max_bytes=1 << 30,
-            )
-            search = Search(knowledge, Pipelines(knowledge))
+        async with _Service(nats, home) as rules:
             started = time.perf_counter()
             chunks = 0
             for number, text in enumerate(documents):
-                document, _ = await knowledge.ingest("text", text, f"bench-{number}")
+                document, _ = await rules.knowledge.ingest("text", text, f"bench-{number}")
                 chunks += document.chunks
             ingest_seconds = time.perf_counter() - started
-
-            for query in queries[:20]:  # warm up
-                await search.search("", query, TOP_K)
-            qdrant_ms, qdrant_top = [], []
-            for query in queries:
-                begin = time.perf_counter()
-                found = await search.search("", query, TOP_K)
-                qdrant_ms.append((time.perf_counter() - begin) * 1000)
-                qdrant_top.append([hit.score for hit, _, _ in found.hits])
-            group.cancel_scope.cancel()
+            edge_ms, edge_top = await _searched(rules, queries)
     finally:
-        await index.close()
-        await nc.close()
         nats.stop()
 
-    texts = [piece.text for text in documents for piece in chunking.chunk(text)]
-    baseline = _Baseline(texts)
-    cosine_ms, agreement = [], []
-    for query, found_top in zip(queries, qdrant_top, strict=True):
+    baseline = _Baseline([piece.text for text in documents for piece in chunking.chunk(text)])
+    numpy_ms, agreement = [], []
+    for query, found_top in zip(queries, edge_top, strict=True):
         vector = baseline.query(query)
         begin = time.perf_counter()
         baseline.top(baseline.unit, vector)
-        cosine_ms.append((time.perf_counter() - begin) * 1000)
+        numpy_ms.append((time.perf_counter() - begin) * 1000)
         # The same scoring as Qdrant's (dot product with IDF): the top scores must be the same.
         expected = baseline.top(baseline.dot, vector)
-        agreement.append(np.allclose(expected, found_top, rtol=1e-3) if len(expected) == len(found_top) else False)
-    latency = [
-        ["brute-force cosine in numpy, same vectors (baseline)", *summary(cosine_ms).values()],
-        ["Qdrant local mode, search through the pipeline rules", *summary(qdrant_ms).values()],
+        agreement.append(len(expected) == len(found_top) and np.allclose(expected, found_top, rtol=1e-3))
+    rows = [
+        ["ingest (read, chunk, encode, index, commit)", chunks, ingest_seconds, chunks / ingest_seconds],
+        ["brute-force cosine in numpy, same vectors (baseline)", *summary(numpy_ms).values()],
+        [f"Qdrant Edge, the search rules at {chunks} chunks", *summary(edge_ms).values()],
     ]
-    ingest = [["ingest (read, chunk, encode, index, commit)", chunks, ingest_seconds, chunks / ingest_seconds]]
-    return ingest, latency, sum(agreement) / len(agreement)
+    return rows, edge_ms, sum(agreement) / len(agreement)
+
+
+def _memory(pid: int) -> dict[str, float]:
+    """VmRSS (resident), RssAnon (its heap part) and VmHWM (the peak), in MiB."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "RssAnon", "VmHWM"):
+            fields[name] = int(value.split()[0]) / 1024
+    return fields
+
+
+def _start_service(nats: LocalNats, home: Path, docs: Path, port: int) -> subprocess.Popen[bytes]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("SAIP_", "QDRANT_"))}
+    env.update(
+        {
+            "SAIP_HOME": str(home),
+            "SAIP_NATS_URL": nats.url,
+            "SAIP_KNOWLEDGE_PORT": str(port),
+            "SAIP_KNOWLEDGE_METRICS_PORT": str(free_port()),
+            "SAIP_KNOWLEDGE_INGEST_ROOTS": str(docs),
+            "SAIP_LOG_LEVEL": "WARNING",
+        }
+    )
+    return subprocess.Popen([sys.executable, "-m", "saip.knowledge"], env=env, stdout=subprocess.DEVNULL)
+
+
+async def _large(home: Path, words: list[str], queries: list[str]) -> list[list[object]]:
+    """100,000 chunks through the knowledge service as a process; then the same folder searched in-process."""
+    docs = home / "docs"
+    docs.mkdir(parents=True)
+    for number, text in enumerate(_documents(words, LARGE_DOCUMENTS, SEED + 1)):
+        (docs / f"bench-{number:03}.md").write_text(text)
+    nats = LocalNats(home / "nats")
+    nats.start()
+    port = free_port()
+    service = _start_service(nats, home, docs, port)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = knowledge_pb2_grpc.KnowledgeServiceStub(channel)  # type: ignore[no-untyped-call]
+            await channel.channel_ready()
+            with anyio.fail_after(60):
+                while True:
+                    try:
+                        await stub.GetStatus(knowledge_pb2.GetKnowledgeStatusRequest())
+                        break
+                    except grpc.aio.AioRpcError:  # still starting
+                        await anyio.sleep(0.1)
+            idle = _memory(service.pid)
+            started = time.perf_counter()
+            for path in sorted(docs.iterdir()):
+                async for _ in stub.IngestDocument(knowledge_pb2.IngestDocumentRequest(path=str(path))):
+                    pass
+            ingest_seconds = time.perf_counter() - started
+            chunks = (await stub.GetStatus(knowledge_pb2.GetKnowledgeStatusRequest())).chunks
+            loaded = _memory(service.pid)
+            grpc_ms = []
+            for query in [*queries[:20], *queries]:
+                begin = time.perf_counter()
+                await stub.Search(knowledge_pb2.SearchRequest(query=query, top_k=TOP_K))
+                grpc_ms.append((time.perf_counter() - begin) * 1000)
+            searched = _memory(service.pid)
+    finally:
+        service.terminate()
+        service.wait(timeout=30)
+    try:
+        async with _Service(nats, home) as rules:
+            edge_ms, _ = await _searched(rules, queries)
+    finally:
+        nats.stop()
+    on_disk = sum(path.stat().st_size for path in (home / "qdrant-edge").rglob("*") if path.is_file()) / MIB
+    return [
+        ["ingest through the service (by path, over gRPC)", chunks, ingest_seconds, chunks / ingest_seconds],
+        [f"Qdrant Edge, the search rules at {chunks} chunks", *summary(edge_ms).values()],
+        ["the service's Search over gRPC, same chunks", *summary(grpc_ms[20:]).values()],
+        ["service memory, started, no documents", idle["VmRSS"], idle["RssAnon"], idle["VmHWM"]],
+        [f"service memory, {chunks} chunks ingested", loaded["VmRSS"], loaded["RssAnon"], loaded["VmHWM"]],
+        [f"service memory, after {len(grpc_ms)} searches", searched["VmRSS"], searched["RssAnon"], searched["VmHWM"]],
+        ["the Edge folder on disk (MiB)", on_disk, "", ""],
+    ]
 
 
 def run() -> str:
+    rng = random.Random(SEED)
+    words = _words(rng)
+    queries = _queries(rng, words)
     with tempfile.TemporaryDirectory() as home:
-        ingest, latency, agreement = anyio.run(_run, Path(home))
-    chunks = ingest[0][1]
+        small, _, agreement = anyio.run(_small, Path(home), words, queries)
+    with tempfile.TemporaryDirectory() as home:
+        large = anyio.run(_large, Path(home), words, queries)
     return "\n\n".join(
         [
             table(
-                f"Knowledge ingest, {DOCUMENTS} documents of ~{CHUNKS_PER_DOCUMENT} chunks (Qdrant local mode)",
+                f"Knowledge ingest, {DOCUMENTS} documents of ~{CHUNKS_PER_DOCUMENT} chunks, in-process (Qdrant Edge)",
                 ["", "chunks", "seconds", "chunks/s"],
-                ingest,
+                small[:1],
             ),
             table(
-                f"Knowledge search over {chunks} chunks, top {TOP_K}, {QUERIES} queries (ms)",
+                f"Knowledge search, top {TOP_K}, {QUERIES} queries (ms)",
                 ["", "p50", "p90", "p99", "mean"],
-                latency,
+                small[1:],
             ),
             f"Queries whose top-{TOP_K} scores equal the numpy dot product's (Qdrant's scoring): {agreement:.0%}",
+            table(
+                f"{LARGE_DOCUMENTS} documents through the knowledge service as a process",
+                ["", "chunks", "seconds", "chunks/s"],
+                large[:1],
+            ),
+            table(f"Search at {large[0][1]} chunks, top {TOP_K} (ms)", ["", "p50", "p90", "p99", "mean"], large[1:3]),
+            table("The service's memory (MiB)", ["", "RSS", "of which heap", "peak RSS"], large[3:]),
         ]
     )

@@ -1,4 +1,4 @@
-"""An in-process knowledge service on a real nats-server with Qdrant's local mode in the test's folder, and its stub."""
+"""An in-process knowledge service on a real nats-server with Qdrant Edge in the test's folder, and its stub."""
 
 from __future__ import annotations
 

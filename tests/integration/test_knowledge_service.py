@@ -1,13 +1,18 @@
-"""The knowledge service over gRPC, on a real nats-server and Qdrant's local mode: ingest, search, pipelines,
-knowledge tools, refusals that leave nothing behind, configuration that wins, and state that survives a restart."""
+"""The knowledge service over gRPC, on a real nats-server and Qdrant Edge in the test's folder: ingest, search,
+pipelines, knowledge tools, refusals that leave nothing behind, configuration that wins, state that survives a
+restart, and the migration of an earlier build's local-mode folder."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import http.server
 import json
+import logging
 import os
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import grpc
@@ -19,7 +24,11 @@ from nats.js.errors import NotFoundError
 from saip.common import bus, names
 from saip.common.natsd import LocalNats
 from saip.common.netguard import NetworkMode
+from saip.common.watch import keep_alive
+from saip.knowledge.clients import GuardedFetcher, KvCatalog, ObjectOriginals
 from saip.knowledge.config import DeclaredDocument, DeclaredPipeline
+from saip.knowledge.knowledge import Knowledge
+from saip.knowledge.qdrant import QdrantIndex
 from saip.knowledge.server import Running
 from saip.v1 import common_pb2, events_pb2, knowledge_pb2, knowledge_pb2_grpc
 from tests.http_origin import http_origin
@@ -471,3 +480,93 @@ async def test_the_dense_encoder_finds_meaning_the_words_miss_and_documents_are_
     assert [hit.document_name for hit in found.hits] == ["garage"] and found.dropped_below_threshold == 1
     assert found.hits[0].relevance == 1.0
     assert both.hits[0].document_name == "garage" and both.hits[0].relevance == 1.0
+
+
+@asynccontextmanager
+async def earlier_build(home: Path, nats_url: str, root: Path) -> AsyncIterator[Knowledge]:
+    """The knowledge rules as an earlier build ran them: the catalog and the originals in NATS, the chunks in
+    qdrant-client's local mode under $SAIP_HOME/qdrant (its embedded engine then)."""
+    nc = await bus.connect(nats_url, "earlier-build", within=10)
+    js = nc.jetstream()
+    catalog = await KvCatalog.open(js)
+    following = asyncio.create_task(keep_alive(catalog.watch, "catalog"))
+    index = await QdrantIndex.open(None, home / "qdrant")
+    try:
+        await catalog.ready()
+        originals = await ObjectOriginals.open(js)
+        yield Knowledge(
+            catalog=catalog,
+            originals=originals,
+            index=index,
+            fetcher=GuardedFetcher(None),
+            roots=[root],
+            max_bytes=1 << 20,
+        )
+    finally:
+        await index.close()
+        following.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await following
+        await nc.close()
+
+
+def logged(caplog: pytest.LogCaptureFixture, message: str) -> list[logging.LogRecord]:
+    return [record for record in caplog.records if record.getMessage() == message]
+
+
+async def test_an_earlier_build_s_local_mode_folder_is_reindexed_into_edge_once(
+    tmp_path: Path, root: Path, nats_server: LocalNats, caplog: pytest.LogCaptureFixture
+) -> None:
+    home = tmp_path / "home"
+    async with earlier_build(home, nats_server.url, root) as knowledge:
+        runbook, _ = await knowledge.ingest("path", str(root / "runbook.md"))
+        notes, _ = await knowledge.ingest("text", prose(400, topic="compaction"), "Compaction notes")
+    assert (home / "qdrant" / "collection").is_dir() and not (home / "qdrant-edge").exists()
+
+    caplog.set_level(logging.INFO, logger="saip.knowledge")
+    settings = knowledge_settings(home, nats_server.url, knowledge_ingest_roots=[root])
+    async with running_knowledge(settings) as app, knowledge_stub(app.port) as stub:
+        status = await stub.GetStatus(knowledge_pb2.GetKnowledgeStatusRequest())
+        found = await stub.Search(knowledge_pb2.SearchRequest(query="restart nats"))
+    [started] = logged(caplog, "re-indexing documents from their originals")
+    steps = logged(caplog, "document re-indexed")
+    assert logged(
+        caplog,
+        "an earlier build's vector store (qdrant-client local mode) found; its documents are "
+        "re-indexed into Qdrant Edge from their originals",
+    )
+    assert (started.documents, [(s.done, s.of) for s in steps]) == (2, [(1, 2), (2, 2)])  # type: ignore[attr-defined]
+    assert status.chunks == started.chunks == runbook.chunks + notes.chunks  # type: ignore[attr-defined]
+    assert status.vector_store.startswith(f"Qdrant Edge at {home.resolve() / 'qdrant-edge'}")
+    assert found.hits[0].document_name == "runbook.md"
+    assert not (home / "qdrant").exists()  # every document is in the shard: the old folder is retired
+
+    caplog.clear()
+    async with running_knowledge(settings) as app, knowledge_stub(app.port) as stub:
+        again = await stub.GetStatus(knowledge_pb2.GetKnowledgeStatusRequest())
+    assert again.chunks == status.chunks and not logged(caplog, "re-indexing documents from their originals")
+
+
+async def test_the_earlier_build_s_folder_is_kept_while_a_document_cannot_be_reindexed(
+    tmp_path: Path, root: Path, nats_server: LocalNats, nats_client: NatsClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    home = tmp_path / "home"
+    async with earlier_build(home, nats_server.url, root) as knowledge:
+        kept, _ = await knowledge.ingest("path", str(root / "runbook.md"))
+        lost, _ = await knowledge.ingest("path", str(root / "metrics.html"))
+    await ObjectOriginals(await nats_client.jetstream().object_store(names.DOCUMENTS_OBJECT_STORE)).delete(
+        lost.ingest_id
+    )
+
+    caplog.set_level(logging.INFO, logger="saip.knowledge")
+    settings = knowledge_settings(home, nats_server.url, knowledge_ingest_roots=[root])
+    async with running_knowledge(settings) as app, knowledge_stub(app.port) as stub:
+        found = await stub.Search(knowledge_pb2.SearchRequest(query="restart nats"))
+    [warning] = logged(
+        caplog,
+        "the earlier build's vector store is kept: some documents could not be re-indexed from their originals; "
+        "delete them and ingest them again, then restart",
+    )
+    assert warning.documents == ["metrics.html"]  # type: ignore[attr-defined]
+    assert found.hits[0].document_name == kept.name
+    assert (home / "qdrant" / "collection").is_dir()  # its chunks are still there: nothing is lost

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -66,3 +67,9 @@ def test_chunks_cover_every_word_in_order_without_overlap(text: str) -> None:
     ]
     assert [w for w in text.split()] == [w for piece in chunks for w in piece.text.split()]
     assert all(a.end <= b.start for a, b in itertools.pairwise(chunks))
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=300))
+@settings(max_examples=300, deadline=None)
+def test_tokens_are_counted_as_the_token_pattern_finds_them(text: str) -> None:
+    assert count_tokens(text) == len(re.findall(r"\w+|[^\w\s]", text))

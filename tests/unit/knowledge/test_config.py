@@ -32,10 +32,11 @@ def test_qdrant_url_wins_over_the_plain_variable(monkeypatch: pytest.MonkeyPatch
     assert KnowledgeSettings.load().qdrant_location == "http://other:6333"
 
 
-def test_no_qdrant_url_means_local_mode_under_the_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_no_qdrant_url_means_qdrant_edge_under_the_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("QDRANT_URL", raising=False)
     settings = KnowledgeSettings.load(home=tmp_path)
-    assert (settings.qdrant_location, settings.qdrant_path) == (None, tmp_path.resolve() / "qdrant")
+    assert (settings.qdrant_location, settings.edge_path) == (None, tmp_path.resolve() / "qdrant-edge")
+    assert settings.qdrant_path == tmp_path.resolve() / "qdrant"  # an earlier build's local mode, migrated from
 
 
 def test_declared_items_take_dashed_keys_from_saip_yaml(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

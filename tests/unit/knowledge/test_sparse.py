@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import zlib
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from saip.knowledge import sparse
 
@@ -48,3 +53,33 @@ def test_only_stop_words_is_an_empty_vector() -> None:
 def test_keywords_are_the_most_frequent_content_words() -> None:
     text = "Qdrant stores vectors. Qdrant filters vectors by payload. Qdrant is fast."
     assert sparse.keywords(text, limit=3) == ["qdrant", "vectors", "stores"]
+
+
+# Any text: letters of every script, digits, punctuation, underscores, and Unicode spaces.
+_TEXTS = st.text(alphabet=st.characters(codec="utf-8"), max_size=300) | st.lists(
+    st.sampled_from(["Gateways", "the", "NATS", "status", "a", "_", "x_y", "9", "étés", "—", "..", "\u2003", "\n", " "])
+).map("".join)
+
+
+def _reference_encoding(text: str) -> dict[int, float]:
+    """BM25 weights straight from the definition: the terms in order, counted, saturated."""
+    found = sparse.terms(text)
+    norm = sparse.K1 * (1 - sparse.B + sparse.B * len(found) / sparse.AVERAGE_TERMS)
+    weights: dict[int, float] = {}
+    for term, frequency in Counter(found).items():
+        index = sparse.term_index(term)
+        weights[index] = weights.get(index, 0.0) + frequency * (sparse.K1 + 1) / (frequency + norm)
+    return weights
+
+
+@given(_TEXTS)
+@settings(max_examples=300, deadline=None)
+def test_a_document_is_encoded_as_its_terms_define(text: str) -> None:
+    assert sparse.encode_document(text).as_dict() == pytest.approx(_reference_encoding(text))
+
+
+@given(_TEXTS)
+@settings(max_examples=300, deadline=None)
+def test_keywords_are_counted_in_the_order_the_words_first_occur(text: str) -> None:
+    counts = Counter(word for word in sparse.words(text) if len(word) > 2 and not word.isdigit())
+    assert sparse.keywords(text, limit=5) == [word for word, _ in counts.most_common(5)]

@@ -38,7 +38,7 @@ KEYS: dict[str, str] = {
     'mcp-server.transport': 'http (default) or stdio; the management surface is never offered over stdio',
     'nats-replicas': 'Copies JetStream keeps of each bucket and stream saip creates: 3 on a 3-node cluster',
     'nats-url': 'NATS server URL; the embedded default starts its own when unset',
-    'qdrant-url': 'Qdrant server URL (QDRANT_URL also works); unset means local mode under $home/qdrant',
+    'qdrant-url': 'Qdrant server URL (QDRANT_URL also works); unset: Qdrant Edge in-process in $home/qdrant-edge',
     'tools.addr': "Address (host:port) of the tools service's gRPC endpoint; unset serves no authored tools",
     'tools.declared': 'Tools declared in configuration (a list of tool specs): served, read-only to the AI',
     'tools.host': "Interface the tools service's gRPC endpoint listens on",

@@ -77,7 +77,7 @@ class KnowledgeSettings(SaipSettings):
         "knowledge.pipelines": "Pipelines declared in configuration (read-only to the AI)",
         "knowledge.dense-model": "ONNX sentence-embedding model file of the optional dense encoder (hybrid search)",
         "knowledge.dense-tokenizer": "tokenizer.json of the dense model",
-        "qdrant-url": "Qdrant server URL (QDRANT_URL also works); unset means local mode under $home/qdrant",
+        "qdrant-url": "Qdrant server URL (QDRANT_URL also works); unset: Qdrant Edge in-process in $home/qdrant-edge",
     }
 
     knowledge_host: str = "127.0.0.1"
@@ -112,9 +112,15 @@ class KnowledgeSettings(SaipSettings):
 
     @property
     def qdrant_location(self) -> str | None:
-        """qdrant-url (SAIP_QDRANT_URL), else the plain QDRANT_URL; None means local mode under $SAIP_HOME/qdrant."""
+        """qdrant-url (SAIP_QDRANT_URL), else the plain QDRANT_URL; None means Qdrant Edge under `edge_path`."""
         return self.qdrant_url or os.environ.get(QDRANT_URL_ENV) or None
 
     @property
+    def edge_path(self) -> Path:
+        """The embedded engine's folder: one Qdrant Edge shard per collection."""
+        return self.home.resolve() / "qdrant-edge"
+
+    @property
     def qdrant_path(self) -> Path:
+        """Where an earlier build kept qdrant-client's local mode (migrated into Qdrant Edge on first start)."""
         return self.home.resolve() / "qdrant"

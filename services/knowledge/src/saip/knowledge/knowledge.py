@@ -182,11 +182,15 @@ class Knowledge:
 
     async def reindex(self) -> list[str]:
         """Index again, from their stored originals, the documents whose chunks the vector store does not hold in
-        full: a new Qdrant server, a lost local folder, a changed encoder. Returns the names re-indexed."""
+        full: a new Qdrant server, a lost local folder, a changed encoder or engine. Returns the names re-indexed."""
         done = []
-        for document in self.documents():
-            if await self.index.count(document.ingest_id) == document.chunks:
-                continue
+        missing = [d for d in self.documents() if await self.index.count(d.ingest_id) != d.chunks]
+        if missing:
+            logger.info(
+                "re-indexing documents from their originals",
+                extra={"documents": len(missing), "chunks": sum(d.chunks for d in missing)},
+            )
+        for number, document in enumerate(missing, start=1):
             try:
                 data = await self._originals.get(document.ingest_id)
                 parsed = await anyio.to_thread.run_sync(readers.read, data, document.media_type, document.name)
@@ -201,7 +205,10 @@ class Knowledge:
             async for _ in self._index_chunks(document.ingest_id, document.id, chunks):
                 pass
             done.append(document.name)
-            logger.info("document re-indexed", extra={"document": document.id, "chunks": len(chunks)})
+            logger.info(
+                "document re-indexed",
+                extra={"document": document.id, "chunks": len(chunks), "done": number, "of": len(missing)},
+            )
         return done
 
     async def _discard(self, ingest_id: str) -> None:

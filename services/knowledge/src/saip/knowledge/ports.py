@@ -1,6 +1,7 @@
 """What the knowledge rules need from outside, as protocols, and the values they exchange: the catalog (the
 saip-knowledge bucket, `clients.KvCatalog`), the originals (the saip-documents object store, `clients.ObjectOriginals`),
-the vector index (Qdrant through qdrant-client, `qdrant.QdrantIndex`), the guarded fetch for ingest by URL
+the vector index (Qdrant Edge in-process, `edge.EdgeIndex`, or a Qdrant server through qdrant-client,
+`qdrant.QdrantIndex`), the guarded fetch for ingest by URL
 (`clients.GuardedFetcher`) and the optional dense encoder (`dense.DenseEncoder`). tests/unit/knowledge/fakes.py holds
 in-memory ones."""
 
@@ -8,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from saip.knowledge import chunking, sparse
 from saip.v1 import knowledge_pb2
+
+if TYPE_CHECKING:
+    from saip.knowledge.points import SnapshotManifest
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,10 @@ class Index(Protocol):
 
     async def search_dense(self, query: list[float], ingest_ids: Sequence[str], limit: int) -> list[Hit]:
         """The best chunks by cosine similarity to a unit query vector, best first (the score is the cosine)."""
+        ...
+
+    async def snapshot(self, ingest_ids: Sequence[str], target: Path) -> SnapshotManifest:
+        """These ingests' chunks as a Qdrant Edge shard snapshot at `target`, what a shipped knowledge tool opens."""
         ...
 
     def describe(self) -> str: ...

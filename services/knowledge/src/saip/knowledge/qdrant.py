@@ -1,31 +1,32 @@
-"""The vector index in Qdrant through qdrant-client: chunks in one collection with a sparse vector whose IDF Qdrant
-applies (and a dense one with the dense encoder), in local mode (a folder, one process) or on a server (QDRANT_URL).
-qdrant-client's failures become StoreUnavailable."""
+"""The vector index on a Qdrant server (QDRANT_URL) through qdrant-client: chunks in one collection with a sparse
+vector whose IDF Qdrant applies (and a dense one with the dense encoder). qdrant-client's local mode (a folder, one
+process) speaks the same API and stands in for a server in the tests. qdrant-client's failures become
+StoreUnavailable. The embedded engine is Qdrant Edge (`edge`)."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 import uuid
-from collections.abc import Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from saip.knowledge import sparse
+from saip.knowledge import edge, points, sparse
 from saip.knowledge.errors import StoreUnavailable
+from saip.knowledge.points import DENSE, VECTOR, SnapshotManifest, StoredPoint
 from saip.knowledge.ports import Hit, IndexedChunk
 
-COLLECTION = "saip_chunks"
-VECTOR = "lexical"
-DENSE = "dense"
 _T = TypeVar("_T")
 
 
 def _vector(vector: sparse.SparseVector) -> models.SparseVector:
-    return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
+    # Sorted by index: qdrant-client's local mode scores stored vectors as if they were (a server sorts them itself).
+    ordered = sorted(zip(vector.indices, vector.values, strict=True))
+    return models.SparseVector(indices=[index for index, _ in ordered], values=[value for _, value in ordered])
 
 
 def _vectors(item: IndexedChunk) -> dict[str, Any]:
@@ -36,7 +37,12 @@ def _vectors(item: IndexedChunk) -> dict[str, Any]:
 
 
 def _ingest_is(ingest_ids: Sequence[str]) -> models.Filter:
-    return models.Filter(must=[models.FieldCondition(key="ingest", match=models.MatchAny(any=list(ingest_ids)))])
+    return models.Filter(must=[models.FieldCondition(key=points.INGEST, match=models.MatchAny(any=list(ingest_ids)))])
+
+
+# IDF over the live points of the whole collection, as Qdrant Edge scores (the engine's default would still count
+# removed points until a segment is vacuumed).
+_LIVE_IDF = models.SearchParams(idf=models.IdfCorpusParams(corpus=models.Filter()))
 
 
 class _LocalLoop:
@@ -65,8 +71,9 @@ class _LocalLoop:
 
 
 class QdrantIndex:
-    """Chunks in one Qdrant collection with a sparse vector whose IDF Qdrant applies (and a dense one with the dense
-    encoder); the same calls in local mode (a folder, one process) and against a server (QDRANT_URL). In local mode
+    """Chunks in one collection of a Qdrant server (QDRANT_URL) with a sparse vector whose IDF Qdrant applies (and a
+    dense one with the dense encoder). The same calls run in qdrant-client's local mode (a folder, one process),
+    which the behaviour tests use in place of a server and which an earlier build used as its embedded engine; there
     every call runs on the index's own thread (`_LocalLoop`)."""
 
     def __init__(
@@ -80,9 +87,7 @@ class QdrantIndex:
         self._where = where
         self._dense = dense
         self._local = local
-        # Each dense model has its own collection: vectors of two models cannot be mixed, and a change of model
-        # leaves the old collection as it was (the service re-indexes from the originals into the new one).
-        self.collection = f"{COLLECTION}_{dense[0]}" if dense else COLLECTION
+        self.collection = points.collection(dense)
 
     @classmethod
     async def open(cls, url: str | None, path: Path, *, dense: tuple[str, int] | None = None) -> QdrantIndex:
@@ -142,27 +147,17 @@ class QdrantIndex:
         )
         if server:  # local mode filters by scanning and warns that an index has no effect there
             await self._call(
-                self._client.create_payload_index(self.collection, "ingest", models.PayloadSchemaType.KEYWORD)
+                self._client.create_payload_index(self.collection, points.INGEST, models.PayloadSchemaType.KEYWORD)
             )
 
     async def add(self, ingest_id: str, document_id: str, chunks: Sequence[IndexedChunk]) -> None:
-        points = [
+        batch = [
             models.PointStruct(
-                id=str(uuid.uuid4()),
-                vector=_vectors(item),
-                payload={
-                    "ingest": ingest_id,
-                    "document": document_id,
-                    "position": item.chunk.index,
-                    "start": item.chunk.start,
-                    "end": item.chunk.end,
-                    "page": item.chunk.page,
-                    "text": item.chunk.text,
-                },
+                id=str(uuid.uuid4()), vector=_vectors(item), payload=points.payload(ingest_id, document_id, item)
             )
             for item in chunks
         ]
-        await self._call(self._client.upsert(self.collection, points=points, wait=True))
+        await self._call(self._client.upsert(self.collection, points=batch, wait=True))
 
     async def remove(self, ingest_id: str) -> None:
         selector = models.FilterSelector(filter=_ingest_is([ingest_id]))
@@ -188,22 +183,32 @@ class QdrantIndex:
             query=query,
             using=using,
             query_filter=_ingest_is(ingest_ids),
+            search_params=_LIVE_IDF if using == VECTOR else None,
             limit=limit,
             with_payload=True,
         )
         found = await self._call(request)
-        hits = []
-        for point in found.points:
-            payload = point.payload or {}
-            hits.append(
-                Hit(
-                    ingest_id=str(payload["ingest"]),
-                    position=int(payload["position"]),
-                    start=int(payload["start"]),
-                    end=int(payload["end"]),
-                    page=int(payload.get("page") or 0),
-                    score=float(point.score),
-                    text=str(payload["text"]),
+        return [points.hit(point.payload or {}, point.score) for point in found.points]
+
+    async def stored(self, ingest_ids: Sequence[str]) -> AsyncIterator[list[StoredPoint]]:
+        """The chunks of these ingests, a page at a time."""
+        offset: Any = None
+        while True:
+            records, offset = await self._call(
+                self._client.scroll(
+                    self.collection,
+                    scroll_filter=_ingest_is(ingest_ids),
+                    limit=edge.PAGE,
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=True,
                 )
             )
-        return hits
+            if records:
+                yield [points.stored(r.id, r.vector, r.payload) for r in records]
+            if offset is None:
+                return
+
+    async def snapshot(self, ingest_ids: Sequence[str], target: Path) -> SnapshotManifest:
+        """The chunks of these ingests as a Qdrant Edge shard snapshot (the format a shipped knowledge tool opens)."""
+        return await edge.write_snapshot(self.stored(ingest_ids), self._dense, ingest_ids, target)

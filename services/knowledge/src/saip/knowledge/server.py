@@ -26,6 +26,7 @@ from saip.common.watch import Restarts, keep_alive
 from saip.knowledge.clients import GuardedFetcher, KvCatalog, ObjectOriginals
 from saip.knowledge.config import KnowledgeSettings
 from saip.knowledge.dense import DenseEncoder
+from saip.knowledge.edge import EdgeIndex, LocalModeFolder
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, KnowledgeError, NotFound, Refused, StoreUnavailable
 from saip.knowledge.knowledge import Knowledge
 from saip.knowledge.metrics import KnowledgeMetrics
@@ -233,14 +234,15 @@ async def lifespan(
         with anyio.fail_after(START_WITHIN):
             await catalog.ready()
         originals = await ObjectOriginals.open(js)
-        if not settings.qdrant_location:
-            settings.qdrant_path.mkdir(parents=True, exist_ok=True)
         dense = _dense_encoder(settings)
-        index = await QdrantIndex.open(
-            settings.qdrant_location,
-            settings.qdrant_path,
-            dense=(dense.fingerprint[:12], dense.dimension) if dense else None,
-        )
+        shape = (dense.fingerprint[:12], dense.dimension) if dense else None
+        index: QdrantIndex | EdgeIndex
+        earlier: LocalModeFolder | None = None
+        if settings.qdrant_location:
+            index = await QdrantIndex.open(settings.qdrant_location, settings.qdrant_path, dense=shape)
+        else:
+            index = await EdgeIndex.open(settings.edge_path, dense=shape)
+            earlier = await anyio.to_thread.run_sync(LocalModeFolder.find, settings.qdrant_path)
         stack.push_async_callback(index.close)
         roots = settings.ingest_roots
         if not settings.knowledge_ingest_roots:
@@ -255,9 +257,13 @@ async def lifespan(
             dense=dense,
         )
         rules = Rules.over(knowledge)
+        if earlier is not None:
+            earlier.announce()
         reindexed = await knowledge.reindex()
         if reindexed:
             logger.info("documents re-indexed from their originals", extra={"documents": reindexed})
+        if earlier is not None:
+            await earlier.retire(index, knowledge.documents())
         problems = await rules.declared.apply(settings.knowledge_documents, settings.knowledge_pipelines)
         servicer = KnowledgeServicer(rules, catalog, metrics)
         register = functools.partial(knowledge_pb2_grpc.add_KnowledgeServiceServicer_to_server, servicer)

@@ -4,10 +4,17 @@ A term is a lower-cased run of letters or digits, not a stop word, with a plural
 of its text, so every replica encodes the same way without a shared vocabulary. A document's weight for a term is
 BM25's saturated term frequency; a query's is 1 per distinct term, and the collection's IDF modifier supplies the
 rest of BM25 at search time.
+
+Encoding is most of an ingest's time, so a text's terms are counted without running the word pattern over all of
+it: the text is split at whitespace, each piece is looked up in a table of the pieces seen before (a new piece is
+decided once: its words, which stop words it holds, its folds and indices), and `Counter` counts the terms of the
+chained lookups. All of that runs in C but for the first sight of a piece, and the counts are exactly those of the
+word pattern over the whole text.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import zlib
 from collections import Counter
@@ -30,10 +37,14 @@ _STOPWORD_TEXT = """
     whom why will with would you your yours yourself yourselves also may might must shall us via per etc
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_CACHED = 1 << 17  # distinct pieces of text remembered: a large vocabulary, about 20 MB at most
 
 
 @dataclass(frozen=True)
 class SparseVector:
+    """Term indices (each once, in no particular order: an adapter whose engine needs them sorted sorts them) and
+    their weights."""
+
     indices: tuple[int, ...]
     values: tuple[float, ...]
 
@@ -67,27 +78,85 @@ def term_index(term: str) -> int:
     return zlib.crc32(term.encode("utf-8"))
 
 
-def _vector(weights: dict[int, float]) -> SparseVector:
-    ordered = sorted(weights.items())
-    return SparseVector(tuple(index for index, _ in ordered), tuple(value for _, value in ordered))
+def _words_of(piece: str) -> tuple[str, ...]:
+    """The words of a piece of text without whitespace; `_WORD` is a run of `isalnum` characters."""
+    return (piece,) if piece.isalnum() else tuple(_WORD.findall(piece))
+
+
+class _Pieces:
+    """The pieces of text (runs without whitespace) seen so far, with the terms each holds, and each term's index.
+
+    Both are plain dicts, so a lookup from C costs a hash. When they are full they are replaced by new ones, not
+    cleared: an encoding on another thread may still be reading the old ones.
+    """
+
+    def __init__(self) -> None:
+        self.terms: dict[str, tuple[str, ...]] = {}
+        self.index: dict[str, int] = {}
+
+    def holding(self, pieces: list[str]) -> _Pieces:
+        """Tables that hold every one of `pieces` (a new piece is decided now)."""
+        tables = self
+        new = set(pieces).difference(tables.terms)
+        if len(tables.terms) + len(new) > _CACHED:
+            global _PIECES
+            tables = _PIECES = _Pieces()
+            new = set(pieces)
+        for piece in new:
+            found = tuple(
+                fold(word) for word in _words_of(piece) if word not in STOPWORDS and (len(word) > 1 or word.isdigit())
+            )
+            for term in found:
+                if term not in tables.index:
+                    tables.index[term] = term_index(term)
+            tables.terms[piece] = found
+        return tables
+
+
+_PIECES = _Pieces()
+
+
+def _word_counts(text: str) -> Counter[str]:
+    """How often each word of the text occurs (stop words included), in the order of their first occurrence: what
+    `Counter(_WORD.findall(text.casefold()))` counts. The pieces are counted first (in C), so each distinct piece is
+    split once; a word is first seen in the piece of its first occurrence, so the order is kept."""
+    counts: Counter[str] = Counter()
+    for piece, count in Counter(text.casefold().split()).items():
+        for word in _words_of(piece):
+            counts[word] += count
+    return counts
 
 
 def encode_document(text: str) -> SparseVector:
-    found = terms(text)
-    length_norm = K1 * (1 - B + B * len(found) / AVERAGE_TERMS)
-    weights: dict[int, float] = {}
-    for term, frequency in Counter(found).items():
-        index = term_index(term)
-        # Two terms with one CRC32 (rare) add up rather than overwrite each other.
-        weights[index] = weights.get(index, 0.0) + frequency * (K1 + 1) / (frequency + length_norm)
-    return _vector(weights)
+    pieces = text.casefold().split()
+    tables = _PIECES.holding(pieces)
+    frequencies = Counter(itertools.chain.from_iterable(map(tables.terms.__getitem__, pieces)))
+    length_norm = K1 * (1 - B + B * frequencies.total() / AVERAGE_TERMS)
+    # BM25's saturated frequency, computed once per distinct frequency (most are small) and looked up from C.
+    saturated = {f: f * (K1 + 1) / (f + length_norm) for f in set(frequencies.values())}
+    indices = tuple(map(tables.index.__getitem__, frequencies))
+    values = tuple(map(saturated.__getitem__, frequencies.values()))
+    if len(set(indices)) == len(indices):
+        return SparseVector(indices, values)
+    weights: dict[int, float] = {}  # two terms with one CRC32 (rare) add up rather than overwrite each other
+    for index, value in zip(indices, values, strict=True):
+        weights[index] = weights.get(index, 0.0) + value
+    return SparseVector(tuple(weights), tuple(weights.values()))
 
 
 def encode_query(text: str) -> SparseVector:
-    return _vector({term_index(term): 1.0 for term in set(terms(text))})
+    indices = tuple({term_index(term) for term in terms(text)})
+    return SparseVector(indices, (1.0,) * len(indices))
 
 
 def keywords(text: str, limit: int = 8) -> list[str]:
     """The most frequent content words of a text (3+ letters, not numbers), for names and descriptions."""
-    counts = Counter(word for word in words(text) if len(word) > 2 and not word.isdigit())
+    # Counted in first-occurrence order, so ties are broken by which word came first.
+    counts = Counter(
+        {
+            word: count
+            for word, count in _word_counts(text).items()
+            if len(word) > 2 and not word.isdigit() and word not in STOPWORDS
+        }
+    )
     return [word for word, _ in counts.most_common(limit)]
