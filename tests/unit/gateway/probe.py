@@ -101,7 +101,13 @@ class ProbeContribution:
         async def crash(arguments: object, caller: Caller) -> ManagementResult:
             raise RuntimeError("boom with Authorization: Bearer sk-live-abcdef123456")
 
+        async def flood(arguments: NameInput, caller: Caller) -> ManagementResult:
+            # A multi-megabyte answer: `count` million characters, quotes included so escaping makes it grow.
+            text = ('"' + arguments.name) * (1_000_000 * arguments.count // (len(arguments.name) + 1))
+            return ManagementResult(True, "flooded", data={"text": text})
+
         return [
+            self._tool("saip_probe_flood", Level.READ, handler=flood),
             self._tool("saip_probe_read", Level.READ, input_model=NoInput, summary="read"),
             self._tool("saip_probe_write", Level.WRITE),
             self._tool("saip_probe_delete", Level.DESTRUCTIVE),

@@ -17,6 +17,7 @@ from tests.unit.gateway.probe import harness
 PROBE_TOOLS = [
     "saip_probe_crash",
     "saip_probe_delete",
+    "saip_probe_flood",
     "saip_probe_read",
     "saip_probe_refuse",
     "saip_probe_risky",

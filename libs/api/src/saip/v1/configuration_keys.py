@@ -35,6 +35,7 @@ KEYS: dict[str, str] = {
     'management.exclude': 'Management tool names left out',
     'management.tools': 'Categories offered; empty means every category but mcp-register',
     'mcp-server.auth-token': 'The MCP bearer token; when set here it cannot be changed through the API',
+    'mcp-server.max-result-bytes': 'Largest tool result /mcp sends, in bytes as it travels; a larger one is cut with a note',
     'mcp-server.transport': 'http (default) or stdio; the management surface is never offered over stdio',
     'nats-replicas': 'Copies JetStream keeps of each bucket and stream saip creates: 3 on a 3-node cluster',
     'nats-url': 'NATS server URL; the embedded default starts its own when unset',

@@ -12,6 +12,7 @@ from typing import ClassVar
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from saip.common.settings import ConfigurationError, SaipSettings, StrList, field_name
+from saip.gateway.surface import results
 
 # What management.tools may name; mcp-register is opt-in (left out when the list is empty).
 CATEGORIES = ("tools", "mcp", "mcp-register", "expose", "knowledge", "shipyard", "monitor", "chat")
@@ -36,6 +37,9 @@ class GatewaySettings(SaipSettings):
         "admin-token": "Bearer token of the REST API (the person's; never the MCP token)",
         "mcp-server.auth-token": "The MCP bearer token; when set here it cannot be changed through the API",
         "mcp-server.transport": "http (default) or stdio; the management surface is never offered over stdio",
+        "mcp-server.max-result-bytes": (
+            "Largest tool result /mcp sends, in bytes as it travels; a larger one is cut with a note"
+        ),
         "management.enabled": "Master switch of the management tools",
         "management.tools": "Categories offered; empty means every category but mcp-register",
         "management.exclude": "Management tool names left out",
@@ -62,6 +66,8 @@ class GatewaySettings(SaipSettings):
     admin_token: SecretStr
     mcp_server_auth_token: SecretStr | None = None
     mcp_server_transport: Transport = Transport.HTTP
+    # One answer is one SSE event, and the MCP SDK's client drops an event above 1 MiB.
+    mcp_server_max_result_bytes: int = Field(default=results.DEFAULT_LIMIT, ge=4096, le=results.MAX_LIMIT)
     management_enabled: bool = True
     management_tools: StrList = Field(default_factory=list)
     management_exclude: StrList = Field(default_factory=list)

@@ -86,6 +86,7 @@ class Gateway:
             loopback_secret=self.loopback_secret,
             version=VERSION,
             metrics=self.metrics,
+            max_result_bytes=settings.mcp_server_max_result_bytes,
         )
         self.started = time.time()
         # One channel per service, whichever areas talk to it; one contribution and router per area.
