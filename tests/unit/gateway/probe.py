@@ -18,6 +18,7 @@ from saip.gateway.surface.gate import Gate
 from saip.gateway.surface.management import (
     Approval,
     Caller,
+    Contribution,
     Input,
     Level,
     ManagementPrompt,
@@ -166,7 +167,9 @@ def harness(
     enabled: bool = True,
     transport: Transport = Transport.HTTP,
     exclude: frozenset[str] = frozenset(),
+    others: Sequence[Contribution] = (),
 ) -> Harness:
+    """The gate, registrar and MCP server around the probe tools (and `others`, under their own categories)."""
     metrics = GatewayMetrics()
     registry = Registry(metrics)
     bus = InMemorySubscriptionBus()
@@ -183,14 +186,14 @@ def harness(
     registrar = Registrar(
         policy=Policy(
             enabled=enabled,
-            categories=frozenset({"probe"}),
+            categories=frozenset({"probe", *(other.category for other in others)}),
             exclude=exclude,
             transport=transport,
             home=home,
             approval=mode,
             wait_seconds=wait,
         ),
-        contributions=[probe],
+        contributions=[probe, *others],
         token_set=lambda: token["set"],
         gate=gate,
         registry=registry,

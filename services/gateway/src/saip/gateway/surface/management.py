@@ -70,6 +70,12 @@ else:
     OutcomeName = Literal[OUTCOME_NAMES]
 
 
+# The largest integer an input may carry: what every JSON client represents exactly (2^53 - 1), far above any
+# revision or stream sequence, and within every protobuf integer field, so an out-of-range number is refused by the
+# schema as Invalid arguments instead of failing in a request to a service.
+MAX_INTEGER = 2**53 - 1
+
+
 class Input(BaseModel):
     """Base of every tool's arguments: unknown properties and wrong types are refused, never guessed."""
 

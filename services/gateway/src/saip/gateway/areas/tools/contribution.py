@@ -17,7 +17,14 @@ from saip.gateway.areas.tools import views
 from saip.gateway.areas.tools.client import ToolsClient
 from saip.gateway.errors import ServiceRefused, ServiceUnavailable
 from saip.gateway.surface.declare import Declared, prompt, template, tool
-from saip.gateway.surface.management import Approval, Input, Level, ManagementResource, ManagementResult
+from saip.gateway.surface.management import (
+    MAX_INTEGER,
+    Approval,
+    Input,
+    Level,
+    ManagementResource,
+    ManagementResult,
+)
 from saip.v1 import tools_pb2
 
 GUIDE = "saip://guide/tool-authoring"
@@ -56,7 +63,10 @@ class SaveDraftInput(Input):
         )
     )
     expectedRevision: int = Field(
-        default=0, ge=0, description="The revision you read (saip_tools_get); 0 creates, or updates the draft as is."
+        default=0,
+        ge=0,
+        le=MAX_INTEGER,
+        description="The revision you read (saip_tools_get); 0 creates, or updates the draft as is.",
     )
 
 
@@ -74,7 +84,9 @@ class ExposureInput(Input):
         max_length=200,
         description="Also served: bundled tools, or published tools when autoExpose is false.",
     )
-    expectedRevision: int = Field(default=0, ge=0, description="The revision you read; 0 for whatever it is now.")
+    expectedRevision: int = Field(
+        default=0, ge=0, le=MAX_INTEGER, description="The revision you read; 0 for whatever it is now."
+    )
 
 
 def exposure_summary(arguments: ExposureInput) -> str:
