@@ -89,6 +89,10 @@ class ExposureInput(Input):
     )
 
 
+# The risk level from which serving a tool is a high-risk action (the seed's gate table: L4 and above).
+HIGH_RISK = 4
+
+
 def exposure_summary(arguments: ExposureInput) -> str:
     auto = "serve every newly published tool" if arguments.autoExpose else "serve published tools only when listed"
     listed = ", ".join(arguments.tools) or "no others"
@@ -247,7 +251,17 @@ class ToolsArea(Declared):
         state = views.STATES.get(reply.state, "tool")
         return ManagementResult(True, f"Deleted the {state} '{reply.name}'.", persisted=True, data={"name": reply.name})
 
-    @tool(Level.DESTRUCTIVE, "Set tool exposure", summary=exposure_summary)
+    async def plan_exposure(self, arguments: ExposureInput) -> Approval:
+        """Each listed tool's risk, read from the tools service: serving one at L4 or above is high risk (always
+        asks, refused under `none`), and the summary names the tools that are."""
+        reports = [await self.client.check_risk(name=name) for name in dict.fromkeys(arguments.tools)]
+        risky = [f"'{report.name}' (L{report.risk_level})" for report in reports if report.risk_level >= HIGH_RISK]
+        summary = exposure_summary(arguments)
+        if risky:
+            summary += f"; serves {', '.join(risky)} at risk L{HIGH_RISK} or above"
+        return Approval(Level.DESTRUCTIVE, summary, high_risk=bool(risky))
+
+    @tool(Level.DESTRUCTIVE, "Set tool exposure", planner=plan_exposure)
     async def set_exposure(self, arguments: ExposureInput) -> ManagementResult:
         """Choose what /mcp serves: autoExpose (every newly published tool) and an explicit list (bundled tools, or
         published ones when autoExpose is false). Drafts cannot be exposed. The person approves."""
