@@ -1,5 +1,6 @@
-"""The gateway's bounds, through the MCP SDK's HTTP client against a gateway process: a multi-megabyte answer is cut
-to what one SSE event may carry (the SDK client drops an event above 1 MiB) and says so."""
+"""The gateway's bounds: a multi-megabyte answer is cut to what one SSE event may carry (the SDK client drops an event
+above 1 MiB) and says so, through the SDK's HTTP client against a gateway process; a burst of reads from one client
+meets the per-client rate limit, against a real tools service, while other clients and the service still answer."""
 
 from __future__ import annotations
 
@@ -16,10 +17,13 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from saip.common.natsd import LocalNats
+from saip.gateway.server import Gateway
 from saip.gateway.surface import results
 from saip.v1 import common_pb2
-from tests.integration.gateways import ADMIN_HEADERS, GatewayProcess, ready, start_replica
+from tests.integration.gateways import ADMIN_HEADERS, GatewayProcess, ready, replica_settings, start_replica
 from tests.integration.serving import Catalog, served, serving
+from tests.integration.tools_support import running_tools
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -95,3 +99,42 @@ async def test_a_multi_megabyte_answer_is_cut_to_fit_one_sse_event_and_says_so(
     assert cut.endswith(f"{limit}. Ask the tool for less to see the rest.]")
     assert results.wire_size(cut) <= results.DEFAULT_LIMIT
     assert isinstance(published, types.CallToolResult) and published.structured_content is None
+
+
+async def test_a_burst_of_5000_reads_meets_the_rate_limit_while_others_and_the_service_still_answer(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    async with running_tools(nats_server.url) as tools:
+        settings = replica_settings(
+            tmp_path,
+            nats_server.url,
+            "burst",
+            tools_addr=f"127.0.0.1:{tools.port}",
+            mcp_server_auth_token="t" * 24,
+            management_rate_limit=100,
+            management_limit_window_seconds=3600,
+        )
+        gateway = Gateway(settings)
+        async with gateway.running():
+            await eventually(lambda: gateway.registry.tool("saip_tools_list") is not None)
+            outcomes: dict[str, int] = {}
+            async with Client(gateway.mcp, mode="auto", client_info=CLIENT) as burst:
+                for _ in range(5000):
+                    result = await burst.call_tool("saip_tools_list", {})
+                    assert isinstance(result, types.CallToolResult)
+                    said = "ok" if not result.is_error else text_of(result).split(" s, ")[0]
+                    outcomes[said] = outcomes.get(said, 0) + 1
+            other = types.Implementation(name="other-client", version="1.0")
+            async with Client(gateway.mcp, mode="auto", client_info=other) as calm:
+                listed = await calm.call_tool("saip_tools_list", {})
+            limited = gateway.metrics.registry.get_sample_value("saip_gateway_limited_total", {"limit": "calls"})
+            tracked = len(gateway.calls)
+
+    assert outcomes["ok"] == 100
+    [(refusal, count)] = [(said, count) for said, count in outcomes.items() if said != "ok"]
+    assert count == 4900 == limited
+    assert '"message": "Tool \'saip_tools_list\' was not run: this client made 100 management calls within 3600' in (
+        refusal
+    )
+    assert isinstance(listed, types.CallToolResult) and not listed.is_error
+    assert tracked == 2  # the two clients of this window, nothing per call

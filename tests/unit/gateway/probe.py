@@ -15,6 +15,7 @@ from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.approval import Approvals
 from saip.gateway.surface.audited import Auditor
 from saip.gateway.surface.gate import Gate
+from saip.gateway.surface.limits import WindowLimit
 from saip.gateway.surface.management import (
     Approval,
     Caller,
@@ -168,6 +169,7 @@ def harness(
     transport: Transport = Transport.HTTP,
     exclude: frozenset[str] = frozenset(),
     others: Sequence[Contribution] = (),
+    calls: int = 0,
 ) -> Harness:
     """The gate, registrar and MCP server around the probe tools (and `others`, under their own categories)."""
     metrics = GatewayMetrics()
@@ -180,6 +182,8 @@ def harness(
         mode=mode,
         approvals=Approvals(wait_seconds=wait, progress_interval=interval, nonces=nonces, metrics=metrics),
         auditor=Auditor(sink=audit, replica="test-replica", metrics=metrics),
+        metrics=metrics,
+        calls=WindowLimit(calls, 60),
     )
     probe = ProbeContribution()
     token = {"set": True}

@@ -33,6 +33,8 @@ KEYS: dict[str, str] = {
     'management.audit-capacity': 'Calls kept in the audit ring buffer for fast reads',
     'management.enabled': 'Master switch of the management tools',
     'management.exclude': 'Management tool names left out',
+    'management.limit-window-seconds': 'The window of management.rate-limit and management.question-limit',
+    'management.rate-limit': 'Management calls one client may make per window; 0 for no limit',
     'management.tools': 'Categories offered; empty means every category but mcp-register',
     'mcp-server.auth-token': 'The MCP bearer token; when set here it cannot be changed through the API',
     'mcp-server.max-result-bytes': 'Largest tool result /mcp sends, in bytes as it travels; a larger one is cut with a note',

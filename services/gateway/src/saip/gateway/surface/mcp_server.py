@@ -41,6 +41,7 @@ from saip.gateway.surface.registry import Changes, Registry
 logger = logging.getLogger(__name__)
 
 LOOPBACK_HEADER = "x-saip-loopback"
+SESSION_HEADER = "mcp-session-id"
 
 INSTRUCTIONS = (
     "saip is an operations plane for AI agents. Next to the published tools, this server offers management tools "
@@ -98,6 +99,7 @@ def caller_of(ctx: ServerRequestContext[Any, Any], loopback_secret: str) -> Call
         elicitation=capabilities is not None and capabilities.elicitation is not None,
         loopback=presented is not None and hmac.compare_digest(presented, loopback_secret),
         protocol_version=ctx.protocol_version,
+        session="" if is_modern(ctx) else _header(ctx, SESSION_HEADER) or "",
     )
 
 
