@@ -170,6 +170,7 @@ def harness(
     exclude: frozenset[str] = frozenset(),
     others: Sequence[Contribution] = (),
     calls: int = 0,
+    questions: int = 0,
 ) -> Harness:
     """The gate, registrar and MCP server around the probe tools (and `others`, under their own categories)."""
     metrics = GatewayMetrics()
@@ -180,7 +181,13 @@ def harness(
     nonces = SpentNonces()
     gate = Gate(
         mode=mode,
-        approvals=Approvals(wait_seconds=wait, progress_interval=interval, nonces=nonces, metrics=metrics),
+        approvals=Approvals(
+            wait_seconds=wait,
+            progress_interval=interval,
+            nonces=nonces,
+            metrics=metrics,
+            questions=WindowLimit(questions, 60),
+        ),
         auditor=Auditor(sink=audit, replica="test-replica", metrics=metrics),
         metrics=metrics,
         calls=WindowLimit(calls, 60),

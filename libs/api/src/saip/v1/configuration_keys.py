@@ -34,6 +34,7 @@ KEYS: dict[str, str] = {
     'management.enabled': 'Master switch of the management tools',
     'management.exclude': 'Management tool names left out',
     'management.limit-window-seconds': 'The window of management.rate-limit and management.question-limit',
+    'management.question-limit': 'Approval questions one client may put to the person per window; 0 for no limit',
     'management.rate-limit': 'Management calls one client may make per window; 0 for no limit',
     'management.tools': 'Categories offered; empty means every category but mcp-register',
     'mcp-server.auth-token': 'The MCP bearer token; when set here it cannot be changed through the API',

@@ -45,6 +45,7 @@ class GatewaySettings(SaipSettings):
         "management.exclude": "Management tool names left out",
         "management.approval": "Which levels ask the person: destructive, all or none",
         "management.rate-limit": "Management calls one client may make per window; 0 for no limit",
+        "management.question-limit": "Approval questions one client may put to the person per window; 0 for no limit",
         "management.limit-window-seconds": "The window of management.rate-limit and management.question-limit",
         "hitl.approval-wait-seconds": "How long an approval question waits for the person",
         "hitl.progress-interval-seconds": "How often a waiting question reports progress (2025-11-25 clients)",
@@ -76,6 +77,7 @@ class GatewaySettings(SaipSettings):
     management_approval: ApprovalMode = ApprovalMode.DESTRUCTIVE
     # A client is the caller as it names itself, and its 2025-11-25 session (saip.gateway.surface.limits).
     management_rate_limit: int = Field(default=300, ge=0, le=1_000_000)
+    management_question_limit: int = Field(default=30, ge=0, le=100_000)
     management_limit_window_seconds: float = Field(default=60.0, gt=0, le=86_400)
     hitl_approval_wait_seconds: float = Field(default=180.0, gt=0, le=3600)
     hitl_progress_interval_seconds: float = Field(default=10.0, gt=0, le=600)

@@ -150,6 +150,7 @@ class Gateway:
                 progress_interval=settings.hitl_progress_interval_seconds,
                 nonces=KvNonces(nonces_kv, settings.gateway_replica),
                 metrics=self.metrics,
+                questions=WindowLimit(settings.management_question_limit, settings.management_limit_window_seconds),
             )
             auditor = Auditor(sink=self.publisher, replica=settings.gateway_replica, metrics=self.metrics)
             self.calls = WindowLimit(settings.management_rate_limit, settings.management_limit_window_seconds)

@@ -53,6 +53,11 @@ RATE_LIMITED = (
     "(management.rate-limit). Try again in {retry} s, and make fewer calls: read a page of results instead of one "
     "call per item."
 )
+TOO_MANY_QUESTIONS = (
+    "Tool '{tool}' was not run: this client asked the person {limit} questions within {window} s, the limit "
+    "(management.question-limit). Batch your work: plan the whole change, then make fewer calls that need approval "
+    "(one publish of a finished tool rather than many small steps). Try again in {retry} s."
+)
 MISMATCH = (
     "Tool '{tool}' was not run: the approval answered a different call. Call the tool again to ask the user afresh."
 )
@@ -102,6 +107,13 @@ async def consult(approvals: Approvals, interaction: Interaction, call: Call, te
     if not call.caller.elicitation:
         call.decision = Decided(Decision.DENIED)
         return Verdict(refusal=DENIED.format(tool=tool), outcome=Outcome.DENIED)
+    retry = approvals.question_allowed(interaction, call.caller)
+    if retry is not None:
+        questions = approvals.questions
+        said = TOO_MANY_QUESTIONS.format(
+            tool=tool, limit=questions.limit, window=seconds(questions.window), retry=seconds_left(retry)
+        )
+        return Verdict(refusal=said, outcome=Outcome.REFUSED)
     call.asking()
     asked = await approvals.ask(interaction, Binding.of(tool, call.arguments), text)
     if isinstance(asked, Asked):
