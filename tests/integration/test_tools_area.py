@@ -139,3 +139,23 @@ async def test_the_guides_examples_and_prompt_teach_the_procedure(nats_server: L
     assert isinstance(guide.content, types.EmbeddedResource)
     assert str(guide.content.resource.uri) == "saip://guide/tool-authoring"
     assert "## The procedure" in guide.content.resource.text  # type: ignore[union-attr]
+
+
+async def test_exposing_a_tool_at_l4_asks_and_names_its_risk(nats_server: LocalNats, tmp_path: Path) -> None:
+    roaming = document("roaming", sandbox={"networkMode": "open"})
+    person = Person()
+    async with (
+        area(nats_server.url, tmp_path) as gateway,
+        Client(gateway.mcp, mode="legacy", client_info=CLIENT, elicitation_callback=person) as client,
+    ):
+        await client.call_tool("saip_tools_save_draft", {"spec": roaming})
+        tested = envelope(await client.call_tool("saip_tools_test", {"name": "roaming"}))
+        published = envelope(await client.call_tool("saip_tools_publish", {"name": "roaming"}))
+        exposed = envelope(
+            await client.call_tool("saip_tools_set_exposure", {"autoExpose": False, "tools": ["roaming"]})
+        )
+    assert tested["ok"] and published["ok"] and exposed["ok"], (tested, published, exposed)
+    assert person.questions[-1] == (
+        "[DESTRUCTIVE] area-client 3.1 wants to run saip_tools_set_exposure: serve published tools only when listed; "
+        "also serve roaming; serves 'roaming' (L4) at risk L4 or above. Answer within 180 s, or the call is refused."
+    )

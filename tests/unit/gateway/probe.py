@@ -15,9 +15,11 @@ from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.approval import Approvals
 from saip.gateway.surface.audited import Auditor
 from saip.gateway.surface.gate import Gate
+from saip.gateway.surface.limits import WindowLimit
 from saip.gateway.surface.management import (
     Approval,
     Caller,
+    Contribution,
     Input,
     Level,
     ManagementPrompt,
@@ -101,7 +103,13 @@ class ProbeContribution:
         async def crash(arguments: object, caller: Caller) -> ManagementResult:
             raise RuntimeError("boom with Authorization: Bearer sk-live-abcdef123456")
 
+        async def flood(arguments: NameInput, caller: Caller) -> ManagementResult:
+            # A multi-megabyte answer: `count` million characters, quotes included so escaping makes it grow.
+            text = ('"' + arguments.name) * (1_000_000 * arguments.count // (len(arguments.name) + 1))
+            return ManagementResult(True, "flooded", data={"text": text})
+
         return [
+            self._tool("saip_probe_flood", Level.READ, handler=flood),
             self._tool("saip_probe_read", Level.READ, input_model=NoInput, summary="read"),
             self._tool("saip_probe_write", Level.WRITE),
             self._tool("saip_probe_delete", Level.DESTRUCTIVE),
@@ -160,7 +168,11 @@ def harness(
     enabled: bool = True,
     transport: Transport = Transport.HTTP,
     exclude: frozenset[str] = frozenset(),
+    others: Sequence[Contribution] = (),
+    calls: int = 0,
+    questions: int = 0,
 ) -> Harness:
+    """The gate, registrar and MCP server around the probe tools (and `others`, under their own categories)."""
     metrics = GatewayMetrics()
     registry = Registry(metrics)
     bus = InMemorySubscriptionBus()
@@ -169,22 +181,30 @@ def harness(
     nonces = SpentNonces()
     gate = Gate(
         mode=mode,
-        approvals=Approvals(wait_seconds=wait, progress_interval=interval, nonces=nonces, metrics=metrics),
+        approvals=Approvals(
+            wait_seconds=wait,
+            progress_interval=interval,
+            nonces=nonces,
+            metrics=metrics,
+            questions=WindowLimit(questions, 60),
+        ),
         auditor=Auditor(sink=audit, replica="test-replica", metrics=metrics),
+        metrics=metrics,
+        calls=WindowLimit(calls, 60),
     )
     probe = ProbeContribution()
     token = {"set": True}
     registrar = Registrar(
         policy=Policy(
             enabled=enabled,
-            categories=frozenset({"probe"}),
+            categories=frozenset({"probe", *(other.category for other in others)}),
             exclude=exclude,
             transport=transport,
             home=home,
             approval=mode,
             wait_seconds=wait,
         ),
-        contributions=[probe],
+        contributions=[probe, *others],
         token_set=lambda: token["set"],
         gate=gate,
         registry=registry,

@@ -67,9 +67,10 @@ async def test_ingest_arguments_are_bound_strictly(area: KnowledgeArea, argument
         ingest.bind(arguments)
 
 
-async def test_a_reserved_name_is_refused_with_the_rule(area: KnowledgeArea) -> None:
+@pytest.mark.parametrize("name", ["saip_docs", "SAIP_docs", "Saip_Docs"])
+async def test_a_reserved_name_is_refused_with_the_rule_in_any_case(area: KnowledgeArea, name: str) -> None:
     with pytest.raises(ServiceRefused, match="starts with 'saip_', which is reserved for this app's own management"):
-        await area.publish_tool(PublishInput(name="saip_docs", description="d", pipeline="Ops"))
+        await area.publish_tool(PublishInput(name=name, description="d", pipeline="Ops"))
 
 
 async def test_a_name_another_source_serves_is_refused(area: KnowledgeArea) -> None:

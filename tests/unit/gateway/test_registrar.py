@@ -17,6 +17,7 @@ from tests.unit.gateway.probe import harness
 PROBE_TOOLS = [
     "saip_probe_crash",
     "saip_probe_delete",
+    "saip_probe_flood",
     "saip_probe_read",
     "saip_probe_refuse",
     "saip_probe_risky",
@@ -136,14 +137,14 @@ async def test_refresh_without_a_change_sends_nothing(tmp_path: Path) -> None:
     assert not second.any
 
 
-@pytest.mark.parametrize("name", ["saip_weather", "saip_"])
-def test_the_saip_prefix_is_reserved(name: str) -> None:
+@pytest.mark.parametrize("name", ["saip_weather", "saip_", "SAIP_upper", "Saip_Weather"])
+def test_the_saip_prefix_is_reserved_in_any_case(name: str) -> None:
     with pytest.raises(ReservedName) as refused:
         refuse_reserved(name)
     assert str(refused.value) == f"'{name}' starts with 'saip_', which is reserved for this app's own management tools"
 
 
-@pytest.mark.parametrize("name", ["weather_saip_lookup", "saipx_tool", "SAIP_upper", "weather"])
+@pytest.mark.parametrize("name", ["weather_saip_lookup", "saipx_tool", "SAIP-upper", "weather"])
 def test_other_names_are_free(name: str) -> None:
     assert refuse_reserved(name) is None
 

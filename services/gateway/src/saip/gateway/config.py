@@ -12,6 +12,7 @@ from typing import ClassVar
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from saip.common.settings import ConfigurationError, SaipSettings, StrList, field_name
+from saip.gateway.surface import results
 
 # What management.tools may name; mcp-register is opt-in (left out when the list is empty).
 CATEGORIES = ("tools", "mcp", "mcp-register", "expose", "knowledge", "shipyard", "monitor", "chat")
@@ -36,10 +37,16 @@ class GatewaySettings(SaipSettings):
         "admin-token": "Bearer token of the REST API (the person's; never the MCP token)",
         "mcp-server.auth-token": "The MCP bearer token; when set here it cannot be changed through the API",
         "mcp-server.transport": "http (default) or stdio; the management surface is never offered over stdio",
+        "mcp-server.max-result-bytes": (
+            "Largest tool result /mcp sends, in bytes as it travels; a larger one is cut with a note"
+        ),
         "management.enabled": "Master switch of the management tools",
         "management.tools": "Categories offered; empty means every category but mcp-register",
         "management.exclude": "Management tool names left out",
         "management.approval": "Which levels ask the person: destructive, all or none",
+        "management.rate-limit": "Management calls one client may make per window; 0 for no limit",
+        "management.question-limit": "Approval questions one client may put to the person per window; 0 for no limit",
+        "management.limit-window-seconds": "The window of management.rate-limit and management.question-limit",
         "hitl.approval-wait-seconds": "How long an approval question waits for the person",
         "hitl.progress-interval-seconds": "How often a waiting question reports progress (2025-11-25 clients)",
         "approval.sealing-key": "Secret (32+ bytes) sealing 2026-07-28 approval state; shared by every gateway",
@@ -62,10 +69,16 @@ class GatewaySettings(SaipSettings):
     admin_token: SecretStr
     mcp_server_auth_token: SecretStr | None = None
     mcp_server_transport: Transport = Transport.HTTP
+    # One answer is one SSE event, and the MCP SDK's client drops an event above 1 MiB.
+    mcp_server_max_result_bytes: int = Field(default=results.DEFAULT_LIMIT, ge=4096, le=results.MAX_LIMIT)
     management_enabled: bool = True
     management_tools: StrList = Field(default_factory=list)
     management_exclude: StrList = Field(default_factory=list)
     management_approval: ApprovalMode = ApprovalMode.DESTRUCTIVE
+    # A client is the caller as it names itself, and its 2025-11-25 session (saip.gateway.surface.limits).
+    management_rate_limit: int = Field(default=300, ge=0, le=1_000_000)
+    management_question_limit: int = Field(default=30, ge=0, le=100_000)
+    management_limit_window_seconds: float = Field(default=60.0, gt=0, le=86_400)
     hitl_approval_wait_seconds: float = Field(default=180.0, gt=0, le=3600)
     hitl_progress_interval_seconds: float = Field(default=10.0, gt=0, le=600)
     approval_sealing_key: SecretStr

@@ -70,6 +70,7 @@ class ReservedName(GatewayError):
 
 
 def refuse_reserved(name: str) -> None:
-    """Every place a name is chosen calls this (tool names, aliases, knowledge tool names)."""
-    if name.startswith(RESERVED_PREFIX):
+    """Every place a name is chosen calls this (tool names, aliases, knowledge tool names). The prefix is refused in
+    any case: `SAIP_x` would read as a management tool to a person and to a model all the same."""
+    if name.casefold().startswith(RESERVED_PREFIX.casefold()):
         raise ReservedName(name)

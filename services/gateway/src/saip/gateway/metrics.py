@@ -10,6 +10,7 @@ AUDIT_RESULTS = ("acked", "spooled", "flushed")
 SURFACES = ("mcp", "api")
 SERVED_KINDS = ("tools", "resources", "resource_templates", "prompts")
 TOKEN_CHANGES = ("set", "removed")
+LIMITS = ("calls", "questions")
 
 
 class GatewayMetrics:
@@ -44,6 +45,13 @@ class GatewayMetrics:
         self.approvals_pending = Gauge(
             "saip_gateway_approvals_pending",
             "Approval questions waiting for the person right now (2025-11-25 clients)",
+            registry=registry,
+        )
+        self.limited = Counter(
+            "saip_gateway_limited",
+            "Calls refused by a per-client limit: management calls over management.rate-limit (calls), questions "
+            "over management.question-limit (questions)",
+            ["limit"],
             registry=registry,
         )
         self.audit_records = Counter(
@@ -108,3 +116,5 @@ class GatewayMetrics:
             self.served.labels(kind)
         for change in TOKEN_CHANGES:
             self.token_changes.labels(change)
+        for limit in LIMITS:
+            self.limited.labels(limit)

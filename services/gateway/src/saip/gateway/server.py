@@ -43,6 +43,7 @@ from saip.gateway.spool import Spool
 from saip.gateway.surface.approval import Approvals
 from saip.gateway.surface.audited import Auditor
 from saip.gateway.surface.gate import Gate
+from saip.gateway.surface.limits import WindowLimit
 from saip.gateway.surface.management import Contribution, ManagementResult
 from saip.gateway.surface.mcp_server import LegacySessions, ListChangedNotifier, build_server
 from saip.gateway.surface.published import PublishedSource, PublishedTools, ServedToolsClient, source_of
@@ -86,6 +87,7 @@ class Gateway:
             loopback_secret=self.loopback_secret,
             version=VERSION,
             metrics=self.metrics,
+            max_result_bytes=settings.mcp_server_max_result_bytes,
         )
         self.started = time.time()
         # One channel per service, whichever areas talk to it; one contribution and router per area.
@@ -102,6 +104,7 @@ class Gateway:
         self.nc: NatsClient
         self.publisher: AuditPublisher
         self.registrar: Registrar
+        self.calls: WindowLimit
         self.token_service: TokenService
 
     def _surroundings(self, service: Service) -> Surroundings:
@@ -147,10 +150,18 @@ class Gateway:
                 progress_interval=settings.hitl_progress_interval_seconds,
                 nonces=KvNonces(nonces_kv, settings.gateway_replica),
                 metrics=self.metrics,
+                questions=WindowLimit(settings.management_question_limit, settings.management_limit_window_seconds),
             )
             auditor = Auditor(sink=self.publisher, replica=settings.gateway_replica, metrics=self.metrics)
+            self.calls = WindowLimit(settings.management_rate_limit, settings.management_limit_window_seconds)
             self.registrar = self._registrar(
-                Gate(mode=settings.management_approval, approvals=approvals, auditor=auditor)
+                Gate(
+                    mode=settings.management_approval,
+                    approvals=approvals,
+                    auditor=auditor,
+                    calls=self.calls,
+                    metrics=self.metrics,
+                )
             )
             records = KvTokenRecords(auth_kv)
             self.token_service = TokenService(self.tokens, records, self.registrar.refresh, self.metrics)

@@ -24,7 +24,8 @@ import anyio
 
 from saip.common import vocabulary
 from saip.gateway.metrics import GatewayMetrics
-from saip.gateway.surface.management import protobuf_values
+from saip.gateway.surface.limits import WindowLimit
+from saip.gateway.surface.management import Caller, protobuf_values
 from saip.v1 import common_pb2
 
 logger = logging.getLogger(__name__)
@@ -171,12 +172,25 @@ class Approvals:
         nonces: NonceStore,
         metrics: GatewayMetrics,
         clock: Callable[[], float] = time.time,
+        questions: WindowLimit | None = None,
     ) -> None:
         self.wait_seconds = wait_seconds
+        # Consent fatigue: how many questions one client may put to the person per window (0: no limit).
+        self.questions = questions if questions is not None else WindowLimit(0, 60)
         self.progress_interval = progress_interval
         self._nonces = nonces
         self._metrics = metrics
         self._clock = clock
+
+    def question_allowed(self, interaction: Interaction, caller: Caller) -> float | None:
+        """Count a new question of this client: None when it may be asked, else the seconds until it may. A
+        2026-07-28 retry carrying the answer is the same question, not a new one."""
+        if interaction.roundtrip and interaction.state is not None:
+            return None
+        retry = self.questions.take(caller.client)
+        if retry is not None:
+            self._metrics.limited.labels("questions").inc()
+        return retry
 
     async def ask(self, interaction: Interaction, binding: Binding, message: str) -> Asked | Decided | Rejected:
         if interaction.roundtrip:

@@ -1,8 +1,9 @@
 """The approval gate: the one function every management call passes, and asking the person, which the published
 tools' gate shares.
 
-caller -> strict arguments -> approval plan (level, summary, high risk) x mode -> maybe a question to the person
--> the contribution's handler -> the result envelope -> one audit record (acknowledged) -> the answer to the AI.
+caller -> the per-client call limit -> strict arguments -> approval plan (level, summary, high risk) x mode
+-> maybe a question to the person -> the contribution's handler -> the result envelope -> one audit record
+(acknowledged) -> the answer to the AI.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from saip.common.masking import Masker
 from saip.gateway.config import ApprovalMode
 from saip.gateway.errors import InvalidArguments, ServiceRefused, ServiceUnavailable
+from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.approval import (
     Approvals,
     Asked,
@@ -25,6 +27,7 @@ from saip.gateway.surface.approval import (
     StateProblem,
 )
 from saip.gateway.surface.audited import Auditor, Call, Ended, Failed, ManagementToolCall
+from saip.gateway.surface.limits import WindowLimit, seconds_left
 from saip.gateway.surface.management import Approval, Caller, Level, ManagementResult, ManagementTool, Outcome
 
 # The sentences the AI receives when a call does not run; each tells it what to do instead.
@@ -45,6 +48,16 @@ HIGH_RISK_UNDER_NONE = (
 )
 ELICIT_FAILED = "Tool '{tool}' was not run: the approval question could not be asked ({reason}). Do not retry it."
 REPLAYED = "Tool '{tool}' was not run: this approval was already used. Call the tool again to ask the user afresh."
+RATE_LIMITED = (
+    "Tool '{tool}' was not run: this client made {limit} management calls within {window} s, the limit "
+    "(management.rate-limit). Try again in {retry} s, and make fewer calls: read a page of results instead of one "
+    "call per item."
+)
+TOO_MANY_QUESTIONS = (
+    "Tool '{tool}' was not run: this client asked the person {limit} questions within {window} s, the limit "
+    "(management.question-limit). Batch your work: plan the whole change, then make fewer calls that need approval "
+    "(one publish of a finished tool rather than many small steps). Try again in {retry} s."
+)
 MISMATCH = (
     "Tool '{tool}' was not run: the approval answered a different call. Call the tool again to ask the user afresh."
 )
@@ -94,6 +107,13 @@ async def consult(approvals: Approvals, interaction: Interaction, call: Call, te
     if not call.caller.elicitation:
         call.decision = Decided(Decision.DENIED)
         return Verdict(refusal=DENIED.format(tool=tool), outcome=Outcome.DENIED)
+    retry = approvals.question_allowed(interaction, call.caller)
+    if retry is not None:
+        questions = approvals.questions
+        said = TOO_MANY_QUESTIONS.format(
+            tool=tool, limit=questions.limit, window=seconds(questions.window), retry=seconds_left(retry)
+        )
+        return Verdict(refusal=said, outcome=Outcome.REFUSED)
     call.asking()
     asked = await approvals.ask(interaction, Binding.of(tool, call.arguments), text)
     if isinstance(asked, Asked):
@@ -128,10 +148,20 @@ class GateResult:
 
 
 class Gate:
-    def __init__(self, *, mode: ApprovalMode, approvals: Approvals, auditor: Auditor) -> None:
+    def __init__(
+        self,
+        *,
+        mode: ApprovalMode,
+        approvals: Approvals,
+        auditor: Auditor,
+        metrics: GatewayMetrics,
+        calls: WindowLimit | None = None,
+    ) -> None:
         self.mode = mode
         self.approvals = approvals
         self._auditor = auditor
+        self.calls = calls if calls is not None else WindowLimit(0, 60)  # no limit
+        self._metrics = metrics
 
     async def execute(
         self, tool: ManagementTool, arguments: dict[str, Any] | None, caller: Caller, interaction: Interaction
@@ -151,6 +181,13 @@ class Gate:
         name = tool.name
         if call.caller.loopback:
             return _refused(LOOPBACK.format(tool=name), Outcome.REFUSED)
+        retry = self.calls.take(call.caller.client)
+        if retry is not None:
+            self._metrics.limited.labels("calls").inc()
+            said = RATE_LIMITED.format(
+                tool=name, limit=self.calls.limit, window=seconds(self.calls.window), retry=seconds_left(retry)
+            )
+            return _refused(said, Outcome.REFUSED)
         try:
             bound = tool.bind(call.arguments)
             approval = call.approval = await tool.approval_for(bound)

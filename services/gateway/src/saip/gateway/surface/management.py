@@ -70,6 +70,12 @@ else:
     OutcomeName = Literal[OUTCOME_NAMES]
 
 
+# The largest integer an input may carry: what every JSON client represents exactly (2^53 - 1), far above any
+# revision or stream sequence, and within every protobuf integer field, so an out-of-range number is refused by the
+# schema as Invalid arguments instead of failing in a request to a service.
+MAX_INTEGER = 2**53 - 1
+
+
 class Input(BaseModel):
     """Base of every tool's arguments: unknown properties and wrong types are refused, never guessed."""
 
@@ -85,7 +91,7 @@ Progress = Callable[[float, float, str], Awaitable[None]]
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: the MCP client as its handshake (or request envelope) described it.
+    """Who is calling: the MCP client as its handshake (or request envelope) described it, and its session.
 
     `progress` reports a long step's progress to the client (a no-op unless the request carried a progress token);
     the gate binds it to the call's interaction before the handler runs.
@@ -96,12 +102,18 @@ class Caller:
     elicitation: bool = False
     loopback: bool = False
     protocol_version: str = ""
+    session: str = ""  # the 2025-11-25 MCP session; 2026-07-28 requests carry none
     progress: Progress | None = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
         name = " ".join(part for part in (self.client_name, self.client_version) if part)
         return name or "an unidentified client"
+
+    @property
+    def client(self) -> str:
+        """Who the per-client limits count: the client as it names itself, and its session when it has one."""
+        return f"{self.label} ({self.session})" if self.session else self.label
 
     @property
     def proto(self) -> common_pb2.Caller:

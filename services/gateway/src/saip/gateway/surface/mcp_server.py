@@ -7,10 +7,8 @@ get it on `subscriptions/listen`. The SDK seals the 2026-07-28 request state wit
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import time
-from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -34,6 +32,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from saip.common.tokens import token_hash
 from saip.gateway.auth import bearer
 from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.surface import results
 from saip.gateway.surface.approval import INPUT_KEY, Answer, ElicitationFailed
 from saip.gateway.surface.gate import GateResult
 from saip.gateway.surface.management import Caller
@@ -42,6 +41,7 @@ from saip.gateway.surface.registry import Changes, Registry
 logger = logging.getLogger(__name__)
 
 LOOPBACK_HEADER = "x-saip-loopback"
+SESSION_HEADER = "mcp-session-id"
 
 INSTRUCTIONS = (
     "saip is an operations plane for AI agents. Next to the published tools, this server offers management tools "
@@ -99,6 +99,7 @@ def caller_of(ctx: ServerRequestContext[Any, Any], loopback_secret: str) -> Call
         elicitation=capabilities is not None and capabilities.elicitation is not None,
         loopback=presented is not None and hmac.compare_digest(presented, loopback_secret),
         protocol_version=ctx.protocol_version,
+        session="" if is_modern(ctx) else _header(ctx, SESSION_HEADER) or "",
     )
 
 
@@ -196,6 +197,7 @@ def build_server(
     loopback_secret: str,
     version: str,
     metrics: GatewayMetrics,
+    max_result_bytes: int = results.DEFAULT_LIMIT,
 ) -> GatewayServer:
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=registry.tools())
@@ -210,7 +212,7 @@ def build_server(
                 message=f"Unknown tool '{params.name}'. Call tools/list for the tools now served.",
             )
         result = await served.call(params.arguments, caller_of(ctx, loopback_secret), McpInteraction(ctx, params))
-        return to_mcp(result)
+        return to_mcp(result, max_result_bytes)
 
     async def list_resources(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=registry.resources())
@@ -292,7 +294,8 @@ _KNOWN_METHODS = frozenset(
 )
 
 
-def to_mcp(result: GateResult) -> types.CallToolResult | types.InputRequiredResult:
+def to_mcp(result: GateResult, limit: int) -> types.CallToolResult | types.InputRequiredResult:
+    """The MCP answer of a gate's result: its question, or the result bounded to `limit` bytes (`results`)."""
     if result.question is not None:
         request = types.ElicitRequest(
             params=types.ElicitRequestFormParams(
@@ -301,14 +304,5 @@ def to_mcp(result: GateResult) -> types.CallToolResult | types.InputRequiredResu
         )
         return types.InputRequiredResult(input_requests={INPUT_KEY: request}, request_state=result.question.state)
     if result.text is not None:
-        return types.CallToolResult(
-            content=[types.TextContent(text=result.text)],
-            structured_content=result.structured,
-            is_error=result.is_error,
-        )
-    envelope: Mapping[str, Any] = result.envelope or {}
-    return types.CallToolResult(
-        content=[types.TextContent(text=json.dumps(envelope, ensure_ascii=False, default=str))],
-        structured_content=dict(envelope),
-        is_error=result.is_error,
-    )
+        return results.text_result(result.text, result.structured, result.is_error, limit)
+    return results.envelope_result(dict(result.envelope or {}), result.is_error, limit)

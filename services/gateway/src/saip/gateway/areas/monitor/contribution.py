@@ -13,7 +13,7 @@ from saip.gateway.areas.monitor import views
 from saip.gateway.areas.monitor.client import AuditClient
 from saip.gateway.areas.words import plural
 from saip.gateway.surface.declare import Declared, resource, tool
-from saip.gateway.surface.management import Input, Level, ManagementResult, OutcomeName
+from saip.gateway.surface.management import MAX_INTEGER, Input, Level, ManagementResult, OutcomeName
 from saip.gateway.surface.registrar import described
 from saip.v1 import audit_pb2
 
@@ -33,6 +33,7 @@ class PageInput(Input):
     before: int = Field(
         default=0,
         ge=0,
+        le=MAX_INTEGER,
         description="0 for the newest entries; otherwise the nextCursor of the previous page, for older ones.",
     )
 

@@ -18,10 +18,12 @@ from saip.gateway.areas.monitor.contribution import (
     ToolCallsInput,
 )
 from saip.gateway.rest import Envelope, area_router
-from saip.gateway.surface.management import OutcomeName
+from saip.gateway.surface.management import MAX_INTEGER, OutcomeName
 
 Limit = Annotated[int, Query(ge=1, le=500, description="How many entries (1 to 500)")]
-Before = Annotated[int, Query(ge=0, description="0 for the newest; otherwise the nextCursor of the previous page")]
+Before = Annotated[
+    int, Query(ge=0, le=MAX_INTEGER, description="0 for the newest; otherwise the nextCursor of the previous page")
+]
 ToolName = Annotated[str | None, Query(max_length=128, description="Only calls of this exact tool name")]
 NDJSON = "application/x-ndjson"
 

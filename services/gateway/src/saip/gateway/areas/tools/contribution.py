@@ -17,7 +17,14 @@ from saip.gateway.areas.tools import views
 from saip.gateway.areas.tools.client import ToolsClient
 from saip.gateway.errors import ServiceRefused, ServiceUnavailable
 from saip.gateway.surface.declare import Declared, prompt, template, tool
-from saip.gateway.surface.management import Approval, Input, Level, ManagementResource, ManagementResult
+from saip.gateway.surface.management import (
+    MAX_INTEGER,
+    Approval,
+    Input,
+    Level,
+    ManagementResource,
+    ManagementResult,
+)
 from saip.v1 import tools_pb2
 
 GUIDE = "saip://guide/tool-authoring"
@@ -56,7 +63,10 @@ class SaveDraftInput(Input):
         )
     )
     expectedRevision: int = Field(
-        default=0, ge=0, description="The revision you read (saip_tools_get); 0 creates, or updates the draft as is."
+        default=0,
+        ge=0,
+        le=MAX_INTEGER,
+        description="The revision you read (saip_tools_get); 0 creates, or updates the draft as is.",
     )
 
 
@@ -74,7 +84,13 @@ class ExposureInput(Input):
         max_length=200,
         description="Also served: bundled tools, or published tools when autoExpose is false.",
     )
-    expectedRevision: int = Field(default=0, ge=0, description="The revision you read; 0 for whatever it is now.")
+    expectedRevision: int = Field(
+        default=0, ge=0, le=MAX_INTEGER, description="The revision you read; 0 for whatever it is now."
+    )
+
+
+# The risk level from which serving a tool is a high-risk action (the seed's gate table: L4 and above).
+HIGH_RISK = 4
 
 
 def exposure_summary(arguments: ExposureInput) -> str:
@@ -235,7 +251,17 @@ class ToolsArea(Declared):
         state = views.STATES.get(reply.state, "tool")
         return ManagementResult(True, f"Deleted the {state} '{reply.name}'.", persisted=True, data={"name": reply.name})
 
-    @tool(Level.DESTRUCTIVE, "Set tool exposure", summary=exposure_summary)
+    async def plan_exposure(self, arguments: ExposureInput) -> Approval:
+        """Each listed tool's risk, read from the tools service: serving one at L4 or above is high risk (always
+        asks, refused under `none`), and the summary names the tools that are."""
+        reports = [await self.client.check_risk(name=name) for name in dict.fromkeys(arguments.tools)]
+        risky = [f"'{report.name}' (L{report.risk_level})" for report in reports if report.risk_level >= HIGH_RISK]
+        summary = exposure_summary(arguments)
+        if risky:
+            summary += f"; serves {', '.join(risky)} at risk L{HIGH_RISK} or above"
+        return Approval(Level.DESTRUCTIVE, summary, high_risk=bool(risky))
+
+    @tool(Level.DESTRUCTIVE, "Set tool exposure", planner=plan_exposure)
     async def set_exposure(self, arguments: ExposureInput) -> ManagementResult:
         """Choose what /mcp serves: autoExpose (every newly published tool) and an explicit list (bundled tools, or
         published ones when autoExpose is false). Drafts cannot be exposed. The person approves."""

@@ -1,0 +1,73 @@
+"""Every number a management tool takes is bounded in its schema, so an out-of-range one is Invalid arguments, never
+an unexpected error from the service request it would have become."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+
+from saip.gateway.config import GatewaySettings
+from saip.gateway.errors import InvalidArguments
+from saip.gateway.server import Gateway
+from saip.gateway.surface.management import MAX_INTEGER
+from tests.unit.gateway.probe import SEALING_KEY, harness
+
+ADMIN = "a" * 40
+
+
+def every_area() -> Gateway:
+    """A gateway (not started) with an address for every service, so every area's tools are there to read."""
+    addresses = {f"{name}_addr": "127.0.0.1:1" for name in ("audit", "tools", "knowledge")}
+    return Gateway(GatewaySettings.load(admin_token=ADMIN, approval_sealing_key=SEALING_KEY, **addresses))
+
+
+def numbers(schema: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every integer or number schema inside `schema` (properties, items, anyOf, $defs), with where it is."""
+    if isinstance(schema, dict):
+        kinds = schema.get("type")
+        kinds = kinds if isinstance(kinds, list) else [kinds]
+        if "integer" in kinds or "number" in kinds:
+            yield where, schema
+        for key, value in schema.items():
+            yield from numbers(value, f"{where}.{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            yield from numbers(value, f"{where}[{index}]")
+
+
+def test_every_integer_and_number_input_of_every_management_tool_is_bounded() -> None:
+    tools = [tool for area in every_area().areas for tool in area.contribution.tools()]
+    assert len(tools) > 20
+    checked = []
+    for tool in tools:
+        for where, schema in numbers(tool.definition().input_schema, tool.name):
+            assert "maximum" in schema and "minimum" in schema, f"{where} has no bounds: {schema}"
+            assert schema["maximum"] <= MAX_INTEGER, where
+            checked.append(where)
+    assert "saip_monitor_management_log.properties.before" in checked
+
+
+async def test_a_page_cursor_beyond_every_integer_is_invalid_arguments_through_the_sdk(tmp_path: Path) -> None:
+    monitor = next(area.contribution for area in every_area().areas if area.name == "monitor")
+    h = harness(tmp_path, others=[monitor])
+    await h.registrar.refresh()
+    async with Client(h.server) as client:
+        result = await client.call_tool("saip_monitor_management_log", {"before": 2**64})
+    assert isinstance(result, types.CallToolResult) and result.is_error
+    assert result.structured_content is not None
+    message = result.structured_content["message"]
+    assert message.startswith("Invalid arguments for 'saip_monitor_management_log': 'before': Input should be less")
+    [record] = h.audit.records
+    assert record.tool == "saip_monitor_management_log"
+
+
+@pytest.mark.parametrize("value", [-1, MAX_INTEGER + 1])
+def test_a_number_outside_its_bounds_is_refused_when_bound(value: int) -> None:
+    [log] = [t for a in every_area().areas for t in a.contribution.tools() if t.name == "saip_monitor_management_log"]
+    with pytest.raises(InvalidArguments, match="Invalid arguments for 'saip_monitor_management_log'"):
+        log.bind({"before": value})
