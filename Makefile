@@ -46,7 +46,7 @@ test: install  ## Run every test: unit, contract, integration (real nats-server)
 lint: install  ## ruff (lint + format check) and mypy
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy libs/common/src libs/cli/src services/gateway/src services/audit/src services/tools/src services/knowledge/src
+	$(VENV)/bin/mypy libs/common/src libs/sandbox/src libs/cli/src services/gateway/src services/audit/src services/tools/src services/knowledge/src
 
 .PHONY: fmt
 fmt: install  ## Format and autofix with ruff

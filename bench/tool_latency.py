@@ -1,5 +1,6 @@
 """A published JavaScript tool through /mcp against a native Python tool on a bare MCP SDK server; the sandbox's
-start costs (a worker process, a fresh V8 context per call)."""
+own costs (a worker process's start, an isolate made on the call path against one made before the call, the pool's
+round trip)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ import httpx
 from bench.mcp_latency import CALLS, WARMUP, _measure, _wait_listening
 from bench.stats import summary, table
 from saip.common.natsd import free_port
-from saip.tools.sandbox import Limits, Sandbox
-from saip.tools.worker import Job, run_job
+from saip.sandbox.isolate import Isolate, run_job
+from saip.sandbox.job import Job, Limits
+from saip.sandbox.pool import Sandbox
 from tests.e2e.stack import start_stack
 
 WORD_COUNT = {
@@ -29,6 +31,9 @@ WORD_COUNT = {
 ARGUMENTS = {"text": "the quick brown fox jumps over the lazy dog"}
 STARTS = 5
 CONTEXTS = 200
+# The pause between two calls through the pool: about what a call through the whole stack leaves between two calls
+# of one sequential client, so the worker has had the time to make its next isolate.
+PACE = 0.01
 
 
 def _publish(url: str, admin_token: str) -> None:
@@ -85,40 +90,58 @@ def _calls() -> list[list[object]]:
 
 
 def _starts() -> list[list[object]]:
-    """A worker process (spawn, import, V8 start) once; a fresh context per call, in-process and through the pool."""
-    cold = []
-    for _ in range(STARTS):
-        started = time.perf_counter()
-        sandbox = Sandbox(1, Limits())
-        asyncio.run(sandbox.warm())
-        cold.append((time.perf_counter() - started) * 1000)
-        sandbox.close()
-    run_job(Job(code="return 1", arguments={}, statics={}))
-    contexts = []
-    for _ in range(CONTEXTS):
-        started = time.perf_counter()
-        run_job(Job(code="return 1", arguments={}, statics={}))
-        contexts.append((time.perf_counter() - started) * 1000)
+    """A worker process's start; a call on an isolate made on the call path (what every call paid before spares)
+    against one made beforehand, in-process; and calls through the pool from the service's event loop."""
+    job = Job(code=WORD_COUNT["code"], arguments=ARGUMENTS, statics={})
 
-    async def pooled() -> list[float]:
-        sandbox = Sandbox(1, Limits())
+    async def cold_starts() -> list[float]:
+        samples = []
+        for _ in range(STARTS):
+            started = time.perf_counter()
+            sandbox = Sandbox(1, Limits())
+            await sandbox.warm()
+            samples.append((time.perf_counter() - started) * 1000)
+            await sandbox.close()
+        return samples
+
+    async def ready() -> list[float]:
+        samples = []
+        for _ in range(CONTEXTS):
+            isolate = await Isolate.prepare(job.memory_bytes)
+            started = time.perf_counter()
+            await isolate.run(job)
+            samples.append((time.perf_counter() - started) * 1000)
+            await isolate.close()
+        return samples
+
+    async def pooled(spares: int) -> list[float]:
+        sandbox = Sandbox(1, Limits(), spares=spares)
         await sandbox.warm()
         samples = []
         try:
             for _ in range(CONTEXTS):
-                job = sandbox.job("return 1", {}, {}, network_mode="blocked", hosts_allow=())
+                call = sandbox.job(job.code, job.arguments, {}, network_mode="blocked", hosts_allow=())
                 started = time.perf_counter()
-                await sandbox.run(job)
+                await sandbox.run(call)
                 samples.append((time.perf_counter() - started) * 1000)
+                await asyncio.sleep(PACE)
         finally:
-            sandbox.close()
+            await sandbox.close()
         return samples
 
+    run_job(job)
+    made = []
+    for _ in range(CONTEXTS):
+        started = time.perf_counter()
+        run_job(job)
+        made.append((time.perf_counter() - started) * 1000)
     rows: list[list[object]] = []
     for label, samples in (
-        (f"start a worker process and V8 ({STARTS} starts)", cold),
-        (f"fresh context + runtime + trivial call, in the worker ({CONTEXTS})", contexts),
-        (f"same, through the pool from the service ({CONTEXTS})", asyncio.run(pooled())),
+        (f"start a worker process and V8 (spawn, imports, first isolate; {STARTS} starts)", asyncio.run(cold_starts())),
+        (f"isolate made on the call path + runtime + the call, in-process ({CONTEXTS})", made),
+        (f"the call on an isolate made beforehand, in-process ({CONTEXTS})", asyncio.run(ready())),
+        (f"through the pool without spares, from the service's loop ({CONTEXTS})", asyncio.run(pooled(0))),
+        (f"through the pool with one spare, from the service's loop ({CONTEXTS})", asyncio.run(pooled(1))),
     ):
         figures = summary(samples)
         rows.append([label, figures["p50"], figures["p90"], figures["p99"]])
@@ -131,5 +154,7 @@ def run() -> str:
         ["", "p50", "p90", "p99"],
         _calls(),
     )
-    starts = table("Sandbox start costs (ms)", ["", "p50", "p90", "p99"], _starts())
+    starts = table(
+        f"Sandbox costs, calls {PACE * 1000:g} ms apart through the pool (ms)", ["", "p50", "p90", "p99"], _starts()
+    )
     return calls + "\n\n" + starts

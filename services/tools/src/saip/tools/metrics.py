@@ -5,16 +5,9 @@ from __future__ import annotations
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
 from saip.common.netguard import Reason
-from saip.tools import sandbox, worker
+from saip.sandbox import job
 
-GUARD_REASONS = (
-    *(reason.value for reason in Reason),
-    worker.TIME_LIMIT,
-    worker.MEMORY_LIMIT,
-    worker.FETCH_LIMIT,
-    worker.RESULT_TOO_LARGE,
-    sandbox.WORKER_CRASHED,
-)
+GUARD_REASONS = (*(reason.value for reason in Reason), *job.GUARD_REASONS)
 RUN_KINDS = ("test", "call")
 STATES = ("draft", "published", "missing-requirements")
 

@@ -17,6 +17,8 @@ from saip.common import bus, lifecycle, names
 from saip.common.grpc_server import GrpcServer, RpcEdge
 from saip.common.metrics import MetricsServer, publish_build_info
 from saip.common.risk import RiskPublisher
+from saip.sandbox.job import Limits
+from saip.sandbox.pool import Sandbox
 from saip.tools import catalog
 from saip.tools.clients import HISTORY, KvRecords
 from saip.tools.config import DECLARED_KEY, ToolsSettings
@@ -25,6 +27,7 @@ from saip.tools.errors import (
     Conflict,
     InvalidSpec,
     RuleRefused,
+    SandboxError,
     SandboxUnavailable,
     StoreUnavailable,
     ToolNotFound,
@@ -32,7 +35,6 @@ from saip.tools.errors import (
     UnreadableRecord,
 )
 from saip.tools.metrics import ToolsMetrics
-from saip.tools.sandbox import Limits, Sandbox
 from saip.tools.studio import Studio
 from saip.v1 import common_pb2, tools_pb2, tools_pb2_grpc
 
@@ -44,7 +46,7 @@ START_WITHIN = 60.0
 
 _EDGE = RpcEdge(
     "tools",
-    ToolsError,
+    (ToolsError, SandboxError),
     {
         InvalidSpec: grpc.StatusCode.INVALID_ARGUMENT,
         ToolNotFound: grpc.StatusCode.NOT_FOUND,
@@ -140,6 +142,7 @@ class ToolsApp:
                 timeout=settings.tools_sandbox_timeout_seconds,
                 memory_bytes=settings.tools_sandbox_memory_mb * 1024 * 1024,
             ),
+            spares=settings.tools_sandbox_spares,
         )
         self.metrics.workers.set(settings.tools_sandbox_workers)
         self._nc = await bus.connect(settings.nats_url, "tools", within=START_WITHIN)
@@ -180,7 +183,7 @@ class ToolsApp:
         if self._grpc is not None:
             await self._grpc.stop(grace)
         if self._sandbox is not None:
-            self._sandbox.close()
+            await self._sandbox.close()
         if self._nc is not None:
             await bus.close(self._nc, within=grace)
         if self._metrics_server is not None:

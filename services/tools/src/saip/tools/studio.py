@@ -27,6 +27,7 @@ from jsonschema import Draft202012Validator
 from saip.common.masking import Masker
 from saip.common.netguard import NetworkMode
 from saip.common.risk import INFO, POISONING_HIT, SANDBOX_GUARD_BLOCKED, WARN
+from saip.sandbox.job import Job, Outcome
 from saip.tools import spec as specs
 from saip.tools.errors import (
     AlreadyPublished,
@@ -40,7 +41,6 @@ from saip.tools.errors import (
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.risk import Risk, assess
 from saip.tools.spec import ToolSpec
-from saip.tools.worker import Job, Outcome
 from saip.v1 import common_pb2, tools_pb2
 
 logger = logging.getLogger(__name__)
