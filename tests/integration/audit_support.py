@@ -13,6 +13,7 @@ import anyio
 import grpc
 import nats.errors
 import nats.js.errors
+from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 from nats.js.api import Header
 from prometheus_client import CollectorRegistry
@@ -87,18 +88,18 @@ async def chain_calls(js: JetStreamContext, stub: audit_pb2_grpc.AuditServiceStu
     await wait_chained(stub, count)
 
 
-async def ledger_messages(js: JetStreamContext) -> list[LedgerMessage]:
+async def ledger_messages(nc: NatsClient) -> list[LedgerMessage]:
     """Every message the stream holds on the ledger subject, oldest first."""
-    ledger = JetStreamLedger(js)
+    ledger = JetStreamLedger(nc)
     first, last = await ledger.bounds()
     async with aclosing(ledger.read(first, last)) as messages:
         return [message async for message in messages]
 
 
-async def ledger_entries(js: JetStreamContext) -> list[tuple[int, events_pb2.LedgerEntry]]:
+async def ledger_entries(nc: NatsClient) -> list[tuple[int, events_pb2.LedgerEntry]]:
     """Every ledger entry the stream holds, with its stream sequence, oldest first."""
     found = []
-    for message in await ledger_messages(js):
+    for message in await ledger_messages(nc):
         entry = decode_entry(message.data)
         assert entry is not None, f"ledger message {message.seq} is not an entry"
         found.append((message.seq, entry))

@@ -234,7 +234,7 @@ class AuditApp:
         settings = self.settings
         self._nc = await connect(settings.nats_url, within=START_WITHIN)
         js = self._nc.jetstream(timeout=REQUEST_TIMEOUT)
-        ledger = JetStreamLedger(js)
+        ledger = JetStreamLedger(self._nc)
         self._records = JetStreamRecords(js, ack_wait=self._ack_wait)
         await _when_available(lambda: ensure_audit_stream(js, settings))
         await _when_available(self._records.open)
