@@ -56,37 +56,51 @@ async def _served(url: str, token: str) -> None:
             await anyio.sleep(0.1)
 
 
+# The same stack twice: with every isolate made on its call's path (what every call paid before spares), then as
+# `make run` starts it (one spare isolate per worker).
+CONFIGURATIONS = (
+    ("isolate made on the call path", {"SAIP_TOOLS_SANDBOX_SPARES": "0"}),
+    ("isolate made ahead (default)", {}),
+)
+ERAS = (("legacy", "2025-11-25"), ("auto", "2026-07-28"))
+
+
 def _calls() -> list[list[object]]:
     port = free_port()
     bare = subprocess.Popen([sys.executable, "-m", "bench.bare_server", str(port)])
-    rows: list[list[object]] = []
+    bare_url = f"http://127.0.0.1:{port}/mcp"
+    figures: dict[tuple[str, str], tuple[dict[str, float], dict[str, float]]] = {}
     try:
         _wait_listening(port)
-        with tempfile.TemporaryDirectory() as home:
-            stack = start_stack(Path(home))
-            try:
-                _publish(stack.url, stack.admin_token)
-                anyio.run(_served, stack.mcp_url, stack.mcp_token)
-                for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
-                    bare_url = f"http://127.0.0.1:{port}/mcp"
-                    base = summary(anyio.run(_measure, bare_url, None, "word_count", ARGUMENTS, mode))
-                    js = summary(anyio.run(_measure, stack.mcp_url, stack.mcp_token, "word-count", ARGUMENTS, mode))
-                    rows.append([f"native Python tool, bare MCP SDK ({era})", base["p50"], base["p90"], base["p99"]])
-                    rows.append([f"published JS tool through saip ({era})", js["p50"], js["p90"], js["p99"]])
-                    rows.append(
-                        [
-                            f"added by saip ({era})",
-                            js["p50"] - base["p50"],
-                            js["p90"] - base["p90"],
-                            js["p99"] - base["p99"],
-                        ]
-                    )
-            finally:
-                stack.stop()
+        for label, env in CONFIGURATIONS:
+            with tempfile.TemporaryDirectory() as home:
+                stack = start_stack(Path(home), env=env)
+                try:
+                    _publish(stack.url, stack.admin_token)
+                    anyio.run(_served, stack.mcp_url, stack.mcp_token)
+                    for mode, era in ERAS:
+                        # The baseline just before, in the same conditions: the machine may be shared.
+                        base = summary(anyio.run(_measure, bare_url, None, "word_count", ARGUMENTS, mode))
+                        js = summary(anyio.run(_measure, stack.mcp_url, stack.mcp_token, "word-count", ARGUMENTS, mode))
+                        figures[label, era] = base, js
+                finally:
+                    stack.stop()
     finally:
         bare.terminate()
         bare.wait(timeout=10)
+    rows: list[list[object]] = []
+    for _, era in ERAS:
+        for label, _ in CONFIGURATIONS:
+            base, js = figures[label, era]
+            rows.append([f"native Python tool, bare MCP SDK ({era}, beside the next row)", *_cells(base)])
+            rows.append([f"published JS tool, {label} ({era})", *_cells(js)])
+            added = [j - b for j, b in zip(_cells(js), _cells(base), strict=True)]
+            rows.append([f"added by saip, {label} ({era})", *added])
     return rows
+
+
+def _cells(figures: dict[str, float]) -> list[float]:
+    return [figures["p50"], figures["p90"], figures["p99"]]
 
 
 def _starts() -> list[list[object]]:
