@@ -20,9 +20,10 @@ from prometheus_client import CollectorRegistry
 
 from saip.audit import records
 from saip.audit.chain import LedgerMessage, decode_entry
-from saip.audit.clients import JetStreamLedger
+from saip.audit.clients import JetStreamLedger, ensure_audit_stream
 from saip.audit.config import AuditSettings
 from saip.audit.server import AuditApp
+from saip.common.natsd import LocalNats
 from saip.v1 import audit_pb2, audit_pb2_grpc, events_pb2
 from tests.unit.audit import samples
 from tests.waiting import eventually
@@ -86,6 +87,12 @@ async def chain_calls(js: JetStreamContext, stub: audit_pb2_grpc.AuditServiceStu
     for n in range(1, count + 1):
         await publish(js, management_call(f"m-{n}"))
     await wait_chained(stub, count)
+
+
+async def ready_ledger(nats: LocalNats, nc: NatsClient) -> JetStreamLedger:
+    """The ledger on the audit stream, created if need be, with no audit service running."""
+    await ensure_audit_stream(nc.jetstream(timeout=2), settings(nats.url))
+    return JetStreamLedger(nc)
 
 
 async def ledger_messages(nc: NatsClient) -> list[LedgerMessage]:

@@ -31,6 +31,7 @@ from tests.integration.audit_support import (
     ledger_messages,
     management_call,
     publish,
+    ready_ledger,
     running_audit,
     settings,
     tool_call,
@@ -107,7 +108,7 @@ async def test_a_record_redelivered_after_a_crash_between_append_and_ack_is_chai
     assert [entry.source_id for _, entry in await ledger_entries(nats_client)] == ["m-1"]
 
     async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
-        await publish(js, management_call("m-2"))  # waits behind m-1's redelivery: one record at a time
+        await publish(js, management_call("m-2"))  # behind m-1: the new collector lets its redelivery come first
         await wait_chained(stub, 2)
         redelivered = counted(app, "saip_audit_duplicate_records_total")  # m-1 came back before m-2
 
@@ -118,9 +119,7 @@ async def test_a_record_redelivered_after_a_crash_between_append_and_ack_is_chai
 async def test_the_ledger_refuses_a_stale_append_and_keeps_one_copy_of_a_repeated_one(
     nats_server: LocalNats, nats_client: NatsClient
 ) -> None:
-    js = nats_client.jetstream(timeout=2)
-    await ensure_audit_stream(js, settings(nats_server.url))
-    ledger = JetStreamLedger(nats_client)
+    ledger = await ready_ledger(nats_server, nats_client)
     now = datetime.now(UTC)
     first = chain.link(GENESIS, b"one", "a", now)
 
@@ -139,9 +138,7 @@ async def test_the_ledger_refuses_a_stale_append_and_keeps_one_copy_of_a_repeate
 async def test_the_ledger_appends_a_batch_all_or_nothing_and_never_from_a_stale_head(
     nats_server: LocalNats, nats_client: NatsClient
 ) -> None:
-    js = nats_client.jetstream(timeout=2)
-    await ensure_audit_stream(js, settings(nats_server.url))
-    ledger = JetStreamLedger(nats_client)
+    ledger = await ready_ledger(nats_server, nats_client)
     batch = samples.chain_of([management_call(f"m-{n}") for n in range(1, 4)])
 
     last = await ledger.append_batch(batch, expected_seq=0)
@@ -160,9 +157,8 @@ async def test_the_ledger_appends_a_batch_all_or_nothing_and_never_from_a_stale_
 async def test_a_batch_holding_a_record_chained_long_ago_is_appended_one_at_a_time(
     nats_server: LocalNats, nats_client: NatsClient
 ) -> None:
+    ledger = await ready_ledger(nats_server, nats_client)
     js = nats_client.jetstream(timeout=2)
-    await ensure_audit_stream(js, settings(nats_server.url))
-    ledger = JetStreamLedger(nats_client)
     await ledger.append_batch(samples.chain_of([management_call("m-1"), management_call("m-0")]), 0)
     source = JetStreamRecords(js, ack_wait=1.0)
     await source.open()

@@ -209,7 +209,8 @@ class Isolate:
         self._context.set_hard_memory_limit(job.memory_bytes)
         report: _Report | None = None
         try:
-            report = await asyncio.wait_for(self._call(job), timeout=job.timeout)
+            async with asyncio.timeout(job.timeout):  # in this task: no task of its own to schedule per call
+                report = await self._call(job)
         except TimeoutError:
             message = f"The code ran longer than the {job.timeout:g} s wall-clock limit and was stopped."
             _refuse(outcome, TIME_LIMIT, message)

@@ -72,9 +72,10 @@ class _Worker:
             hello = await asyncio.wait_for(wire.receive(self._reader), START_WITHIN)
         except TimeoutError:
             hello = None
-        if hello != {"ready": True}:
             self.kill()
-            code = await self.process.wait()
+        if hello != {"ready": True}:
+            code = await self.exit_code()
+            self.kill()
             raise SandboxUnavailable(
                 f"A sandbox worker process did not start (exit code {code}): it could not load V8 here. Try again; "
                 "if it happens again, the service's log says why."
@@ -221,7 +222,8 @@ class Sandbox:
     async def _exchange(self, worker: _Worker, job: Job) -> tuple[Outcome, bool]:
         """The job's outcome, and whether the worker can take the next one."""
         try:
-            outcome, retiring = await asyncio.wait_for(worker.call(job), timeout=job.timeout + GRACE_SECONDS)
+            async with asyncio.timeout(job.timeout + GRACE_SECONDS):
+                outcome, retiring = await worker.call(job)
         except _NotDelivered:
             raise
         except TimeoutError:
@@ -229,7 +231,8 @@ class Sandbox:
             message = f"The code did not stop at the {job.timeout:g} s wall-clock limit; its worker process was killed."
             return Outcome(ok=False, error=message, guard_blocks=[(TIME_LIMIT, message)]), False
         except (_WorkerGone, wire.WireError, OSError):
-            worker.kill()
+            # Its exit status first: a kill now would reap the process before asyncio's watcher reads the status
+            # (one still running after the grace is killed when it is replaced).
             code = await worker.exit_code()
             logger.warning("sandbox worker died", extra={"exitcode": code})
             message = (

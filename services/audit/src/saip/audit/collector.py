@@ -262,8 +262,7 @@ class Collector:
             try:
                 last_seq = await self._retry(functools.partial(self._ledger.append_batch, entries, self._head.seq))
             except ChainMoved:
-                self._metrics.chain_conflicts.inc()
-                await self._catch_up()
+                await self._overtaken()
                 continue
             except BatchRefused as exc:
                 logger.info("batch refused by the store; appending one at a time", extra={"error": str(exc)})
@@ -283,8 +282,7 @@ class Collector:
                 try:
                     appended = await self._retry(functools.partial(self._ledger.append, entry, self._head.seq))
                 except ChainMoved:
-                    self._metrics.chain_conflicts.inc()
-                    await self._catch_up()
+                    await self._overtaken()
                     continue
                 if appended.duplicate:
                     self._recent.add(item.source_id)
@@ -293,6 +291,11 @@ class Collector:
                 item.chained = (entry, chained_at)
                 self._recent.add(item.source_id)
                 self._head = ChainHead(entry.index, entry.hash, appended.seq, item.source_id)
+
+    async def _overtaken(self) -> None:
+        """Another writer appended first: count the conflict and catch up with it."""
+        self._metrics.chain_conflicts.inc()
+        await self._catch_up()
 
     async def _catch_up(self) -> None:
         """The head moved, or may have: take the ledger's head and remember every record chained after ours."""
