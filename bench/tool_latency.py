@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from bench.mcp_latency import CALLS, WARMUP, _measure, _wait_listening
 from bench.stats import summary, table
@@ -70,6 +71,7 @@ def _calls() -> list[list[object]]:
     bare = subprocess.Popen([sys.executable, "-m", "bench.bare_server", str(port)])
     bare_url = f"http://127.0.0.1:{port}/mcp"
     figures: dict[tuple[str, str], tuple[dict[str, float], dict[str, float]]] = {}
+    means: dict[tuple[str, str], list[float]] = {}
     try:
         _wait_listening(port)
         for label, env in CONFIGURATIONS:
@@ -81,8 +83,14 @@ def _calls() -> list[list[object]]:
                     for mode, era in ERAS:
                         # The baseline just before, in the same conditions: the machine may be shared.
                         base = summary(anyio.run(_measure, bare_url, None, "word_count", ARGUMENTS, mode))
+                        before = _tools_time(stack.metrics["tools"])
                         js = summary(anyio.run(_measure, stack.mcp_url, stack.mcp_token, "word-count", ARGUMENTS, mode))
+                        after = _tools_time(stack.metrics["tools"])
                         figures[label, era] = base, js
+                        means[label, era] = [
+                            (after[name][0] - before[name][0]) / (after[name][1] - before[name][1]) * 1000
+                            for name, _ in TOOLS_TIME
+                        ]
                 finally:
                     stack.stop()
     finally:
@@ -96,7 +104,32 @@ def _calls() -> list[list[object]]:
             rows.append([f"published JS tool, {label} ({era})", *_cells(js)])
             added = [j - b for j, b in zip(_cells(js), _cells(base), strict=True)]
             rows.append([f"added by saip, {label} ({era})", *added])
+            served, run = means[label, era]
+            rows.append([f"of which the tools service's CallServedTool, mean ({era})", served, "", ""])
+            rows.append([f"of which its sandbox run, pool round trip included, mean ({era})", run, "", ""])
     return rows
+
+
+# What the tools service spent per call, from its own histograms (sum and count): the gRPC method and the run.
+TOOLS_TIME = (
+    ("saip_grpc_server_handling_seconds", {"grpc_service": "saip.v1.ToolsService", "grpc_method": "CallServedTool"}),
+    ("saip_tools_sandbox_run_seconds", {"kind": "call"}),
+)
+
+
+def _tools_time(metrics_url: str) -> dict[str, tuple[float, float]]:
+    """(sum, count) of each histogram of TOOLS_TIME, scraped from the tools service's /metrics."""
+    families = list(text_string_to_metric_families(httpx.get(metrics_url, timeout=10).text))
+    found = {}
+    for name, labels in TOOLS_TIME:
+        values = {
+            sample.name.removeprefix(name): sample.value
+            for family in families
+            for sample in family.samples
+            if sample.name in (f"{name}_sum", f"{name}_count") and labels.items() <= sample.labels.items()
+        }
+        found[name] = values.get("_sum", 0.0), values.get("_count", 0.0)  # no sample before the first call
+    return found
 
 
 def _cells(figures: dict[str, float]) -> list[float]:

@@ -100,7 +100,10 @@ class _Worker:
         answer = await wire.receive(self._reader)
         if answer is None:
             raise _WorkerGone
-        return Outcome.from_wire(answer["outcome"]), answer.get("retire") is True
+        try:
+            return Outcome.from_wire(answer["outcome"]), answer.get("retire") is True
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise wire.WireError(f"a worker's answer is not an outcome ({exc!r})") from None
 
     async def exit_code(self) -> int | None:
         if self.process is None:

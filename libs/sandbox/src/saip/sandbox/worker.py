@@ -16,6 +16,7 @@ import os
 import resource
 import socket
 import sys
+import traceback
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
@@ -110,6 +111,7 @@ async def serve(sock: socket.socket, settings: WorkerSettings) -> None:
     await spares.fill()
     await wire.send(writer, {"ready": True})
     tending = asyncio.create_task(spares.tend(), name="sandbox-spares")
+    tending.add_done_callback(_end_if_failed)
     try:
         while (message := await wire.receive(reader)) is not None:
             async with spares.call() as isolate:
@@ -126,6 +128,15 @@ async def serve(sock: socket.socket, settings: WorkerSettings) -> None:
             await tending
         await spares.close()
         writer.close()
+
+
+def _end_if_failed(tending: asyncio.Task[None]) -> None:
+    """A worker that cannot make isolates any more ends (its error on stderr, in the service's log); the pool starts
+    another instead of letting every later call wait for an isolate made on its path."""
+    if not tending.cancelled() and (error := tending.exception()) is not None:
+        traceback.print_exception(error, file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(1)
 
 
 def limit_data(data_limit: int) -> None:
