@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -11,8 +12,11 @@ import uuid
 from pathlib import Path
 
 import anyio
+from nats.aio.client import Client as NatsClient
 
 from bench.stats import table
+from saip.audit.chain import decode_entry
+from saip.audit.clients import JetStreamLedger
 from saip.common import bus
 from saip.common.natsd import LocalNats, free_port
 from saip.common.settings import SaipSettings
@@ -59,6 +63,18 @@ async def _chained(audit: AuditClient, target: int, within: float = 300) -> floa
     return time.perf_counter() - started
 
 
+async def _chaining_rate(nc: NatsClient) -> float:
+    """Records a second, from the entries' own chained_at stamps: the collector chains a backlog before its service
+    even answers, so polling it from outside would time nothing. The first batch's entries share the first stamp,
+    so they are left out of the count."""
+    ledger = JetStreamLedger(nc)
+    first_seq, last_seq = await ledger.bounds()
+    async with contextlib.aclosing(ledger.read(first_seq, last_seq)) as messages:
+        stamps = [entry.chained_at.ToNanoseconds() async for m in messages if (entry := decode_entry(m.data))]
+    later = [stamp for stamp in stamps if stamp > stamps[0]]
+    return len(later) / ((stamps[-1] - stamps[0]) / 1e9)
+
+
 def _start_audit(nats: LocalNats, home: Path, port: int) -> subprocess.Popen[bytes]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("SAIP_")}
     env.update(
@@ -91,7 +107,8 @@ async def _run(home: Path) -> list[list[object]]:
         with anyio.fail_after(30):
             while not await channel.healthy():  # noqa: ASYNC110 - another process; bounded poll
                 await anyio.sleep(0.05)
-        catch_up = await _chained(audit, RECORDS)
+        await _chained(audit, RECORDS)
+        catch_up = await _chaining_rate(nc)
 
         started = time.perf_counter()
         acked_live = await _publish(publisher, RECORDS)
@@ -107,7 +124,7 @@ async def _run(home: Path) -> list[list[object]]:
         nats.stop()
     return [
         ["acked into JetStream, no collector (baseline)", RECORDS, RECORDS / acked_alone],
-        ["chained by the collector, catching up", RECORDS, RECORDS / catch_up],
+        ["chained by the collector, catching up", RECORDS, catch_up],
         ["acked into JetStream while the collector runs", RECORDS, RECORDS / acked_live],
         ["published and chained, end to end", RECORDS, RECORDS / live],
     ]

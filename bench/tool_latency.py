@@ -1,5 +1,6 @@
 """A published JavaScript tool through /mcp against a native Python tool on a bare MCP SDK server; the sandbox's
-start costs (a worker process, a fresh V8 context per call)."""
+own costs (a worker process's start, an isolate made on the call path against one made before the call, the pool's
+round trip)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ from pathlib import Path
 
 import anyio
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from bench.mcp_latency import CALLS, WARMUP, _measure, _wait_listening
 from bench.stats import summary, table
 from saip.common.natsd import free_port
-from saip.tools.sandbox import Limits, Sandbox
-from saip.tools.worker import Job, run_job
+from saip.sandbox.isolate import Isolate, run_job
+from saip.sandbox.job import Job, Limits
+from saip.sandbox.pool import Sandbox
 from tests.e2e.stack import start_stack
 
 WORD_COUNT = {
@@ -29,6 +32,9 @@ WORD_COUNT = {
 ARGUMENTS = {"text": "the quick brown fox jumps over the lazy dog"}
 STARTS = 5
 CONTEXTS = 200
+# The pause between two calls through the pool: about what a call through the whole stack leaves between two calls
+# of one sequential client, so the worker has had the time to make its next isolate.
+PACE = 0.01
 
 
 def _publish(url: str, admin_token: str) -> None:
@@ -51,74 +57,138 @@ async def _served(url: str, token: str) -> None:
             await anyio.sleep(0.1)
 
 
+# The same stack twice: with every isolate made on its call's path (what every call paid before spares), then as
+# `make run` starts it (one spare isolate per worker).
+CONFIGURATIONS = (
+    ("isolate made on the call path", {"SAIP_TOOLS_SANDBOX_SPARES": "0"}),
+    ("isolate made ahead (default)", {}),
+)
+ERAS = (("legacy", "2025-11-25"), ("auto", "2026-07-28"))
+
+
 def _calls() -> list[list[object]]:
     port = free_port()
     bare = subprocess.Popen([sys.executable, "-m", "bench.bare_server", str(port)])
-    rows: list[list[object]] = []
+    bare_url = f"http://127.0.0.1:{port}/mcp"
+    figures: dict[tuple[str, str], tuple[dict[str, float], dict[str, float]]] = {}
+    means: dict[tuple[str, str], list[float]] = {}
     try:
         _wait_listening(port)
-        with tempfile.TemporaryDirectory() as home:
-            stack = start_stack(Path(home))
-            try:
-                _publish(stack.url, stack.admin_token)
-                anyio.run(_served, stack.mcp_url, stack.mcp_token)
-                for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
-                    bare_url = f"http://127.0.0.1:{port}/mcp"
-                    base = summary(anyio.run(_measure, bare_url, None, "word_count", ARGUMENTS, mode))
-                    js = summary(anyio.run(_measure, stack.mcp_url, stack.mcp_token, "word-count", ARGUMENTS, mode))
-                    rows.append([f"native Python tool, bare MCP SDK ({era})", base["p50"], base["p90"], base["p99"]])
-                    rows.append([f"published JS tool through saip ({era})", js["p50"], js["p90"], js["p99"]])
-                    rows.append(
-                        [
-                            f"added by saip ({era})",
-                            js["p50"] - base["p50"],
-                            js["p90"] - base["p90"],
-                            js["p99"] - base["p99"],
+        for label, env in CONFIGURATIONS:
+            with tempfile.TemporaryDirectory() as home:
+                stack = start_stack(Path(home), env=env)
+                try:
+                    _publish(stack.url, stack.admin_token)
+                    anyio.run(_served, stack.mcp_url, stack.mcp_token)
+                    for mode, era in ERAS:
+                        # The baseline just before, in the same conditions: the machine may be shared.
+                        base = summary(anyio.run(_measure, bare_url, None, "word_count", ARGUMENTS, mode))
+                        before = _tools_time(stack.metrics["tools"])
+                        js = summary(anyio.run(_measure, stack.mcp_url, stack.mcp_token, "word-count", ARGUMENTS, mode))
+                        after = _tools_time(stack.metrics["tools"])
+                        figures[label, era] = base, js
+                        means[label, era] = [
+                            (after[name][0] - before[name][0]) / (after[name][1] - before[name][1]) * 1000
+                            for name, _ in TOOLS_TIME
                         ]
-                    )
-            finally:
-                stack.stop()
+                finally:
+                    stack.stop()
     finally:
         bare.terminate()
         bare.wait(timeout=10)
+    rows: list[list[object]] = []
+    for _, era in ERAS:
+        for label, _ in CONFIGURATIONS:
+            base, js = figures[label, era]
+            rows.append([f"native Python tool, bare MCP SDK ({era}, beside the next row)", *_cells(base)])
+            rows.append([f"published JS tool, {label} ({era})", *_cells(js)])
+            added = [j - b for j, b in zip(_cells(js), _cells(base), strict=True)]
+            rows.append([f"added by saip, {label} ({era})", *added])
+            served, run = means[label, era]
+            rows.append([f"of which the tools service's CallServedTool, mean ({era})", served, "", ""])
+            rows.append([f"of which its sandbox run, pool round trip included, mean ({era})", run, "", ""])
     return rows
 
 
-def _starts() -> list[list[object]]:
-    """A worker process (spawn, import, V8 start) once; a fresh context per call, in-process and through the pool."""
-    cold = []
-    for _ in range(STARTS):
-        started = time.perf_counter()
-        sandbox = Sandbox(1, Limits())
-        asyncio.run(sandbox.warm())
-        cold.append((time.perf_counter() - started) * 1000)
-        sandbox.close()
-    run_job(Job(code="return 1", arguments={}, statics={}))
-    contexts = []
-    for _ in range(CONTEXTS):
-        started = time.perf_counter()
-        run_job(Job(code="return 1", arguments={}, statics={}))
-        contexts.append((time.perf_counter() - started) * 1000)
+# What the tools service spent per call, from its own histograms (sum and count): the gRPC method and the run.
+TOOLS_TIME = (
+    ("saip_grpc_server_handling_seconds", {"grpc_service": "saip.v1.ToolsService", "grpc_method": "CallServedTool"}),
+    ("saip_tools_sandbox_run_seconds", {"kind": "call"}),
+)
 
-    async def pooled() -> list[float]:
-        sandbox = Sandbox(1, Limits())
+
+def _tools_time(metrics_url: str) -> dict[str, tuple[float, float]]:
+    """(sum, count) of each histogram of TOOLS_TIME, scraped from the tools service's /metrics."""
+    families = list(text_string_to_metric_families(httpx.get(metrics_url, timeout=10).text))
+    found = {}
+    for name, labels in TOOLS_TIME:
+        values = {
+            sample.name.removeprefix(name): sample.value
+            for family in families
+            for sample in family.samples
+            if sample.name in (f"{name}_sum", f"{name}_count") and labels.items() <= sample.labels.items()
+        }
+        found[name] = values.get("_sum", 0.0), values.get("_count", 0.0)  # no sample before the first call
+    return found
+
+
+def _cells(figures: dict[str, float]) -> list[float]:
+    return [figures["p50"], figures["p90"], figures["p99"]]
+
+
+def _starts() -> list[list[object]]:
+    """A worker process's start; a call on an isolate made on the call path (what every call paid before spares)
+    against one made beforehand, in-process; and calls through the pool from the service's event loop."""
+    job = Job(code=WORD_COUNT["code"], arguments=ARGUMENTS, statics={})
+
+    async def cold_starts() -> list[float]:
+        samples = []
+        for _ in range(STARTS):
+            started = time.perf_counter()
+            sandbox = Sandbox(1, Limits())
+            await sandbox.warm()
+            samples.append((time.perf_counter() - started) * 1000)
+            await sandbox.close()
+        return samples
+
+    async def ready() -> list[float]:
+        samples = []
+        for _ in range(CONTEXTS):
+            isolate = await Isolate.prepare(job.memory_bytes)
+            started = time.perf_counter()
+            await isolate.run(job)
+            samples.append((time.perf_counter() - started) * 1000)
+            await isolate.close()
+        return samples
+
+    async def pooled(spares: int) -> list[float]:
+        sandbox = Sandbox(1, Limits(), spares=spares)
         await sandbox.warm()
         samples = []
         try:
             for _ in range(CONTEXTS):
-                job = sandbox.job("return 1", {}, {}, network_mode="blocked", hosts_allow=())
+                call = sandbox.job(job.code, job.arguments, {}, network_mode="blocked", hosts_allow=())
                 started = time.perf_counter()
-                await sandbox.run(job)
+                await sandbox.run(call)
                 samples.append((time.perf_counter() - started) * 1000)
+                await asyncio.sleep(PACE)
         finally:
-            sandbox.close()
+            await sandbox.close()
         return samples
 
+    run_job(job)
+    made = []
+    for _ in range(CONTEXTS):
+        started = time.perf_counter()
+        run_job(job)
+        made.append((time.perf_counter() - started) * 1000)
     rows: list[list[object]] = []
     for label, samples in (
-        (f"start a worker process and V8 ({STARTS} starts)", cold),
-        (f"fresh context + runtime + trivial call, in the worker ({CONTEXTS})", contexts),
-        (f"same, through the pool from the service ({CONTEXTS})", asyncio.run(pooled())),
+        (f"start a worker process and V8 (spawn, imports, first isolate; {STARTS} starts)", asyncio.run(cold_starts())),
+        (f"isolate made on the call path + runtime + the call, in-process ({CONTEXTS})", made),
+        (f"the call on an isolate made beforehand, in-process ({CONTEXTS})", asyncio.run(ready())),
+        (f"through the pool without spares, from the service's loop ({CONTEXTS})", asyncio.run(pooled(0))),
+        (f"through the pool with one spare, from the service's loop ({CONTEXTS})", asyncio.run(pooled(1))),
     ):
         figures = summary(samples)
         rows.append([label, figures["p50"], figures["p90"], figures["p99"]])
@@ -131,5 +201,7 @@ def run() -> str:
         ["", "p50", "p90", "p99"],
         _calls(),
     )
-    starts = table("Sandbox start costs (ms)", ["", "p50", "p90", "p99"], _starts())
+    starts = table(
+        f"Sandbox costs, calls {PACE * 1000:g} ms apart through the pool (ms)", ["", "p50", "p90", "p99"], _starts()
+    )
     return calls + "\n\n" + starts

@@ -13,15 +13,17 @@ import anyio
 import grpc
 import nats.errors
 import nats.js.errors
+from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 from nats.js.api import Header
 from prometheus_client import CollectorRegistry
 
 from saip.audit import records
 from saip.audit.chain import LedgerMessage, decode_entry
-from saip.audit.clients import JetStreamLedger
+from saip.audit.clients import JetStreamLedger, ensure_audit_stream
 from saip.audit.config import AuditSettings
 from saip.audit.server import Running, lifespan
+from saip.common.natsd import LocalNats
 from saip.v1 import audit_pb2, audit_pb2_grpc, events_pb2
 from tests.unit.audit import samples
 from tests.waiting import eventually
@@ -85,18 +87,24 @@ async def chain_calls(js: JetStreamContext, stub: audit_pb2_grpc.AuditServiceStu
     await wait_chained(stub, count)
 
 
-async def ledger_messages(js: JetStreamContext) -> list[LedgerMessage]:
+async def ready_ledger(nats: LocalNats, nc: NatsClient) -> JetStreamLedger:
+    """The ledger on the audit stream, created if need be, with no audit service running."""
+    await ensure_audit_stream(nc.jetstream(timeout=2), settings(nats.url))
+    return JetStreamLedger(nc)
+
+
+async def ledger_messages(nc: NatsClient) -> list[LedgerMessage]:
     """Every message the stream holds on the ledger subject, oldest first."""
-    ledger = JetStreamLedger(js)
+    ledger = JetStreamLedger(nc)
     first, last = await ledger.bounds()
     async with aclosing(ledger.read(first, last)) as messages:
         return [message async for message in messages]
 
 
-async def ledger_entries(js: JetStreamContext) -> list[tuple[int, events_pb2.LedgerEntry]]:
+async def ledger_entries(nc: NatsClient) -> list[tuple[int, events_pb2.LedgerEntry]]:
     """Every ledger entry the stream holds, with its stream sequence, oldest first."""
     found = []
-    for message in await ledger_messages(js):
+    for message in await ledger_messages(nc):
         entry = decode_entry(message.data)
         assert entry is not None, f"ledger message {message.seq} is not an entry"
         found.append((message.seq, entry))

@@ -1,6 +1,7 @@
 """The audit service as a real process (`python -m saip.audit`): records published while the collector is
 killed with SIGKILL and restarted, and while nats-server restarts, are all chained, each exactly once, in
-stream order, and the chain verifies.
+stream order, and the chain verifies; so is a burst of thousands with the collector killed in the middle of it, and
+one that two collector processes share while one of them is killed.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import anyio
@@ -92,6 +94,11 @@ class AuditProcess:
 
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]
+
+    def stop(self) -> None:
+        """SIGTERM and wait, unless it has ended already (the end of a test)."""
+        if self.process is not None and self.process.poll() is None:
+            self.terminate(within=10)
 
 
 def batch(prefix: str, count: int) -> list[events_pb2.AuditRecord]:
@@ -177,10 +184,118 @@ async def test_every_record_is_chained_exactly_once_through_kill_9_and_a_nats_re
         overview = await eventually(settled, within=45)
         report = await stub.VerifyChain(audit_pb2.VerifyChainRequest(), timeout=10)
 
-    chained = [entry.source_id for _, entry in await ledger_entries(js)]
+    chained = [entry.source_id for _, entry in await ledger_entries(nats_client)]
     lost = set(published) - set(chained)
     assert not lost, f"lost {sorted(lost)}\n{audit.tail()}"
     assert len(chained) == len(set(chained)) == len(published) == overview.chain_length, "chained twice"
     assert chained == await stream_order(js)
     assert (report.ok, report.checked, report.first_index, report.last_index) == (True, 150, 1, 150)
     assert await anyio.to_thread.run_sync(audit.terminate, 5.0) == 0, audit.tail()  # SIGTERM drains in seconds
+
+
+BURST = 4000
+
+
+async def chain_length(port: int) -> int:
+    async with audit_client(port) as stub:
+        try:
+            overview = await stub.GetOverview(audit_pb2.GetOverviewRequest(), timeout=5)
+        except grpc.aio.AioRpcError:
+            return 0
+    return int(overview.chain_length)
+
+
+async def all_chained(port: int, count: int, within: float = 90) -> audit_pb2.GetOverviewResponse:
+    async with audit_client(port) as stub:
+
+        async def settled() -> audit_pb2.GetOverviewResponse | None:
+            try:
+                overview = await stub.GetOverview(audit_pb2.GetOverviewRequest(), timeout=5)
+            except grpc.aio.AioRpcError:
+                return None
+            return overview if overview.chain_length >= count and overview.pending == 0 else None
+
+        return await eventually(settled, within=within)
+
+
+async def verified(port: int) -> audit_pb2.VerifyChainResponse:
+    async with audit_client(port) as stub:
+        return await stub.VerifyChain(audit_pb2.VerifyChainRequest(), timeout=30)
+
+
+def records_chained_by(audit: AuditProcess) -> float:
+    """What this process counted as chained by itself (its /metrics), across the three kinds."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{audit.metrics_port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith("saip_audit_records_total{"))
+
+
+async def test_a_burst_is_chained_exactly_once_in_stream_order_through_kill_9_in_the_middle_of_it(
+    nats_server: LocalNats, nats_client: NatsClient, tmp_path: Path
+) -> None:
+    audit = AuditProcess(nats_server.url, tmp_path)
+    spool = Spool(tmp_path / "spool")
+    burst = batch("burst", BURST)
+    try:
+        await audit.start()
+        async with anyio.create_task_group() as publishing:
+            publishing.start_soon(publish_all, AuditPublisher(nats_client, spool), burst)
+            for third in (1, 2):
+                await reaches(audit.port, third * BURST // 3)
+                audit.kill()  # in the middle of the burst: batches appended and not acknowledged, others in hand
+                assert await ledger_length(nats_client) < BURST, "the burst was chained before the kill"
+                await audit.start()
+        overview = await all_chained(audit.port, BURST)
+        report = await verified(audit.port)
+    finally:
+        audit.stop()
+        spool.close()
+
+    chained = [entry.source_id for _, entry in await ledger_entries(nats_client)]
+    assert len(chained) == len(set(chained)) == BURST == overview.chain_length
+    assert chained == await stream_order(nats_client.jetstream())
+    assert (report.ok, report.checked) == (True, BURST)
+
+
+async def test_two_collector_processes_share_a_burst_and_chain_it_exactly_once_while_one_is_killed(
+    nats_server: LocalNats, nats_client: NatsClient, tmp_path: Path
+) -> None:
+    one, two = AuditProcess(nats_server.url, tmp_path / "one"), AuditProcess(nats_server.url, tmp_path / "two")
+    spool = Spool(tmp_path / "spool")
+    burst = batch("shared", BURST)
+    try:
+        for audit in (one, two):
+            audit.home.mkdir()
+            await audit.start()
+        async with anyio.create_task_group() as publishing:
+            publishing.start_soon(publish_all, AuditPublisher(nats_client, spool), burst)
+            await reaches(two.port, BURST // 3)
+            taken_by_one = records_chained_by(one)
+            one.kill()  # what it holds comes back to two after the ack wait
+            assert await ledger_length(nats_client) < BURST, "the burst was chained before the kill"
+        overview = await all_chained(two.port, BURST)
+        report = await verified(two.port)
+        taken_by_two = records_chained_by(two)
+    finally:
+        for audit in (one, two):
+            audit.stop()
+        spool.close()
+
+    chained = [entry.source_id for _, entry in await ledger_entries(nats_client)]
+    assert sorted(chained) == sorted(records.record_id(record) for record in burst)
+    assert len(chained) == BURST == overview.chain_length
+    assert (report.ok, report.checked) == (True, BURST)
+    assert taken_by_one and taken_by_two, "both collectors chained part of the burst"
+
+
+async def reaches(port: int, count: int, within: float = 60) -> None:
+    """Wait until the service reports at least `count` chained entries."""
+
+    async def far_enough() -> bool:
+        return await chain_length(port) >= count
+
+    await eventually(far_enough, within=within)
+
+
+async def ledger_length(nc: NatsClient) -> int:
+    return len(await ledger_entries(nc))

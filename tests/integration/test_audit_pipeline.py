@@ -54,7 +54,7 @@ async def test_published_records_are_chained_once_each_in_stream_order(
             await publish(js, record)
         await wait_chained(stub, len(published))
 
-    entries = [entry for _, entry in await ledger_entries(js)]
+    entries = [entry for _, entry in await ledger_entries(nats_client)]
     assert [entry.source_id for entry in entries] == ["m-1", "t-1", "r-1", "m-2", "t-2"]
     assert [entry.index for entry in entries] == [1, 2, 3, 4, 5]
     assert entries[0].prev_hash == GENESIS_HASH
@@ -125,7 +125,7 @@ async def test_overview_counts_the_window_and_names_the_chain_head(
 
         overview = await eventually(settled)
 
-    (_, head), *_ = reversed(await ledger_entries(js))
+    (_, head), *_ = reversed(await ledger_entries(nats_client))
     outcomes = {count.outcome: count.count for count in overview.management_outcomes}
     assert overview.window == 3
     assert (outcomes[common_pb2.OUTCOME_OK], outcomes[common_pb2.OUTCOME_ERROR], len(outcomes)) == (1, 2, 6)
@@ -256,7 +256,7 @@ async def test_a_leaked_secret_is_masked_before_it_is_chained_or_logged(
         await publish(js, leaky)
         await wait_chained(stub, 1)
 
-    [(_, entry)] = await ledger_entries(js)
+    [(_, entry)] = await ledger_entries(nats_client)
     stored = chained_record(entry).management
     assert stored.summary == "Register 'wiki' with Authorization: Bearer ***"
     assert stored.arguments == '{"name":"wiki","token":"***"}'
@@ -278,7 +278,7 @@ async def test_a_message_that_is_not_a_record_is_rejected_and_the_chain_goes_on(
         await wait_chained(stub, 1)
         rejected = app.metrics.registry.get_sample_value("saip_audit_rejected_records_total", {"reason": "undecodable"})
 
-    assert [entry.source_id for _, entry in await ledger_entries(js)] == ["r-1"]
+    assert [entry.source_id for _, entry in await ledger_entries(nats_client)] == ["r-1"]
     assert rejected == 1
 
 

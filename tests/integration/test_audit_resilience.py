@@ -1,5 +1,6 @@
 """Exactly-once chaining and tamper evidence: duplicates, a redelivery after a crash between append and
-acknowledgement, two collectors at once, forged and deleted ledger messages, and a restart that rebuilds the views.
+acknowledgement, two collectors at once, a batch the store refuses, forged and deleted ledger messages, and a restart
+that rebuilds the views.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from saip.audit import chain
 from saip.audit.chain import GENESIS
 from saip.audit.clients import JetStreamLedger, JetStreamRecords, NatsDelivery, ensure_audit_stream
 from saip.audit.collector import Collector
-from saip.audit.errors import ChainMoved
+from saip.audit.errors import BatchRefused, ChainMoved
 from saip.audit.metrics import AuditMetrics
 from saip.audit.server import Running
 from saip.common import names
@@ -30,11 +31,14 @@ from tests.integration.audit_support import (
     ledger_messages,
     management_call,
     publish,
+    ready_ledger,
     running_audit,
     settings,
     tool_call,
     wait_chained,
 )
+from tests.unit.audit import samples
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +59,7 @@ async def test_a_record_published_twice_is_chained_once(nats_server: LocalNats, 
         await wait_chained(stub, 2)  # m-2 is chained after everything published before it
         duplicates = counted(app, "saip_audit_duplicate_records_total")
 
-    assert [entry.source_id for _, entry in await ledger_entries(js)] == ["m-1", "m-2"]
+    assert [entry.source_id for _, entry in await ledger_entries(nats_client)] == ["m-1", "m-2"]
     assert duplicates == 1
 
 
@@ -80,9 +84,8 @@ class CrashingSource:
         self._source = source
         self._appended = appended
 
-    async def next(self) -> DiesBeforeAck | None:
-        delivery = await self._source.next()
-        return DiesBeforeAck(delivery, self._appended) if delivery is not None else None
+    async def batch(self, limit: int) -> list[DiesBeforeAck]:
+        return [DiesBeforeAck(delivery, self._appended) for delivery in await self._source.batch(limit)]
 
 
 async def test_a_record_redelivered_after_a_crash_between_append_and_ack_is_chained_once(
@@ -94,7 +97,7 @@ async def test_a_record_redelivered_after_a_crash_between_append_and_ack_is_chai
     await source.open()
     appended = anyio.Event()
     crashing = Collector(
-        CrashingSource(source, appended), JetStreamLedger(js), Masker(), AuditMetrics(CollectorRegistry())
+        CrashingSource(source, appended), JetStreamLedger(nats_client), Masker(), AuditMetrics(CollectorRegistry())
     )
     crashing.start()
     await publish(js, management_call("m-1"))
@@ -102,23 +105,21 @@ async def test_a_record_redelivered_after_a_crash_between_append_and_ack_is_chai
         await appended.wait()
     await crashing.stop(grace=0.1)
     await source.close()
-    assert [entry.source_id for _, entry in await ledger_entries(js)] == ["m-1"]
+    assert [entry.source_id for _, entry in await ledger_entries(nats_client)] == ["m-1"]
 
     async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
-        await publish(js, management_call("m-2"))  # waits behind m-1's redelivery: one record at a time
+        await publish(js, management_call("m-2"))  # behind m-1: the new collector lets its redelivery come first
         await wait_chained(stub, 2)
         redelivered = counted(app, "saip_audit_duplicate_records_total")  # m-1 came back before m-2
 
-    assert [entry.source_id for _, entry in await ledger_entries(js)] == ["m-1", "m-2"]
+    assert [entry.source_id for _, entry in await ledger_entries(nats_client)] == ["m-1", "m-2"]
     assert redelivered == 1
 
 
 async def test_the_ledger_refuses_a_stale_append_and_keeps_one_copy_of_a_repeated_one(
     nats_server: LocalNats, nats_client: NatsClient
 ) -> None:
-    js = nats_client.jetstream(timeout=2)
-    await ensure_audit_stream(js, settings(nats_server.url))
-    ledger = JetStreamLedger(js)
+    ledger = await ready_ledger(nats_server, nats_client)
     now = datetime.now(UTC)
     first = chain.link(GENESIS, b"one", "a", now)
 
@@ -131,10 +132,59 @@ async def test_the_ledger_refuses_a_stale_append_and_keeps_one_copy_of_a_repeate
     assert not appended.duplicate
     assert (repeated.duplicate, repeated.seq) == (True, appended.seq)
     assert (head.index, head.hash, head.seq, head.source_id) == (1, first.hash, appended.seq, "a")
-    assert len(await ledger_messages(js)) == 1
+    assert len(await ledger_messages(nats_client)) == 1
 
 
-async def test_two_collectors_on_one_stream_keep_one_chain_in_stream_order(
+async def test_the_ledger_appends_a_batch_all_or_nothing_and_never_from_a_stale_head(
+    nats_server: LocalNats, nats_client: NatsClient
+) -> None:
+    ledger = await ready_ledger(nats_server, nats_client)
+    batch = samples.chain_of([management_call(f"m-{n}") for n in range(1, 4)])
+
+    last = await ledger.append_batch(batch, expected_seq=0)
+    with pytest.raises(ChainMoved):
+        await ledger.append_batch(samples.chain_of([management_call("m-x")]), expected_seq=0)  # a fork
+    with pytest.raises(BatchRefused):  # m-3 is stored already: nothing of this batch is
+        head = await ledger.head()
+        await ledger.append_batch(samples.chain_of([management_call("m-4"), management_call("m-3")], head), last)
+    messages = await ledger_messages(nats_client)
+
+    assert [message.seq for message in messages] == [last - 2, last - 1, last]
+    assert [entry.source_id for _, entry in await ledger_entries(nats_client)] == ["m-1", "m-2", "m-3"]
+    assert await ledger.chained_since(last - 2) == ["m-2", "m-3"]
+
+
+async def test_a_batch_holding_a_record_chained_long_ago_is_appended_one_at_a_time(
+    nats_server: LocalNats, nats_client: NatsClient
+) -> None:
+    ledger = await ready_ledger(nats_server, nats_client)
+    js = nats_client.jetstream(timeout=2)
+    await ledger.append_batch(samples.chain_of([management_call("m-1"), management_call("m-0")]), 0)
+    source = JetStreamRecords(js, ack_wait=1.0)
+    await source.open()
+    metrics = AuditMetrics(CollectorRegistry())
+    collector = Collector(source, ledger, Masker(), metrics)  # it remembers none of what was chained
+    collector.start()
+    try:
+        await publish(js, management_call("m-1"))  # a publisher past the duplicate window of its own ids
+        await publish(js, management_call("m-2"))
+        await eventually(lambda: _count(metrics, "saip_audit_records_total", kind="management") == 1)
+        duplicates = _count(metrics, "saip_audit_duplicate_records_total")
+    finally:
+        await collector.stop(grace=1)
+        await source.close()
+
+    entries = [entry for _, entry in await ledger_entries(nats_client)]
+    assert [entry.source_id for entry in entries] == ["m-1", "m-0", "m-2"]
+    assert (entries[2].index, entries[2].prev_hash) == (3, entries[1].hash)
+    assert duplicates == 1
+
+
+def _count(metrics: AuditMetrics, name: str, **labels: str) -> float:
+    return metrics.registry.get_sample_value(name, labels) or 0.0
+
+
+async def test_two_collectors_on_one_stream_keep_one_unforked_chain_with_every_record_once(
     nats_server: LocalNats, nats_client: NatsClient
 ) -> None:
     js = nats_client.jetstream()
@@ -154,8 +204,9 @@ async def test_two_collectors_on_one_stream_keep_one_chain_in_stream_order(
         ]
         conflicts = sum(counted(app, "saip_audit_chain_conflicts_total") for app in (one, two))
 
-    entries = [entry for _, entry in await ledger_entries(js)]
-    assert [entry.source_id for entry in entries] == published
+    entries = [entry for _, entry in await ledger_entries(nats_client)]
+    # Two batches taken at the same moment by the two may be chained in either order; each record once.
+    assert sorted(entry.source_id for entry in entries) == sorted(published)
     assert [entry.index for entry in entries] == list(range(1, 31))
     assert (report.ok, report.checked) == (True, 30)
     assert sum(chained_by) == 30
@@ -169,7 +220,7 @@ async def test_a_forged_ledger_message_is_reported_by_verify_chain(
     js = nats_client.jetstream()
     async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
         await chain_calls(js, stub, 3)
-        (_, second), (_, third) = (await ledger_entries(js))[1:]
+        (_, second), (_, third) = (await ledger_entries(nats_client))[1:]
         forged = events_pb2.LedgerEntry()
         forged.CopyFrom(second)  # entry 2 replayed with a changed record, hooked onto the head
         forged.index, forged.prev_hash = 4, third.hash
@@ -190,7 +241,7 @@ async def test_a_deleted_ledger_message_is_reported_as_an_index_gap(
     js = nats_client.jetstream()
     async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
         await chain_calls(js, stub, 4)
-        entries = await ledger_entries(js)
+        entries = await ledger_entries(nats_client)
         await js.delete_msg(names.AUDIT_STREAM, entries[1][0])
         report = await stub.VerifyChain(audit_pb2.VerifyChainRequest())
 
@@ -211,7 +262,7 @@ async def test_garbage_on_the_ledger_is_reported_and_the_chain_continues_from_th
         await wait_chained(stub, 2)
         report = await stub.VerifyChain(audit_pb2.VerifyChainRequest())
 
-    first, damaged, second = await ledger_messages(js)
+    first, damaged, second = await ledger_messages(nats_client)
     one, two = chain.decode_entry(first.data), chain.decode_entry(second.data)
     assert damaged.seq == garbage.seq
     assert one is not None and two is not None

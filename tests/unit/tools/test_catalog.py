@@ -7,9 +7,10 @@ import json
 import pytest
 
 from saip.common.settings import ConfigurationError
+from saip.sandbox.isolate import run_job
+from saip.sandbox.job import Job
 from saip.tools import catalog
 from saip.tools.risk import assess
-from saip.tools.worker import Job, run_job
 from tests.unit.tools.specs import document
 
 BUNDLED = catalog.bundled()

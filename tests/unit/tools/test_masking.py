@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 from saip.common.masking import Masker
+from saip.sandbox.isolate import run_job
+from saip.sandbox.job import Job
 from saip.tools import spec as specs
 from saip.tools.runs import reply_of, report_of
-from saip.tools.worker import Job, run_job
 from tests.unit.tools.specs import document
 
 LEAKY = document(

@@ -49,6 +49,7 @@ KEYS: dict[str, str] = {
     'tools.metrics-port': "Port of the tools service's /metrics",
     'tools.port': "Port of the tools service's gRPC endpoint",
     'tools.sandbox-memory-mb': 'Memory cap of one tool run (the V8 heap; array buffers are capped per worker)',
+    'tools.sandbox-spares': 'V8 isolates each worker keeps ready for its next calls (each serves one call)',
     'tools.sandbox-timeout-seconds': 'Wall-clock limit of one tool run',
     'tools.sandbox-workers': 'Worker processes that run tool code (each runs one call at a time)',
 }

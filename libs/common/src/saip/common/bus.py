@@ -139,5 +139,7 @@ def audit_stream_config(settings: SaipSettings) -> StreamConfig:
         max_bytes=settings.audit_max_bytes,
         # A record redelivered after a crash is recognised by its id for this long.
         duplicate_window=600.0,
+        # The audit collector appends the chain in atomic batches (all of a batch or none of it).
+        allow_atomic=True,
         num_replicas=settings.nats_replicas,
     )

@@ -155,12 +155,16 @@ Streaming = Callable[[Any, Any, Any], AsyncIterator[Any]]
 
 class RpcEdge:
     """Where a service's errors leave as gRPC statuses: its own errors by the status table, with their sentence as the
-    details the gateway shows; anything else INTERNAL with a pointer to the service's log (the error itself is logged,
+    details the gateway shows (`errors` is the base of its own errors, or several bases when it raises a library's
+    too); anything else INTERNAL with a pointer to the service's log (the error itself is logged,
     never sent). Servicer methods are wrapped with `unary` (a coroutine: a unary call, or a stream the method writes
     as it goes with `context.write`) or `streaming` (an async generator)."""
 
     def __init__(
-        self, service: str, errors: type[Exception], statuses: Mapping[type[Exception], grpc.StatusCode]
+        self,
+        service: str,
+        errors: type[Exception] | tuple[type[Exception], ...],
+        statuses: Mapping[type[Exception], grpc.StatusCode],
     ) -> None:
         self.service = service
         self._errors = errors

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from google.protobuf.message import DecodeError
 
@@ -16,6 +16,8 @@ from saip.v1 import events_pb2
 
 HASH_SIZE = 32
 GENESIS_HASH = bytes(HASH_SIZE)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MICROSECOND = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +54,8 @@ def entry_hash(prev_hash: bytes, record: bytes) -> bytes:
 
 
 def link(head: ChainHead, record: bytes, source_id: str, chained_at: datetime) -> events_pb2.LedgerEntry:
-    """The entry that extends `head` with `record` (the serialized, masked AuditRecord)."""
+    """The entry that extends `head` with `record` (the serialized, masked AuditRecord), chained at `chained_at`
+    (an aware datetime)."""
     entry = events_pb2.LedgerEntry(
         index=head.index + 1,
         prev_hash=head.hash,
@@ -60,7 +63,9 @@ def link(head: ChainHead, record: bytes, source_id: str, chained_at: datetime) -
         record=record,
         source_id=source_id,
     )
-    entry.chained_at.FromDatetime(chained_at)
+    # Exact microseconds by timedelta arithmetic: FromDatetime goes through calendar.timegm, a cost per entry that
+    # shows at thousands of entries a second.
+    entry.chained_at.FromMicroseconds((chained_at - EPOCH) // MICROSECOND)
     return entry
 
 

@@ -1,5 +1,6 @@
-"""The NATS side of the audit service: the collector's durable consumer on the record subjects, and the
-ledger subject (its head, optimistic appends, bounded reads and a follower), all with deadlines.
+"""The NATS side of the audit service: the collector's durable consumer on the record subjects (batches of
+records), and the ledger subject (its head, optimistic appends one at a time or as atomic batches, bounded reads
+and a follower), all with deadlines.
 
 NATS failures that a retry can outlast (timeouts, reconnects, JetStream not ready after a restart) become
 StoreUnavailable; anything else is a bug or a misconfiguration and propagates as it is.
@@ -7,21 +8,25 @@ StoreUnavailable; anything else is a bug or a misconfiguration and propagates as
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import logging
-from collections.abc import AsyncGenerator, Iterator
+import uuid
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import nats.errors
 import nats.js.errors
+from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, Header
 
 from saip.audit.chain import GENESIS, ChainHead, LedgerMessage, decode_entry, head_of
-from saip.audit.collector import Appended
-from saip.audit.errors import ChainMoved, StoreUnavailable
+from saip.audit.collector import BATCH, Appended
+from saip.audit.errors import BatchRefused, ChainMoved, StoreUnavailable
 from saip.audit.views import Window
 from saip.common import bus, names
 from saip.common.settings import SaipSettings
@@ -31,10 +36,15 @@ logger = logging.getLogger(__name__)
 
 REQUEST_TIMEOUT = 2.0  # every JetStream API call and publish
 FETCH_WAIT = 5.0  # how long one pull waits for a record before the collector asks again
-# How long a delivered record may stay unacknowledged before JetStream gives it to a collector again. The
-# consumer lets one record out at a time (max_ack_pending=1), which keeps the chain in stream order even with
-# two collectors, so this is also how long a crashed collector's record holds the line.
+# How long a pull waits for more records once one has arrived: what a lone record waits for company.
+MORE_WAIT = 0.005
+# How long a delivered record may stay unacknowledged before JetStream gives it to a collector again. The consumer
+# lets one batch out at a time (max_ack_pending = the batch), so a crashed collector's batch is redelivered, first,
+# after this long.
 ACK_WAIT = 5.0
+# On a moved head, the ledger is read back at most this many stream sequences to learn what was chained meanwhile;
+# a record chained before that is recognised by its message id instead.
+CATCH_UP_SPAN = 4 * BATCH * 8
 READ_STALL = 5.0  # a bounded read that receives nothing for this long is reported as unavailable
 FOLLOW_HEARTBEAT = 1.0  # the follower notices a restarted server within two heartbeats and resumes
 FIRST_WINDOW = 128
@@ -42,6 +52,11 @@ MAX_WINDOW = 8192
 LEDGER_ID_PREFIX = "ledger:"
 WRONG_LAST_SEQUENCE = 10071
 STREAM_NOT_FOUND = 10059
+ATOMIC_DISABLED = 10174
+BATCH_HOLDS_DUPLICATE = 10201
+BATCH_ID = "Nats-Batch-Id"
+BATCH_SEQUENCE = "Nats-Batch-Sequence"
+BATCH_COMMIT = "Nats-Batch-Commit"
 
 _TRANSIENT: tuple[type[BaseException], ...] = (
     nats.errors.TimeoutError,
@@ -102,7 +117,8 @@ class NatsDelivery:
 
 
 def collector_consumer(ack_wait: float = ACK_WAIT) -> ConsumerConfig:
-    """`audit-collector`: durable, pull, explicit ack, every record subject from the stream's start."""
+    """`audit-collector`: durable, pull, explicit ack, every record subject from the stream's start, one batch of
+    records out at a time."""
     return ConsumerConfig(
         name=names.AUDIT_COLLECTOR,
         durable_name=names.AUDIT_COLLECTOR,
@@ -110,7 +126,7 @@ def collector_consumer(ack_wait: float = ACK_WAIT) -> ConsumerConfig:
         deliver_policy=DeliverPolicy.ALL,
         ack_policy=AckPolicy.EXPLICIT,
         ack_wait=ack_wait,
-        max_ack_pending=1,
+        max_ack_pending=BATCH,
         filter_subjects=list(names.AUDIT_RECORD_SUBJECTS),
     )
 
@@ -118,17 +134,34 @@ def collector_consumer(ack_wait: float = ACK_WAIT) -> ConsumerConfig:
 class JetStreamRecords:
     """The published records through the `audit-collector` consumer (a RecordSource)."""
 
-    def __init__(self, js: JetStreamContext, *, ack_wait: float = ACK_WAIT, fetch_wait: float = FETCH_WAIT) -> None:
+    def __init__(
+        self,
+        js: JetStreamContext,
+        *,
+        ack_wait: float = ACK_WAIT,
+        fetch_wait: float = FETCH_WAIT,
+        more_wait: float = MORE_WAIT,
+    ) -> None:
         self._js = js
         self._config = collector_consumer(ack_wait)
+        self._ack_wait = ack_wait
         self._fetch_wait = fetch_wait
+        self._more_wait = more_wait
         self._sub: JetStreamContext.PullSubscription | None = None
+        self._not_before = 0.0
 
     async def open(self) -> None:
-        """Create the consumer, or bring an existing one to this configuration, and bind to it."""
+        """Create the consumer, or bring an existing one to this configuration, and bind to it.
+
+        Records still out with a collector that stopped without acknowledging them come back once the ack wait has
+        passed, ahead of newer ones; the first pull waits for that, so they are chained in their place in the stream
+        rather than after what was published since.
+        """
         with _store("create the collector consumer"):
-            await self._js.add_consumer(names.AUDIT_STREAM, self._config, timeout=REQUEST_TIMEOUT)
+            info = await self._js.add_consumer(names.AUDIT_STREAM, self._config, timeout=REQUEST_TIMEOUT)
             self._sub = await self._js.pull_subscribe_bind(names.AUDIT_COLLECTOR, stream=names.AUDIT_STREAM)
+        if info.num_ack_pending:
+            self._not_before = asyncio.get_running_loop().time() + self._ack_wait
 
     async def close(self) -> None:
         if self._sub is not None:
@@ -141,14 +174,22 @@ class JetStreamRecords:
             raise RuntimeError("JetStreamRecords.open() was not called")
         return self._sub
 
-    async def next(self) -> NatsDelivery | None:
+    async def batch(self, limit: int) -> list[NatsDelivery]:
+        """The records that have arrived, up to `limit`, oldest first; [] when none came within the fetch wait."""
         sub = self._bound()
-        with _store("fetch a record"):
+        if (wait := self._not_before - asyncio.get_running_loop().time()) > 0:
+            await asyncio.sleep(wait)
+        with _store("fetch records"):
             try:
+                # A lingering pull for one record answers as soon as it arrives (one for `limit` would wait for all
+                # of them or the whole fetch wait); what arrived with it is taken at once after.
                 msgs = await sub.fetch(1, timeout=self._fetch_wait)
             except TimeoutError:
-                return None  # nothing was published meanwhile
-        return NatsDelivery(msgs[0])
+                return []  # nothing was published meanwhile
+            if limit > 1:
+                with contextlib.suppress(TimeoutError):
+                    msgs += await sub.fetch(limit - 1, timeout=self._more_wait)
+        return [NatsDelivery(msg) for msg in msgs]
 
     async def pending(self) -> int:
         """Records published and not chained yet: waiting for delivery plus delivered and unacknowledged."""
@@ -160,8 +201,9 @@ class JetStreamRecords:
 class JetStreamLedger:
     """The chain on subject `saip.audit.ledger` of the SAIP_AUDIT stream."""
 
-    def __init__(self, js: JetStreamContext) -> None:
-        self._js = js
+    def __init__(self, nc: NatsClient, *, timeout: float = REQUEST_TIMEOUT) -> None:
+        self._nc = nc
+        self._js = nc.jetstream(timeout=timeout)
 
     async def last_message(self) -> LedgerMessage | None:
         try:
@@ -211,6 +253,46 @@ class JetStreamLedger:
                 raise ChainMoved(str(exc.description)) from None
             raise
         return Appended(seq=int(ack.seq), duplicate=bool(ack.duplicate))
+
+    async def append_batch(self, entries: Sequence[events_pb2.LedgerEntry], expected_seq: int) -> int:
+        """One atomic batch (JetStream's batch headers): the messages before the last go out without waiting, and
+        the last commits them, all or none, its acknowledgement naming the last sequence."""
+        batch_id = uuid.uuid4().hex
+        last = len(entries)
+        reply = None
+        with _store("append a batch to the ledger"):
+            for number, entry in enumerate(entries, start=1):
+                headers = {
+                    BATCH_ID: batch_id,
+                    BATCH_SEQUENCE: str(number),
+                    Header.MSG_ID: LEDGER_ID_PREFIX + entry.source_id,
+                }
+                if number == 1:
+                    headers[Header.EXPECTED_LAST_SUBJECT_SEQUENCE] = str(expected_seq)
+                data = entry.SerializeToString(deterministic=True)
+                if number < last:
+                    await self._nc.publish(names.AUDIT_LEDGER, data, headers=headers)
+                else:
+                    headers[BATCH_COMMIT] = "1"
+                    reply = await self._nc.request(names.AUDIT_LEDGER, data, timeout=REQUEST_TIMEOUT, headers=headers)
+        answer = json.loads(reply.data) if reply is not None and reply.data else {}
+        error = answer.get("error")
+        if error is None and "seq" in answer:
+            return int(answer["seq"])
+        code = error.get("err_code") if isinstance(error, dict) else None
+        description = str(error.get("description", "")) if isinstance(error, dict) else repr(answer)
+        if code == WRONG_LAST_SEQUENCE:
+            raise ChainMoved(description)
+        if code in (BATCH_HOLDS_DUPLICATE, ATOMIC_DISABLED):
+            raise BatchRefused(description)
+        # Abandoned or incomplete (a message lost on a reconnect): nothing was stored, the batch can be sent again.
+        raise StoreUnavailable(f"append a batch to the ledger: {description}")
+
+    async def chained_since(self, seq: int) -> list[str]:
+        _, last = await self.bounds()
+        async with contextlib.aclosing(self.read(max(seq + 1, last - CATCH_UP_SPAN + 1), last)) as messages:
+            entries = [decode_entry(message.data) async for message in messages]
+        return [entry.source_id for entry in entries if entry is not None]
 
     async def bounds(self) -> tuple[int, int]:
         """(first stream sequence, last ledger sequence); (0, 0) when the stream holds no ledger message."""

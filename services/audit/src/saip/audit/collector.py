@@ -1,11 +1,13 @@
-"""The ingest: each published record, in stream order and one at a time, masked, linked onto the chain,
-logged and counted, and only then acknowledged.
+"""The ingest: the published records, a batch at a time in stream order, masked, linked onto the chain and
+appended together, logged and counted, and only then acknowledged.
 
-Exactly-once chaining rests on three things: the ledger append carries `Nats-Msg-Id = ledger:<record id>`
-(JetStream drops a second append of the same record within its duplicate window), it expects the ledger
-subject's last sequence (a second collector that appended first makes it fail instead of forking the
-chain), and the collector remembers the ids it has seen chained (a record redelivered after a crash between
-append and acknowledgement is recognised however late it comes back).
+A batch is one atomic append: its entries, linked one after another from the head, are stored all together or not
+at all, and the first expects the ledger subject's last sequence, so an append from a stale head (a second
+collector appended first) fails instead of forking the chain. One round trip chains a whole batch. Exactly-once
+chaining rests on three things: each append names its record (`Nats-Msg-Id = ledger:<record id>`: JetStream refuses
+a batch holding a record it already has within its duplicate window, and the entries then go one at a time, each
+repeat recognised); the collector remembers the ids it has seen chained; and when an append finds the head moved,
+it reads what was chained since its head and leaves that out before it links again.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import contextlib
 import functools
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol, TypeVar
@@ -24,7 +26,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wai
 
 from saip.audit import chain, records
 from saip.audit.chain import GENESIS, ChainHead
-from saip.audit.errors import ChainMoved, RecordRejected, StoreUnavailable
+from saip.audit.errors import BatchRefused, ChainMoved, RecordRejected, StoreUnavailable
 from saip.audit.metrics import AuditMetrics
 from saip.common.masking import Masker
 from saip.v1 import common_pb2, events_pb2
@@ -33,8 +35,12 @@ logger = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
-# Record ids remembered as chained; a redelivery is always of a recent record, so this is plenty.
-REMEMBERED_IDS = 10_000
+# Records taken and appended at once; the consumer lets this many out unacknowledged (at most 1,000 in one atomic
+# batch, JetStream's limit).
+BATCH = 256
+# Record ids remembered as chained: a redelivery is of a record chained within the ack wait (some seconds, tens of
+# thousands at full rate); one older than that is still recognised by its message id.
+REMEMBERED_IDS = 100_000
 
 
 class Delivery(Protocol):
@@ -59,8 +65,9 @@ class Delivery(Protocol):
 class RecordSource(Protocol):
     """The published records, in stream order."""
 
-    async def next(self) -> Delivery | None:
-        """The next record, or None when none arrived within the source's wait."""
+    async def batch(self, limit: int) -> Sequence[Delivery]:
+        """The next records, at most `limit`: those that have arrived, or none when none arrived within the
+        source's wait."""
         ...
 
 
@@ -71,7 +78,7 @@ class Appended:
 
 
 class Ledger(Protocol):
-    """The chain as stored: its head, and appends that cannot fork it."""
+    """The chain as stored: its head, appends that cannot fork it, and what was chained after a given point."""
 
     async def head(self) -> ChainHead: ...
 
@@ -81,6 +88,21 @@ class Ledger(Protocol):
         Raises:
             ChainMoved: another writer appended after `expected_seq`.
         """
+        ...
+
+    async def append_batch(self, entries: Sequence[events_pb2.LedgerEntry], expected_seq: int) -> int:
+        """Append the entries all together, or none of them, unless the ledger's last message is no longer
+        `expected_seq`; returns the stream sequence of the last (the others precede it, one apart).
+
+        Raises:
+            ChainMoved: another writer appended after `expected_seq`.
+            BatchRefused: the store took none of them for another reason (a record it holds already).
+        """
+        ...
+
+    async def chained_since(self, seq: int) -> list[str]:
+        """The record ids of the entries appended after stream sequence `seq` (the most recent ones, when that
+        is very many)."""
         ...
 
 
@@ -115,8 +137,19 @@ def _log_retry(state: RetryCallState) -> None:
     logger.warning("audit store unavailable; retrying", extra={"error": str(error), "attempt": state.attempt_number})
 
 
+@dataclass(slots=True)
+class _Held:
+    """A delivered record in hand: masked, and serialized as it will be chained."""
+
+    delivery: Delivery
+    record: events_pb2.AuditRecord
+    data: bytes
+    source_id: str
+    chained: tuple[events_pb2.LedgerEntry, datetime] | None = None  # its entry and when, once chained here
+
+
 class Collector:
-    """Chains every record the source delivers; `start` runs it in a task, `stop` lets the record in hand finish."""
+    """Chains every record the source delivers; `start` runs it in a task, `stop` lets the batch in hand finish."""
 
     def __init__(
         self,
@@ -127,12 +160,14 @@ class Collector:
         *,
         chained_ids: Iterable[str] = (),
         clock: Callable[[], datetime] = _utc_now,
+        batch: int = BATCH,
     ) -> None:
         self._source = source
         self._ledger = ledger
         self._masker = masker
         self._metrics = metrics
         self._clock = clock
+        self._batch = batch
         self._recent = RecentIds(ids=chained_ids)
         self._head = GENESIS
         self._stopping = False
@@ -144,16 +179,16 @@ class Collector:
         return self._task
 
     async def stop(self, grace: float = 5.0) -> None:
-        """Stop taking records; the one in hand is chained and acknowledged first (within `grace` seconds)."""
+        """Stop taking records; the batch in hand is chained and acknowledged first (within `grace` seconds)."""
         self._stopping = True
         task = self._task
         if task is None or task.done():
             return
         if not self._busy:
-            task.cancel()  # waiting for a record: nothing is in hand
+            task.cancel()  # waiting for records: nothing is in hand
         _, unfinished = await asyncio.wait({task}, timeout=grace)
         if unfinished:
-            logger.warning("record in hand not finished within the grace; it will be redelivered")
+            logger.warning("records in hand not finished within the grace; they will be redelivered")
             task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
@@ -163,17 +198,30 @@ class Collector:
         self._recent.add(self._head.source_id)
         logger.info("collector started", extra={"index": self._head.index, "head_seq": self._head.seq})
         while not self._stopping:
-            delivery = await self._retry(self._source.next)
-            if delivery is None:
+            deliveries = await self._retry(functools.partial(self._source.batch, self._batch))
+            if not deliveries:
                 continue
             self._busy = True
             try:
-                await self._handle(delivery)
+                await self._handle(deliveries)
             finally:
                 self._busy = False
 
-    async def _handle(self, delivery: Delivery) -> None:
-        """Chain one delivered record (unless it is chained already), then acknowledge it."""
+    async def _handle(self, deliveries: Sequence[Delivery]) -> None:
+        """Chain the delivered records (those not chained already) in one append, then acknowledge them all."""
+        held = [taken for delivery in deliveries if (taken := await self._take(delivery)) is not None]
+        await self._chain(held)
+        for item in held:
+            if item.chained is None:
+                self._metrics.duplicate_records.inc()
+                logger.info("record already chained", extra={"record_id": item.source_id, "seq": item.delivery.seq})
+            else:
+                self._observe(item.record, *item.chained)
+        for item in held:
+            await self._settle(item.delivery.ack())
+
+    async def _take(self, delivery: Delivery) -> _Held | None:
+        """The delivered record, masked; None when it is no record at all (then it is never delivered again)."""
         try:
             record = records.parse(delivery.data)
         except RecordRejected as exc:
@@ -183,61 +231,93 @@ class Collector:
             )
             self._metrics.rejected_records.labels(exc.reason).inc()
             await self._settle(delivery.reject())
-            return
+            return None
         masked = records.mask(record, self._masker)
+        source_id = records.record_id(masked)
         if records.subject_of(masked) != delivery.subject:
             logger.warning(
                 "record published on another kind's subject; chained as what it is",
-                extra={"subject": delivery.subject, "record_id": records.record_id(masked)},
+                extra={"subject": delivery.subject, "record_id": source_id},
             )
-        entry = await self._chain(masked)
-        if entry is None:
-            self._metrics.duplicate_records.inc()
-            logger.info("record already chained", extra={"record_id": records.record_id(masked), "seq": delivery.seq})
-        else:
-            self._observe(masked, entry)
-        await self._settle(delivery.ack())
+        return _Held(delivery, masked, masked.SerializeToString(deterministic=True), source_id)
 
-    async def _chain(self, record: events_pb2.AuditRecord) -> events_pb2.LedgerEntry | None:
-        """Append the record's entry; None when the record was chained already."""
-        source_id = records.record_id(record)
-        if source_id in self._recent:
-            return None
-        data = record.SerializeToString(deterministic=True)
-        while True:
-            entry = chain.link(self._head, data, source_id, self._clock())
-            expected = self._head.seq
+    def _unchained(self, held: Sequence[_Held]) -> list[_Held]:
+        """The records of the batch not chained yet, each once (a record may be in a batch twice)."""
+        todo, ids = [], set()
+        for item in held:
+            if item.chained is None and item.source_id not in self._recent and item.source_id not in ids:
+                ids.add(item.source_id)
+                todo.append(item)
+        return todo
+
+    async def _chain(self, held: Sequence[_Held]) -> None:
+        """Append the entries of the records not chained yet, all in one batch from the head. When the head moved,
+        learn what was chained meanwhile and link again; when the store refuses the batch, go one at a time."""
+        while todo := self._unchained(held):
+            head, chained_at, entries = self._head, self._clock(), []
+            for item in todo:
+                entry = chain.link(head, item.data, item.source_id, chained_at)
+                entries.append(entry)
+                head = ChainHead(entry.index, entry.hash, 0, item.source_id)
             try:
-                appended = await self._retry(functools.partial(self._ledger.append, entry, expected))
+                last_seq = await self._retry(functools.partial(self._ledger.append_batch, entries, self._head.seq))
             except ChainMoved:
-                self._metrics.chain_conflicts.inc()
-                await self._reload_head()
-                if self._head.source_id == source_id:
-                    return None
+                await self._overtaken()
                 continue
-            if appended.duplicate:
-                await self._reload_head()
-                self._recent.add(source_id)
-                return None
-            self._head = ChainHead(entry.index, entry.hash, appended.seq, source_id)
-            self._recent.add(source_id)
-            return entry
+            except BatchRefused as exc:
+                logger.info("batch refused by the store; appending one at a time", extra={"error": str(exc)})
+                await self._chain_each(todo)
+                return
+            for item, entry in zip(todo, entries, strict=True):
+                item.chained = (entry, chained_at)
+                self._recent.add(item.source_id)
+            self._head = ChainHead(entries[-1].index, entries[-1].hash, last_seq, entries[-1].source_id)
 
-    async def _reload_head(self) -> None:
+    async def _chain_each(self, todo: Sequence[_Held]) -> None:
+        """One append per record, so a record the store holds already is found out (and left out) by itself."""
+        for item in todo:
+            while item.source_id not in self._recent:
+                chained_at = self._clock()
+                entry = chain.link(self._head, item.data, item.source_id, chained_at)
+                try:
+                    appended = await self._retry(functools.partial(self._ledger.append, entry, self._head.seq))
+                except ChainMoved:
+                    await self._overtaken()
+                    continue
+                if appended.duplicate:
+                    self._recent.add(item.source_id)
+                    await self._catch_up()
+                    break
+                item.chained = (entry, chained_at)
+                self._recent.add(item.source_id)
+                self._head = ChainHead(entry.index, entry.hash, appended.seq, item.source_id)
+
+    async def _overtaken(self) -> None:
+        """Another writer appended first: count the conflict and catch up with it."""
+        self._metrics.chain_conflicts.inc()
+        await self._catch_up()
+
+    async def _catch_up(self) -> None:
+        """The head moved, or may have: take the ledger's head and remember every record chained after ours."""
+        since = self._head.seq
         self._head = await self._retry(self._ledger.head)
+        if self._head.seq != since:
+            for source_id in await self._retry(functools.partial(self._ledger.chained_since, since)):
+                self._recent.add(source_id)
         self._recent.add(self._head.source_id)
 
-    def _observe(self, record: events_pb2.AuditRecord, entry: events_pb2.LedgerEntry) -> None:
-        chained_at = entry.chained_at.ToDatetime(tzinfo=UTC)
+    def _observe(self, record: events_pb2.AuditRecord, entry: events_pb2.LedgerEntry, chained_at: datetime) -> None:
         record_time = records.record_time(record)
         lag = max(0.0, (chained_at - record_time).total_seconds()) if record_time is not None else None
         self._metrics.chained(records.signals(record), lag)
         warns = record.WhichOneof("record") == "risk" and record.risk.severity == common_pb2.SEVERITY_WARN
-        logger.log(
-            logging.WARNING if warns else logging.INFO,
-            records.log_line(record),
-            extra={"index": entry.index, "record_id": entry.source_id, "kind": records.kind_of(record)},
-        )
+        level = logging.WARNING if warns else logging.INFO
+        if logger.isEnabledFor(level):  # thousands a second: the line is not even made when it is not logged
+            logger.log(
+                level,
+                records.log_line(record),
+                extra={"index": entry.index, "record_id": entry.source_id, "kind": records.kind_of(record)},
+            )
 
     async def _settle(self, acknowledgement: Awaitable[None]) -> None:
         # A lost acknowledgement only means a redelivery, which is recognised and not chained again.

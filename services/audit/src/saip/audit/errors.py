@@ -5,7 +5,8 @@ AuditError
 ├── StoreUnavailable    NATS or JetStream did not answer in time   -> UNAVAILABLE
 ├── TailTooSlow         a tail client fell too far behind          -> RESOURCE_EXHAUSTED
 ├── RecordRejected      a published record cannot be chained       (ingest: terminated, counted, logged)
-└── ChainMoved          another writer extended the ledger first   (ingest: reload the head and retry)
+├── ChainMoved          another writer extended the ledger first   (ingest: reload the head and retry)
+└── BatchRefused        the store refused a batch of appends whole (ingest: append its entries one at a time)
 """
 
 from __future__ import annotations
@@ -37,3 +38,8 @@ class RecordRejected(AuditError):
 
 class ChainMoved(AuditError):
     """The ledger's last entry is not the head this collector knew (another collector appended)."""
+
+
+class BatchRefused(AuditError):
+    """The store refused a batch of ledger appends as a whole: one of its records is chained already (within the
+    duplicate window), or the stream does not take atomic batches. Nothing of the batch was stored."""

@@ -229,7 +229,7 @@ async def lifespan(
             )
         )
         js = nc.jetstream(timeout=REQUEST_TIMEOUT)
-        ledger = JetStreamLedger(js)
+        ledger = JetStreamLedger(nc)
         source = JetStreamRecords(js, ack_wait=ack_wait)
         await _when_available(lambda: ensure_audit_stream(js, settings))
         await _when_available(source.open)

@@ -31,6 +31,7 @@ class ToolsSettings(SaipSettings):
         **SaipSettings.keys,
         **endpoint_keys("tools"),
         "tools.sandbox-workers": "Worker processes that run tool code (each runs one call at a time)",
+        "tools.sandbox-spares": "V8 isolates each worker keeps ready for its next calls (each serves one call)",
         "tools.sandbox-timeout-seconds": "Wall-clock limit of one tool run",
         "tools.sandbox-memory-mb": "Memory cap of one tool run (the V8 heap; array buffers are capped per worker)",
         "tools.declared": "Tools declared in configuration (a list of tool specs): served, read-only to the AI",
@@ -40,6 +41,8 @@ class ToolsSettings(SaipSettings):
     tools_port: Port = 50051
     tools_metrics_port: Port = 9101
     tools_sandbox_workers: int = Field(default=2, ge=1, le=64)
+    # Each spare holds about 1 MiB of memory and 10 MiB of address space (its heap is capped like a call's).
+    tools_sandbox_spares: int = Field(default=1, ge=0, le=8)
     tools_sandbox_timeout_seconds: float = Field(default=30.0, gt=0, le=300)
     tools_sandbox_memory_mb: int = Field(default=128, ge=16, le=4096)
     tools_declared: Annotated[list[dict[str, Any]], NoDecode, BeforeValidator(_json_list)] = Field(default_factory=list)

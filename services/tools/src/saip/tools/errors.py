@@ -8,13 +8,18 @@ ToolsError
 │   └── LiteralSecret      a static variable that looks like a secret holds a literal value
 ├── UnreadableRecord       a stored record no longer parses                -> FAILED_PRECONDITION
 ├── Conflict               the record moved on since it was read           -> ABORTED
-├── StoreUnavailable       NATS did not answer in time                     -> UNAVAILABLE
+└── StoreUnavailable       NATS did not answer in time                     -> UNAVAILABLE
+SandboxError               (saip.sandbox, re-exported here)
 └── SandboxUnavailable     the sandbox's workers could not take the run    -> UNAVAILABLE
 
 Every message is a sentence the AI (or the person) can act on: it names the rule and what to do instead.
 """
 
 from __future__ import annotations
+
+# Re-exported: the RPC edge maps them with the service's own.
+from saip.sandbox.errors import SandboxError as SandboxError
+from saip.sandbox.errors import SandboxUnavailable as SandboxUnavailable
 
 
 class ToolsError(Exception):
@@ -66,7 +71,3 @@ class Conflict(ToolsError):
 
 class StoreUnavailable(ToolsError):
     """NATS is unreachable or did not answer; the operation can be retried."""
-
-
-class SandboxUnavailable(ToolsError):
-    """The worker pool could not run the code at all (not the code's fault); it was restarted."""

@@ -8,16 +8,9 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 from saip.common.metrics import Metrics, each
 from saip.common.netguard import Reason
-from saip.tools import sandbox, worker
+from saip.sandbox import job
 
-GUARD_REASONS = (
-    *(reason.value for reason in Reason),
-    worker.TIME_LIMIT,
-    worker.MEMORY_LIMIT,
-    worker.FETCH_LIMIT,
-    worker.RESULT_TOO_LARGE,
-    sandbox.WORKER_CRASHED,
-)
+GUARD_REASONS = (*(reason.value for reason in Reason), *job.GUARD_REASONS)
 RUN_KINDS = ("test", "call")
 STATES = ("draft", "published", "missing-requirements")
 CHANGES = ("save-draft", "test", "publish", "delete", "exposure")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from saip.common.masking import Masker
-from saip.tools.worker import Job, Outcome
+from saip.sandbox.job import Job, Outcome
 from saip.v1 import common_pb2
 
 __all__ = ["Job", "Outcome", "Records", "RiskSink", "Runner"]

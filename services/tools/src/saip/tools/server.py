@@ -18,6 +18,8 @@ from prometheus_client import REGISTRY, CollectorRegistry
 from saip.common import bus, names
 from saip.common.grpc_server import Endpoints, RpcEdge, endpoints
 from saip.common.risk import RiskPublisher
+from saip.sandbox.job import Limits
+from saip.sandbox.pool import Sandbox
 from saip.tools import catalog
 from saip.tools.clients import HISTORY, KvRecords
 from saip.tools.config import DECLARED_KEY, ToolsSettings
@@ -26,6 +28,7 @@ from saip.tools.errors import (
     Conflict,
     InvalidSpec,
     RuleRefused,
+    SandboxError,
     SandboxUnavailable,
     StoreUnavailable,
     ToolNotFound,
@@ -36,7 +39,6 @@ from saip.tools.exposure import ExposureSetting
 from saip.tools.library import Library
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.runs import Runs
-from saip.tools.sandbox import Limits, Sandbox
 from saip.tools.serving import Serving
 from saip.tools.studio import Studio
 from saip.v1 import common_pb2, tools_pb2, tools_pb2_grpc
@@ -50,7 +52,7 @@ START_WITHIN = 60.0
 # The status of each of the service's errors: a parallel table, one in every service's server.py.
 _EDGE = RpcEdge(
     "tools",
-    ToolsError,
+    (ToolsError, SandboxError),
     {
         InvalidSpec: grpc.StatusCode.INVALID_ARGUMENT,
         ToolNotFound: grpc.StatusCode.NOT_FOUND,
@@ -142,8 +144,8 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
         limits = Limits(
             timeout=settings.tools_sandbox_timeout_seconds, memory_bytes=settings.tools_sandbox_memory_mb * 1024 * 1024
         )
-        sandbox = Sandbox(settings.tools_sandbox_workers, limits)
-        stack.callback(sandbox.close)
+        sandbox = Sandbox(settings.tools_sandbox_workers, limits, spares=settings.tools_sandbox_spares)
+        stack.push_async_callback(sandbox.close)
         metrics.workers.set(settings.tools_sandbox_workers)
         nc = await stack.enter_async_context(
             bus.connection(settings.nats_url, "tools", within=START_WITHIN, grace=STOP_GRACE)

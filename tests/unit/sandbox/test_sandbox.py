@@ -1,4 +1,4 @@
-"""The sandbox on real V8: the runtime's helpers, the limits, escape attempts, and fetch under the network guard."""
+"""One call on real V8, in this process: the runtime's helpers, the limits, escape attempts, fetch under the guard."""
 
 from __future__ import annotations
 
@@ -8,14 +8,13 @@ from typing import Any
 
 import pytest
 
-from saip.tools.errors import SandboxUnavailable
-from saip.tools.sandbox import Limits, Sandbox
-from saip.tools.worker import Job, Outcome, run_job
+from saip.sandbox.isolate import run_job
+from saip.sandbox.job import Job, Outcome
 from tests.http_origin import QuietHandler, http_origin
 
 
 def run(code: str, **options: Any) -> Outcome:
-    """One call in a fresh context, in this process (the pool runs exactly this in a worker)."""
+    """One call on a fresh isolate, in this process (a worker runs exactly this on one of its spares)."""
     return run_job(
         Job(code=code, arguments=options.pop("arguments", {}), statics=options.pop("statics", {}), **options)
     )
@@ -252,44 +251,3 @@ def test_the_code_may_catch_a_refusal_and_the_guard_still_records_it() -> None:
     )
     assert outcome.ok and json.loads(outcome.result_json) == "caught: fetch refused"
     assert [label for label, _ in outcome.guard_blocks] == ["private-address"]
-
-
-async def test_the_pool_runs_calls_side_by_side_and_survives_a_runaway() -> None:
-    sandbox = Sandbox(2, Limits(timeout=0.5, memory_bytes=32 * 1024 * 1024))
-    try:
-        runaway = sandbox.job("while (true) {}", {}, {}, network_mode="blocked", hosts_allow=())
-        stopped = await sandbox.run(runaway)
-        fine = await sandbox.run(sandbox.job("return [1, 2]", {}, {}, network_mode="blocked", hosts_allow=()))
-    finally:
-        sandbox.close()
-    assert [reason for reason, _ in stopped.guard_blocks] == ["time-limit"]
-    assert fine.ok and fine.result_json == "[1,2]"
-
-
-async def test_array_buffers_past_the_workers_data_cap_fail_inside_the_code() -> None:
-    sandbox = Sandbox(1, Limits(timeout=10, memory_bytes=32 * 1024 * 1024))
-    try:
-        job = sandbox.job(
-            "return new Uint8Array(2 ** 31).fill(1).length", {}, {}, network_mode="blocked", hosts_allow=()
-        )
-        outcome = await sandbox.run(job)
-        after = await sandbox.run(sandbox.job("return 'still serving'", {}, {}, network_mode="blocked", hosts_allow=()))
-    finally:
-        sandbox.close()
-    assert not outcome.ok
-    assert "RangeError" in outcome.error
-    assert [reason for reason, _ in outcome.guard_blocks] == ["memory-limit"]
-    assert after.ok
-
-
-def _workers_that_cannot_start(data_limit: int) -> None:
-    raise SystemExit(3)
-
-
-async def test_a_pool_whose_workers_cannot_start_says_so_rather_than_failing_inside() -> None:
-    sandbox = Sandbox(1, Limits(), initializer=_workers_that_cannot_start)
-    try:
-        with pytest.raises(SandboxUnavailable, match="could not run the code"):
-            await sandbox.run(sandbox.job("return 1", {}, {}, network_mode="blocked", hosts_allow=()))
-    finally:
-        sandbox.close()

@@ -1,14 +1,27 @@
-// The runtime every tool call starts from, in a fresh V8 context: console capture, UTF-8, base64, URL,
-// URLSearchParams, Headers, fetch and crypto. V8 alone offers no host access (no process, no files, no require,
-// no import); the only door out is the host function, and the tools service decides there what it may do.
-(function (host, randomHex, consoleCap) {
+// The runtime every tool call starts from, in a fresh V8 isolate: console capture, UTF-8, base64, URL,
+// URLSearchParams, Headers, fetch and crypto, and the one call the isolate serves (__saipRun, __saipReport). V8
+// alone offers no host access (no process, no files, no require, no import); the only door out is the host
+// function, and the worker decides there what it may do. The isolate is prepared before its call arrives and
+// discarded after it, so nothing here is ever reset or shared between calls.
+(function (host, randomHex) {
   "use strict";
   const g = globalThis;
   delete g.WebAssembly;
 
-  // console: captured, capped at consoleCap entries of 2000 characters each.
+  // What the call's own functions need, taken before the code can replace any of it.
+  const { parse, stringify } = JSON;
+  const { apply } = Reflect;
+  const { entries } = Object;
+  const { then } = Promise.prototype;
+  const { split } = String.prototype;
+  const NativePromise = Promise;
+  const { withResolvers } = Promise;
+  const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
+
+  // console: captured, capped at the call's consoleCap entries of 2000 characters each.
   const logs = [];
   let dropped = 0;
+  let consoleCap = 0;
   const show = (value) => {
     if (typeof value === "string") return value;
     if (value instanceof Error) return `${value.name}: ${value.message}`;
@@ -29,7 +42,6 @@
     logs.push(line);
   };
   g.console = Object.freeze({ log, info: log, warn: log, error: log, debug: log });
-  Object.defineProperty(g, "__saipConsole", { value: () => JSON.stringify({ logs, dropped }) });
 
   // UTF-8 (TextEncoder/TextDecoder) and base64 (atob/btoa).
   class TextEncoder {
@@ -488,4 +500,72 @@
   })) {
     Object.defineProperty(g, name, { value, writable: false, enumerable: false, configurable: false });
   }
+
+  // The call. __saipRun binds the globals, compiles the code as the body of an async function (so a syntax error
+  // is reported as such and the code cannot break out of its wrapper) and starts it; __saipReport says how it
+  // stands. When the worker finds it still running, the settlement knocks on the host door, so the worker waits
+  // for that instead of asking again. The functions below are wrapped in parentheses, V8's hint to compile them
+  // now, while the isolate is being prepared, rather than on the call's path.
+  let state = "idle";
+  let value = "";
+  let failure = "";
+  let waiting = false;
+  const firstLine = ((text) => apply(split, String(text), ["\n"])[0]);
+  const reason = ((thrown) => {
+    try {
+      if (thrown !== null && typeof thrown === "object" && typeof thrown.stack === "string") return firstLine(thrown.stack);
+      return firstLine(thrown);
+    } catch (error) {
+      return "The code threw a value that cannot be shown as text.";
+    }
+  });
+  const settle = ((next, text) => {
+    if (state !== "running") return;
+    state = next;
+    if (next === "done") value = text;
+    else failure = text;
+    if (!waiting) return;
+    try {
+      // The host door builds its promise from the global Promise, which the code may have replaced.
+      g.Promise = NativePromise;
+      NativePromise.withResolvers = withResolvers;
+      host("settled");
+    } catch (error) {
+      // Nothing to do: the worker stops waiting at the wall clock and reports the run as too long.
+    }
+  });
+  const finish = ((result) => {
+    if (result === undefined) return settle("failed", "Error: The code returned undefined: end it with `return <value>`.");
+    let text;
+    try {
+      text = stringify(result);
+    } catch (error) {
+      return settle("failed", `Error: The return value is not JSON (${reason(error.message)}); return plain data.`);
+    }
+    if (text === undefined) {
+      return settle("failed", `Error: The return value (a ${typeof result}) is not JSON; return plain data.`);
+    }
+    settle("done", text);
+  });
+  Object.defineProperty(g, "__saipRun", {
+    value: ((bindings, code, cap) => {
+      if (state !== "idle") throw new Error("An isolate serves one call; this one has run already.");
+      state = "running";
+      consoleCap = cap;
+      for (const [name, bound] of entries(parse(bindings))) g[name] = bound;
+      let body;
+      try {
+        body = new AsyncFunction(code);
+      } catch (error) {
+        return settle("failed", `Error: The code does not parse: ${error.name}: ${error.message}`);
+      }
+      apply(then, body(), [finish, (thrown) => settle("failed", reason(thrown))]);
+    }),
+  });
+  Object.defineProperty(g, "__saipReport", {
+    value: (() => {
+      if (state === "running") waiting = true;
+      return stringify({ state, value, error: failure, logs, dropped });
+    }),
+  });
 })

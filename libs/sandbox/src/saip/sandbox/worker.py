@@ -1,0 +1,155 @@
+"""A sandbox worker process: `python -m saip.sandbox.worker <socket fd> <settings>`, started by the pool.
+
+It keeps `spares` isolates ready (made, runtime evaluated), takes one for each call, sends the outcome, and only
+then discards the spent isolate and makes the next, while it waits for work: a call never pays for its isolate
+unless calls come faster than isolates can be made, and no state of one call can reach another. The process caps
+its data segment, the backstop for memory V8's heap cap does not see (array buffers live outside the heap), and
+talks to nothing but the pool's socket and the network a call's policy allows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import resource
+import socket
+import sys
+import traceback
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass
+
+from saip.sandbox import wire
+from saip.sandbox.isolate import Isolate
+from saip.sandbox.job import Job
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """What a worker is started with (its second argument, as JSON)."""
+
+    spares: int
+    memory_bytes: int
+    data_limit: int
+
+    def to_argument(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_argument(cls, text: str) -> WorkerSettings:
+        return cls(**json.loads(text))
+
+
+class Spares:
+    """The isolates a worker keeps ready, and the spent ones still to close; both are tended only while idle."""
+
+    def __init__(self, count: int, memory_bytes: int) -> None:
+        self._count = count
+        self._memory_bytes = memory_bytes
+        self._ready: deque[Isolate] = deque()
+        self._spent: deque[Isolate] = deque()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._work = asyncio.Event()
+        self._work.set()
+
+    @property
+    def ready(self) -> int:
+        return len(self._ready)
+
+    @property
+    def spent(self) -> int:
+        return len(self._spent)
+
+    async def fill(self) -> None:
+        """Make every spare now (the worker does this once, before it says it is ready)."""
+        while len(self._ready) < self._count:
+            self._ready.append(await Isolate.prepare(self._memory_bytes))
+
+    @contextlib.asynccontextmanager
+    async def call(self) -> AsyncIterator[Isolate]:
+        """The isolate for one call: a spare, or one made now when none is ready. Tending pauses meanwhile."""
+        self._idle.clear()
+        try:
+            if self._ready:
+                isolate = self._ready.popleft()
+            else:
+                isolate = await Isolate.prepare(self._memory_bytes, warm=False)
+            try:
+                yield isolate
+            finally:
+                self._spent.append(isolate)
+        finally:
+            self._idle.set()
+            self._work.set()
+
+    async def tend(self) -> None:
+        """Forever: close the spent isolates, then make the missing spares, one step at a time between calls."""
+        while True:
+            await self._work.wait()
+            await self._idle.wait()
+            if self._spent:
+                await self._spent.popleft().close()
+            elif len(self._ready) < self._count:
+                self._ready.append(await Isolate.prepare(self._memory_bytes, pause=self._idle.wait))
+            else:
+                self._work.clear()
+
+    async def close(self) -> None:
+        while self._ready:
+            await self._ready.popleft().close()
+        while self._spent:
+            await self._spent.popleft().close()
+
+
+async def serve(sock: socket.socket, settings: WorkerSettings) -> None:
+    """Answer the pool's jobs, one at a time, until it closes the socket or an isolate is wedged."""
+    reader, writer = await asyncio.open_unix_connection(sock=sock)
+    spares = Spares(settings.spares, settings.memory_bytes)
+    await spares.fill()
+    await wire.send(writer, {"ready": True})
+    tending = asyncio.create_task(spares.tend(), name="sandbox-spares")
+    tending.add_done_callback(_end_if_failed)
+    try:
+        while (message := await wire.receive(reader)) is not None:
+            async with spares.call() as isolate:
+                outcome = await isolate.run(Job.from_wire(message["job"]))
+                # Answered before the spent isolate is closed or the next one made: neither is on the call's path.
+                await wire.send(writer, {"outcome": outcome.to_wire(), "retire": isolate.wedged})
+            if isolate.wedged:
+                # V8 is stuck in that isolate and nothing but the end of the process frees it; the pool starts
+                # another worker.
+                os._exit(0)
+    finally:
+        tending.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await tending
+        await spares.close()
+        writer.close()
+
+
+def _end_if_failed(tending: asyncio.Task[None]) -> None:
+    """A worker that cannot make isolates any more ends (its error on stderr, in the service's log); the pool starts
+    another instead of letting every later call wait for an isolate made on its path."""
+    if not tending.cancelled() and (error := tending.exception()) is not None:
+        traceback.print_exception(error, file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(1)
+
+
+def limit_data(data_limit: int) -> None:
+    """Cap this process's data segment; an allocation past it fails inside JS as a RangeError."""
+    if data_limit > 0:
+        resource.setrlimit(resource.RLIMIT_DATA, (data_limit, data_limit))
+
+
+def main() -> None:
+    fd, settings = int(sys.argv[1]), WorkerSettings.from_argument(sys.argv[2])
+    limit_data(settings.data_limit)
+    asyncio.run(serve(socket.socket(fileno=fd), settings))
+
+
+if __name__ == "__main__":
+    main()
