@@ -173,6 +173,8 @@ async def test_a_knowledge_tool_searches_its_pipeline_and_guards_its_name(rules:
     await rules.pipelines.apply("Ops", ["Runbook"])
     with pytest.raises(Refused, match="reserved"):
         await rules.tools.publish("saip_ops", "Searches the runbook.", "Ops")
+    with pytest.raises(Refused, match="reserved"):
+        await rules.tools.publish("Saip_Ops", "Searches the runbook.", "Ops")
     with pytest.raises(InvalidRequest, match="not a valid tool name"):
         await rules.tools.publish("ops search", "Searches the runbook.", "Ops")
     with pytest.raises(InvalidRequest, match="needs a description"):

@@ -30,9 +30,10 @@ def test_the_model_sees_a_schema_built_from_the_params_only() -> None:
     }
 
 
-def test_the_reserved_prefix_is_refused_with_the_architecture_sentence() -> None:
+@pytest.mark.parametrize("name", ["saip_adder", "SAIP_adder", "Saip_Adder"])
+def test_the_reserved_prefix_is_refused_in_any_case_with_the_architecture_sentence(name: str) -> None:
     with pytest.raises(InvalidSpec, match="starts with 'saip_', which is reserved for this app's own management tools"):
-        specs.parse(text("saip_adder"))
+        specs.parse(text(name))
 
 
 @pytest.mark.parametrize("name", ["", "Adder", "1adder", "add er", "a" * 65, "adder!"])

@@ -40,3 +40,8 @@ UNSPECIFIED = "unspecified"
 
 # The names of the management tools (saip_<area>_<verb>); no published tool, alias or knowledge tool may take it.
 RESERVED_PREFIX = "saip_"
+
+
+def is_reserved(name: str) -> bool:
+    """Whether a chosen name takes the management tools' prefix, in any case (`SAIP_x` reads as one all the same)."""
+    return name.casefold().startswith(RESERVED_PREFIX)

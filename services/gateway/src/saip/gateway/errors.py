@@ -13,7 +13,7 @@ GatewayError
 from __future__ import annotations
 
 from saip.common.settings import env_name
-from saip.common.vocabulary import RESERVED_PREFIX
+from saip.common.vocabulary import RESERVED_PREFIX, is_reserved
 
 
 class GatewayError(Exception):
@@ -72,5 +72,5 @@ class ReservedName(GatewayError):
 def refuse_reserved(name: str) -> None:
     """Every place a name is chosen calls this (tool names, aliases, knowledge tool names). The prefix is refused in
     any case: `SAIP_x` would read as a management tool to a person and to a model all the same."""
-    if name.casefold().startswith(RESERVED_PREFIX.casefold()):
+    if is_reserved(name):
         raise ReservedName(name)

@@ -7,6 +7,7 @@ import json
 import logging
 from typing import Any
 
+from saip.common.vocabulary import is_reserved
 from saip.knowledge import suggest
 from saip.knowledge.config import MAX_TOP_K
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, NotFound, Refused
@@ -60,7 +61,7 @@ class KnowledgeTools:
 
     async def publish(self, name: str, description: str, pipeline_name: str) -> knowledge_pb2.KnowledgeTool:
         name, description = name.strip(), description.strip()
-        if name.startswith(suggest.RESERVED_PREFIX):
+        if is_reserved(name):
             raise Refused(RESERVED.format(name=name))
         if not suggest.TOOL_NAME.match(name):
             raise InvalidRequest(

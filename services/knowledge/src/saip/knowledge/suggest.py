@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 from saip.v1 import knowledge_pb2
 
-RESERVED_PREFIX = "saip_"
 TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 MAX_NAME = 64
 

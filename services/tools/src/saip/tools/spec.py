@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from saip.common.masking import is_secret_name
 from saip.common.netguard import NetworkMode
+from saip.common.vocabulary import RESERVED_PREFIX, is_reserved
 from saip.tools.errors import InvalidSpec, LiteralSecret
 
-RESERVED_PREFIX = "saip_"
 MAX_CODE_CHARS = 100_000
 MAX_DESCRIPTION_CHARS = 4_000
 MAX_SPEC_BYTES = 256 * 1024
@@ -216,10 +216,11 @@ class ToolSpec(_Strict):
     destructive: bool = False
     idempotent: bool = False
 
-    @field_validator("name")
+    @field_validator("name", mode="before")
     @classmethod
-    def _not_reserved(cls, name: str) -> str:
-        if name.startswith(RESERVED_PREFIX):
+    def _not_reserved(cls, name: object) -> object:
+        # Before the slug pattern: 'SAIP_x' is refused for what it imitates, not for its capitals.
+        if isinstance(name, str) and is_reserved(name):
             raise ValueError(
                 f"'{name}' starts with '{RESERVED_PREFIX}', which is reserved for this app's own management tools"
             )
