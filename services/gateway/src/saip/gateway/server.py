@@ -129,10 +129,9 @@ class Gateway:
     async def running(self) -> AsyncIterator[Gateway]:
         settings = self.settings
         async with AsyncExitStack() as stack:
-            self.nc = await bus.connect(
-                settings.nats_url, f"gateway {settings.gateway_replica}", reconnected=self._back
+            self.nc = await stack.enter_async_context(
+                bus.connection(settings.nats_url, f"gateway {settings.gateway_replica}", reconnected=self._back)
             )
-            stack.push_async_callback(bus.close, self.nc)
             js = self.nc.jetstream()
             await bus.ensure_stream(js, bus.audit_stream_config(settings))
             replicas = settings.nats_replicas
@@ -169,7 +168,7 @@ class Gateway:
             await self.registrar.refresh()
             watches: list[tuple[Follow, str]] = [(functools.partial(self._follow_tokens, records), "token")]
             watches += await self._published(js, PublishedTools(approvals=approvals, auditor=auditor))
-            publish_build_info("gateway")
+            publish_build_info("gateway", self.metrics.registry)
             async with anyio.create_task_group() as group:
                 group.start_soon(self.publisher.flush_forever)
                 for follow, what in watches:
