@@ -13,11 +13,15 @@ from pathlib import Path
 
 import anyio
 from nats.aio.client import Client as NatsClient
+from prometheus_client import CollectorRegistry
 
 from bench.stats import table
 from saip.audit.chain import decode_entry
-from saip.audit.clients import JetStreamLedger
+from saip.audit.clients import REQUEST_TIMEOUT, JetStreamLedger, JetStreamRecords
+from saip.audit.collector import BATCH, Collector
+from saip.audit.metrics import AuditMetrics
 from saip.common import bus
+from saip.common.masking import Masker
 from saip.common.natsd import LocalNats, free_port
 from saip.common.settings import SaipSettings
 from saip.gateway.areas.monitor.client import AuditClient
@@ -67,12 +71,19 @@ async def _chaining_rate(nc: NatsClient) -> float:
     """Records a second, from the entries' own chained_at stamps: the collector chains a backlog before its service
     even answers, so polling it from outside would time nothing. The first batch's entries share the first stamp,
     so they are left out of the count."""
-    ledger = JetStreamLedger(nc)
-    first_seq, last_seq = await ledger.bounds()
-    async with contextlib.aclosing(ledger.read(first_seq, last_seq)) as messages:
-        stamps = [entry.chained_at.ToNanoseconds() async for m in messages if (entry := decode_entry(m.data))]
+    stamps = await _stamps(nc)
     later = [stamp for stamp in stamps if stamp > stamps[0]]
     return len(later) / ((stamps[-1] - stamps[0]) / 1e9)
+
+
+async def _stamps(nc: NatsClient) -> list[int]:
+    """Every ledger entry's chained_at, in nanoseconds, oldest first."""
+    ledger = JetStreamLedger(nc)
+    first_seq, last_seq = await ledger.bounds()
+    if last_seq == 0:
+        return []
+    async with contextlib.aclosing(ledger.read(first_seq, last_seq)) as messages:
+        return [entry.chained_at.ToNanoseconds() async for m in messages if (entry := decode_entry(m.data))]
 
 
 def _start_audit(nats: LocalNats, home: Path, port: int) -> subprocess.Popen[bytes]:
@@ -130,9 +141,44 @@ async def _run(home: Path) -> list[list[object]]:
     ]
 
 
+async def _collector_alone(home: Path, batch: int) -> float:
+    """The collector in this process, on a backlog of RECORDS on a fresh server: records a second when it appends
+    `batch` records at a time (1 is the former design: one JetStream round trip per record)."""
+    nats = LocalNats(home / f"nats-{batch}")
+    nats.start()
+    nc = await bus.connect(nats.url, "bench", within=10)
+    spool = Spool(home / f"spool-{batch}")
+    try:
+        js = nc.jetstream(timeout=REQUEST_TIMEOUT)
+        await bus.ensure_stream(js, bus.audit_stream_config(SaipSettings.load(home=home)))
+        await _publish(AuditPublisher(nc, spool), RECORDS)
+        source = JetStreamRecords(js)
+        await source.open()
+        metrics = AuditMetrics(CollectorRegistry())
+        collector = Collector(source, JetStreamLedger(nc), Masker(), metrics, batch=batch)
+        collector.start()
+
+        def chained() -> float:
+            return metrics.registry.get_sample_value("saip_audit_records_total", {"kind": "management"}) or 0.0
+
+        with anyio.fail_after(300):
+            while chained() < RECORDS:  # noqa: ASYNC110 - a counter, not an event; bounded poll
+                await anyio.sleep(0.05)
+        await collector.stop()
+        await source.close()
+        return await _chaining_rate(nc)
+    finally:
+        await nc.close()
+        spool.close()
+        nats.stop()
+
+
 def run() -> str:
     with tempfile.TemporaryDirectory() as home:
         rows = anyio.run(_run, Path(home))
+        for batch, label in ((1, "one record per append (the former design)"), (BATCH, f"batches of up to {BATCH}")):
+            rate = anyio.run(_collector_alone, Path(home), batch)
+            rows.append([f"chained in-process, {label}", RECORDS, rate])
     return table(
         f"Audit records per second ({CONCURRENCY} concurrent publishers, the gateway's publisher)",
         ["", "records", "records/s"],

@@ -163,7 +163,8 @@ async def test_a_batch_holding_a_record_chained_long_ago_is_appended_one_at_a_ti
     source = JetStreamRecords(js, ack_wait=1.0)
     await source.open()
     metrics = AuditMetrics(CollectorRegistry())
-    collector = Collector(source, ledger, Masker(), metrics)  # it remembers none of what was chained
+    # It remembers none of what was chained, and appends every batch atomically.
+    collector = Collector(source, ledger, Masker(), metrics, atomic_from=1)
     collector.start()
     try:
         await publish(js, management_call("m-1"))  # a publisher past the duplicate window of its own ids

@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from prometheus_client import CollectorRegistry
 
 from saip.audit import chain
-from saip.audit.collector import Collector
+from saip.audit.collector import ATOMIC_FROM, Collector
 from saip.audit.errors import StoreUnavailable
 from saip.audit.metrics import AuditMetrics
 from saip.common.masking import Masker
@@ -23,9 +23,10 @@ from tests.waiting import eventually
 
 
 @asynccontextmanager
-async def collecting(source: FakeSource, ledger: FakeLedger) -> AsyncIterator[AuditMetrics]:
+async def collecting(source: FakeSource, ledger: FakeLedger, *, atomic_from: int = 1) -> AsyncIterator[AuditMetrics]:
+    """The collector at work on the fakes; every batch is appended atomically unless `atomic_from` says otherwise."""
     metrics = AuditMetrics(CollectorRegistry())
-    collector = Collector(source, ledger, Masker(), metrics, clock=lambda: samples.CHAINED_AT)
+    collector = Collector(source, ledger, Masker(), metrics, clock=lambda: samples.CHAINED_AT, atomic_from=atomic_from)
     collector.start()
     try:
         yield metrics
@@ -60,6 +61,18 @@ async def test_a_batch_is_chained_in_stream_order_in_one_append_and_acknowledged
     assert ledger.ids == ["m-1", "m-2", "m-3", "m-4"]
     assert ledger.appends == [4]
     assert ledger.log == ["append m-1 m-2 m-3 m-4", "ack 1", "ack 2", "ack 3", "ack 4"]
+    assert_one_unforked_chain(ledger)
+
+
+async def test_a_batch_of_a_few_records_goes_one_append_each_in_stream_order() -> None:
+    ledger = FakeLedger()
+    source = FakeSource(ledger.log)
+    source.put(*calls("m-1", "m-2", "m-3"))
+    async with collecting(source, ledger, atomic_from=ATOMIC_FROM):
+        await eventually(lambda: source.settled)
+
+    assert ledger.appends == [1, 1, 1]
+    assert ledger.log == ["append m-1", "append m-2", "append m-3", "ack 1", "ack 2", "ack 3"]
     assert_one_unforked_chain(ledger)
 
 

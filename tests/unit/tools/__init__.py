@@ -1,1 +1,1 @@
-"""Unit tests of the tools service: spec rules, risk, the sandbox on real V8, the bundled catalog."""
+"""Unit tests of the tools service: spec rules, risk, masking of what leaves a run, the bundled catalog."""
