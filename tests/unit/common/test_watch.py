@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 
 import anyio
 import pytest
@@ -27,17 +28,20 @@ async def test_a_failing_watch_is_restarted_with_a_growing_pause() -> None:
     assert pauses[2] > pauses[0]  # exponential: 0.05, 0.1, 0.2 (+ jitter up to 0.05)
 
 
-async def test_a_watch_that_ends_by_itself_counts_as_a_failure() -> None:
+async def test_a_watch_that_ends_by_itself_counts_as_a_failure(caplog: pytest.LogCaptureFixture) -> None:
     runs = 0
 
     async def follow() -> None:
         nonlocal runs
         runs += 1
 
+    caplog.set_level(logging.WARNING, logger="saip.common.watch")
     async with anyio.create_task_group() as group:
         group.start_soon(lambda: keep_alive(follow, "test", initial=0.01, maximum=0.05))
         await eventually(lambda: runs >= 3)
         group.cancel_scope.cancel()
+    failures = [record for record in caplog.records if record.getMessage() == "watch failed; restarting it"]
+    assert failures and "the test watch ended" in failures[0].__dict__["error"]
 
 
 async def test_a_restart_starts_the_watch_over_at_once() -> None:
