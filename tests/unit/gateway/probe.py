@@ -14,6 +14,7 @@ from saip.gateway.errors import ServiceRefused
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.approval import Approvals
 from saip.gateway.surface.audited import Auditor
+from saip.gateway.surface.expected import Expected
 from saip.gateway.surface.gate import Gate
 from saip.gateway.surface.limits import WindowLimit
 from saip.gateway.surface.management import (
@@ -72,13 +73,15 @@ class ProbeContribution:
 
     def __init__(self) -> None:
         self.runs: list[tuple[str, object, Caller]] = []
+        self.expected: list[Expected] = []  # what each run was handed by its approval
 
     async def _run(self, tool: str, arguments: object, caller: Caller) -> ManagementResult:
         self.runs.append((tool, arguments, caller))
         return ManagementResult(True, f"{tool} ran", persisted=True, data={"tool": tool})
 
     def _tool(self, name: str, level: Level, **kwargs: object) -> ManagementTool:
-        async def handler(arguments: object, caller: Caller) -> ManagementResult:
+        async def handler(arguments: object, caller: Caller, expected: Expected) -> ManagementResult:
+            self.expected.append(expected)
             return await self._run(name, arguments, caller)
 
         defaults: dict[str, object] = {
@@ -97,13 +100,13 @@ class ProbeContribution:
         )
 
     def tools(self) -> Sequence[ManagementTool]:
-        async def refuse(arguments: object, caller: Caller) -> ManagementResult:
+        async def refuse(arguments: object, caller: Caller, expected: Expected) -> ManagementResult:
             raise ServiceRefused("'cafe-desk' is managed by configuration; change it under tools.cafe-desk instead.")
 
-        async def crash(arguments: object, caller: Caller) -> ManagementResult:
+        async def crash(arguments: object, caller: Caller, expected: Expected) -> ManagementResult:
             raise RuntimeError("boom with Authorization: Bearer sk-live-abcdef123456")
 
-        async def flood(arguments: NameInput, caller: Caller) -> ManagementResult:
+        async def flood(arguments: NameInput, caller: Caller, expected: Expected) -> ManagementResult:
             # A multi-megabyte answer: `count` million characters, quotes included so escaping makes it grow.
             text = ('"' + arguments.name) * (1_000_000 * arguments.count // (len(arguments.name) + 1))
             return ManagementResult(True, "flooded", data={"text": text})

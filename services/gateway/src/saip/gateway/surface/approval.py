@@ -2,8 +2,9 @@
 
 2025-11-25 clients have a back channel: the question is pushed as `elicitation/create` and the call waits, reporting
 `Waiting for approval: N s left` as progress every interval. 2026-07-28 clients have none: the call returns the
-question (`InputRequiredResult`) with a state that binds the tool, the canonical arguments' hash, a one-shot nonce and
-an expiry; the client calls again with the answer. The MCP SDK seals that state (every replica shares the key), and
+question (`InputRequiredResult`) with a state that binds the tool, the canonical arguments' hash, the revisions its plan
+read (`surface.expected`), a one-shot nonce and an expiry; the client calls again with the answer, and the retry's
+fresh plan must read the same revisions. The MCP SDK seals that state (every replica shares the key), and
 the nonce is spent in a store every replica shares, so an answer cannot be replayed, moved or given late.
 """
 
@@ -24,6 +25,7 @@ import anyio
 
 from saip.common import vocabulary
 from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.surface.expected import NOTHING, Expected
 from saip.gateway.surface.limits import WindowLimit
 from saip.gateway.surface.management import Caller, protobuf_values
 from saip.v1 import common_pb2
@@ -118,15 +120,16 @@ class NonceStore(Protocol):
 
 @dataclass(frozen=True)
 class Binding:
-    """What an approval is for: one tool with exactly these arguments."""
+    """What an approval is for: one tool with exactly these arguments, over the server state its plan read."""
 
     tool: str
     arguments_hash: str
+    expected: Expected = NOTHING
 
     @classmethod
-    def of(cls, tool: str, arguments: dict[str, Any] | None) -> Binding:
+    def of(cls, tool: str, arguments: dict[str, Any] | None, expected: Expected = NOTHING) -> Binding:
         canonical = json.dumps(arguments or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-        return cls(tool, hashlib.sha256(canonical.encode()).hexdigest())
+        return cls(tool, hashlib.sha256(canonical.encode()).hexdigest(), expected)
 
 
 @dataclass(frozen=True)
@@ -148,13 +151,16 @@ class Decided:
 class StateProblem(StrEnum):
     REPLAYED = "replayed"
     MISMATCH = "mismatch"
+    CHANGED = "changed"
 
 
 @dataclass(frozen=True)
 class Rejected:
-    """A 2026-07-28 answer whose state does not belong to this call, or was already used."""
+    """A 2026-07-28 answer whose state does not belong to this call, was already used, or described server state
+    that has changed since (`detail` says what)."""
 
     problem: StateProblem
+    detail: str = ""
 
 
 def countdown(remaining: float) -> str:
@@ -245,6 +251,9 @@ class Approvals:
             return Decided(Decision.TIMEOUT, waited)
         if not await self._nonces.spend(str(claims["n"]), binding.tool):
             return Rejected(StateProblem.REPLAYED)
+        change = binding.expected.change_since(claims.get("r", []))
+        if change is not None:
+            return Rejected(StateProblem.CHANGED, change)
         answer = interaction.answer
         approved = answer is not None and answer.approves
         return Decided(Decision.APPROVED if approved else Decision.DECLINED, waited)
@@ -255,6 +264,7 @@ class Approvals:
             "v": 1,
             "t": binding.tool,
             "a": binding.arguments_hash,
+            "r": binding.expected.claims(),
             "n": secrets.token_urlsafe(18),
             "iat": now,
             "exp": now + self.wait_seconds,
