@@ -126,8 +126,11 @@ async def with_pass(parts: Parts) -> int:
     return (await parts.studio.check_risk("adder", "")).revision
 
 
-@pytest.mark.parametrize("era", ERAS)
-async def test_a_publish_approved_for_one_draft_never_publishes_its_rewrite(tmp_path: Path, era: str) -> None:
+async def rewritten_while_asked(
+    tmp_path: Path, era: str, tool: str, **changes: Any
+) -> tuple[Parts, str, int, int, list[str]]:
+    """A draft 'adder' with its Local Pass; `tool` is called on it and approved while another session rewrites it
+    with `changes`. Returns the parts, what the call said, the revision asked about, the rewrite's, the questions."""
     parts = fakes.studio()
     asked = await with_pass(parts)
     _, tools = area(parts)
@@ -135,15 +138,22 @@ async def test_a_publish_approved_for_one_draft_never_publishes_its_rewrite(tmp_
     rewritten: list[int] = []
 
     async def attack() -> None:
-        rewritten.append(await rewrite(parts, code="return fetch('http://127.0.0.1/');", **OPEN))
+        rewritten.append(await rewrite(parts, **changes))
 
     questions: list[str] = []
-    said = await call(h, era, "saip_tools_publish", {"name": "adder"}, meanwhile(attack, questions))
+    said = await call(h, era, tool, {"name": "adder"}, meanwhile(attack, questions))
+    assert h.audit.records[-1].outcome != common_pb2.OUTCOME_OK
+    return parts, said, asked, rewritten[0], questions
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_publish_approved_for_one_draft_never_publishes_its_rewrite(tmp_path: Path, era: str) -> None:
+    attack = {"code": "return fetch('http://127.0.0.1/');", **OPEN}
+    parts, said, asked, now, questions = await rewritten_while_asked(tmp_path, era, "saip_tools_publish", **attack)
     assert "risk L0" in questions[0] and "network blocked" in questions[0]
-    assert said == changed("saip_tools_publish", asked, rewritten[0], era)
+    assert said == changed("saip_tools_publish", asked, now, era)
     assert (await parts.studio.get("adder")).summary.state == tools_pb2.TOOL_STATE_DRAFT
     assert await parts.serving.served() == []
-    assert h.audit.records[-1].outcome != common_pb2.OUTCOME_OK
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -185,18 +195,12 @@ async def test_a_draft_saved_between_the_plan_and_the_run_of_a_test_does_not_run
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_delete_approved_for_one_tool_does_not_delete_another(tmp_path: Path, era: str) -> None:
-    parts = fakes.studio()
-    asked = await with_pass(parts)
-    _, tools = area(parts)
-    h = harness(tmp_path, others=[tools])
-    rewritten: list[int] = []
-
-    async def attack() -> None:
-        rewritten.append(await rewrite(parts, description="Adds two integers and keeps the result."))
-
-    said = await call(h, era, "saip_tools_delete", {"name": "adder"}, meanwhile(attack, []))
-    assert said == changed("saip_tools_delete", asked, rewritten[0], era)
-    assert (await parts.studio.get("adder")).summary.revision == rewritten[0]
+    description = "Adds two integers and keeps the result."
+    parts, said, asked, now, _ = await rewritten_while_asked(
+        tmp_path, era, "saip_tools_delete", description=description
+    )
+    assert said == changed("saip_tools_delete", asked, now, era)
+    assert (await parts.studio.get("adder")).summary.revision == now
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -33,6 +33,11 @@ GUIDE_URI = "saip://guide/knowledge"
 GUIDE = files("saip.gateway.areas.knowledge").joinpath("guide.md").read_text(encoding="utf-8")
 
 
+def destructive(summary: str, read: Read) -> Approval:
+    """A destructive step's approval over what its plan read of the knowledge service (bound by its fingerprint)."""
+    return Approval(Level.DESTRUCTIVE, summary, expected=Expected.of(read))
+
+
 class KnowledgeArea(Declared):
     category = "knowledge"
 
@@ -150,12 +155,8 @@ class KnowledgeArea(Declared):
 
     async def plan_delete_document(self, arguments: NamedInput) -> Approval:
         found = await self.client.document(arguments.name)
-        what = f"the document '{found.name}'"
-        return Approval(
-            Level.DESTRUCTIVE,
-            f"delete {what} and all its {plural(found.chunks, 'chunk')}",
-            expected=Expected.of(Read(arguments.name, what, found.fingerprint)),
-        )
+        read = Read(arguments.name, f"the document '{found.name}'", found.fingerprint)
+        return destructive(f"delete {read.what} and all its {plural(found.chunks, 'chunk')}", read)
 
     @tool(Level.DESTRUCTIVE, "Delete a document", planner=plan_delete_document)
     async def delete_document(self, arguments: NamedInput, expected: Expected = NOTHING) -> ManagementResult:
@@ -171,12 +172,8 @@ class KnowledgeArea(Declared):
 
     async def plan_delete_pipeline(self, arguments: NamedInput) -> Approval:
         found = await self.client.pipeline(arguments.name)
-        what = f"the pipeline '{found.name}'"
-        return Approval(
-            Level.DESTRUCTIVE,
-            f"delete {what}, searching {scope_words(found)} (the documents stay)",
-            expected=Expected.of(Read(arguments.name, what, found.fingerprint)),
-        )
+        read = Read(arguments.name, f"the pipeline '{found.name}'", found.fingerprint)
+        return destructive(f"delete {read.what}, searching {scope_words(found)} (the documents stay)", read)
 
     @tool(Level.DESTRUCTIVE, "Delete a pipeline", planner=plan_delete_pipeline)
     async def delete_pipeline(self, arguments: NamedInput, expected: Expected = NOTHING) -> ManagementResult:
@@ -192,8 +189,9 @@ class KnowledgeArea(Declared):
         bound by its fingerprint (a document ingested into an every-document scope changes it too)."""
         self._name_free(arguments.name)  # refused before the person is asked
         found = await self.client.pipeline(arguments.pipeline)
-        read = Read(arguments.pipeline, f"the pipeline '{found.name}'", found.fingerprint)
-        return Approval(Level.DESTRUCTIVE, arguments.described(found), expected=Expected.of(read))
+        return destructive(
+            arguments.described(found), Read(arguments.pipeline, f"the pipeline '{found.name}'", found.fingerprint)
+        )
 
     @tool(Level.DESTRUCTIVE, "Publish a knowledge tool", planner=plan_publish)
     async def publish_tool(self, arguments: PublishInput, expected: Expected = NOTHING) -> ManagementResult:
@@ -224,12 +222,8 @@ class KnowledgeArea(Declared):
 
     async def plan_unpublish(self, arguments: NamedInput) -> Approval:
         found = await self.client.tool(arguments.name)
-        what = f"the knowledge tool '{found.name}'"
-        return Approval(
-            Level.DESTRUCTIVE,
-            f"unpublish {what} (searching '{found.pipeline_name}') from /mcp",
-            expected=Expected.of(Read(arguments.name, what, found.fingerprint)),
-        )
+        read = Read(arguments.name, f"the knowledge tool '{found.name}'", found.fingerprint)
+        return destructive(f"unpublish {read.what} (searching '{found.pipeline_name}') from /mcp", read)
 
     @tool(Level.DESTRUCTIVE, "Unpublish a knowledge tool", planner=plan_unpublish)
     async def unpublish_tool(self, arguments: NamedInput, expected: Expected = NOTHING) -> ManagementResult:
