@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from pydantic import Field
 from saip.gateway.config import ApprovalMode, Transport
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.metrics import GatewayMetrics
-from saip.gateway.surface.approval import Approvals
+from saip.gateway.surface.approval import Approvals, QuestionStore
 from saip.gateway.surface.audited import Auditor
 from saip.gateway.surface.expected import Expected
 from saip.gateway.surface.gate import Gate
@@ -174,6 +175,8 @@ def harness(
     others: Sequence[Contribution] = (),
     calls: int = 0,
     questions: int = 0,
+    pending: QuestionStore | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> Harness:
     """The gate, registrar and MCP server around the probe tools (and `others`, under their own categories)."""
     metrics = GatewayMetrics()
@@ -190,8 +193,10 @@ def harness(
             nonces=nonces,
             metrics=metrics,
             questions=WindowLimit(questions, 60),
+            pending=pending,
+            clock=clock,
         ),
-        auditor=Auditor(sink=audit, replica="test-replica", metrics=metrics),
+        auditor=Auditor(sink=audit, replica="test-replica", metrics=metrics, questions=pending),
         metrics=metrics,
         calls=WindowLimit(calls, 60),
     )

@@ -27,3 +27,27 @@ class ApprovalNonce(_message.Message):
     used_at: _timestamp_pb2.Timestamp
     gateway: str
     def __init__(self, tool: _Optional[str] = ..., used_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ...) -> None: ...
+
+class PendingQuestion(_message.Message):
+    __slots__ = ("tool", "deadline", "asked_at", "subject", "record", "record_id", "gateway", "timed_out", "swept_by", "settled")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    ASKED_AT_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    RECORD_ID_FIELD_NUMBER: _ClassVar[int]
+    GATEWAY_FIELD_NUMBER: _ClassVar[int]
+    TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
+    SWEPT_BY_FIELD_NUMBER: _ClassVar[int]
+    SETTLED_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    deadline: float
+    asked_at: float
+    subject: str
+    record: bytes
+    record_id: str
+    gateway: str
+    timed_out: bool
+    swept_by: str
+    settled: bool
+    def __init__(self, tool: _Optional[str] = ..., deadline: _Optional[float] = ..., asked_at: _Optional[float] = ..., subject: _Optional[str] = ..., record: _Optional[bytes] = ..., record_id: _Optional[str] = ..., gateway: _Optional[str] = ..., timed_out: _Optional[bool] = ..., swept_by: _Optional[str] = ..., settled: _Optional[bool] = ...) -> None: ...

@@ -16,7 +16,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
@@ -28,7 +28,7 @@ from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.expected import NOTHING, Expected
 from saip.gateway.surface.limits import WindowLimit
 from saip.gateway.surface.management import Caller, protobuf_values
-from saip.v1 import common_pb2
+from saip.v1 import common_pb2, gateway_pb2
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +119,53 @@ class NonceStore(Protocol):
 
 
 @dataclass(frozen=True)
+class Parked:
+    """One 2026-07-28 question out with its client, at the revision the store holds it."""
+
+    nonce: str
+    question: gateway_pb2.PendingQuestion
+    revision: int
+
+
+class QuestionStore(Protocol):
+    """The 2026-07-28 questions out with their clients, shared by every replica (`surface.questions`)."""
+
+    async def park(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
+        """Keep a question that went back to its client, with its TIMEOUT record made ready."""
+        ...
+
+    async def settle(self, nonce: str) -> bool:
+        """Take the question back for the call that answers it: False when a sweeper already recorded it as TIMEOUT
+        (a question that was never parked, the store being away, is the caller's to record)."""
+        ...
+
+    async def expire(self, parked: Parked, replica: str) -> bool:
+        """Claim an expired question at the revision read: True for exactly one caller, on any replica."""
+        ...
+
+    def watch(self) -> AsyncIterator[Parked | str | None]:
+        """The questions there are, None once they are all read, then each change (a nonce alone: it is gone)."""
+        ...
+
+
+class NoQuestions:
+    """A store that keeps nothing (a gate without NATS, in the tests): every answer is the caller's to record, and
+    an unanswered question is recorded only if its client comes back after the wait."""
+
+    async def park(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
+        return None
+
+    async def settle(self, nonce: str) -> bool:
+        return True
+
+    async def expire(self, parked: Parked, replica: str) -> bool:
+        return False
+
+    async def watch(self) -> AsyncIterator[Parked | str | None]:
+        yield None
+
+
+@dataclass(frozen=True)
 class Binding:
     """What an approval is for: one tool with exactly these arguments, over the server state its plan read."""
 
@@ -134,18 +181,27 @@ class Binding:
 
 @dataclass(frozen=True)
 class Asked:
-    """2026-07-28: return this question to the client; `state` comes back with its answer."""
+    """2026-07-28: return this question to the client; `state` comes back with its answer. The nonce, when it was
+    asked and its deadline park it (`QuestionStore`); `expired` is what its TIMEOUT record will say."""
 
     message: str
     schema: dict[str, Any]
     state: str
+    nonce: str = ""
+    asked_at: float = 0.0
+    deadline: float = 0.0
+    expired: str = ""
 
 
 @dataclass(frozen=True)
 class Decided:
+    """What the person decided, and how long the question waited. `recorded`: a sweeper already put this (a TIMEOUT)
+    on the trail, so the call that learns it records nothing more."""
+
     decision: Decision
     waited: float = 0.0
     detail: str = ""
+    recorded: bool = False
 
 
 class StateProblem(StrEnum):
@@ -179,12 +235,15 @@ class Approvals:
         metrics: GatewayMetrics,
         clock: Callable[[], float] = time.time,
         questions: WindowLimit | None = None,
+        pending: QuestionStore | None = None,
     ) -> None:
         self.wait_seconds = wait_seconds
         # Consent fatigue: how many questions one client may put to the person per window (0: no limit).
         self.questions = questions if questions is not None else WindowLimit(0, 60)
         self.progress_interval = progress_interval
         self._nonces = nonces
+        # The 2026-07-28 questions out with their clients (every replica's), settled by the answers.
+        self.pending: QuestionStore = pending if pending is not None else NoQuestions()
         self._metrics = metrics
         self._clock = clock
 
@@ -203,7 +262,7 @@ class Approvals:
             asked = await self._roundtrip(interaction, binding, message)
         else:
             asked = await self._push(interaction, message)
-        if isinstance(asked, Decided):
+        if isinstance(asked, Decided) and not asked.recorded:
             self._metrics.approval_wait.labels(asked.decision.value).observe(asked.waited)
         return asked
 
@@ -240,17 +299,23 @@ class Approvals:
     async def _roundtrip(self, interaction: Interaction, binding: Binding, message: str) -> Asked | Decided | Rejected:
         state = interaction.state
         if state is None:
-            return Asked(message, APPROVAL_SCHEMA, self._issue(binding))
+            issued = self._issue(binding)
+            claims = json.loads(issued)
+            return Asked(message, APPROVAL_SCHEMA, issued, claims["n"], claims["iat"], claims["exp"])
         claims = _parse(state)
         if claims is None or claims.get("t") != binding.tool or claims.get("a") != binding.arguments_hash:
             return Rejected(StateProblem.MISMATCH)
         now = self._clock()
         waited = max(0.0, now - float(claims["iat"]))
+        nonce = str(claims["n"])
         if now > float(claims["exp"]):
-            await self._nonces.spend(str(claims["n"]), binding.tool)
-            return Decided(Decision.TIMEOUT, waited)
-        if not await self._nonces.spend(str(claims["n"]), binding.tool):
+            await self._nonces.spend(nonce, binding.tool)
+            return Decided(Decision.TIMEOUT, waited, recorded=not await self.pending.settle(nonce))
+        if not await self._nonces.spend(nonce, binding.tool):
             return Rejected(StateProblem.REPLAYED)
+        if not await self.pending.settle(nonce):
+            # A sweeper (its clock a little ahead) recorded the question as TIMEOUT first: so it ended.
+            return Decided(Decision.TIMEOUT, waited, recorded=True)
         change = binding.expected.change_since(claims.get("r", []))
         if change is not None:
             return Rejected(StateProblem.CHANGED, change)

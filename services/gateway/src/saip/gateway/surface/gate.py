@@ -122,7 +122,9 @@ async def consult(
     call.asking()
     asked = await approvals.ask(interaction, Binding.of(tool, call.arguments, expected), text)
     if isinstance(asked, Asked):
-        return Verdict(asked=asked)
+        # What its record says if nobody answers (`surface.questions` records it then, on one replica).
+        expired = TIMEOUT.format(tool=tool, wait=seconds(approvals.wait_seconds))
+        return Verdict(asked=replace(asked, expired=expired))
     if isinstance(asked, Rejected):
         if asked.problem is StateProblem.CHANGED:
             return Verdict(refusal=CHANGED.format(tool=tool, change=asked.detail), outcome=Outcome.REFUSED)
