@@ -4,16 +4,14 @@ bucket's compare-and-set; two sweepers over it stand for two replicas."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import mcp_types as types
 
 from saip.gateway.metrics import GatewayMetrics
-from saip.gateway.surface.approval import Parked
 from saip.gateway.surface.questions import Sweeper
-from saip.v1 import common_pb2, gateway_pb2
-from tests.unit.gateway.probe import Harness, RecordingAudit, SpentNonces, harness
+from saip.v1 import common_pb2
+from tests.unit.gateway.probe import Harness, MemoryQuestions, RecordingAudit, SpentNonces, harness
 from tests.unit.gateway.test_approval_state import APPROVE, ask, connected, message
 
 WAIT = 180.0
@@ -21,49 +19,6 @@ TIMEOUT = (
     "Tool 'saip_probe_delete' was not run: no approval within 180 s. Do not retry it for this request; ask the user "
     "to run it from the app if it is still needed."
 )
-
-
-class MemoryQuestions:
-    """The saip-questions bucket as a dict of (question, revision); a write against a moved revision fails."""
-
-    def __init__(self) -> None:
-        self.entries: dict[str, tuple[gateway_pb2.PendingQuestion, int]] = {}
-        self._revision = 0
-
-    def _put(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
-        self._revision += 1
-        self.entries[nonce] = (question, self._revision)
-
-    async def park(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
-        assert nonce not in self.entries
-        self._put(nonce, question)
-
-    async def settle(self, nonce: str) -> bool:
-        if nonce not in self.entries:
-            return True
-        question, _ = self.entries[nonce]
-        if question.timed_out:
-            return False
-        settled = gateway_pb2.PendingQuestion()
-        settled.CopyFrom(question)
-        settled.settled = True
-        self._put(nonce, settled)
-        return True
-
-    async def expire(self, parked: Parked, replica: str) -> bool:
-        if self.entries.get(parked.nonce, (None, -1))[1] != parked.revision:
-            return False
-        claimed = gateway_pb2.PendingQuestion()
-        claimed.CopyFrom(parked.question)
-        claimed.timed_out, claimed.swept_by = True, replica
-        self._put(parked.nonce, claimed)
-        return True
-
-    async def watch(self) -> AsyncIterator[Parked | str | None]:
-        """The current entries, then the end of them; the test follows again for each look."""
-        for nonce, (question, revision) in list(self.entries.items()):
-            yield Parked(nonce, question, revision)
-        yield None
 
 
 class Clock:

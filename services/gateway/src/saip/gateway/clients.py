@@ -24,7 +24,7 @@ from saip.gateway.auth import TokenRecord
 from saip.gateway.errors import ServiceNotConfigured, ServiceRefused, ServiceUnavailable
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.spool import Spool
-from saip.gateway.surface.approval import Parked
+from saip.gateway.surface.approval import NOT_WAITING, Decision, Parked
 from saip.v1 import events_pb2, gateway_pb2
 
 logger = logging.getLogger(__name__)
@@ -145,6 +145,35 @@ class KvQuestions:
         except KeyWrongLastSequenceError:
             return False
         return True
+
+    async def stored(self, nonce: str) -> gateway_pb2.PendingQuestion | None:
+        try:
+            entry = await self._kv.get(nonce)
+        except (KeyNotFoundError, KeyDeletedError):
+            return None
+        except (NatsError, TimeoutError) as exc:
+            raise ServiceUnavailable("nats", type(exc).__name__) from None
+        return gateway_pb2.PendingQuestion.FromString(entry.value or b"")
+
+    async def answer(self, nonce: str, decision: Decision, now: float) -> gateway_pb2.PendingQuestion:
+        try:
+            entry = await self._kv.get(nonce)
+        except (KeyNotFoundError, KeyDeletedError):
+            raise ServiceRefused(NOT_WAITING.format(id=nonce)) from None
+        except (NatsError, TimeoutError) as exc:
+            raise ServiceUnavailable("nats", type(exc).__name__) from None
+        question = gateway_pb2.PendingQuestion.FromString(entry.value or b"")
+        over = question.timed_out or question.settled or question.deadline <= now
+        if not question.out_of_band or question.answer or over:
+            raise ServiceRefused(NOT_WAITING.format(id=nonce))
+        question.answer, question.answered_at = decision.value, now
+        try:
+            await self._kv.update(nonce, question.SerializeToString(), last=entry.revision)
+        except KeyWrongLastSequenceError:
+            return await self.answer(nonce, decision, now)  # it changed meanwhile: read again (it may be over)
+        except (NatsError, TimeoutError) as exc:
+            raise ServiceUnavailable("nats", type(exc).__name__) from None
+        return question
 
     async def watch(self) -> AsyncIterator[Parked | str | None]:
         watcher = await self._kv.watchall()

@@ -47,7 +47,7 @@ from saip.gateway.surface.limits import WindowLimit
 from saip.gateway.surface.management import Contribution, ManagementResult
 from saip.gateway.surface.mcp_server import LegacySessions, ListChangedNotifier, build_server
 from saip.gateway.surface.published import PublishedSource, PublishedTools, ServedToolsClient, source_of
-from saip.gateway.surface.questions import Sweeper
+from saip.gateway.surface.questions import OutOfBand, Sweeper
 from saip.gateway.surface.registrar import Policy, Registrar, described
 from saip.gateway.surface.registry import Registry
 
@@ -108,6 +108,7 @@ class Gateway:
         self.calls: WindowLimit
         self.token_service: TokenService
         self.sweeper: Sweeper
+        self.out_of_band: OutOfBand
 
     def _surroundings(self, service: Service) -> Surroundings:
         return Surroundings(
@@ -159,6 +160,7 @@ class Gateway:
                 metrics=self.metrics,
                 questions=WindowLimit(settings.management_question_limit, settings.management_limit_window_seconds),
                 pending=questions,
+                out_of_band=settings.management_out_of_band_approvals,
             )
             auditor = Auditor(
                 sink=self.publisher, replica=settings.gateway_replica, metrics=self.metrics, questions=questions
@@ -169,6 +171,9 @@ class Gateway:
                 sink=self.publisher,
                 metrics=self.metrics,
                 replica=settings.gateway_replica,
+            )
+            self.out_of_band = OutOfBand(
+                store=questions, sweeper=self.sweeper, enabled=settings.management_out_of_band_approvals
             )
             self.calls = WindowLimit(settings.management_rate_limit, settings.management_limit_window_seconds)
             self.registrar = self._registrar(
@@ -254,7 +259,15 @@ class Gateway:
                 checks[name] = "ok" if await channel.healthy() else "unreachable"
         return checks
 
-    # The gateway's own methods of the REST API (rest.Operations) and `saip status`, `saip token`.
+    # The gateway's own methods of the REST API (rest.Operations) and `saip status`, `saip token`, `saip approvals`.
+
+    async def approvals(self) -> ManagementResult:
+        return await self.out_of_band.waiting()
+
+    async def answer_approval(self, question_id: str, approve: bool) -> ManagementResult:
+        result = await self.out_of_band.answer(question_id, approve)
+        logger.info("out-of-band approval answered", extra={"tool": result.data["tool"], "approved": approve})
+        return result
 
     async def status(self, mcp_url: str) -> ManagementResult:
         management = self.management_status()

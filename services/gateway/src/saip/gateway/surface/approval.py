@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import anyio
 
 from saip.common import vocabulary
+from saip.gateway.errors import ServiceRefused
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.expected import NOTHING, Expected
 from saip.gateway.surface.limits import WindowLimit
@@ -147,6 +148,14 @@ class QuestionStore(Protocol):
         """The questions there are, None once they are all read, then each change (a nonce alone: it is gone)."""
         ...
 
+    async def stored(self, nonce: str) -> gateway_pb2.PendingQuestion | None:
+        """The question as it is now (an out-of-band answer is in it), None when it is not parked."""
+        ...
+
+    async def answer(self, nonce: str, decision: Decision, now: float) -> gateway_pb2.PendingQuestion:
+        """The person's out-of-band answer to a question still waiting; ServiceRefused says why one is not."""
+        ...
+
 
 class NoQuestions:
     """A store that keeps nothing (a gate without NATS, in the tests): every answer is the caller's to record, and
@@ -163,6 +172,21 @@ class NoQuestions:
 
     async def watch(self) -> AsyncIterator[Parked | str | None]:
         yield None
+
+    async def stored(self, nonce: str) -> gateway_pb2.PendingQuestion | None:
+        return None
+
+    async def answer(self, nonce: str, decision: Decision, now: float) -> gateway_pb2.PendingQuestion:
+        raise ServiceRefused(NOT_WAITING.format(id=nonce))
+
+
+# Who answered a question, as its record says.
+BY_CLIENT = "client"
+OUT_OF_BAND = "out-of-band"
+NOT_WAITING = (
+    "No question '{id}' is waiting for an answer (answered, expired or never asked); saip approvals lists them."
+)
+ANSWER_POLL = 0.25  # seconds between two looks at a held question's answer
 
 
 @dataclass(frozen=True)
@@ -191,6 +215,10 @@ class Asked:
     asked_at: float = 0.0
     deadline: float = 0.0
     expired: str = ""
+    # Out of band: parked for the person with the caller's name; `again`: a retry before the answer, parked already.
+    out_of_band: bool = False
+    client: str = ""
+    again: bool = False
 
 
 @dataclass(frozen=True)
@@ -202,6 +230,7 @@ class Decided:
     waited: float = 0.0
     detail: str = ""
     recorded: bool = False
+    via: str = ""  # who answered: BY_CLIENT or OUT_OF_BAND
 
 
 class StateProblem(StrEnum):
@@ -236,8 +265,11 @@ class Approvals:
         clock: Callable[[], float] = time.time,
         questions: WindowLimit | None = None,
         pending: QuestionStore | None = None,
+        out_of_band: bool = False,
     ) -> None:
         self.wait_seconds = wait_seconds
+        # management.out-of-band-approvals: a client that cannot ask has its questions parked for the person.
+        self.out_of_band = out_of_band
         # Consent fatigue: how many questions one client may put to the person per window (0: no limit).
         self.questions = questions if questions is not None else WindowLimit(0, 60)
         self.progress_interval = progress_interval
@@ -257,9 +289,16 @@ class Approvals:
             self._metrics.limited.labels("questions").inc()
         return retry
 
-    async def ask(self, interaction: Interaction, binding: Binding, message: str) -> Asked | Decided | Rejected:
+    async def ask(
+        self, interaction: Interaction, binding: Binding, message: str, caller: Caller
+    ) -> Asked | Decided | Rejected:
+        """Put the question to the person: at their client when it can ask (elicitation), else out of band (when
+        that is on), and return what came of it."""
+        held = not caller.elicitation
         if interaction.roundtrip:
-            asked = await self._roundtrip(interaction, binding, message)
+            asked = await self._roundtrip(interaction, binding, message, caller if held else None)
+        elif held:
+            asked = await self._hold(interaction, binding.tool, message, caller)
         else:
             asked = await self._push(interaction, message)
         if isinstance(asked, Decided) and not asked.recorded:
@@ -284,8 +323,48 @@ class Approvals:
             self._metrics.approvals_pending.dec()
         waited = anyio.current_time() - started
         if answer is None:
-            return Decided(Decision.TIMEOUT, waited)
-        return Decided(Decision.APPROVED if answer.approves else Decision.DECLINED, waited)
+            return Decided(Decision.TIMEOUT, waited, via=BY_CLIENT)
+        return Decided(Decision.APPROVED if answer.approves else Decision.DECLINED, waited, via=BY_CLIENT)
+
+    async def _hold(self, interaction: Interaction, tool: str, message: str, caller: Caller) -> Decided:
+        """2025-11-25, out of band: park the question for the person and hold the call (with progress) until they
+        answer or the wait ends; this call records its own end, so no sweeper does."""
+        nonce, now = secrets.token_urlsafe(18), self._clock()
+        question = gateway_pb2.PendingQuestion(
+            tool=tool,
+            deadline=now + self.wait_seconds,
+            asked_at=now,
+            out_of_band=True,
+            held=True,
+            message=message,
+            client=caller.label,
+        )
+        await self.pending.park(nonce, question)
+        started = anyio.current_time()
+        self._metrics.approvals_pending.inc()
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._report_progress, interaction, started)
+                with anyio.move_on_after(self.wait_seconds):
+                    await self._answered(nonce)
+                group.cancel_scope.cancel()
+        finally:
+            self._metrics.approvals_pending.dec()
+            with anyio.CancelScope(shield=True):
+                # Settled, the question takes no answer any more; an answer given before that still counts.
+                await self.pending.settle(nonce)
+                final = await self.pending.stored(nonce)
+        waited = anyio.current_time() - started
+        if final is None or not final.answer:
+            return Decided(Decision.TIMEOUT, waited, via=OUT_OF_BAND)
+        return Decided(Decision(final.answer), waited, via=OUT_OF_BAND)
+
+    async def _answered(self, nonce: str) -> None:
+        while True:
+            stored = await self.pending.stored(nonce)
+            if stored is not None and stored.answer:
+                return
+            await anyio.sleep(ANSWER_POLL)
 
     async def _report_progress(self, interaction: Interaction, started: float) -> None:
         while True:
@@ -296,12 +375,21 @@ class Approvals:
                 logger.debug("approval progress not delivered", extra={"error": str(exc)})
             await anyio.sleep(self.progress_interval)
 
-    async def _roundtrip(self, interaction: Interaction, binding: Binding, message: str) -> Asked | Decided | Rejected:
+    async def _roundtrip(
+        self, interaction: Interaction, binding: Binding, message: str, held: Caller | None
+    ) -> Asked | Decided | Rejected:
+        """2026-07-28: the question goes back with the sealed state, and the retry brings the answer: the client's,
+        or (`held`: a client that cannot ask) the person's out of band, until which the retry gets the question
+        back."""
         state = interaction.state
+        out_of_band = held is not None
+        client = held.label if held is not None else ""
         if state is None:
             issued = self._issue(binding)
             claims = json.loads(issued)
-            return Asked(message, APPROVAL_SCHEMA, issued, claims["n"], claims["iat"], claims["exp"])
+            return Asked(
+                message, APPROVAL_SCHEMA, issued, claims["n"], claims["iat"], claims["exp"], "", out_of_band, client
+            )
         claims = _parse(state)
         if claims is None or claims.get("t") != binding.tool or claims.get("a") != binding.arguments_hash:
             return Rejected(StateProblem.MISMATCH)
@@ -311,6 +399,14 @@ class Approvals:
         if now > float(claims["exp"]):
             await self._nonces.spend(nonce, binding.tool)
             return Decided(Decision.TIMEOUT, waited, recorded=not await self.pending.settle(nonce))
+        answer, via = interaction.answer, BY_CLIENT
+        if out_of_band:
+            stored = await self.pending.stored(nonce)
+            if stored is None or not stored.answer:
+                iat, exp = float(claims["iat"]), float(claims["exp"])
+                return Asked(message, APPROVAL_SCHEMA, state, nonce, iat, exp, "", True, client, again=True)
+            approved = stored.answer == Decision.APPROVED
+            answer, via = Answer("accept" if approved else "decline", {APPROVE_FIELD: [RUN]}), OUT_OF_BAND
         if not await self._nonces.spend(nonce, binding.tool):
             return Rejected(StateProblem.REPLAYED)
         if not await self.pending.settle(nonce):
@@ -319,9 +415,8 @@ class Approvals:
         change = binding.expected.change_since(claims.get("r", []))
         if change is not None:
             return Rejected(StateProblem.CHANGED, change)
-        answer = interaction.answer
         approved = answer is not None and answer.approves
-        return Decided(Decision.APPROVED if approved else Decision.DECLINED, waited)
+        return Decided(Decision.APPROVED if approved else Decision.DECLINED, waited, via=via)
 
     def _issue(self, binding: Binding) -> str:
         now = self._clock()

@@ -152,7 +152,8 @@ class Auditor:
                 await self.record(call, ABANDONED.format(tool=call.tool), Outcome.ERROR)
             raise
         if isinstance(ended, Asked):
-            await self._park(call, ended)
+            if not ended.again:
+                await self._park(call, ended)
             return ended
         if call.decision is not None and call.decision.recorded:
             return ended  # a sweeper recorded this question as TIMEOUT already
@@ -171,6 +172,9 @@ class Auditor:
             record=record.SerializeToString(),
             record_id=_record_id(record),
             gateway=self._replica,
+            out_of_band=asked.out_of_band,
+            message=asked.message,
+            client=asked.client,
         )
         try:
             await self._questions.park(asked.nonce, question)
@@ -215,6 +219,7 @@ class Auditor:
             "result": masker.text(said)[:RESULT_LIMIT],
             "hitl": decision.decision.proto if decision else common_pb2.HITL_DECISION_UNSPECIFIED,
             "approval_seconds": decision.waited if decision else 0.0,
+            "answered_via": decision.via if decision else "",
         }
         return call.audit_record(common, masker)
 

@@ -109,7 +109,7 @@ async def consult(
     outcomes, their sentences and the HITL meter agree everywhere. `expected` is the server state the text describes
     (bound into the question). The call keeps what the person decided."""
     tool = call.tool
-    if not call.caller.elicitation:
+    if not call.caller.elicitation and not approvals.out_of_band:
         call.decision = Decided(Decision.DENIED)
         return Verdict(refusal=DENIED.format(tool=tool), outcome=Outcome.DENIED)
     retry = approvals.question_allowed(interaction, call.caller)
@@ -120,7 +120,7 @@ async def consult(
         )
         return Verdict(refusal=said, outcome=Outcome.REFUSED)
     call.asking()
-    asked = await approvals.ask(interaction, Binding.of(tool, call.arguments, expected), text)
+    asked = await approvals.ask(interaction, Binding.of(tool, call.arguments, expected), text, call.caller)
     if isinstance(asked, Asked):
         # What its record says if nobody answers (`surface.questions` records it then, on one replica).
         expired = TIMEOUT.format(tool=tool, wait=seconds(approvals.wait_seconds))
