@@ -121,7 +121,7 @@ class NonceStore(Protocol):
 
 @dataclass(frozen=True)
 class Parked:
-    """One 2026-07-28 question out with its client, at the revision the store holds it."""
+    """One question in the store (out with its 2026-07-28 client, or waiting out of band), at the revision read."""
 
     nonce: str
     question: gateway_pb2.PendingQuestion
@@ -129,7 +129,8 @@ class Parked:
 
 
 class QuestionStore(Protocol):
-    """The 2026-07-28 questions out with their clients, shared by every replica (`surface.questions`)."""
+    """The questions out with their 2026-07-28 clients and those waiting for the person out of band, shared by
+    every replica (`surface.questions`)."""
 
     async def park(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
         """Keep a question that went back to its client, with its TIMEOUT record made ready."""
@@ -323,7 +324,7 @@ class Approvals:
             self._metrics.approvals_pending.dec()
         waited = anyio.current_time() - started
         if answer is None:
-            return Decided(Decision.TIMEOUT, waited, via=BY_CLIENT)
+            return Decided(Decision.TIMEOUT, waited)
         return Decided(Decision.APPROVED if answer.approves else Decision.DECLINED, waited, via=BY_CLIENT)
 
     async def _hold(self, interaction: Interaction, tool: str, message: str, caller: Caller) -> Decided:
@@ -339,7 +340,11 @@ class Approvals:
             message=message,
             client=caller.label,
         )
-        await self.pending.park(nonce, question)
+        try:
+            await self.pending.park(nonce, question)
+        except Exception as exc:  # the person cannot see the question: nobody can answer it
+            logger.warning("an out-of-band question could not be parked", extra={"tool": tool, "error": repr(exc)})
+            return Decided(Decision.ELICIT_FAILED, 0.0, "the question could not be parked for the person")
         started = anyio.current_time()
         self._metrics.approvals_pending.inc()
         try:
@@ -351,17 +356,30 @@ class Approvals:
         finally:
             self._metrics.approvals_pending.dec()
             with anyio.CancelScope(shield=True):
-                # Settled, the question takes no answer any more; an answer given before that still counts.
-                await self.pending.settle(nonce)
-                final = await self.pending.stored(nonce)
+                final = await self._closed(nonce)
         waited = anyio.current_time() - started
         if final is None or not final.answer:
-            return Decided(Decision.TIMEOUT, waited, via=OUT_OF_BAND)
+            return Decided(Decision.TIMEOUT, waited)
         return Decided(Decision(final.answer), waited, via=OUT_OF_BAND)
 
+    async def _closed(self, nonce: str) -> gateway_pb2.PendingQuestion | None:
+        """Settle a held question, so it takes no answer any more, and read it: an answer given before that still
+        counts. A store that is away reads as no answer."""
+        try:
+            await self.pending.settle(nonce)
+            return await self.pending.stored(nonce)
+        except Exception as exc:
+            logger.warning("a held question could not be closed", extra={"error": repr(exc)})
+            return None
+
     async def _answered(self, nonce: str) -> None:
+        """Returns once the person answered the parked question (a store away is looked at again)."""
         while True:
-            stored = await self.pending.stored(nonce)
+            try:
+                stored = await self.pending.stored(nonce)
+            except Exception as exc:
+                logger.debug("the question store did not answer; looking again", extra={"error": repr(exc)})
+                stored = None
             if stored is not None and stored.answer:
                 return
             await anyio.sleep(ANSWER_POLL)
