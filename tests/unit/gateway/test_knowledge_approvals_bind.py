@@ -20,11 +20,9 @@ from saip.knowledge.errors import KnowledgeError
 from saip.v1 import knowledge_pb2 as pb
 from tests.unit.gateway.probe import harness
 from tests.unit.gateway.test_approvals_bind import ERAS, LEGACY, call, meanwhile
-from tests.unit.knowledge import fakes
 from tests.unit.knowledge.fakes import Faked
+from tests.unit.knowledge.test_expected_fingerprints import PAYROLL, ops_over_runbook
 
-RUNBOOK = "# NATS runbook\n\nRestart the NATS broker with systemctl when clients report a stale connection."
-PAYROLL = "# Payroll\n\nThe salaries of every employee, by name, and the bank accounts they are paid into."
 T = TypeVar("T")
 
 
@@ -76,10 +74,7 @@ class RulesClient:
 
 @pytest.fixture
 async def rules(tmp_path: Path) -> Faked:
-    faked = fakes.rules(tmp_path)
-    await faked.knowledge.ingest("text", RUNBOOK, "Runbook")
-    await faked.pipelines.apply("Ops", ["Runbook"])
-    return faked
+    return await ops_over_runbook(tmp_path)
 
 
 def changed(tool: str, what: str, asked: str, now: str, reads: str, era: str) -> str:

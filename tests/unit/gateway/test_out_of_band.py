@@ -95,26 +95,34 @@ async def test_a_2025_11_25_call_is_held_until_the_person_approves_out_of_band(t
         await side.answer(question["id"], approve=False)
 
 
-async def test_a_2026_07_28_client_retries_until_the_person_answers_out_of_band(tmp_path: Path) -> None:
+async def modern(tmp_path: Path) -> tuple[Harness, Person]:
     store = MemoryQuestions()
     h = harness(tmp_path, wait=180, pending=store, out_of_band=True)
-    side = Person(h, store)
     await h.registrar.refresh()
+    return h, Person(h, store)
+
+
+async def delete_cafe(client: Client, state: str | None = None) -> types.CallToolResult | types.InputRequiredResult:
+    """saip_probe_delete from a 2026-07-28 client that cannot ask: first without a state, then retried with it."""
+    arguments = {"name": "cafe"}
+    return await client.session.call_tool(
+        "saip_probe_delete", arguments, request_state=state, allow_input_required=True
+    )
+
+
+async def test_a_2026_07_28_client_retries_until_the_person_answers_out_of_band(tmp_path: Path) -> None:
+    h, side = await modern(tmp_path)
     async with Client(h.server, mode="auto", client_info=CLIENT) as client:
-        first = await client.session.call_tool("saip_probe_delete", {"name": "cafe"}, allow_input_required=True)
+        first = await delete_cafe(client)
         assert isinstance(first, types.InputRequiredResult)
         [question] = await side.waiting()
         assert (question["question"], question["held"]) == (QUESTION, False)
 
-        again = await client.session.call_tool(
-            "saip_probe_delete", {"name": "cafe"}, request_state=first.request_state, allow_input_required=True
-        )
+        again = await delete_cafe(client, first.request_state)
         assert isinstance(again, types.InputRequiredResult) and h.probe.runs == []
 
         await side.answer(question["id"], approve=False)
-        declined = await client.session.call_tool(
-            "saip_probe_delete", {"name": "cafe"}, request_state=again.request_state, allow_input_required=True
-        )
+        declined = await delete_cafe(client, again.request_state)
     assert said(declined)["message"] == (
         "Tool 'saip_probe_delete' was not run: the user declined. Do not retry it for this request."
     )
@@ -128,21 +136,14 @@ async def test_a_2026_07_28_client_retries_until_the_person_answers_out_of_band(
 
 
 async def test_a_2026_07_28_out_of_band_approval_runs_the_call_once(tmp_path: Path) -> None:
-    store = MemoryQuestions()
-    h = harness(tmp_path, wait=180, pending=store, out_of_band=True)
-    side = Person(h, store)
-    await h.registrar.refresh()
+    h, side = await modern(tmp_path)
     async with Client(h.server, mode="auto", client_info=CLIENT) as client:
-        first = await client.session.call_tool("saip_probe_delete", {"name": "cafe"}, allow_input_required=True)
+        first = await delete_cafe(client)
         assert isinstance(first, types.InputRequiredResult)
         [question] = await side.waiting()
         await side.answer(question["id"], approve=True)
-        ran = await client.session.call_tool(
-            "saip_probe_delete", {"name": "cafe"}, request_state=first.request_state, allow_input_required=True
-        )
-        replayed = await client.session.call_tool(
-            "saip_probe_delete", {"name": "cafe"}, request_state=first.request_state, allow_input_required=True
-        )
+        ran = await delete_cafe(client, first.request_state)
+        replayed = await delete_cafe(client, first.request_state)
     assert said(ran)["message"] == "saip_probe_delete ran"
     assert said(replayed)["message"].endswith(
         "this approval was already used. Call the tool again to ask the user afresh."

@@ -13,7 +13,7 @@ from tests.unit.knowledge import fakes
 from tests.unit.knowledge.fakes import Faked
 
 RUNBOOK = "# NATS runbook\n\nRestart the NATS broker with systemctl when clients report a stale connection."
-SECRETS = "# Payroll\n\nThe salaries of every employee, by name, and the bank accounts they are paid into."
+PAYROLL = "# Payroll\n\nThe salaries of every employee, by name, and the bank accounts they are paid into."
 
 
 def changed(what: str, asked: str, now: str, reads: str) -> str:
@@ -23,18 +23,23 @@ def changed(what: str, asked: str, now: str, reads: str) -> str:
     )
 
 
-@pytest.fixture
-async def rules(tmp_path: Path) -> Faked:
-    faked = fakes.rules(tmp_path)
+async def ops_over_runbook(root: Path) -> Faked:
+    """The rules with one document, 'Runbook', and the pipeline 'Ops' scoped to it."""
+    faked = fakes.rules(root)
     await faked.knowledge.ingest("text", RUNBOOK, "Runbook")
     await faked.pipelines.apply("Ops", ["Runbook"])
     return faked
 
 
+@pytest.fixture
+async def rules(tmp_path: Path) -> Faked:
+    return await ops_over_runbook(tmp_path)
+
+
 async def test_a_publish_over_a_scope_that_grew_is_refused_and_publishes_nothing(rules: Faked) -> None:
     pipeline = rules.pipelines.shown(rules.pipelines.named("Ops"))
     assert list(pipeline.scope_names) == ["Runbook"]
-    await rules.knowledge.ingest("text", SECRETS, "Payroll")
+    await rules.knowledge.ingest("text", PAYROLL, "Payroll")
     await rules.pipelines.apply("Ops", ["Runbook", "Payroll"])
     now = rules.pipelines.fingerprint(rules.pipelines.named("Ops"))
     with pytest.raises(Refused) as refused:
@@ -49,7 +54,7 @@ async def test_a_publish_over_a_scope_that_grew_is_refused_and_publishes_nothing
 async def test_a_document_ingested_into_an_every_document_scope_changes_what_it_serves(rules: Faked) -> None:
     every = rules.pipelines.shown(rules.pipelines.named("All documents (simple)"))
     assert list(every.scope_names) == ["Runbook"]
-    await rules.knowledge.ingest("text", SECRETS, "Payroll")
+    await rules.knowledge.ingest("text", PAYROLL, "Payroll")
     grown = rules.pipelines.shown(rules.pipelines.named("All documents (simple)"))
     assert list(grown.scope_names) == ["Payroll", "Runbook"] and grown.fingerprint != every.fingerprint
     with pytest.raises(Refused, match="the pipeline 'All documents \\(simple\\)' changed since the question"):
@@ -72,10 +77,10 @@ async def test_unpublishing_a_tool_published_again_is_refused_and_keeps_it(rules
 
 
 async def test_deleting_a_document_ingested_again_is_refused_and_keeps_it(rules: Faked) -> None:
-    await rules.knowledge.ingest("text", SECRETS, "Payroll")
+    await rules.knowledge.ingest("text", PAYROLL, "Payroll")
     asked = rules.knowledge.described("Payroll").fingerprint
     await rules.knowledge.delete_document("Payroll")
-    await rules.knowledge.ingest("text", SECRETS + "\n\nAnd their addresses.", "Payroll")
+    await rules.knowledge.ingest("text", PAYROLL + "\n\nAnd their addresses.", "Payroll")
     now = rules.knowledge.described("Payroll").fingerprint
     with pytest.raises(Refused) as refused:
         await rules.knowledge.delete_document("Payroll", expected=asked)
