@@ -2,8 +2,8 @@
 
 A token rotated through one replica's REST API turns the old token away on both (the time it takes is recorded as
 `token_propagation_ms`, not asserted); a 2026-07-28 approval asked by one replica and answered on the other runs
-the call exactly once; a 2025-11-25 session lives only on the replica that created it (why the Service keeps a
-client on one replica).
+the call exactly once, and one nobody answers is recorded as TIMEOUT once, by one replica; a 2025-11-25 session
+lives only on the replica that created it (why the Service keeps a client on one replica).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from nats.aio.client import Client as NatsClient
 
 from saip.common import names
 from saip.common.natsd import LocalNats
-from saip.v1 import common_pb2, events_pb2
+from saip.v1 import common_pb2, events_pb2, gateway_pb2
 from tests.integration.gateways import ADMIN_HEADERS, GatewayProcess, ready, start_replica
 from tests.waiting import eventually
 
@@ -97,7 +97,9 @@ async def management_records(nc: NatsClient, tool: str) -> list[events_pb2.Manag
     """Every management call record on the audit stream for this tool (what the audit trail will chain)."""
     js = nc.jetstream()
     info = await js.stream_info(names.AUDIT_STREAM)
-    found = []
+    found: list[events_pb2.ManagementCall] = []
+    if not info.state.messages:
+        return found  # nothing published yet (its first sequence is then 0, which no message has)
     for seq in range(info.state.first_seq, info.state.last_seq + 1):
         message = await js.get_msg(names.AUDIT_STREAM, seq)
         if message.subject != names.AUDIT_MANAGEMENT:
@@ -167,8 +169,7 @@ async def test_a_2026_07_28_approval_asked_on_one_replica_and_answered_on_the_ot
 
 
 async def _two_records(nc: NatsClient) -> list[events_pb2.ManagementCall] | None:
-    records = await management_records(nc, PROBE)
-    return records if len(records) == 2 else None
+    return await _records(nc, 2)
 
 
 async def test_a_2025_11_25_session_lives_only_on_the_replica_that_created_it(
@@ -195,3 +196,50 @@ async def test_a_2025_11_25_session_lives_only_on_the_replica_that_created_it(
         ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
         assert (await client.post(f"{one.url}/mcp", headers=session, json=ping)).status_code == 200
         assert (await client.post(f"{two.url}/mcp", headers=session, json=ping)).status_code == 404
+
+
+async def test_a_2026_07_28_question_nobody_answers_is_recorded_as_timeout_once_by_one_replica(
+    nats_server: LocalNats, tmp_path: Path, nats_client: NatsClient
+) -> None:
+    """Each replica sweeps the questions past their wait; one wins each, and a late answer adds no record."""
+    one = start_replica(tmp_path, nats_server.url, "one", SAIP_HITL_APPROVAL_WAIT_SECONDS="1")
+    two = start_replica(tmp_path, nats_server.url, "two", SAIP_HITL_APPROVAL_WAIT_SECONDS="1")
+    try:
+        await ready(one)
+        await ready(two)
+        async with httpx.AsyncClient(timeout=10) as client:
+            token = await rotate(client, one)
+            await eventually(lambda: _accepted(client, two, token))
+            asked = await call_modern(client, one, token, arguments={"name": "cafe"})
+            assert asked["resultType"] == "input_required", asked
+
+            [record] = await eventually(lambda: _records(nats_client, 1), within=15)
+            claimed = await _pending(nats_client)
+            assert claimed.timed_out and claimed.swept_by in ("one", "two")
+
+            late = {"arguments": {"name": "cafe"}, "requestState": asked["requestState"], "inputResponses": APPROVAL}
+            expired = await call_modern(client, two, token, **late)
+        assert expired["isError"] is True
+        assert expired["structuredContent"]["message"] == (
+            f"Tool '{PROBE}' was not run: no approval within 1 s. Do not retry it for this request; ask the user to "
+            "run it from the app if it is still needed."
+        )
+    finally:
+        one.stop()
+        two.stop()
+    assert (record.outcome, record.hitl) == (common_pb2.OUTCOME_TIMEOUT, common_pb2.HITL_DECISION_TIMEOUT)
+    assert record.gateway == "one" and record.approval_seconds == pytest.approx(1.0)
+    # The late answer was refused without a record of its own; neither replica recorded the question again.
+    assert len(await management_records(nats_client, PROBE)) == 1
+
+
+async def _records(nc: NatsClient, count: int) -> list[events_pb2.ManagementCall] | None:
+    records = await management_records(nc, PROBE)
+    return records if len(records) == count else None
+
+
+async def _pending(nc: NatsClient) -> gateway_pb2.PendingQuestion:
+    kv = await nc.jetstream().key_value(names.QUESTIONS_BUCKET)
+    [key] = await kv.keys()
+    entry = await kv.get(key)
+    return gateway_pb2.PendingQuestion.FromString(entry.value or b"")

@@ -5,6 +5,7 @@ route must have answered 200 and 401 by the end."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -13,8 +14,10 @@ from typing import Any
 
 import anyio
 import httpx
+import mcp_types as types
 import pytest
 from jsonschema import Draft202012Validator
+from mcp import Client
 
 from saip.common.natsd import LocalNats, free_port
 from saip.gateway.config import GatewaySettings
@@ -49,10 +52,10 @@ class Contract:
         }
 
     async def check(self, api: httpx.AsyncClient, method: str, route: str, status: int, **request: Any) -> Any:
-        """Send one request to `route` (its {name} filled in by `name=`), expect `status`, validate the body; returns
-        the envelope's data."""
+        """Send one request to `route` (its path parameter, {name} or {question_id}, filled in by `name=`), expect
+        `status`, validate the body; returns the envelope's data."""
         name = request.pop("name", "x")
-        reply = await api.request(method, route.replace("{name}", name), **request)
+        reply = await api.request(method, re.sub(r"\{[a-z_]+\}", name, route), **request)
         assert reply.status_code == status, f"{method} {route}: {reply.status_code} {reply.text}"
         documented = self.openapi["paths"][route][method.lower()]["responses"].get(str(status))
         assert documented is not None, f"{method} {route} answered {status}, which /api/docs does not list"
@@ -95,9 +98,11 @@ async def test_every_route_answers_as_the_openapi_document_says(nats_server: Loc
             gateway_port=free_port(),
             tools_addr=f"127.0.0.1:{tools.port}",
             knowledge_addr=f"127.0.0.1:{knowledge.port}",
+            management_out_of_band_approvals=True,
         )
         settings.audit_addr = f"127.0.0.1:{audit.port}"
         async with served(settings) as (gateway, api, contract):
+            await _approvals_routes(gateway, api, contract)
             await _gateway_routes(api, contract)
             await _monitor_routes(gateway, api, contract)
             await _tools_routes(api, contract)
@@ -131,6 +136,29 @@ async def test_a_missing_service_a_service_away_a_configured_token_and_no_route_
             .json()["message"]
             .startswith("The audit service is not reachable right now")
         )
+
+
+async def _approvals_routes(gateway: Gateway, api: httpx.AsyncClient, contract: Contract) -> None:
+    """Two questions from a 2026-07-28 client that cannot ask, parked for the person: one approved, one declined."""
+    await contract.check(api, "POST", "/api/v1/mcp-token", 200)
+    await eventually(lambda: gateway.registry.tool("saip_tools_set_exposure") is not None)
+    client = Client(gateway.mcp, mode="auto", client_info=types.Implementation(name="cron", version="1"))
+    async with client:
+        for auto in (True, False):
+            arguments = {"autoExpose": auto, "tools": []}
+            asked = await client.session.call_tool("saip_tools_set_exposure", arguments, allow_input_required=True)
+            assert isinstance(asked, types.InputRequiredResult)
+
+    async def both_waiting() -> list[dict[str, Any]] | None:
+        found = (await contract.check(api, "GET", "/api/v1/approvals", 200))["approvals"]
+        return found if len(found) == 2 else None
+
+    first, second = await eventually(both_waiting)
+    assert first["question"].startswith("[DESTRUCTIVE] cron 1 wants to run saip_tools_set_exposure")
+    approved = await contract.check(api, "POST", "/api/v1/approvals/{question_id}/approve", 200, name=first["id"])
+    assert approved["answer"] == "approved"
+    await contract.check(api, "POST", "/api/v1/approvals/{question_id}/decline", 200, name=second["id"])
+    await contract.check(api, "POST", "/api/v1/approvals/{question_id}/decline", 400, name=first["id"])
 
 
 async def _gateway_routes(api: httpx.AsyncClient, contract: Contract) -> None:

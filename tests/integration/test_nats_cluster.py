@@ -97,7 +97,8 @@ async def test_three_replicas_keep_the_token_and_the_audit_trail_through_a_node_
         await eventually(lambda: jetstream_ready(nc), within=30, every=0.2)
         gateway = Gateway(replica_settings(tmp_path, first.url, "one", nats_replicas=NODES))
         async with gateway.running():
-            for stream in (f"KV_{names.AUTH_BUCKET}", f"KV_{names.APPROVALS_BUCKET}", names.AUDIT_STREAM):
+            buckets = (names.AUTH_BUCKET, names.APPROVALS_BUCKET, names.QUESTIONS_BUCKET)
+            for stream in (*(f"KV_{bucket}" for bucket in buckets), names.AUDIT_STREAM):
                 assert await replicas_of(nc, stream) == NODES, stream
             before = await gateway.token_service.rotate(created_by="test")
 

@@ -11,6 +11,8 @@ import pytest
 
 from saip.common import bus, names
 from saip.common.natsd import LocalNats
+from saip.tools.clients import KvRecords
+from saip.tools.errors import Conflict
 from saip.v1 import audit_pb2, common_pb2, tools_pb2
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.tools_support import publish_tested, running_tools, save, tools_client
@@ -131,6 +133,17 @@ async def test_a_write_against_a_moved_revision_is_refused(nats_server: LocalNat
             save(stub, document(description="Third."), first.tool.revision), grpc.StatusCode.ABORTED
         )
         assert f"changed since revision {first.tool.revision}" in message
+
+
+async def test_a_delete_against_a_moved_revision_is_a_conflict_not_an_outage(nats_client: Any) -> None:
+    """The bucket's compare-and-set delete (what a delete an approval described relies on) loses as a Conflict."""
+    kv = await bus.ensure_kv(nats_client.jetstream(), names.TOOLS_BUCKET)
+    records = KvRecords(kv)
+    read = await records.create("tool.cas", b"first")
+    await records.update("tool.cas", b"second", read)
+    with pytest.raises(Conflict, match=f"changed since it was read \\(revision {read}\\)"):
+        await records.delete("tool.cas", read)
+    assert await records.get("tool.cas") is not None
 
 
 async def test_bundled_tools_are_read_only_and_served_only_when_exposed(nats_server: LocalNats) -> None:

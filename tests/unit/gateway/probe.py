@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,8 +13,9 @@ from pydantic import Field
 from saip.gateway.config import ApprovalMode, Transport
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.metrics import GatewayMetrics
-from saip.gateway.surface.approval import Approvals
+from saip.gateway.surface.approval import NOT_WAITING, Approvals, Decision, Parked, QuestionStore
 from saip.gateway.surface.audited import Auditor
+from saip.gateway.surface.expected import Expected
 from saip.gateway.surface.gate import Gate
 from saip.gateway.surface.limits import WindowLimit
 from saip.gateway.surface.management import (
@@ -32,7 +34,7 @@ from saip.gateway.surface.management import (
 from saip.gateway.surface.mcp_server import GatewayServer, LegacySessions, ListChangedNotifier, build_server
 from saip.gateway.surface.registrar import Policy, Registrar
 from saip.gateway.surface.registry import Changes, Registry
-from saip.v1 import events_pb2
+from saip.v1 import events_pb2, gateway_pb2
 
 SEALING_KEY = "k" * 40
 LOOPBACK_SECRET = "loopback-secret-for-tests"
@@ -72,13 +74,15 @@ class ProbeContribution:
 
     def __init__(self) -> None:
         self.runs: list[tuple[str, object, Caller]] = []
+        self.expected: list[Expected] = []  # what each run was handed by its approval
 
     async def _run(self, tool: str, arguments: object, caller: Caller) -> ManagementResult:
         self.runs.append((tool, arguments, caller))
         return ManagementResult(True, f"{tool} ran", persisted=True, data={"tool": tool})
 
     def _tool(self, name: str, level: Level, **kwargs: object) -> ManagementTool:
-        async def handler(arguments: object, caller: Caller) -> ManagementResult:
+        async def handler(arguments: object, caller: Caller, expected: Expected) -> ManagementResult:
+            self.expected.append(expected)
             return await self._run(name, arguments, caller)
 
         defaults: dict[str, object] = {
@@ -97,13 +101,13 @@ class ProbeContribution:
         )
 
     def tools(self) -> Sequence[ManagementTool]:
-        async def refuse(arguments: object, caller: Caller) -> ManagementResult:
+        async def refuse(arguments: object, caller: Caller, expected: Expected) -> ManagementResult:
             raise ServiceRefused("'cafe-desk' is managed by configuration; change it under tools.cafe-desk instead.")
 
-        async def crash(arguments: object, caller: Caller) -> ManagementResult:
+        async def crash(arguments: object, caller: Caller, expected: Expected) -> ManagementResult:
             raise RuntimeError("boom with Authorization: Bearer sk-live-abcdef123456")
 
-        async def flood(arguments: NameInput, caller: Caller) -> ManagementResult:
+        async def flood(arguments: NameInput, caller: Caller, expected: Expected) -> ManagementResult:
             # A multi-megabyte answer: `count` million characters, quotes included so escaping makes it grow.
             text = ('"' + arguments.name) * (1_000_000 * arguments.count // (len(arguments.name) + 1))
             return ManagementResult(True, "flooded", data={"text": text})
@@ -136,6 +140,63 @@ class ProbeContribution:
 
     def prompts(self) -> Sequence[ManagementPrompt]:
         return []
+
+
+class MemoryQuestions:
+    """The saip-questions bucket as a dict of (question, revision); a write against a moved revision fails."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, tuple[gateway_pb2.PendingQuestion, int]] = {}
+        self._revision = 0
+
+    def _put(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
+        self._revision += 1
+        self.entries[nonce] = (question, self._revision)
+
+    async def park(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
+        assert nonce not in self.entries
+        self._put(nonce, question)
+
+    async def settle(self, nonce: str) -> bool:
+        if nonce not in self.entries:
+            return True
+        question, _ = self.entries[nonce]
+        if question.timed_out:
+            return False
+        settled = gateway_pb2.PendingQuestion()
+        settled.CopyFrom(question)
+        settled.settled = True
+        self._put(nonce, settled)
+        return True
+
+    async def expire(self, parked: Parked, replica: str) -> bool:
+        if self.entries.get(parked.nonce, (None, -1))[1] != parked.revision:
+            return False
+        claimed = gateway_pb2.PendingQuestion()
+        claimed.CopyFrom(parked.question)
+        claimed.timed_out, claimed.swept_by = True, replica
+        self._put(parked.nonce, claimed)
+        return True
+
+    async def stored(self, nonce: str) -> gateway_pb2.PendingQuestion | None:
+        found = self.entries.get(nonce)
+        return found[0] if found is not None else None
+
+    async def answer(self, nonce: str, decision: Decision, now: float) -> gateway_pb2.PendingQuestion:
+        question = await self.stored(nonce)
+        if question is None or question.answer or question.settled or question.timed_out or question.deadline <= now:
+            raise ServiceRefused(NOT_WAITING.format(id=nonce))
+        answered = gateway_pb2.PendingQuestion()
+        answered.CopyFrom(question)
+        answered.answer, answered.answered_at = decision.value, now
+        self._put(nonce, answered)
+        return answered
+
+    async def watch(self) -> AsyncIterator[Parked | str | None]:
+        """The current entries, then the end of them; the test follows again for each look."""
+        for nonce, (question, revision) in list(self.entries.items()):
+            yield Parked(nonce, question, revision)
+        yield None
 
 
 class RecordingNotifier:
@@ -171,6 +232,9 @@ def harness(
     others: Sequence[Contribution] = (),
     calls: int = 0,
     questions: int = 0,
+    pending: QuestionStore | None = None,
+    clock: Callable[[], float] = time.time,
+    out_of_band: bool = False,
 ) -> Harness:
     """The gate, registrar and MCP server around the probe tools (and `others`, under their own categories)."""
     metrics = GatewayMetrics()
@@ -187,8 +251,11 @@ def harness(
             nonces=nonces,
             metrics=metrics,
             questions=WindowLimit(questions, 60),
+            pending=pending,
+            clock=clock,
+            out_of_band=out_of_band,
         ),
-        auditor=Auditor(sink=audit, replica="test-replica", metrics=metrics),
+        auditor=Auditor(sink=audit, replica="test-replica", metrics=metrics, questions=pending),
         metrics=metrics,
         calls=WindowLimit(calls, 60),
     )

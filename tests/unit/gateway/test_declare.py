@@ -7,6 +7,7 @@ import pytest
 from pydantic import Field
 
 from saip.gateway.surface.declare import Declared, prompt, resource, tool
+from saip.gateway.surface.expected import NOTHING
 from saip.gateway.surface.management import Approval, Caller, Input, Level, ManagementResult, NoInput
 
 
@@ -64,7 +65,7 @@ async def test_a_tool_is_named_bound_and_described_by_its_method() -> None:
     )
     assert forecast.description == "The forecast for one city, by the hour."
     assert tools["saip_weather_cities"].input_model is NoInput
-    assert (await forecast.handler(CityInput(city="Lima"), Caller())).message == "sunny in Lima"
+    assert (await forecast.handler(CityInput(city="Lima"), Caller(), NOTHING)).message == "sunny in Lima"
 
 
 async def test_the_caller_reaches_a_handler_that_asks_for_it_and_the_plan_is_the_area_s() -> None:
@@ -72,7 +73,7 @@ async def test_the_caller_reaches_a_handler_that_asks_for_it_and_the_plan_is_the
     alert = next(found for found in area.tools() if found.name == "saip_weather_raise_alert")
     arguments = alert.bind({"city": "Paris"})
     assert await alert.approval_for(arguments) == Approval(Level.DESTRUCTIVE, "page everyone in Paris", high_risk=True)
-    await alert.handler(arguments, Caller(client_name="probe"))
+    await alert.handler(arguments, Caller(client_name="probe"), NOTHING)
     assert [caller.client_name for caller in area.callers] == ["probe"]
     cities = next(found for found in area.tools() if found.name == "saip_weather_cities")
     assert await cities.approval_for(NoInput()) == Approval(Level.READ, "list the cities")
@@ -112,5 +113,5 @@ def test_a_handler_that_takes_something_else_is_refused() -> None:
             """Takes a bare string."""
             return ManagementResult(True, city)
 
-    with pytest.raises(TypeError, match="'city' is neither"):
+    with pytest.raises(TypeError, match="'city' is none of them"):
         Loose().tools()

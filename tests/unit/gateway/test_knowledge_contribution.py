@@ -12,6 +12,7 @@ from saip.gateway.areas.knowledge.inputs import PublishInput
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import InvalidArguments, ServiceRefused
 from saip.gateway.surface.management import Level
+from saip.v1 import knowledge_pb2 as pb
 
 
 @pytest.fixture
@@ -43,13 +44,43 @@ async def test_the_tools_and_their_levels_follow_the_specification(area: Knowled
     assert [p.name for p in area.prompts()] == ["saip_knowledge_server"]
 
 
+class OnePipeline:
+    """The knowledge service as the publish plan reads it: one pipeline, its scope and fingerprint."""
+
+    def __init__(self, pipeline: pb.Pipeline) -> None:
+        self.found = pipeline
+
+    async def pipeline(self, name: str) -> pb.Pipeline:
+        return self.found
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "scope"),
+    [
+        (pb.Pipeline(name="Ops", document_ids=["a"], scope_names=["Runbook"], fingerprint="f1"), "'Runbook'"),
+        (pb.Pipeline(name="Ops", scope_names=["A", "B"], fingerprint="f1"), "every document (now 'A', 'B')"),
+        (pb.Pipeline(name="Ops", fingerprint="f1"), "every document (now no document yet)"),
+        (
+            pb.Pipeline(name="Ops", document_ids=["x"], scope_names=[f"d{n}" for n in range(23)], fingerprint="f1"),
+            ", ".join(f"'d{n}'" for n in range(20)) + " and 3 more",
+        ),
+    ],
+    ids=["selected", "every-document", "empty", "many"],
+)
+async def test_the_publish_question_names_the_documents_the_tool_will_serve(pipeline: pb.Pipeline, scope: str) -> None:
+    area = KnowledgeArea(OnePipeline(pipeline), set)  # type: ignore[arg-type]
+    [publish] = [tool for tool in area.tools() if tool.name == "saip_knowledge_publish_tool"]
+    arguments = publish.bind({"name": "ops_answers", "description": "Answers ops questions.", "pipeline": "ops"})
+    approval = await publish.approval_for(arguments)
+    assert approval.summary == (
+        f"publish the knowledge tool 'ops_answers' on /mcp, searching the pipeline 'Ops' over {scope}: "
+        "Answers ops questions."
+    )
+    assert approval.expected.revision("ops", "") == "f1"
+
+
 async def test_the_approval_summary_says_exactly_what_will_happen(area: KnowledgeArea) -> None:
     tools = {tool.name: tool for tool in area.tools()}
-    publish = tools["saip_knowledge_publish_tool"]
-    arguments = publish.bind({"name": "ops_answers", "description": "Answers ops questions.", "pipeline": "Ops"})
-    assert (await publish.approval_for(arguments)).summary == (
-        "publish the knowledge tool 'ops_answers' on /mcp, searching the pipeline 'Ops': Answers ops questions."
-    )
     ingest = tools["saip_knowledge_ingest_document"]
     assert (await ingest.approval_for(ingest.bind({"path": "/srv/a.md", "name": "A"}))).summary == (
         "ingest the file /srv/a.md as 'A'"

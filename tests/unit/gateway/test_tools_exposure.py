@@ -29,7 +29,13 @@ class RiskyTools:
             raise ServiceRefused(f"No tool '{name}'. List them with saip_tools_list.")
         return tools_pb2.RiskReport(name=name, risk_level=self.levels[name])
 
-    async def set_exposure(self, auto_expose: bool, tools: list[str], expected_revision: int = 0) -> tools_pb2.Exposure:
+    async def set_exposure(
+        self,
+        auto_expose: bool,
+        tools: list[str],
+        expected_revision: int = 0,
+        expected_tools: dict[str, int] | None = None,
+    ) -> tools_pb2.Exposure:
         self.set.append(tools)
         return tools_pb2.Exposure(auto_expose=auto_expose, tools=tools, revision=2)
 

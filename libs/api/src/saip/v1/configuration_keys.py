@@ -34,6 +34,7 @@ KEYS: dict[str, str] = {
     'management.enabled': 'Master switch of the management tools',
     'management.exclude': 'Management tool names left out',
     'management.limit-window-seconds': 'The window of management.rate-limit and management.question-limit',
+    'management.out-of-band-approvals': 'Park a question to a client that cannot ask (no elicitation) for the person (saip approvals) instead of denying it',
     'management.question-limit': 'Approval questions one client may put to the person per window; 0 for no limit',
     'management.rate-limit': 'Management calls one client may make per window; 0 for no limit',
     'management.tools': 'Categories offered; empty means every category but mcp-register',

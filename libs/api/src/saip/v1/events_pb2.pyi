@@ -10,7 +10,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ManagementCall(_message.Message):
-    __slots__ = ("id", "time", "gateway", "caller", "tool", "category", "level", "outcome", "duration_ms", "summary", "arguments", "result", "high_risk", "hitl", "approval_seconds")
+    __slots__ = ("id", "time", "gateway", "caller", "tool", "category", "level", "outcome", "duration_ms", "summary", "arguments", "result", "high_risk", "hitl", "approval_seconds", "answered_via")
     ID_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     GATEWAY_FIELD_NUMBER: _ClassVar[int]
@@ -26,6 +26,7 @@ class ManagementCall(_message.Message):
     HIGH_RISK_FIELD_NUMBER: _ClassVar[int]
     HITL_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    ANSWERED_VIA_FIELD_NUMBER: _ClassVar[int]
     id: str
     time: _timestamp_pb2.Timestamp
     gateway: str
@@ -41,10 +42,11 @@ class ManagementCall(_message.Message):
     high_risk: bool
     hitl: _common_pb2.HitlDecision
     approval_seconds: float
-    def __init__(self, id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ..., caller: _Optional[_Union[_common_pb2.Caller, _Mapping]] = ..., tool: _Optional[str] = ..., category: _Optional[str] = ..., level: _Optional[_Union[_common_pb2.ApprovalLevel, str]] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., duration_ms: _Optional[int] = ..., summary: _Optional[str] = ..., arguments: _Optional[str] = ..., result: _Optional[str] = ..., high_risk: _Optional[bool] = ..., hitl: _Optional[_Union[_common_pb2.HitlDecision, str]] = ..., approval_seconds: _Optional[float] = ...) -> None: ...
+    answered_via: str
+    def __init__(self, id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ..., caller: _Optional[_Union[_common_pb2.Caller, _Mapping]] = ..., tool: _Optional[str] = ..., category: _Optional[str] = ..., level: _Optional[_Union[_common_pb2.ApprovalLevel, str]] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., duration_ms: _Optional[int] = ..., summary: _Optional[str] = ..., arguments: _Optional[str] = ..., result: _Optional[str] = ..., high_risk: _Optional[bool] = ..., hitl: _Optional[_Union[_common_pb2.HitlDecision, str]] = ..., approval_seconds: _Optional[float] = ..., answered_via: _Optional[str] = ...) -> None: ...
 
 class ToolCall(_message.Message):
-    __slots__ = ("id", "time", "gateway", "caller", "tool", "source", "outcome", "duration_ms", "arguments", "result", "hitl", "approval_seconds", "side")
+    __slots__ = ("id", "time", "gateway", "caller", "tool", "source", "outcome", "duration_ms", "arguments", "result", "hitl", "approval_seconds", "side", "answered_via")
     ID_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     GATEWAY_FIELD_NUMBER: _ClassVar[int]
@@ -58,6 +60,7 @@ class ToolCall(_message.Message):
     HITL_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
     SIDE_FIELD_NUMBER: _ClassVar[int]
+    ANSWERED_VIA_FIELD_NUMBER: _ClassVar[int]
     id: str
     time: _timestamp_pb2.Timestamp
     gateway: str
@@ -71,7 +74,8 @@ class ToolCall(_message.Message):
     hitl: _common_pb2.HitlDecision
     approval_seconds: float
     side: _common_pb2.HitlSide
-    def __init__(self, id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ..., caller: _Optional[_Union[_common_pb2.Caller, _Mapping]] = ..., tool: _Optional[str] = ..., source: _Optional[str] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., duration_ms: _Optional[int] = ..., arguments: _Optional[str] = ..., result: _Optional[str] = ..., hitl: _Optional[_Union[_common_pb2.HitlDecision, str]] = ..., approval_seconds: _Optional[float] = ..., side: _Optional[_Union[_common_pb2.HitlSide, str]] = ...) -> None: ...
+    answered_via: str
+    def __init__(self, id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ..., caller: _Optional[_Union[_common_pb2.Caller, _Mapping]] = ..., tool: _Optional[str] = ..., source: _Optional[str] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., duration_ms: _Optional[int] = ..., arguments: _Optional[str] = ..., result: _Optional[str] = ..., hitl: _Optional[_Union[_common_pb2.HitlDecision, str]] = ..., approval_seconds: _Optional[float] = ..., side: _Optional[_Union[_common_pb2.HitlSide, str]] = ..., answered_via: _Optional[str] = ...) -> None: ...
 
 class RiskEvent(_message.Message):
     __slots__ = ("id", "time", "service", "type", "severity", "summary", "reason", "subject")

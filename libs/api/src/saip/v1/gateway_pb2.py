@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15saip/v1/gateway.proto\x12\x07saip.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"h\n\x0eMcpTokenRecord\x12\x12\n\nsha256_hex\x18\x01 \x01(\t\x12.\n\ncreated_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x03 \x01(\t\"[\n\rApprovalNonce\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12+\n\x07used_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07gateway\x18\x03 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15saip/v1/gateway.proto\x12\x07saip.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"h\n\x0eMcpTokenRecord\x12\x12\n\nsha256_hex\x18\x01 \x01(\t\x12.\n\ncreated_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x03 \x01(\t\"[\n\rApprovalNonce\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12+\n\x07used_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07gateway\x18\x03 \x01(\t\"\xa7\x02\n\x0fPendingQuestion\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\x10\n\x08\x64\x65\x61\x64line\x18\x02 \x01(\x01\x12\x10\n\x08\x61sked_at\x18\x03 \x01(\x01\x12\x0f\n\x07subject\x18\x04 \x01(\t\x12\x0e\n\x06record\x18\x05 \x01(\x0c\x12\x11\n\trecord_id\x18\x06 \x01(\t\x12\x0f\n\x07gateway\x18\x07 \x01(\t\x12\x11\n\ttimed_out\x18\x08 \x01(\x08\x12\x10\n\x08swept_by\x18\t \x01(\t\x12\x0f\n\x07settled\x18\n \x01(\x08\x12\x13\n\x0bout_of_band\x18\x0b \x01(\x08\x12\x0c\n\x04held\x18\x0c \x01(\x08\x12\x0f\n\x07message\x18\r \x01(\t\x12\x0e\n\x06\x63lient\x18\x0e \x01(\t\x12\x0e\n\x06\x61nswer\x18\x0f \x01(\t\x12\x13\n\x0b\x61nswered_at\x18\x10 \x01(\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,4 +36,6 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_MCPTOKENRECORD']._serialized_end=171
   _globals['_APPROVALNONCE']._serialized_start=173
   _globals['_APPROVALNONCE']._serialized_end=264
+  _globals['_PENDINGQUESTION']._serialized_start=267
+  _globals['_PENDINGQUESTION']._serialized_end=562
 # @@protoc_insertion_point(module_scope)

@@ -27,3 +27,39 @@ class ApprovalNonce(_message.Message):
     used_at: _timestamp_pb2.Timestamp
     gateway: str
     def __init__(self, tool: _Optional[str] = ..., used_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ...) -> None: ...
+
+class PendingQuestion(_message.Message):
+    __slots__ = ("tool", "deadline", "asked_at", "subject", "record", "record_id", "gateway", "timed_out", "swept_by", "settled", "out_of_band", "held", "message", "client", "answer", "answered_at")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    ASKED_AT_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    RECORD_ID_FIELD_NUMBER: _ClassVar[int]
+    GATEWAY_FIELD_NUMBER: _ClassVar[int]
+    TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
+    SWEPT_BY_FIELD_NUMBER: _ClassVar[int]
+    SETTLED_FIELD_NUMBER: _ClassVar[int]
+    OUT_OF_BAND_FIELD_NUMBER: _ClassVar[int]
+    HELD_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    ANSWERED_AT_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    deadline: float
+    asked_at: float
+    subject: str
+    record: bytes
+    record_id: str
+    gateway: str
+    timed_out: bool
+    swept_by: str
+    settled: bool
+    out_of_band: bool
+    held: bool
+    message: str
+    client: str
+    answer: str
+    answered_at: float
+    def __init__(self, tool: _Optional[str] = ..., deadline: _Optional[float] = ..., asked_at: _Optional[float] = ..., subject: _Optional[str] = ..., record: _Optional[bytes] = ..., record_id: _Optional[str] = ..., gateway: _Optional[str] = ..., timed_out: _Optional[bool] = ..., swept_by: _Optional[str] = ..., settled: _Optional[bool] = ..., out_of_band: _Optional[bool] = ..., held: _Optional[bool] = ..., message: _Optional[str] = ..., client: _Optional[str] = ..., answer: _Optional[str] = ..., answered_at: _Optional[float] = ...) -> None: ...

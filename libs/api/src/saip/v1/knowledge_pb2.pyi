@@ -11,7 +11,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Document(_message.Message):
-    __slots__ = ("id", "name", "source_kind", "source", "media_type", "size_bytes", "sha256", "chunks", "created_at", "managed_by", "title", "keywords", "pages", "ingest_id")
+    __slots__ = ("id", "name", "source_kind", "source", "media_type", "size_bytes", "sha256", "chunks", "created_at", "managed_by", "title", "keywords", "pages", "ingest_id", "fingerprint")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     SOURCE_KIND_FIELD_NUMBER: _ClassVar[int]
@@ -26,6 +26,7 @@ class Document(_message.Message):
     KEYWORDS_FIELD_NUMBER: _ClassVar[int]
     PAGES_FIELD_NUMBER: _ClassVar[int]
     INGEST_ID_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     source_kind: str
@@ -40,10 +41,11 @@ class Document(_message.Message):
     keywords: _containers.RepeatedScalarFieldContainer[str]
     pages: int
     ingest_id: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., source_kind: _Optional[str] = ..., source: _Optional[str] = ..., media_type: _Optional[str] = ..., size_bytes: _Optional[int] = ..., sha256: _Optional[str] = ..., chunks: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., managed_by: _Optional[str] = ..., title: _Optional[str] = ..., keywords: _Optional[_Iterable[str]] = ..., pages: _Optional[int] = ..., ingest_id: _Optional[str] = ...) -> None: ...
+    fingerprint: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., source_kind: _Optional[str] = ..., source: _Optional[str] = ..., media_type: _Optional[str] = ..., size_bytes: _Optional[int] = ..., sha256: _Optional[str] = ..., chunks: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., managed_by: _Optional[str] = ..., title: _Optional[str] = ..., keywords: _Optional[_Iterable[str]] = ..., pages: _Optional[int] = ..., ingest_id: _Optional[str] = ..., fingerprint: _Optional[str] = ...) -> None: ...
 
 class Pipeline(_message.Message):
-    __slots__ = ("id", "name", "document_ids", "top_k", "threshold", "rerank", "managed_by", "updated_at", "document_names")
+    __slots__ = ("id", "name", "document_ids", "top_k", "threshold", "rerank", "managed_by", "updated_at", "document_names", "scope_names", "fingerprint")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_IDS_FIELD_NUMBER: _ClassVar[int]
@@ -53,6 +55,8 @@ class Pipeline(_message.Message):
     MANAGED_BY_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_NAMES_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_NAMES_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     document_ids: _containers.RepeatedScalarFieldContainer[str]
@@ -62,21 +66,25 @@ class Pipeline(_message.Message):
     managed_by: str
     updated_at: _timestamp_pb2.Timestamp
     document_names: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., document_ids: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., threshold: _Optional[float] = ..., rerank: _Optional[bool] = ..., managed_by: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., document_names: _Optional[_Iterable[str]] = ...) -> None: ...
+    scope_names: _containers.RepeatedScalarFieldContainer[str]
+    fingerprint: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., document_ids: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., threshold: _Optional[float] = ..., rerank: _Optional[bool] = ..., managed_by: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., document_names: _Optional[_Iterable[str]] = ..., scope_names: _Optional[_Iterable[str]] = ..., fingerprint: _Optional[str] = ...) -> None: ...
 
 class KnowledgeTool(_message.Message):
-    __slots__ = ("name", "description", "pipeline_id", "published_at", "pipeline_name")
+    __slots__ = ("name", "description", "pipeline_id", "published_at", "pipeline_name", "fingerprint")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     PIPELINE_ID_FIELD_NUMBER: _ClassVar[int]
     PUBLISHED_AT_FIELD_NUMBER: _ClassVar[int]
     PIPELINE_NAME_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     pipeline_id: str
     published_at: _timestamp_pb2.Timestamp
     pipeline_name: str
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., pipeline_id: _Optional[str] = ..., published_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., pipeline_name: _Optional[str] = ...) -> None: ...
+    fingerprint: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., pipeline_id: _Optional[str] = ..., published_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., pipeline_name: _Optional[str] = ..., fingerprint: _Optional[str] = ...) -> None: ...
 
 class IngestDocumentRequest(_message.Message):
     __slots__ = ("path", "url", "text", "name")
@@ -126,11 +134,19 @@ class ListDocumentsReply(_message.Message):
     documents: _containers.RepeatedCompositeFieldContainer[Document]
     def __init__(self, documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ...) -> None: ...
 
-class DeleteDocumentRequest(_message.Message):
+class GetDocumentRequest(_message.Message):
     __slots__ = ("name",)
     NAME_FIELD_NUMBER: _ClassVar[int]
     name: str
     def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class DeleteDocumentRequest(_message.Message):
+    __slots__ = ("name", "expected_fingerprint")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    expected_fingerprint: str
+    def __init__(self, name: _Optional[str] = ..., expected_fingerprint: _Optional[str] = ...) -> None: ...
 
 class DeleteDocumentReply(_message.Message):
     __slots__ = ("document", "chunks_deleted")
@@ -172,11 +188,19 @@ class ApplyPipelineReply(_message.Message):
     created: bool
     def __init__(self, pipeline: _Optional[_Union[Pipeline, _Mapping]] = ..., created: _Optional[bool] = ...) -> None: ...
 
-class DeletePipelineRequest(_message.Message):
+class GetPipelineRequest(_message.Message):
     __slots__ = ("name",)
     NAME_FIELD_NUMBER: _ClassVar[int]
     name: str
     def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class DeletePipelineRequest(_message.Message):
+    __slots__ = ("name", "expected_fingerprint")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    expected_fingerprint: str
+    def __init__(self, name: _Optional[str] = ..., expected_fingerprint: _Optional[str] = ...) -> None: ...
 
 class DeletePipelineReply(_message.Message):
     __slots__ = ("pipeline",)
@@ -255,14 +279,16 @@ class SuggestToolsReply(_message.Message):
     def __init__(self, suggestions: _Optional[_Iterable[_Union[ToolSuggestion, _Mapping]]] = ...) -> None: ...
 
 class PublishKnowledgeToolRequest(_message.Message):
-    __slots__ = ("name", "description", "pipeline")
+    __slots__ = ("name", "description", "pipeline", "expected_fingerprint")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     PIPELINE_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     pipeline: str
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., pipeline: _Optional[str] = ...) -> None: ...
+    expected_fingerprint: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., pipeline: _Optional[str] = ..., expected_fingerprint: _Optional[str] = ...) -> None: ...
 
 class PublishKnowledgeToolReply(_message.Message):
     __slots__ = ("tool",)
@@ -270,11 +296,19 @@ class PublishKnowledgeToolReply(_message.Message):
     tool: KnowledgeTool
     def __init__(self, tool: _Optional[_Union[KnowledgeTool, _Mapping]] = ...) -> None: ...
 
-class UnpublishKnowledgeToolRequest(_message.Message):
+class GetKnowledgeToolRequest(_message.Message):
     __slots__ = ("name",)
     NAME_FIELD_NUMBER: _ClassVar[int]
     name: str
     def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class UnpublishKnowledgeToolRequest(_message.Message):
+    __slots__ = ("name", "expected_fingerprint")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    expected_fingerprint: str
+    def __init__(self, name: _Optional[str] = ..., expected_fingerprint: _Optional[str] = ...) -> None: ...
 
 class UnpublishKnowledgeToolReply(_message.Message):
     __slots__ = ("tool",)

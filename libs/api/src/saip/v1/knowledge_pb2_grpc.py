@@ -45,6 +45,11 @@ class KnowledgeServiceStub:
                 request_serializer=saip_dot_v1_dot_knowledge__pb2.ListDocumentsRequest.SerializeToString,
                 response_deserializer=saip_dot_v1_dot_knowledge__pb2.ListDocumentsReply.FromString,
                 _registered_method=True)
+        self.GetDocument = channel.unary_unary(
+                '/saip.v1.KnowledgeService/GetDocument',
+                request_serializer=saip_dot_v1_dot_knowledge__pb2.GetDocumentRequest.SerializeToString,
+                response_deserializer=saip_dot_v1_dot_knowledge__pb2.Document.FromString,
+                _registered_method=True)
         self.DeleteDocument = channel.unary_unary(
                 '/saip.v1.KnowledgeService/DeleteDocument',
                 request_serializer=saip_dot_v1_dot_knowledge__pb2.DeleteDocumentRequest.SerializeToString,
@@ -54,6 +59,11 @@ class KnowledgeServiceStub:
                 '/saip.v1.KnowledgeService/ListPipelines',
                 request_serializer=saip_dot_v1_dot_knowledge__pb2.ListPipelinesRequest.SerializeToString,
                 response_deserializer=saip_dot_v1_dot_knowledge__pb2.ListPipelinesReply.FromString,
+                _registered_method=True)
+        self.GetPipeline = channel.unary_unary(
+                '/saip.v1.KnowledgeService/GetPipeline',
+                request_serializer=saip_dot_v1_dot_knowledge__pb2.GetPipelineRequest.SerializeToString,
+                response_deserializer=saip_dot_v1_dot_knowledge__pb2.Pipeline.FromString,
                 _registered_method=True)
         self.ApplyPipeline = channel.unary_unary(
                 '/saip.v1.KnowledgeService/ApplyPipeline',
@@ -79,6 +89,11 @@ class KnowledgeServiceStub:
                 '/saip.v1.KnowledgeService/PublishTool',
                 request_serializer=saip_dot_v1_dot_knowledge__pb2.PublishKnowledgeToolRequest.SerializeToString,
                 response_deserializer=saip_dot_v1_dot_knowledge__pb2.PublishKnowledgeToolReply.FromString,
+                _registered_method=True)
+        self.GetTool = channel.unary_unary(
+                '/saip.v1.KnowledgeService/GetTool',
+                request_serializer=saip_dot_v1_dot_knowledge__pb2.GetKnowledgeToolRequest.SerializeToString,
+                response_deserializer=saip_dot_v1_dot_knowledge__pb2.KnowledgeTool.FromString,
                 _registered_method=True)
         self.UnpublishTool = channel.unary_unary(
                 '/saip.v1.KnowledgeService/UnpublishTool',
@@ -118,6 +133,12 @@ class KnowledgeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetDocument(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def DeleteDocument(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -125,6 +146,12 @@ class KnowledgeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListPipelines(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetPipeline(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -155,6 +182,12 @@ class KnowledgeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def PublishTool(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTool(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -198,6 +231,11 @@ def add_KnowledgeServiceServicer_to_server(servicer, server):
                     request_deserializer=saip_dot_v1_dot_knowledge__pb2.ListDocumentsRequest.FromString,
                     response_serializer=saip_dot_v1_dot_knowledge__pb2.ListDocumentsReply.SerializeToString,
             ),
+            'GetDocument': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetDocument,
+                    request_deserializer=saip_dot_v1_dot_knowledge__pb2.GetDocumentRequest.FromString,
+                    response_serializer=saip_dot_v1_dot_knowledge__pb2.Document.SerializeToString,
+            ),
             'DeleteDocument': grpc.unary_unary_rpc_method_handler(
                     servicer.DeleteDocument,
                     request_deserializer=saip_dot_v1_dot_knowledge__pb2.DeleteDocumentRequest.FromString,
@@ -207,6 +245,11 @@ def add_KnowledgeServiceServicer_to_server(servicer, server):
                     servicer.ListPipelines,
                     request_deserializer=saip_dot_v1_dot_knowledge__pb2.ListPipelinesRequest.FromString,
                     response_serializer=saip_dot_v1_dot_knowledge__pb2.ListPipelinesReply.SerializeToString,
+            ),
+            'GetPipeline': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPipeline,
+                    request_deserializer=saip_dot_v1_dot_knowledge__pb2.GetPipelineRequest.FromString,
+                    response_serializer=saip_dot_v1_dot_knowledge__pb2.Pipeline.SerializeToString,
             ),
             'ApplyPipeline': grpc.unary_unary_rpc_method_handler(
                     servicer.ApplyPipeline,
@@ -232,6 +275,11 @@ def add_KnowledgeServiceServicer_to_server(servicer, server):
                     servicer.PublishTool,
                     request_deserializer=saip_dot_v1_dot_knowledge__pb2.PublishKnowledgeToolRequest.FromString,
                     response_serializer=saip_dot_v1_dot_knowledge__pb2.PublishKnowledgeToolReply.SerializeToString,
+            ),
+            'GetTool': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTool,
+                    request_deserializer=saip_dot_v1_dot_knowledge__pb2.GetKnowledgeToolRequest.FromString,
+                    response_serializer=saip_dot_v1_dot_knowledge__pb2.KnowledgeTool.SerializeToString,
             ),
             'UnpublishTool': grpc.unary_unary_rpc_method_handler(
                     servicer.UnpublishTool,
@@ -319,6 +367,33 @@ class KnowledgeService:
             _registered_method=True)
 
     @staticmethod
+    def GetDocument(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saip.v1.KnowledgeService/GetDocument',
+            saip_dot_v1_dot_knowledge__pb2.GetDocumentRequest.SerializeToString,
+            saip_dot_v1_dot_knowledge__pb2.Document.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def DeleteDocument(request,
             target,
             options=(),
@@ -362,6 +437,33 @@ class KnowledgeService:
             '/saip.v1.KnowledgeService/ListPipelines',
             saip_dot_v1_dot_knowledge__pb2.ListPipelinesRequest.SerializeToString,
             saip_dot_v1_dot_knowledge__pb2.ListPipelinesReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPipeline(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saip.v1.KnowledgeService/GetPipeline',
+            saip_dot_v1_dot_knowledge__pb2.GetPipelineRequest.SerializeToString,
+            saip_dot_v1_dot_knowledge__pb2.Pipeline.FromString,
             options,
             channel_credentials,
             insecure,
@@ -497,6 +599,33 @@ class KnowledgeService:
             '/saip.v1.KnowledgeService/PublishTool',
             saip_dot_v1_dot_knowledge__pb2.PublishKnowledgeToolRequest.SerializeToString,
             saip_dot_v1_dot_knowledge__pb2.PublishKnowledgeToolReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTool(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saip.v1.KnowledgeService/GetTool',
+            saip_dot_v1_dot_knowledge__pb2.GetKnowledgeToolRequest.SerializeToString,
+            saip_dot_v1_dot_knowledge__pb2.KnowledgeTool.FromString,
             options,
             channel_credentials,
             insecure,

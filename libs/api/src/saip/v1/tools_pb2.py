@@ -26,57 +26,61 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from saip.v1 import common_pb2 as saip_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13saip/v1/tools.proto\x12\x07saip.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14saip/v1/common.proto\"\x91\x03\n\x0bToolSummary\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12!\n\x05state\x18\x03 \x01(\x0e\x32\x12.saip.v1.ToolState\x12#\n\x06source\x18\x04 \x01(\x0e\x32\x13.saip.v1.ToolSource\x12\x12\n\nrisk_level\x18\x05 \x01(\x05\x12\x14\n\x0cnetwork_mode\x18\x06 \x01(\t\x12\x13\n\x0bhosts_allow\x18\x07 \x03(\t\x12\x15\n\rhitl_required\x18\x08 \x01(\x08\x12\x0f\n\x07\x65xposed\x18\t \x01(\x08\x12\x13\n\x0bmissing_env\x18\n \x03(\t\x12\x10\n\x08revision\x18\x0b \x01(\x04\x12.\n\ncreated_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06tested\x18\x0e \x01(\x08\x12\x19\n\x11\x63onfiguration_key\x18\x0f \x01(\t\"\xfa\x01\n\nToolRecord\x12\x11\n\tspec_json\x18\x01 \x01(\t\x12!\n\x05state\x18\x02 \x01(\x0e\x32\x12.saip.v1.ToolState\x12.\n\ncreated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12$\n\tlast_test\x18\x05 \x01(\x0b\x32\x11.saip.v1.LastTest\x12\x30\n\x0cpublished_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"{\n\x08LastTest\x12\x0e\n\x06passed\x18\x01 \x01(\x08\x12&\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bspec_sha256\x18\x03 \x01(\t\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12\x13\n\x0b\x64uration_ms\x18\x05 \x01(\x03\"@\n\x08\x45xposure\x12\x13\n\x0b\x61uto_expose\x18\x01 \x01(\x08\x12\r\n\x05tools\x18\x02 \x03(\t\x12\x10\n\x08revision\x18\x03 \x01(\x04\"+\n\x10ListToolsRequest\x12\x17\n\x0finclude_bundled\x18\x01 \x01(\x08\"5\n\x0eListToolsReply\x12#\n\x05tools\x18\x01 \x03(\x0b\x32\x14.saip.v1.ToolSummary\"\x1e\n\x0eGetToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x84\x01\n\nToolDetail\x12%\n\x07summary\x18\x01 \x01(\x0b\x32\x14.saip.v1.ToolSummary\x12\x11\n\tspec_json\x18\x02 \x01(\t\x12$\n\tlast_test\x18\x03 \x01(\x0b\x32\x11.saip.v1.LastTest\x12\x16\n\x0epoisoning_hits\x18\x04 \x03(\t\"3\n\x10\x43heckRiskRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tspec_json\x18\x02 \x01(\t\"\xfe\x01\n\nRiskReport\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nrisk_level\x18\x02 \x01(\x05\x12\x0f\n\x07reasons\x18\x03 \x03(\t\x12\x14\n\x0cnetwork_mode\x18\x04 \x01(\t\x12\x13\n\x0bhosts_allow\x18\x05 \x03(\t\x12\x15\n\rhitl_required\x18\x06 \x01(\x08\x12\x16\n\x0e\x61\x62ove_baseline\x18\x07 \x01(\x08\x12\x18\n\x10weakens_approval\x18\x08 \x01(\x08\x12\x16\n\x0epoisoning_hits\x18\t \x03(\t\x12!\n\x05state\x18\n \x01(\x0e\x32\x12.saip.v1.ToolState\x12\x0e\n\x06tested\x18\x0b \x01(\x08\"@\n\x10SaveDraftRequest\x12\x11\n\tspec_json\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x02 \x01(\x04\"W\n\x0eSaveDraftReply\x12\"\n\x04tool\x18\x01 \x01(\x0b\x32\x14.saip.v1.ToolSummary\x12\x10\n\x08warnings\x18\x02 \x03(\t\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\"7\n\x0fTestToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x02 \x01(\t\"-\n\nGuardBlock\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xc5\x01\n\nTestReport\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06passed\x18\x02 \x01(\x08\x12\x13\n\x0bresult_json\x18\x03 \x01(\t\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12\x0f\n\x07\x63onsole\x18\x05 \x03(\t\x12\x13\n\x0b\x64uration_ms\x18\x06 \x01(\x03\x12)\n\x0cguard_blocks\x18\x07 \x03(\x0b\x32\x13.saip.v1.GuardBlock\x12\x12\n\nlocal_pass\x18\x08 \x01(\x08\x12\x10\n\x08warnings\x18\t \x03(\t\"\"\n\x12PublishToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"!\n\x11\x44\x65leteToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"B\n\x0f\x44\x65leteToolReply\x12\x0c\n\x04name\x18\x01 \x01(\t\x12!\n\x05state\x18\x02 \x01(\x0e\x32\x12.saip.v1.ToolState\"\x14\n\x12GetExposureRequest\"S\n\x12SetExposureRequest\x12\x13\n\x0b\x61uto_expose\x18\x01 \x01(\x08\x12\r\n\x05tools\x18\x02 \x03(\t\x12\x19\n\x11\x65xpected_revision\x18\x03 \x01(\x04*|\n\tToolState\x12\x1a\n\x16TOOL_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10TOOL_STATE_DRAFT\x10\x01\x12\x18\n\x14TOOL_STATE_PUBLISHED\x10\x02\x12#\n\x1fTOOL_STATE_MISSING_REQUIREMENTS\x10\x03*{\n\nToolSource\x12\x1b\n\x17TOOL_SOURCE_UNSPECIFIED\x10\x00\x12\x18\n\x14TOOL_SOURCE_AUTHORED\x10\x01\x12\x17\n\x13TOOL_SOURCE_BUNDLED\x10\x02\x12\x1d\n\x19TOOL_SOURCE_CONFIGURATION\x10\x03\x32\xe8\x05\n\x0cToolsService\x12?\n\tListTools\x12\x19.saip.v1.ListToolsRequest\x1a\x17.saip.v1.ListToolsReply\x12\x37\n\x07GetTool\x12\x17.saip.v1.GetToolRequest\x1a\x13.saip.v1.ToolDetail\x12;\n\tCheckRisk\x12\x19.saip.v1.CheckRiskRequest\x1a\x13.saip.v1.RiskReport\x12?\n\tSaveDraft\x12\x19.saip.v1.SaveDraftRequest\x1a\x17.saip.v1.SaveDraftReply\x12\x39\n\x08TestTool\x12\x18.saip.v1.TestToolRequest\x1a\x13.saip.v1.TestReport\x12@\n\x0bPublishTool\x12\x1b.saip.v1.PublishToolRequest\x1a\x14.saip.v1.ToolSummary\x12\x42\n\nDeleteTool\x12\x1a.saip.v1.DeleteToolRequest\x1a\x18.saip.v1.DeleteToolReply\x12=\n\x0bGetExposure\x12\x1b.saip.v1.GetExposureRequest\x1a\x11.saip.v1.Exposure\x12=\n\x0bSetExposure\x12\x1b.saip.v1.SetExposureRequest\x1a\x11.saip.v1.Exposure\x12Q\n\x0fListServedTools\x12\x1f.saip.v1.ListServedToolsRequest\x1a\x1d.saip.v1.ListServedToolsReply\x12N\n\x0e\x43\x61llServedTool\x12\x1e.saip.v1.CallServedToolRequest\x1a\x1c.saip.v1.CallServedToolReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13saip/v1/tools.proto\x12\x07saip.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14saip/v1/common.proto\"\x91\x03\n\x0bToolSummary\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12!\n\x05state\x18\x03 \x01(\x0e\x32\x12.saip.v1.ToolState\x12#\n\x06source\x18\x04 \x01(\x0e\x32\x13.saip.v1.ToolSource\x12\x12\n\nrisk_level\x18\x05 \x01(\x05\x12\x14\n\x0cnetwork_mode\x18\x06 \x01(\t\x12\x13\n\x0bhosts_allow\x18\x07 \x03(\t\x12\x15\n\rhitl_required\x18\x08 \x01(\x08\x12\x0f\n\x07\x65xposed\x18\t \x01(\x08\x12\x13\n\x0bmissing_env\x18\n \x03(\t\x12\x10\n\x08revision\x18\x0b \x01(\x04\x12.\n\ncreated_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06tested\x18\x0e \x01(\x08\x12\x19\n\x11\x63onfiguration_key\x18\x0f \x01(\t\"\xfa\x01\n\nToolRecord\x12\x11\n\tspec_json\x18\x01 \x01(\t\x12!\n\x05state\x18\x02 \x01(\x0e\x32\x12.saip.v1.ToolState\x12.\n\ncreated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12$\n\tlast_test\x18\x05 \x01(\x0b\x32\x11.saip.v1.LastTest\x12\x30\n\x0cpublished_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x8d\x01\n\x08LastTest\x12\x0e\n\x06passed\x18\x01 \x01(\x08\x12&\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bspec_sha256\x18\x03 \x01(\t\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12\x13\n\x0b\x64uration_ms\x18\x05 \x01(\x03\x12\x10\n\x08revision\x18\x06 \x01(\x04\"@\n\x08\x45xposure\x12\x13\n\x0b\x61uto_expose\x18\x01 \x01(\x08\x12\r\n\x05tools\x18\x02 \x03(\t\x12\x10\n\x08revision\x18\x03 \x01(\x04\"+\n\x10ListToolsRequest\x12\x17\n\x0finclude_bundled\x18\x01 \x01(\x08\"5\n\x0eListToolsReply\x12#\n\x05tools\x18\x01 \x03(\x0b\x32\x14.saip.v1.ToolSummary\"\x1e\n\x0eGetToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x84\x01\n\nToolDetail\x12%\n\x07summary\x18\x01 \x01(\x0b\x32\x14.saip.v1.ToolSummary\x12\x11\n\tspec_json\x18\x02 \x01(\t\x12$\n\tlast_test\x18\x03 \x01(\x0b\x32\x11.saip.v1.LastTest\x12\x16\n\x0epoisoning_hits\x18\x04 \x03(\t\"3\n\x10\x43heckRiskRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tspec_json\x18\x02 \x01(\t\"\x90\x02\n\nRiskReport\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nrisk_level\x18\x02 \x01(\x05\x12\x0f\n\x07reasons\x18\x03 \x03(\t\x12\x14\n\x0cnetwork_mode\x18\x04 \x01(\t\x12\x13\n\x0bhosts_allow\x18\x05 \x03(\t\x12\x15\n\rhitl_required\x18\x06 \x01(\x08\x12\x16\n\x0e\x61\x62ove_baseline\x18\x07 \x01(\x08\x12\x18\n\x10weakens_approval\x18\x08 \x01(\x08\x12\x16\n\x0epoisoning_hits\x18\t \x03(\t\x12!\n\x05state\x18\n \x01(\x0e\x32\x12.saip.v1.ToolState\x12\x0e\n\x06tested\x18\x0b \x01(\x08\x12\x10\n\x08revision\x18\x0c \x01(\x04\"@\n\x10SaveDraftRequest\x12\x11\n\tspec_json\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x02 \x01(\x04\"W\n\x0eSaveDraftReply\x12\"\n\x04tool\x18\x01 \x01(\x0b\x32\x14.saip.v1.ToolSummary\x12\x10\n\x08warnings\x18\x02 \x03(\t\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\"R\n\x0fTestToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x02 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x03 \x01(\x04\"-\n\nGuardBlock\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xc5\x01\n\nTestReport\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06passed\x18\x02 \x01(\x08\x12\x13\n\x0bresult_json\x18\x03 \x01(\t\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12\x0f\n\x07\x63onsole\x18\x05 \x03(\t\x12\x13\n\x0b\x64uration_ms\x18\x06 \x01(\x03\x12)\n\x0cguard_blocks\x18\x07 \x03(\x0b\x32\x13.saip.v1.GuardBlock\x12\x12\n\nlocal_pass\x18\x08 \x01(\x08\x12\x10\n\x08warnings\x18\t \x03(\t\"=\n\x12PublishToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x02 \x01(\x04\"<\n\x11\x44\x65leteToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x02 \x01(\x04\"B\n\x0f\x44\x65leteToolReply\x12\x0c\n\x04name\x18\x01 \x01(\t\x12!\n\x05state\x18\x02 \x01(\x0e\x32\x12.saip.v1.ToolState\"\x14\n\x12GetExposureRequest\"\xd1\x01\n\x12SetExposureRequest\x12\x13\n\x0b\x61uto_expose\x18\x01 \x01(\x08\x12\r\n\x05tools\x18\x02 \x03(\t\x12\x19\n\x11\x65xpected_revision\x18\x03 \x01(\x04\x12\x46\n\x0e\x65xpected_tools\x18\x04 \x03(\x0b\x32..saip.v1.SetExposureRequest.ExpectedToolsEntry\x1a\x34\n\x12\x45xpectedToolsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x04:\x02\x38\x01*|\n\tToolState\x12\x1a\n\x16TOOL_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10TOOL_STATE_DRAFT\x10\x01\x12\x18\n\x14TOOL_STATE_PUBLISHED\x10\x02\x12#\n\x1fTOOL_STATE_MISSING_REQUIREMENTS\x10\x03*{\n\nToolSource\x12\x1b\n\x17TOOL_SOURCE_UNSPECIFIED\x10\x00\x12\x18\n\x14TOOL_SOURCE_AUTHORED\x10\x01\x12\x17\n\x13TOOL_SOURCE_BUNDLED\x10\x02\x12\x1d\n\x19TOOL_SOURCE_CONFIGURATION\x10\x03\x32\xe8\x05\n\x0cToolsService\x12?\n\tListTools\x12\x19.saip.v1.ListToolsRequest\x1a\x17.saip.v1.ListToolsReply\x12\x37\n\x07GetTool\x12\x17.saip.v1.GetToolRequest\x1a\x13.saip.v1.ToolDetail\x12;\n\tCheckRisk\x12\x19.saip.v1.CheckRiskRequest\x1a\x13.saip.v1.RiskReport\x12?\n\tSaveDraft\x12\x19.saip.v1.SaveDraftRequest\x1a\x17.saip.v1.SaveDraftReply\x12\x39\n\x08TestTool\x12\x18.saip.v1.TestToolRequest\x1a\x13.saip.v1.TestReport\x12@\n\x0bPublishTool\x12\x1b.saip.v1.PublishToolRequest\x1a\x14.saip.v1.ToolSummary\x12\x42\n\nDeleteTool\x12\x1a.saip.v1.DeleteToolRequest\x1a\x18.saip.v1.DeleteToolReply\x12=\n\x0bGetExposure\x12\x1b.saip.v1.GetExposureRequest\x1a\x11.saip.v1.Exposure\x12=\n\x0bSetExposure\x12\x1b.saip.v1.SetExposureRequest\x1a\x11.saip.v1.Exposure\x12Q\n\x0fListServedTools\x12\x1f.saip.v1.ListServedToolsRequest\x1a\x1d.saip.v1.ListServedToolsReply\x12N\n\x0e\x43\x61llServedTool\x12\x1e.saip.v1.CallServedToolRequest\x1a\x1c.saip.v1.CallServedToolReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'saip.v1.tools_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TOOLSTATE']._serialized_start=2217
-  _globals['_TOOLSTATE']._serialized_end=2341
-  _globals['_TOOLSOURCE']._serialized_start=2343
-  _globals['_TOOLSOURCE']._serialized_end=2466
+  _globals['_SETEXPOSUREREQUEST_EXPECTEDTOOLSENTRY']._loaded_options = None
+  _globals['_SETEXPOSUREREQUEST_EXPECTEDTOOLSENTRY']._serialized_options = b'8\001'
+  _globals['_TOOLSTATE']._serialized_start=2462
+  _globals['_TOOLSTATE']._serialized_end=2586
+  _globals['_TOOLSOURCE']._serialized_start=2588
+  _globals['_TOOLSOURCE']._serialized_end=2711
   _globals['_TOOLSUMMARY']._serialized_start=88
   _globals['_TOOLSUMMARY']._serialized_end=489
   _globals['_TOOLRECORD']._serialized_start=492
   _globals['_TOOLRECORD']._serialized_end=742
-  _globals['_LASTTEST']._serialized_start=744
-  _globals['_LASTTEST']._serialized_end=867
-  _globals['_EXPOSURE']._serialized_start=869
-  _globals['_EXPOSURE']._serialized_end=933
-  _globals['_LISTTOOLSREQUEST']._serialized_start=935
-  _globals['_LISTTOOLSREQUEST']._serialized_end=978
-  _globals['_LISTTOOLSREPLY']._serialized_start=980
-  _globals['_LISTTOOLSREPLY']._serialized_end=1033
-  _globals['_GETTOOLREQUEST']._serialized_start=1035
-  _globals['_GETTOOLREQUEST']._serialized_end=1065
-  _globals['_TOOLDETAIL']._serialized_start=1068
-  _globals['_TOOLDETAIL']._serialized_end=1200
-  _globals['_CHECKRISKREQUEST']._serialized_start=1202
-  _globals['_CHECKRISKREQUEST']._serialized_end=1253
-  _globals['_RISKREPORT']._serialized_start=1256
-  _globals['_RISKREPORT']._serialized_end=1510
-  _globals['_SAVEDRAFTREQUEST']._serialized_start=1512
-  _globals['_SAVEDRAFTREQUEST']._serialized_end=1576
-  _globals['_SAVEDRAFTREPLY']._serialized_start=1578
-  _globals['_SAVEDRAFTREPLY']._serialized_end=1665
-  _globals['_TESTTOOLREQUEST']._serialized_start=1667
-  _globals['_TESTTOOLREQUEST']._serialized_end=1722
-  _globals['_GUARDBLOCK']._serialized_start=1724
-  _globals['_GUARDBLOCK']._serialized_end=1769
-  _globals['_TESTREPORT']._serialized_start=1772
-  _globals['_TESTREPORT']._serialized_end=1969
-  _globals['_PUBLISHTOOLREQUEST']._serialized_start=1971
-  _globals['_PUBLISHTOOLREQUEST']._serialized_end=2005
-  _globals['_DELETETOOLREQUEST']._serialized_start=2007
-  _globals['_DELETETOOLREQUEST']._serialized_end=2040
-  _globals['_DELETETOOLREPLY']._serialized_start=2042
-  _globals['_DELETETOOLREPLY']._serialized_end=2108
-  _globals['_GETEXPOSUREREQUEST']._serialized_start=2110
-  _globals['_GETEXPOSUREREQUEST']._serialized_end=2130
-  _globals['_SETEXPOSUREREQUEST']._serialized_start=2132
-  _globals['_SETEXPOSUREREQUEST']._serialized_end=2215
-  _globals['_TOOLSSERVICE']._serialized_start=2469
-  _globals['_TOOLSSERVICE']._serialized_end=3213
+  _globals['_LASTTEST']._serialized_start=745
+  _globals['_LASTTEST']._serialized_end=886
+  _globals['_EXPOSURE']._serialized_start=888
+  _globals['_EXPOSURE']._serialized_end=952
+  _globals['_LISTTOOLSREQUEST']._serialized_start=954
+  _globals['_LISTTOOLSREQUEST']._serialized_end=997
+  _globals['_LISTTOOLSREPLY']._serialized_start=999
+  _globals['_LISTTOOLSREPLY']._serialized_end=1052
+  _globals['_GETTOOLREQUEST']._serialized_start=1054
+  _globals['_GETTOOLREQUEST']._serialized_end=1084
+  _globals['_TOOLDETAIL']._serialized_start=1087
+  _globals['_TOOLDETAIL']._serialized_end=1219
+  _globals['_CHECKRISKREQUEST']._serialized_start=1221
+  _globals['_CHECKRISKREQUEST']._serialized_end=1272
+  _globals['_RISKREPORT']._serialized_start=1275
+  _globals['_RISKREPORT']._serialized_end=1547
+  _globals['_SAVEDRAFTREQUEST']._serialized_start=1549
+  _globals['_SAVEDRAFTREQUEST']._serialized_end=1613
+  _globals['_SAVEDRAFTREPLY']._serialized_start=1615
+  _globals['_SAVEDRAFTREPLY']._serialized_end=1702
+  _globals['_TESTTOOLREQUEST']._serialized_start=1704
+  _globals['_TESTTOOLREQUEST']._serialized_end=1786
+  _globals['_GUARDBLOCK']._serialized_start=1788
+  _globals['_GUARDBLOCK']._serialized_end=1833
+  _globals['_TESTREPORT']._serialized_start=1836
+  _globals['_TESTREPORT']._serialized_end=2033
+  _globals['_PUBLISHTOOLREQUEST']._serialized_start=2035
+  _globals['_PUBLISHTOOLREQUEST']._serialized_end=2096
+  _globals['_DELETETOOLREQUEST']._serialized_start=2098
+  _globals['_DELETETOOLREQUEST']._serialized_end=2158
+  _globals['_DELETETOOLREPLY']._serialized_start=2160
+  _globals['_DELETETOOLREPLY']._serialized_end=2226
+  _globals['_GETEXPOSUREREQUEST']._serialized_start=2228
+  _globals['_GETEXPOSUREREQUEST']._serialized_end=2248
+  _globals['_SETEXPOSUREREQUEST']._serialized_start=2251
+  _globals['_SETEXPOSUREREQUEST']._serialized_end=2460
+  _globals['_SETEXPOSUREREQUEST_EXPECTEDTOOLSENTRY']._serialized_start=2408
+  _globals['_SETEXPOSUREREQUEST_EXPECTEDTOOLSENTRY']._serialized_end=2460
+  _globals['_TOOLSSERVICE']._serialized_start=2714
+  _globals['_TOOLSSERVICE']._serialized_end=3458
 # @@protoc_insertion_point(module_scope)

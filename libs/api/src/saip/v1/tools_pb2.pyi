@@ -84,18 +84,20 @@ class ToolRecord(_message.Message):
     def __init__(self, spec_json: _Optional[str] = ..., state: _Optional[_Union[ToolState, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_test: _Optional[_Union[LastTest, _Mapping]] = ..., published_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class LastTest(_message.Message):
-    __slots__ = ("passed", "at", "spec_sha256", "error", "duration_ms")
+    __slots__ = ("passed", "at", "spec_sha256", "error", "duration_ms", "revision")
     PASSED_FIELD_NUMBER: _ClassVar[int]
     AT_FIELD_NUMBER: _ClassVar[int]
     SPEC_SHA256_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
     passed: bool
     at: _timestamp_pb2.Timestamp
     spec_sha256: str
     error: str
     duration_ms: int
-    def __init__(self, passed: _Optional[bool] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., spec_sha256: _Optional[str] = ..., error: _Optional[str] = ..., duration_ms: _Optional[int] = ...) -> None: ...
+    revision: int
+    def __init__(self, passed: _Optional[bool] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., spec_sha256: _Optional[str] = ..., error: _Optional[str] = ..., duration_ms: _Optional[int] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class Exposure(_message.Message):
     __slots__ = ("auto_expose", "tools", "revision")
@@ -146,7 +148,7 @@ class CheckRiskRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., spec_json: _Optional[str] = ...) -> None: ...
 
 class RiskReport(_message.Message):
-    __slots__ = ("name", "risk_level", "reasons", "network_mode", "hosts_allow", "hitl_required", "above_baseline", "weakens_approval", "poisoning_hits", "state", "tested")
+    __slots__ = ("name", "risk_level", "reasons", "network_mode", "hosts_allow", "hitl_required", "above_baseline", "weakens_approval", "poisoning_hits", "state", "tested", "revision")
     NAME_FIELD_NUMBER: _ClassVar[int]
     RISK_LEVEL_FIELD_NUMBER: _ClassVar[int]
     REASONS_FIELD_NUMBER: _ClassVar[int]
@@ -158,6 +160,7 @@ class RiskReport(_message.Message):
     POISONING_HITS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TESTED_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
     name: str
     risk_level: int
     reasons: _containers.RepeatedScalarFieldContainer[str]
@@ -169,7 +172,8 @@ class RiskReport(_message.Message):
     poisoning_hits: _containers.RepeatedScalarFieldContainer[str]
     state: ToolState
     tested: bool
-    def __init__(self, name: _Optional[str] = ..., risk_level: _Optional[int] = ..., reasons: _Optional[_Iterable[str]] = ..., network_mode: _Optional[str] = ..., hosts_allow: _Optional[_Iterable[str]] = ..., hitl_required: _Optional[bool] = ..., above_baseline: _Optional[bool] = ..., weakens_approval: _Optional[bool] = ..., poisoning_hits: _Optional[_Iterable[str]] = ..., state: _Optional[_Union[ToolState, str]] = ..., tested: _Optional[bool] = ...) -> None: ...
+    revision: int
+    def __init__(self, name: _Optional[str] = ..., risk_level: _Optional[int] = ..., reasons: _Optional[_Iterable[str]] = ..., network_mode: _Optional[str] = ..., hosts_allow: _Optional[_Iterable[str]] = ..., hitl_required: _Optional[bool] = ..., above_baseline: _Optional[bool] = ..., weakens_approval: _Optional[bool] = ..., poisoning_hits: _Optional[_Iterable[str]] = ..., state: _Optional[_Union[ToolState, str]] = ..., tested: _Optional[bool] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class SaveDraftRequest(_message.Message):
     __slots__ = ("spec_json", "expected_revision")
@@ -190,12 +194,14 @@ class SaveDraftReply(_message.Message):
     def __init__(self, tool: _Optional[_Union[ToolSummary, _Mapping]] = ..., warnings: _Optional[_Iterable[str]] = ..., created: _Optional[bool] = ...) -> None: ...
 
 class TestToolRequest(_message.Message):
-    __slots__ = ("name", "arguments_json")
+    __slots__ = ("name", "arguments_json", "expected_revision")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
     name: str
     arguments_json: str
-    def __init__(self, name: _Optional[str] = ..., arguments_json: _Optional[str] = ...) -> None: ...
+    expected_revision: int
+    def __init__(self, name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., expected_revision: _Optional[int] = ...) -> None: ...
 
 class GuardBlock(_message.Message):
     __slots__ = ("reason", "message")
@@ -228,16 +234,20 @@ class TestReport(_message.Message):
     def __init__(self, name: _Optional[str] = ..., passed: _Optional[bool] = ..., result_json: _Optional[str] = ..., error: _Optional[str] = ..., console: _Optional[_Iterable[str]] = ..., duration_ms: _Optional[int] = ..., guard_blocks: _Optional[_Iterable[_Union[GuardBlock, _Mapping]]] = ..., local_pass: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class PublishToolRequest(_message.Message):
-    __slots__ = ("name",)
+    __slots__ = ("name", "expected_revision")
     NAME_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
     name: str
-    def __init__(self, name: _Optional[str] = ...) -> None: ...
+    expected_revision: int
+    def __init__(self, name: _Optional[str] = ..., expected_revision: _Optional[int] = ...) -> None: ...
 
 class DeleteToolRequest(_message.Message):
-    __slots__ = ("name",)
+    __slots__ = ("name", "expected_revision")
     NAME_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
     name: str
-    def __init__(self, name: _Optional[str] = ...) -> None: ...
+    expected_revision: int
+    def __init__(self, name: _Optional[str] = ..., expected_revision: _Optional[int] = ...) -> None: ...
 
 class DeleteToolReply(_message.Message):
     __slots__ = ("name", "state")
@@ -252,11 +262,20 @@ class GetExposureRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class SetExposureRequest(_message.Message):
-    __slots__ = ("auto_expose", "tools", "expected_revision")
+    __slots__ = ("auto_expose", "tools", "expected_revision", "expected_tools")
+    class ExpectedToolsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
     AUTO_EXPOSE_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_TOOLS_FIELD_NUMBER: _ClassVar[int]
     auto_expose: bool
     tools: _containers.RepeatedScalarFieldContainer[str]
     expected_revision: int
-    def __init__(self, auto_expose: _Optional[bool] = ..., tools: _Optional[_Iterable[str]] = ..., expected_revision: _Optional[int] = ...) -> None: ...
+    expected_tools: _containers.ScalarMap[str, int]
+    def __init__(self, auto_expose: _Optional[bool] = ..., tools: _Optional[_Iterable[str]] = ..., expected_revision: _Optional[int] = ..., expected_tools: _Optional[_Mapping[str, int]] = ...) -> None: ...

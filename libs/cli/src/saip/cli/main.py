@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from saip.cli.approvals import approvals
 from saip.cli.audit import audit
 from saip.cli.client import default_admin_token, default_url
 from saip.cli.commands import Target
@@ -37,7 +38,7 @@ def run() -> None:
     sys.exit(run_stack())
 
 
-for command in (status, token, audit, tools, knowledge):
+for command in (status, token, approvals, audit, tools, knowledge):
     cli.add_command(command)
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 AUTH_BUCKET = "saip-auth"
 MCP_TOKEN_KEY = "mcp-token"
 APPROVALS_BUCKET = "saip-approvals"
+# The 2026-07-28 questions out with a client, by nonce: what lets exactly one replica record an unanswered one.
+QUESTIONS_BUCKET = "saip-questions"
 # What each serving service serves lives in its bucket; gateways watch it and list the served tools again.
 TOOLS_BUCKET = "saip-tools"
 KNOWLEDGE_BUCKET = "saip-knowledge"

@@ -45,3 +45,9 @@ RESERVED_PREFIX = "saip_"
 def is_reserved(name: str) -> bool:
     """Whether a chosen name takes the management tools' prefix, in any case (`SAIP_x` reads as one all the same)."""
     return name.casefold().startswith(RESERVED_PREFIX)
+
+
+def changed_since_asked(what: str, asked: object, now: object) -> str:
+    """The refusal of a change whose approval described another state of what it changes: the gateway and every
+    service say it in the same words (approvals bind what they describe, docs/architecture.md)."""
+    return f"{what} changed since the question was asked (revision {asked}, now {now}); read it again and ask again"

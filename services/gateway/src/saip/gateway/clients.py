@@ -1,4 +1,5 @@
-"""The gateway's outbound side: NATS (token record, approval nonces, audit publishing with a disk spool) and the one
+"""The gateway's outbound side: NATS (token record, approval nonces and questions, audit publishing with a disk
+spool) and the one
 gRPC channel it keeps to each saip service, which every client of that service is built over."""
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from saip.gateway.auth import TokenRecord
 from saip.gateway.errors import ServiceNotConfigured, ServiceRefused, ServiceUnavailable
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.spool import Spool
+from saip.gateway.surface.approval import NOT_WAITING, Decision, Parked
 from saip.v1 import events_pb2, gateway_pb2
 
 logger = logging.getLogger(__name__)
@@ -104,6 +106,92 @@ class KvNonces:
         except KeyWrongLastSequenceError:
             return False
         return True
+
+
+class KvQuestions:
+    """The 2026-07-28 questions out with their clients, in the saip-questions bucket (`surface.questions`): every
+    change of one names the revision it read, so an answer and a sweeper, or two sweepers, never both win."""
+
+    def __init__(self, kv: KeyValue) -> None:
+        self._kv = kv
+
+    async def park(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
+        await self._kv.create(nonce, question.SerializeToString())
+
+    async def settle(self, nonce: str) -> bool:
+        try:
+            entry = await self._kv.get(nonce)
+        except (KeyNotFoundError, KeyDeletedError):
+            return True  # never parked (the store was away when it was asked): this call records it
+        except (NatsError, TimeoutError) as exc:
+            logger.warning("the question store did not answer; recording the answer here", extra={"error": repr(exc)})
+            return True
+        question = gateway_pb2.PendingQuestion.FromString(entry.value or b"")
+        if question.timed_out:
+            return False
+        question.settled = True
+        try:
+            await self._kv.update(nonce, question.SerializeToString(), last=entry.revision)
+        except KeyWrongLastSequenceError:
+            return await self.settle(nonce)  # it changed since the read: a sweeper's claim, read it again
+        return True
+
+    async def expire(self, parked: Parked, replica: str) -> bool:
+        claimed = gateway_pb2.PendingQuestion()
+        claimed.CopyFrom(parked.question)
+        claimed.timed_out, claimed.swept_by = True, replica
+        try:
+            await self._kv.update(parked.nonce, claimed.SerializeToString(), last=parked.revision)
+        except KeyWrongLastSequenceError:
+            return False
+        return True
+
+    async def stored(self, nonce: str) -> gateway_pb2.PendingQuestion | None:
+        try:
+            entry = await self._kv.get(nonce)
+        except (KeyNotFoundError, KeyDeletedError):
+            return None
+        except (NatsError, TimeoutError) as exc:
+            raise ServiceUnavailable("nats", type(exc).__name__) from None
+        return gateway_pb2.PendingQuestion.FromString(entry.value or b"")
+
+    async def answer(self, nonce: str, decision: Decision, now: float) -> gateway_pb2.PendingQuestion:
+        try:
+            entry = await self._kv.get(nonce)
+        except (KeyNotFoundError, KeyDeletedError):
+            raise ServiceRefused(NOT_WAITING.format(id=nonce)) from None
+        except (NatsError, TimeoutError) as exc:
+            raise ServiceUnavailable("nats", type(exc).__name__) from None
+        question = gateway_pb2.PendingQuestion.FromString(entry.value or b"")
+        over = question.timed_out or question.settled or question.deadline <= now
+        if not question.out_of_band or question.answer or over:
+            raise ServiceRefused(NOT_WAITING.format(id=nonce))
+        question.answer, question.answered_at = decision.value, now
+        try:
+            await self._kv.update(nonce, question.SerializeToString(), last=entry.revision)
+        except KeyWrongLastSequenceError:
+            return await self.answer(nonce, decision, now)  # it changed meanwhile: read again (it may be over)
+        except (NatsError, TimeoutError) as exc:
+            raise ServiceUnavailable("nats", type(exc).__name__) from None
+        return question
+
+    async def watch(self) -> AsyncIterator[Parked | str | None]:
+        watcher = await self._kv.watchall()
+        try:
+            async for entry in watcher:
+                if entry is None:
+                    yield None
+                elif entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
+                    yield entry.key
+                else:
+                    try:
+                        question = gateway_pb2.PendingQuestion.FromString(entry.value)
+                    except DecodeError:
+                        logger.error("unreadable pending question skipped", extra={"key": entry.key})
+                        continue
+                    yield Parked(entry.key, question, entry.revision or 0)
+        finally:
+            await watcher.stop()  # type: ignore[no-untyped-call]
 
 
 class AuditPublisher:

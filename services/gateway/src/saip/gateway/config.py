@@ -47,6 +47,10 @@ class GatewaySettings(SaipSettings):
         "management.rate-limit": "Management calls one client may make per window; 0 for no limit",
         "management.question-limit": "Approval questions one client may put to the person per window; 0 for no limit",
         "management.limit-window-seconds": "The window of management.rate-limit and management.question-limit",
+        "management.out-of-band-approvals": (
+            "Park a question to a client that cannot ask (no elicitation) for the person (saip approvals) instead of "
+            "denying it"
+        ),
         "hitl.approval-wait-seconds": "How long an approval question waits for the person",
         "hitl.progress-interval-seconds": "How often a waiting question reports progress (2025-11-25 clients)",
         "approval.sealing-key": "Secret (32+ bytes) sealing 2026-07-28 approval state; shared by every gateway",
@@ -79,6 +83,8 @@ class GatewaySettings(SaipSettings):
     management_rate_limit: int = Field(default=300, ge=0, le=1_000_000)
     management_question_limit: int = Field(default=30, ge=0, le=100_000)
     management_limit_window_seconds: float = Field(default=60.0, gt=0, le=86_400)
+    # Off: such a question is DENIED, as the seed says; on: the person answers it out of band (surface.out_of_band).
+    management_out_of_band_approvals: bool = False
     hitl_approval_wait_seconds: float = Field(default=180.0, gt=0, le=3600)
     hitl_progress_interval_seconds: float = Field(default=10.0, gt=0, le=600)
     approval_sealing_key: SecretStr

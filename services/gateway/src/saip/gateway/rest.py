@@ -1,5 +1,6 @@
 """The person's REST API under /api/v1 (admin token only): one answer shape, errors mapped in one place, and the
-gateway's own routes (status, the MCP token). Each area adds its router, built from its contribution.
+gateway's own routes (status, the MCP token, the out-of-band approvals). Each area adds its router, built from its
+contribution.
 
 Every answer is the envelope the AI gets from the same method, `{ok, message, persisted, restartRequired, warnings,
 data}`; an error is that envelope with `ok` false and `data` null, under its HTTP status. The one exception is the
@@ -12,7 +13,7 @@ import hmac
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, Protocol
 
-from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -42,6 +43,10 @@ STATUSES: tuple[tuple[type[GatewayError], int], ...] = (
     (ServiceUnavailable, 503),  # ServiceNotConfigured too: its sentence says which key to set
     (GatewayError, 400),  # a service's refusal (ServiceRefused), a reserved name: the sentence names the rule
 )
+
+
+# An out-of-band question's id, as /api/v1/approvals lists it (its nonce: URL-safe characters).
+QuestionId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 
 
 class Envelope(BaseModel):
@@ -146,6 +151,10 @@ class Operations(Protocol):
 
     async def remove_token(self) -> ManagementResult: ...
 
+    async def approvals(self) -> ManagementResult: ...
+
+    async def answer_approval(self, question_id: str, approve: bool) -> ManagementResult: ...
+
 
 def router(
     *, admin_token: str, metrics: GatewayMetrics, operations: Operations, areas: Sequence[APIRouter]
@@ -181,6 +190,26 @@ def router(
     @api.delete("/mcp-token", summary="Remove the MCP token (the management tools go away)", responses=token_errors)
     async def remove_token() -> Envelope:
         return Envelope.of(await operations.remove_token())
+
+    # Out-of-band approvals (management.out-of-band-approvals): the questions clients that cannot ask are waiting on.
+    _reads(
+        api, {"/approvals": ("The questions waiting for the person's answer (data.approvals)", operations.approvals)}
+    )
+    answer_errors = failed(400, "No such question is waiting (answered, expired or never asked); nothing changed")
+
+    @api.post(
+        "/approvals/{question_id}/approve", summary="Approve a waiting question: its call runs", responses=answer_errors
+    )
+    async def approve(question_id: QuestionId) -> Envelope:
+        return Envelope.of(await operations.answer_approval(question_id, True))
+
+    @api.post(
+        "/approvals/{question_id}/decline",
+        summary="Decline a waiting question: its call does not run",
+        responses=answer_errors,
+    )
+    async def decline(question_id: QuestionId) -> Envelope:
+        return Envelope.of(await operations.answer_approval(question_id, False))
 
     for area in areas:
         api.include_router(area)

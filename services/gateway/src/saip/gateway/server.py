@@ -36,7 +36,7 @@ from saip.gateway import rest
 from saip.gateway.areas import AREAS
 from saip.gateway.areas.base import OpenArea, Service, Surroundings
 from saip.gateway.auth import McpGuard, TokenService, TokenState
-from saip.gateway.clients import AuditPublisher, KvNonces, KvTokenRecords, ServiceChannel
+from saip.gateway.clients import AuditPublisher, KvNonces, KvQuestions, KvTokenRecords, ServiceChannel
 from saip.gateway.config import GatewaySettings
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.spool import Spool
@@ -47,6 +47,7 @@ from saip.gateway.surface.limits import WindowLimit
 from saip.gateway.surface.management import Contribution, ManagementResult
 from saip.gateway.surface.mcp_server import LegacySessions, ListChangedNotifier, build_server
 from saip.gateway.surface.published import PublishedSource, PublishedTools, ServedToolsClient, source_of
+from saip.gateway.surface.questions import OutOfBand, Sweeper
 from saip.gateway.surface.registrar import Policy, Registrar, described
 from saip.gateway.surface.registry import Registry
 
@@ -106,6 +107,8 @@ class Gateway:
         self.registrar: Registrar
         self.calls: WindowLimit
         self.token_service: TokenService
+        self.sweeper: Sweeper
+        self.out_of_band: OutOfBand
 
     def _surroundings(self, service: Service) -> Surroundings:
         return Surroundings(
@@ -139,19 +142,39 @@ class Gateway:
             nonces_kv = await bus.ensure_kv(
                 js, names.APPROVALS_BUCKET, ttl=timedelta(seconds=2 * self.state_ttl), replicas=replicas
             )
+            questions = KvQuestions(
+                await bus.ensure_kv(
+                    js, names.QUESTIONS_BUCKET, ttl=timedelta(seconds=2 * self.state_ttl), replicas=replicas
+                )
+            )
             spool = Spool(settings.spool_dir)
             stack.callback(spool.close)
             self.publisher = AuditPublisher(self.nc, spool, self.metrics)
             for channel in self.channels.values():
                 stack.push_async_callback(channel.close)
+            nonces = KvNonces(nonces_kv, settings.gateway_replica)
             approvals = Approvals(
                 wait_seconds=settings.hitl_approval_wait_seconds,
                 progress_interval=settings.hitl_progress_interval_seconds,
-                nonces=KvNonces(nonces_kv, settings.gateway_replica),
+                nonces=nonces,
                 metrics=self.metrics,
                 questions=WindowLimit(settings.management_question_limit, settings.management_limit_window_seconds),
+                pending=questions,
+                out_of_band=settings.management_out_of_band_approvals,
             )
-            auditor = Auditor(sink=self.publisher, replica=settings.gateway_replica, metrics=self.metrics)
+            auditor = Auditor(
+                sink=self.publisher, replica=settings.gateway_replica, metrics=self.metrics, questions=questions
+            )
+            self.sweeper = Sweeper(
+                store=questions,
+                nonces=nonces,
+                sink=self.publisher,
+                metrics=self.metrics,
+                replica=settings.gateway_replica,
+            )
+            self.out_of_band = OutOfBand(
+                store=questions, sweeper=self.sweeper, enabled=settings.management_out_of_band_approvals
+            )
             self.calls = WindowLimit(settings.management_rate_limit, settings.management_limit_window_seconds)
             self.registrar = self._registrar(
                 Gate(
@@ -166,11 +189,15 @@ class Gateway:
             self.token_service = TokenService(self.tokens, records, self.registrar.refresh, self.metrics)
             await self.token_service.applied(await records.get())
             await self.registrar.refresh()
-            watches: list[tuple[Follow, str]] = [(functools.partial(self._follow_tokens, records), "token")]
+            watches: list[tuple[Follow, str]] = [
+                (functools.partial(self._follow_tokens, records), "token"),
+                (self.sweeper.follow, "questions"),
+            ]
             watches += await self._published(js, PublishedTools(approvals=approvals, auditor=auditor))
             publish_build_info("gateway", self.metrics.registry)
             async with anyio.create_task_group() as group:
                 group.start_soon(self.publisher.flush_forever)
+                group.start_soon(self.sweeper.sweep_forever)
                 for follow, what in watches:
                     group.start_soon(functools.partial(keep_alive, follow, what, restarts=self.restarts))
                 self.publisher.wake()
@@ -232,7 +259,15 @@ class Gateway:
                 checks[name] = "ok" if await channel.healthy() else "unreachable"
         return checks
 
-    # The gateway's own methods of the REST API (rest.Operations) and `saip status`, `saip token`.
+    # The gateway's own methods of the REST API (rest.Operations) and `saip status`, `saip token`, `saip approvals`.
+
+    async def approvals(self) -> ManagementResult:
+        return await self.out_of_band.waiting()
+
+    async def answer_approval(self, question_id: str, approve: bool) -> ManagementResult:
+        result = await self.out_of_band.answer(question_id, approve)
+        logger.info("out-of-band approval answered", extra={"tool": result.data["tool"], "approved": approve})
+        return result
 
     async def status(self, mcp_url: str) -> ManagementResult:
         management = self.management_status()

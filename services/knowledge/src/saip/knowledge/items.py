@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from saip.common.vocabulary import changed_since_asked
 from saip.knowledge.config import DEFAULT_THRESHOLD, DEFAULT_TOP_K
-from saip.knowledge.errors import InvalidRequest
+from saip.knowledge.errors import InvalidRequest, Refused
 from saip.v1 import knowledge_pb2
 
 DEFAULT_PIPELINE = "All documents (simple)"
@@ -38,3 +41,20 @@ def default_pipeline() -> knowledge_pb2.Pipeline:
 def listed(items: Sequence[str]) -> str:
     """Names as a refusal lists them: 'a', 'b' (or that there are none yet)."""
     return ", ".join(f"'{item}'" for item in items) if items else "none yet"
+
+
+def fingerprint(*parts: Message | str) -> str:
+    """A short hash of records as stored (and of words, such as the ids in a scope): what an approval binds when it
+    describes them. Two fingerprints are equal only when every part is."""
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part.SerializeToString(deterministic=True) if isinstance(part, Message) else part.encode()
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()[:16]
+
+
+def expect(what: str, expected: str, now: str, reads: str) -> None:
+    """An approval described `what` at fingerprint `expected` (empty: nothing expected); any other state is refused
+    before anything changes. `reads` names the tool that reads it again."""
+    if expected and expected != now:
+        raise Refused(f"{changed_since_asked(what, expected, now)} ({reads} reads it)")

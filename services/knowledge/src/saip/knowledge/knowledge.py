@@ -22,7 +22,7 @@ import anyio
 
 from saip.knowledge import chunking, paths, readers, sparse
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, KnowledgeError, NotFound, Refused
-from saip.knowledge.items import DEFAULT_PIPELINE, MAX_NAME, default_pipeline, listed, now, slug
+from saip.knowledge.items import DEFAULT_PIPELINE, MAX_NAME, default_pipeline, expect, fingerprint, listed, now, slug
 from saip.knowledge.ports import Catalog, Dense, Fetcher, Index, IndexedChunk, Originals
 from saip.v1 import knowledge_pb2
 
@@ -242,9 +242,21 @@ class Knowledge:
             )
         return found
 
-    async def delete_document(self, name: str, *, force: bool = False) -> tuple[knowledge_pb2.Document, int]:
-        """Remove the chunks, the original, then the record; `force` is configuration's own reconciliation."""
+    def described(self, name: str) -> knowledge_pb2.Document:
+        """The named document with its fingerprint, what an approval of deleting it binds."""
+        found = self.document_named(name)
+        document = knowledge_pb2.Document()
+        document.CopyFrom(found)
+        document.fingerprint = fingerprint(found)
+        return document
+
+    async def delete_document(
+        self, name: str, *, force: bool = False, expected: str = ""
+    ) -> tuple[knowledge_pb2.Document, int]:
+        """Remove the chunks, the original, then the record; `force` is configuration's own reconciliation, and
+        `expected` the fingerprint an approval described (another ingest under the name is refused)."""
         document = self.document_named(name)
+        expect(f"the document '{document.name}'", expected, fingerprint(document), "saip_knowledge_list_documents")
         if document.managed_by and not force:
             raise Refused(
                 f"'{document.name}' is managed by configuration; remove or change it under {document.managed_by} "

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from saip.knowledge.config import MAX_TOP_K
 from saip.knowledge.errors import InvalidRequest, NotFound, Refused
-from saip.knowledge.items import MAX_NAME, default_pipeline, listed, now, slug
+from saip.knowledge.items import MAX_NAME, default_pipeline, expect, fingerprint, listed, now, slug
 from saip.knowledge.knowledge import Knowledge
 from saip.v1 import knowledge_pb2
 
@@ -21,14 +21,35 @@ class Pipelines:
         return [self.shown(p) for p in sorted(self.catalog.pipelines(), key=lambda p: p.name.casefold())]
 
     def shown(self, pipeline: knowledge_pb2.Pipeline) -> knowledge_pb2.Pipeline:
-        """A copy with the scope's document names filled in (a deleted document shows as its id)."""
+        """A copy with the scope's document names filled in (a deleted document shows as its id), the documents it
+        searches now, and its fingerprint."""
         copy = knowledge_pb2.Pipeline()
         copy.CopyFrom(pipeline)
         del copy.document_names[:]
         for document_id in pipeline.document_ids:
             document = self.catalog.document(document_id)
             copy.document_names.append(document.name if document else document_id)
+        del copy.scope_names[:]
+        copy.scope_names.extend(item.name for item in self._searched(pipeline) if not isinstance(item, str))
+        copy.fingerprint = self.fingerprint(pipeline)
         return copy
+
+    def _searched(self, pipeline: knowledge_pb2.Pipeline) -> list[knowledge_pb2.Document | str]:
+        """The documents a search of the pipeline reads now (every document for an empty scope); the id of one that
+        is gone."""
+        if not pipeline.document_ids:
+            return list(self._knowledge.documents())
+        return [self.catalog.document(document_id) or document_id for document_id in pipeline.document_ids]
+
+    def fingerprint(self, pipeline: knowledge_pb2.Pipeline) -> str:
+        """The pipeline's settings as stored with the documents it searches now: what an approval of publishing a
+        tool over it, or of deleting it, binds (a document ingested into an all-documents scope changes it too)."""
+        stored = knowledge_pb2.Pipeline()
+        stored.CopyFrom(pipeline)
+        for field in ("document_names", "scope_names", "fingerprint"):
+            stored.ClearField(field)
+        searched = self._searched(pipeline)
+        return fingerprint(stored, *(item if isinstance(item, str) else fingerprint(item) for item in searched))
 
     def named(self, name: str) -> knowledge_pb2.Pipeline:
         found = self.catalog.pipeline(slug(name)) if name.strip() else None
@@ -87,8 +108,10 @@ class Pipelines:
         await self.catalog.put_pipeline(pipeline, create=existing is None)
         return self.shown(pipeline), existing is None
 
-    async def delete(self, name: str, *, force: bool = False) -> knowledge_pb2.Pipeline:
+    async def delete(self, name: str, *, force: bool = False, expected: str = "") -> knowledge_pb2.Pipeline:
+        """Delete the pipeline, as it was when an approval described it (`expected`, its fingerprint) or not at all."""
         pipeline = self.named(name)
+        expect(f"the pipeline '{pipeline.name}'", expected, self.fingerprint(pipeline), "saip_knowledge_list_pipelines")
         if pipeline.managed_by and not force:
             raise Refused(
                 f"'{pipeline.name}' is managed by configuration; remove it from {pipeline.managed_by} in saip.yaml "

@@ -11,7 +11,7 @@ from saip.common.vocabulary import is_reserved
 from saip.knowledge import suggest
 from saip.knowledge.config import MAX_TOP_K
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, NotFound, Refused
-from saip.knowledge.items import listed, now
+from saip.knowledge.items import expect, fingerprint, listed, now
 from saip.knowledge.pipelines import Pipelines
 from saip.knowledge.search import Search, hit_json
 from saip.v1 import common_pb2, knowledge_pb2
@@ -54,12 +54,27 @@ class KnowledgeTools:
         for tool in sorted(self._catalog.tools(), key=lambda t: t.name):
             copy = knowledge_pb2.KnowledgeTool()
             copy.CopyFrom(tool)
+            copy.fingerprint = fingerprint(tool)
             pipeline = self._catalog.pipeline(tool.pipeline_id)
             copy.pipeline_name = pipeline.name if pipeline else tool.pipeline_id
             shown.append(copy)
         return shown
 
-    async def publish(self, name: str, description: str, pipeline_name: str) -> knowledge_pb2.KnowledgeTool:
+    def named(self, name: str) -> knowledge_pb2.KnowledgeTool:
+        """The published tool as replies show it (its pipeline's name, its fingerprint)."""
+        found = next((tool for tool in self.every() if tool.name == name.strip()), None)
+        if found is None:
+            raise NotFound(
+                f"no knowledge tool named '{name}'; the published ones are "
+                f"{listed([t.name for t in self._catalog.tools()])}"
+            )
+        return found
+
+    async def publish(
+        self, name: str, description: str, pipeline_name: str, expected: str = ""
+    ) -> knowledge_pb2.KnowledgeTool:
+        """Publish a search of the pipeline; `expected` is the pipeline's fingerprint an approval described (its
+        settings and the documents it serves), and any other state is refused before anything is published."""
         name, description = name.strip(), description.strip()
         if is_reserved(name):
             raise Refused(RESERVED.format(name=name))
@@ -74,6 +89,8 @@ class KnowledgeTools:
             )
         pipeline = self._pipelines.named(pipeline_name)
         self._pipelines.scope(pipeline)  # refuses a pipeline over a deleted document
+        now_print = self._pipelines.fingerprint(pipeline)
+        expect(f"the pipeline '{pipeline.name}'", expected, now_print, "saip_knowledge_list_pipelines")
         existing = self._catalog.tool(name)
         if existing is not None:
             raise AlreadyExists(
@@ -88,13 +105,10 @@ class KnowledgeTools:
         logger.info("knowledge tool published", extra={"tool": name, "pipeline": pipeline.id})
         return tool
 
-    async def unpublish(self, name: str) -> knowledge_pb2.KnowledgeTool:
-        tool = self._catalog.tool(name.strip())
-        if tool is None:
-            raise NotFound(
-                f"no knowledge tool named '{name}'; the published ones are "
-                f"{listed([t.name for t in self._catalog.tools()])}"
-            )
+    async def unpublish(self, name: str, expected: str = "") -> knowledge_pb2.KnowledgeTool:
+        """Unpublish the tool as an approval described it (`expected`, its fingerprint) or not at all."""
+        tool = self.named(name)
+        expect(f"the knowledge tool '{tool.name}'", expected, tool.fingerprint, "saip_knowledge_status")
         await self._catalog.delete_tool(tool.name)
         logger.info("knowledge tool unpublished", extra={"tool": tool.name})
         return tool

@@ -114,13 +114,23 @@ class KnowledgeServicer:
         return knowledge_pb2.ListDocumentsReply(documents=self._rules.knowledge.documents())
 
     @_unary
+    async def GetDocument(self, request: Any, context: Any) -> knowledge_pb2.Document:
+        return self._rules.knowledge.described(request.name)
+
+    @_unary
     async def DeleteDocument(self, request: Any, context: Any) -> knowledge_pb2.DeleteDocumentReply:
-        document, chunks = await self._rules.knowledge.delete_document(request.name)
+        document, chunks = await self._rules.knowledge.delete_document(
+            request.name, expected=request.expected_fingerprint
+        )
         return knowledge_pb2.DeleteDocumentReply(document=document, chunks_deleted=chunks)
 
     @_unary
     async def ListPipelines(self, request: Any, context: Any) -> knowledge_pb2.ListPipelinesReply:
         return knowledge_pb2.ListPipelinesReply(pipelines=self._rules.pipelines.every())
+
+    @_unary
+    async def GetPipeline(self, request: Any, context: Any) -> knowledge_pb2.Pipeline:
+        return self._rules.pipelines.shown(self._rules.pipelines.named(request.name))
 
     @_unary
     async def ApplyPipeline(self, request: Any, context: Any) -> knowledge_pb2.ApplyPipelineReply:
@@ -135,7 +145,8 @@ class KnowledgeServicer:
 
     @_unary
     async def DeletePipeline(self, request: Any, context: Any) -> knowledge_pb2.DeletePipelineReply:
-        return knowledge_pb2.DeletePipelineReply(pipeline=await self._rules.pipelines.delete(request.name))
+        deleted = await self._rules.pipelines.delete(request.name, expected=request.expected_fingerprint)
+        return knowledge_pb2.DeletePipelineReply(pipeline=deleted)
 
     @_unary
     async def Search(self, request: Any, context: Any) -> knowledge_pb2.SearchReply:
@@ -164,12 +175,19 @@ class KnowledgeServicer:
 
     @_unary
     async def PublishTool(self, request: Any, context: Any) -> knowledge_pb2.PublishKnowledgeToolReply:
-        tool = await self._rules.tools.publish(request.name, request.description, request.pipeline)
+        tool = await self._rules.tools.publish(
+            request.name, request.description, request.pipeline, request.expected_fingerprint
+        )
         return knowledge_pb2.PublishKnowledgeToolReply(tool=tool)
 
     @_unary
+    async def GetTool(self, request: Any, context: Any) -> knowledge_pb2.KnowledgeTool:
+        return self._rules.tools.named(request.name)
+
+    @_unary
     async def UnpublishTool(self, request: Any, context: Any) -> knowledge_pb2.UnpublishKnowledgeToolReply:
-        return knowledge_pb2.UnpublishKnowledgeToolReply(tool=await self._rules.tools.unpublish(request.name))
+        tool = await self._rules.tools.unpublish(request.name, request.expected_fingerprint)
+        return knowledge_pb2.UnpublishKnowledgeToolReply(tool=tool)
 
     @_unary
     async def GetStatus(self, request: Any, context: Any) -> knowledge_pb2.GetKnowledgeStatusReply:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from nats.errors import Error as NatsError
-from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError, NoKeysError
+from nats.js.errors import BadRequestError, KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError, NoKeysError
 from nats.js.kv import KeyValue
 
 from saip.tools.errors import Conflict, StoreUnavailable
+
+# JetStream's error codes for a write whose expected last sequence moved on (what nats-py's update maps itself).
+WRONG_LAST_SEQUENCE = (10071, 10164)
 
 HISTORY = 5  # revisions the bucket keeps per key (the gateways create it with the same history)
 
@@ -49,7 +52,10 @@ class KvRecords:
     async def delete(self, key: str, revision: int) -> None:
         try:
             await self._kv.delete(key, last=revision)
-        except KeyWrongLastSequenceError:
+        except BadRequestError as exc:
+            # nats-py raises a lost compare-and-set delete as the stream's own error, not KeyWrongLastSequenceError.
+            if exc.err_code not in WRONG_LAST_SEQUENCE:
+                raise _away(exc) from None
             raise Conflict(f"'{key}' changed since it was read (revision {revision}); read it again.") from None
         except (NatsError, TimeoutError) as exc:
             raise _away(exc) from None

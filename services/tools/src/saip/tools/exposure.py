@@ -7,10 +7,10 @@ tool missing a requirement, never is. Like every write, a change names the revis
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from saip.tools.errors import Conflict, RuleRefused
-from saip.tools.library import AUTHORED, CONFIGURATION, DRAFT, PUBLISHED, Entry, Library
+from saip.tools.library import AUTHORED, CONFIGURATION, DRAFT, PUBLISHED, Entry, Library, expect
 from saip.tools.metrics import ToolsMetrics
 from saip.v1 import tools_pb2
 
@@ -42,10 +42,19 @@ class ExposureSetting:
             return True
         return entry.name in exposure.tools
 
-    async def set(self, auto_expose: bool, names: Iterable[str], expected_revision: int) -> tools_pb2.Exposure:
+    async def set(
+        self,
+        auto_expose: bool,
+        names: Iterable[str],
+        expected_revision: int,
+        expected_tools: Mapping[str, int] | None = None,
+    ) -> tools_pb2.Exposure:
+        """Serve these tools; `expected_tools` are the listed tools' revisions an approval described (their risk),
+        and a listed tool at any other revision is refused before the setting changes."""
         wanted = list(dict.fromkeys(names))
         for name in wanted:
             entry = await self._library.required(name)
+            expect(entry, (expected_tools or {}).get(name, 0))
             if entry.stored_state == DRAFT:
                 raise RuleRefused(
                     f"'{name}' is a draft, and a draft cannot be exposed. Run saip_tools_test on it, publish it with "

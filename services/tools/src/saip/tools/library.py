@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from saip.common.vocabulary import changed_since_asked
 from saip.tools import spec as specs
-from saip.tools.errors import ToolNotFound, ToolsError, UnreadableRecord
+from saip.tools.errors import Conflict, ToolNotFound, ToolsError, UnreadableRecord
 from saip.tools.ports import Records
 from saip.tools.spec import ToolSpec
 from saip.v1 import tools_pb2
@@ -58,6 +59,14 @@ class Entry:
             return True
         test = self.record.last_test
         return test.passed and test.spec_sha256 == self.spec.sha256()
+
+
+def expect(entry: Entry, expected_revision: int) -> None:
+    """An approval described `expected_revision` of this tool (0: nothing expected): anything else is refused before
+    anything changes, so what the person approved is what runs."""
+    if expected_revision and expected_revision != entry.revision:
+        said = changed_since_asked(f"'{entry.name}'", expected_revision, entry.revision)
+        raise Conflict(f"{said} (saip_tools_get reads it).")
 
 
 def key_of(name: str) -> str:

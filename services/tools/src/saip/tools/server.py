@@ -93,15 +93,15 @@ class ToolsServicer:
 
     @_unary
     async def TestTool(self, request: tools_pb2.TestToolRequest, context: Any) -> tools_pb2.TestReport:
-        return await self._studio.test(request.name, request.arguments_json)
+        return await self._studio.test(request.name, request.arguments_json, request.expected_revision)
 
     @_unary
     async def PublishTool(self, request: tools_pb2.PublishToolRequest, context: Any) -> tools_pb2.ToolSummary:
-        return await self._studio.publish(request.name)
+        return await self._studio.publish(request.name, request.expected_revision)
 
     @_unary
     async def DeleteTool(self, request: tools_pb2.DeleteToolRequest, context: Any) -> tools_pb2.DeleteToolReply:
-        return await self._studio.delete(request.name)
+        return await self._studio.delete(request.name, request.expected_revision)
 
     @_unary
     async def GetExposure(self, request: tools_pb2.GetExposureRequest, context: Any) -> tools_pb2.Exposure:
@@ -109,7 +109,9 @@ class ToolsServicer:
 
     @_unary
     async def SetExposure(self, request: tools_pb2.SetExposureRequest, context: Any) -> tools_pb2.Exposure:
-        return await self._exposure.set(request.auto_expose, request.tools, request.expected_revision)
+        return await self._exposure.set(
+            request.auto_expose, request.tools, request.expected_revision, dict(request.expected_tools)
+        )
 
     @_unary
     async def ListServedTools(

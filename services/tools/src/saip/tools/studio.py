@@ -26,6 +26,7 @@ from saip.tools.library import (
     STATE_WORDS,
     Entry,
     Library,
+    expect,
     key_of,
     now,
 )
@@ -103,9 +104,10 @@ class Studio:
     async def check_risk(self, name: str, document: str) -> tools_pb2.RiskReport:
         if bool(name) == bool(document):
             raise InvalidSpec("Give either the name of a saved tool or a spec to check, not both and not neither.")
+        revision = 0
         if name:
             entry = await self._library.required(name)
-            spec, state, tested = entry.spec, self._library.state(entry), entry.tested
+            spec, state, tested, revision = entry.spec, self._library.state(entry), entry.tested, entry.revision
         else:
             spec, state, tested = specs.parse(document), tools_pb2.TOOL_STATE_UNSPECIFIED, False
         risk = assess(spec, await self._library.names())
@@ -121,6 +123,7 @@ class Studio:
             poisoning_hits=list(risk.poisoning),
             state=state,
             tested=tested,
+            revision=revision,
         )
 
     # Changing.
@@ -184,10 +187,12 @@ class Studio:
             tool=self.summary(saved, await self._exposure.read(), risk), warnings=warnings, created=entry is None
         )
 
-    async def test(self, name: str, arguments_json: str) -> tools_pb2.TestReport:
-        """A run with the given arguments, or the Local Pass (no arguments: the declared test values), which is
-        recorded against the spec's hash: a later change of the spec needs a new one."""
+    async def test(self, name: str, arguments_json: str, expected_revision: int = 0) -> tools_pb2.TestReport:
+        """A run with the given arguments, or the Local Pass (no arguments: the declared test values), which belongs
+        to the revision that ran (recorded with the spec's hash, and only if the record did not move on meanwhile).
+        One read: the revision an approval described (`expected_revision`) is the one that runs."""
         entry = await self._library.required(name)
+        expect(entry, expected_revision)
         spec = entry.spec
         statics, secrets, missing = self._library.resolve(spec)
         if missing:
@@ -212,6 +217,7 @@ class Studio:
                 spec_sha256=entry.spec.sha256(),
                 error=report.error,
                 duration_ms=outcome.duration_ms,
+                revision=entry.revision,
             )
         )
         try:
@@ -224,12 +230,15 @@ class Studio:
             return
         self._metrics.changes.labels("test").inc()
 
-    async def publish(self, name: str) -> tools_pb2.ToolSummary:
+    async def publish(self, name: str, expected_revision: int = 0) -> tools_pb2.ToolSummary:
+        """Publish the draft at the revision an approval described (`expected_revision`; 0: as it is now), which
+        needs a Local Pass of that very revision; the write names the revision read, so nothing else is published."""
         entry = await self._library.required(name)
         self._read_only(entry, "published over")
         assert entry.record is not None
         if entry.stored_state != DRAFT:
             raise AlreadyPublished(name)
+        expect(entry, expected_revision)
         if not entry.tested:
             raise RuleRefused(
                 f"'{name}' has no Local Pass for its current definition. Run saip_tools_test on it without arguments "
@@ -257,12 +266,13 @@ class Studio:
         await self._poisoning(name, risk)
         return self.summary(Entry(entry.spec, AUTHORED, record, revision), await self._exposure.read(), risk)
 
-    async def delete(self, name: str) -> tools_pb2.DeleteToolReply:
+    async def delete(self, name: str, expected_revision: int = 0) -> tools_pb2.DeleteToolReply:
         try:
             entry = await self._library.required(name)
         except UnreadableRecord:
             return await self._delete_unreadable(name)
         self._read_only(entry, "deleted")
+        expect(entry, expected_revision)
         await self._records.delete(key_of(name), entry.revision)
         self._metrics.changes.labels("delete").inc()
         await self._exposure.forget(name)

@@ -2,8 +2,9 @@
 
 2025-11-25 clients have a back channel: the question is pushed as `elicitation/create` and the call waits, reporting
 `Waiting for approval: N s left` as progress every interval. 2026-07-28 clients have none: the call returns the
-question (`InputRequiredResult`) with a state that binds the tool, the canonical arguments' hash, a one-shot nonce and
-an expiry; the client calls again with the answer. The MCP SDK seals that state (every replica shares the key), and
+question (`InputRequiredResult`) with a state that binds the tool, the canonical arguments' hash, the revisions its plan
+read (`surface.expected`), a one-shot nonce and an expiry; the client calls again with the answer, and the retry's
+fresh plan must read the same revisions. The MCP SDK seals that state (every replica shares the key), and
 the nonce is spent in a store every replica shares, so an answer cannot be replayed, moved or given late.
 """
 
@@ -15,7 +16,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
@@ -23,10 +24,12 @@ from typing import Any, Protocol
 import anyio
 
 from saip.common import vocabulary
+from saip.gateway.errors import ServiceRefused
 from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.surface.expected import NOTHING, Expected
 from saip.gateway.surface.limits import WindowLimit
 from saip.gateway.surface.management import Caller, protobuf_values
-from saip.v1 import common_pb2
+from saip.v1 import common_pb2, gateway_pb2
 
 logger = logging.getLogger(__name__)
 
@@ -117,44 +120,133 @@ class NonceStore(Protocol):
 
 
 @dataclass(frozen=True)
+class Parked:
+    """One question in the store (out with its 2026-07-28 client, or waiting out of band), at the revision read."""
+
+    nonce: str
+    question: gateway_pb2.PendingQuestion
+    revision: int
+
+
+class QuestionStore(Protocol):
+    """The questions out with their 2026-07-28 clients and those waiting for the person out of band, shared by
+    every replica (`surface.questions`)."""
+
+    async def park(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
+        """Keep a question that went back to its client, with its TIMEOUT record made ready."""
+        ...
+
+    async def settle(self, nonce: str) -> bool:
+        """Take the question back for the call that answers it: False when a sweeper already recorded it as TIMEOUT
+        (a question that was never parked, the store being away, is the caller's to record)."""
+        ...
+
+    async def expire(self, parked: Parked, replica: str) -> bool:
+        """Claim an expired question at the revision read: True for exactly one caller, on any replica."""
+        ...
+
+    def watch(self) -> AsyncIterator[Parked | str | None]:
+        """The questions there are, None once they are all read, then each change (a nonce alone: it is gone)."""
+        ...
+
+    async def stored(self, nonce: str) -> gateway_pb2.PendingQuestion | None:
+        """The question as it is now (an out-of-band answer is in it), None when it is not parked."""
+        ...
+
+    async def answer(self, nonce: str, decision: Decision, now: float) -> gateway_pb2.PendingQuestion:
+        """The person's out-of-band answer to a question still waiting; ServiceRefused says why one is not."""
+        ...
+
+
+class NoQuestions:
+    """A store that keeps nothing (a gate without NATS, in the tests): every answer is the caller's to record, and
+    an unanswered question is recorded only if its client comes back after the wait."""
+
+    async def park(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
+        return None
+
+    async def settle(self, nonce: str) -> bool:
+        return True
+
+    async def expire(self, parked: Parked, replica: str) -> bool:
+        return False
+
+    async def watch(self) -> AsyncIterator[Parked | str | None]:
+        yield None
+
+    async def stored(self, nonce: str) -> gateway_pb2.PendingQuestion | None:
+        return None
+
+    async def answer(self, nonce: str, decision: Decision, now: float) -> gateway_pb2.PendingQuestion:
+        raise ServiceRefused(NOT_WAITING.format(id=nonce))
+
+
+# Who answered a question, as its record says.
+BY_CLIENT = "client"
+OUT_OF_BAND = "out-of-band"
+NOT_WAITING = (
+    "No question '{id}' is waiting for an answer (answered, expired or never asked); saip approvals lists them."
+)
+ANSWER_POLL = 0.25  # seconds between two looks at a held question's answer
+
+
+@dataclass(frozen=True)
 class Binding:
-    """What an approval is for: one tool with exactly these arguments."""
+    """What an approval is for: one tool with exactly these arguments, over the server state its plan read."""
 
     tool: str
     arguments_hash: str
+    expected: Expected = NOTHING
 
     @classmethod
-    def of(cls, tool: str, arguments: dict[str, Any] | None) -> Binding:
+    def of(cls, tool: str, arguments: dict[str, Any] | None, expected: Expected = NOTHING) -> Binding:
         canonical = json.dumps(arguments or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-        return cls(tool, hashlib.sha256(canonical.encode()).hexdigest())
+        return cls(tool, hashlib.sha256(canonical.encode()).hexdigest(), expected)
 
 
 @dataclass(frozen=True)
 class Asked:
-    """2026-07-28: return this question to the client; `state` comes back with its answer."""
+    """2026-07-28: return this question to the client; `state` comes back with its answer. The nonce, when it was
+    asked and its deadline park it (`QuestionStore`); `expired` is what its TIMEOUT record will say."""
 
     message: str
     schema: dict[str, Any]
     state: str
+    nonce: str = ""
+    asked_at: float = 0.0
+    deadline: float = 0.0
+    expired: str = ""
+    # Out of band: parked for the person with the caller's name; `again`: a retry before the answer, parked already.
+    out_of_band: bool = False
+    client: str = ""
+    again: bool = False
 
 
 @dataclass(frozen=True)
 class Decided:
+    """What the person decided, and how long the question waited. `recorded`: a sweeper already put this (a TIMEOUT)
+    on the trail, so the call that learns it records nothing more."""
+
     decision: Decision
     waited: float = 0.0
     detail: str = ""
+    recorded: bool = False
+    via: str = ""  # who answered: BY_CLIENT or OUT_OF_BAND
 
 
 class StateProblem(StrEnum):
     REPLAYED = "replayed"
     MISMATCH = "mismatch"
+    CHANGED = "changed"
 
 
 @dataclass(frozen=True)
 class Rejected:
-    """A 2026-07-28 answer whose state does not belong to this call, or was already used."""
+    """A 2026-07-28 answer whose state does not belong to this call, was already used, or described server state
+    that has changed since (`detail` says what)."""
 
     problem: StateProblem
+    detail: str = ""
 
 
 def countdown(remaining: float) -> str:
@@ -173,12 +265,18 @@ class Approvals:
         metrics: GatewayMetrics,
         clock: Callable[[], float] = time.time,
         questions: WindowLimit | None = None,
+        pending: QuestionStore | None = None,
+        out_of_band: bool = False,
     ) -> None:
         self.wait_seconds = wait_seconds
+        # management.out-of-band-approvals: a client that cannot ask has its questions parked for the person.
+        self.out_of_band = out_of_band
         # Consent fatigue: how many questions one client may put to the person per window (0: no limit).
         self.questions = questions if questions is not None else WindowLimit(0, 60)
         self.progress_interval = progress_interval
         self._nonces = nonces
+        # The 2026-07-28 questions out with their clients (every replica's), settled by the answers.
+        self.pending: QuestionStore = pending if pending is not None else NoQuestions()
         self._metrics = metrics
         self._clock = clock
 
@@ -192,12 +290,19 @@ class Approvals:
             self._metrics.limited.labels("questions").inc()
         return retry
 
-    async def ask(self, interaction: Interaction, binding: Binding, message: str) -> Asked | Decided | Rejected:
+    async def ask(
+        self, interaction: Interaction, binding: Binding, message: str, caller: Caller
+    ) -> Asked | Decided | Rejected:
+        """Put the question to the person: at their client when it can ask (elicitation), else out of band (when
+        that is on), and return what came of it."""
+        held = not caller.elicitation
         if interaction.roundtrip:
-            asked = await self._roundtrip(interaction, binding, message)
+            asked = await self._roundtrip(interaction, binding, message, caller if held else None)
+        elif held:
+            asked = await self._hold(interaction, binding.tool, message, caller)
         else:
             asked = await self._push(interaction, message)
-        if isinstance(asked, Decided):
+        if isinstance(asked, Decided) and not asked.recorded:
             self._metrics.approval_wait.labels(asked.decision.value).observe(asked.waited)
         return asked
 
@@ -220,7 +325,64 @@ class Approvals:
         waited = anyio.current_time() - started
         if answer is None:
             return Decided(Decision.TIMEOUT, waited)
-        return Decided(Decision.APPROVED if answer.approves else Decision.DECLINED, waited)
+        return Decided(Decision.APPROVED if answer.approves else Decision.DECLINED, waited, via=BY_CLIENT)
+
+    async def _hold(self, interaction: Interaction, tool: str, message: str, caller: Caller) -> Decided:
+        """2025-11-25, out of band: park the question for the person and hold the call (with progress) until they
+        answer or the wait ends; this call records its own end, so no sweeper does."""
+        nonce, now = secrets.token_urlsafe(18), self._clock()
+        question = gateway_pb2.PendingQuestion(
+            tool=tool,
+            deadline=now + self.wait_seconds,
+            asked_at=now,
+            out_of_band=True,
+            held=True,
+            message=message,
+            client=caller.label,
+        )
+        try:
+            await self.pending.park(nonce, question)
+        except Exception as exc:  # the person cannot see the question: nobody can answer it
+            logger.warning("an out-of-band question could not be parked", extra={"tool": tool, "error": repr(exc)})
+            return Decided(Decision.ELICIT_FAILED, 0.0, "the question could not be parked for the person")
+        started = anyio.current_time()
+        self._metrics.approvals_pending.inc()
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._report_progress, interaction, started)
+                with anyio.move_on_after(self.wait_seconds):
+                    await self._answered(nonce)
+                group.cancel_scope.cancel()
+        finally:
+            self._metrics.approvals_pending.dec()
+            with anyio.CancelScope(shield=True):
+                final = await self._closed(nonce)
+        waited = anyio.current_time() - started
+        if final is None or not final.answer:
+            return Decided(Decision.TIMEOUT, waited)
+        return Decided(Decision(final.answer), waited, via=OUT_OF_BAND)
+
+    async def _closed(self, nonce: str) -> gateway_pb2.PendingQuestion | None:
+        """Settle a held question, so it takes no answer any more, and read it: an answer given before that still
+        counts. A store that is away reads as no answer."""
+        try:
+            await self.pending.settle(nonce)
+            return await self.pending.stored(nonce)
+        except Exception as exc:
+            logger.warning("a held question could not be closed", extra={"error": repr(exc)})
+            return None
+
+    async def _answered(self, nonce: str) -> None:
+        """Returns once the person answered the parked question (a store away is looked at again)."""
+        while True:
+            try:
+                stored = await self.pending.stored(nonce)
+            except Exception as exc:
+                logger.debug("the question store did not answer; looking again", extra={"error": repr(exc)})
+                stored = None
+            if stored is not None and stored.answer:
+                return
+            await anyio.sleep(ANSWER_POLL)
 
     async def _report_progress(self, interaction: Interaction, started: float) -> None:
         while True:
@@ -231,23 +393,48 @@ class Approvals:
                 logger.debug("approval progress not delivered", extra={"error": str(exc)})
             await anyio.sleep(self.progress_interval)
 
-    async def _roundtrip(self, interaction: Interaction, binding: Binding, message: str) -> Asked | Decided | Rejected:
+    async def _roundtrip(
+        self, interaction: Interaction, binding: Binding, message: str, held: Caller | None
+    ) -> Asked | Decided | Rejected:
+        """2026-07-28: the question goes back with the sealed state, and the retry brings the answer: the client's,
+        or (`held`: a client that cannot ask) the person's out of band, until which the retry gets the question
+        back."""
         state = interaction.state
+        out_of_band = held is not None
+        client = held.label if held is not None else ""
         if state is None:
-            return Asked(message, APPROVAL_SCHEMA, self._issue(binding))
+            issued = self._issue(binding)
+            claims = json.loads(issued)
+            return Asked(
+                message, APPROVAL_SCHEMA, issued, claims["n"], claims["iat"], claims["exp"], "", out_of_band, client
+            )
         claims = _parse(state)
         if claims is None or claims.get("t") != binding.tool or claims.get("a") != binding.arguments_hash:
             return Rejected(StateProblem.MISMATCH)
         now = self._clock()
         waited = max(0.0, now - float(claims["iat"]))
+        nonce = str(claims["n"])
         if now > float(claims["exp"]):
-            await self._nonces.spend(str(claims["n"]), binding.tool)
-            return Decided(Decision.TIMEOUT, waited)
-        if not await self._nonces.spend(str(claims["n"]), binding.tool):
+            await self._nonces.spend(nonce, binding.tool)
+            return Decided(Decision.TIMEOUT, waited, recorded=not await self.pending.settle(nonce))
+        answer, via = interaction.answer, BY_CLIENT
+        if out_of_band:
+            stored = await self.pending.stored(nonce)
+            if stored is None or not stored.answer:
+                iat, exp = float(claims["iat"]), float(claims["exp"])
+                return Asked(message, APPROVAL_SCHEMA, state, nonce, iat, exp, "", True, client, again=True)
+            approved = stored.answer == Decision.APPROVED
+            answer, via = Answer("accept" if approved else "decline", {APPROVE_FIELD: [RUN]}), OUT_OF_BAND
+        if not await self._nonces.spend(nonce, binding.tool):
             return Rejected(StateProblem.REPLAYED)
-        answer = interaction.answer
+        if not await self.pending.settle(nonce):
+            # A sweeper (its clock a little ahead) recorded the question as TIMEOUT first: so it ended.
+            return Decided(Decision.TIMEOUT, waited, recorded=True)
+        change = binding.expected.change_since(claims.get("r", []))
+        if change is not None:
+            return Rejected(StateProblem.CHANGED, change)
         approved = answer is not None and answer.approves
-        return Decided(Decision.APPROVED if approved else Decision.DECLINED, waited)
+        return Decided(Decision.APPROVED if approved else Decision.DECLINED, waited, via=via)
 
     def _issue(self, binding: Binding) -> str:
         now = self._clock()
@@ -255,6 +442,7 @@ class Approvals:
             "v": 1,
             "t": binding.tool,
             "a": binding.arguments_hash,
+            "r": binding.expected.claims(),
             "n": secrets.token_urlsafe(18),
             "iat": now,
             "exp": now + self.wait_seconds,

@@ -2,9 +2,10 @@
 
 A call is one `Call` from its arrival to its answer: who asked for which tool with which arguments, and what the
 person decided. `Auditor.run` runs the gate's body and records the call once it ended (never while a question is
-out), and records it as abandoned when the client goes away mid-call. `Auditor.record` is the one place an audit
-record is built, published and timed; the kind of call (`ManagementToolCall`, `PublishedToolCall`) adds its own
-fields, subject and latency metric.
+out), and records it as abandoned when the client goes away mid-call. A 2026-07-28 question that goes back to its
+client is parked with its TIMEOUT record made ready, which one replica publishes if nobody answers
+(`surface.questions`). `Auditor.record` is the one place an audit record is built, published and timed; the kind of
+call (`ManagementToolCall`, `PublishedToolCall`) adds its own fields, subject and latency metric.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from saip.common import names
 from saip.common.masking import Masker
 from saip.gateway.errors import ServiceRefused, ServiceUnavailable
 from saip.gateway.metrics import GatewayMetrics
-from saip.gateway.surface.approval import Asked, Decided, Decision
+from saip.gateway.surface.approval import Asked, Decided, Decision, NoQuestions, QuestionStore
 from saip.gateway.surface.management import Approval, Caller, Level, Outcome
-from saip.v1 import common_pb2, events_pb2
+from saip.v1 import common_pb2, events_pb2, gateway_pb2
 
 logger = logging.getLogger(__name__)
 
@@ -125,12 +126,19 @@ class Failed:
 
 class Auditor:
     def __init__(
-        self, *, sink: AuditSink, replica: str, metrics: GatewayMetrics, masker: Callable[[], Masker] = Masker
+        self,
+        *,
+        sink: AuditSink,
+        replica: str,
+        metrics: GatewayMetrics,
+        masker: Callable[[], Masker] = Masker,
+        questions: QuestionStore | None = None,
     ) -> None:
         self._sink = sink
         self._replica = replica
         self._metrics = metrics
         self._masker = masker
+        self._questions = questions if questions is not None else NoQuestions()
 
     async def run(self, call: Call, body: Callable[[], Awaitable[Ended[R] | Asked]]) -> Ended[R] | Asked:
         """The gate's body, then the call's record; a question that goes back to the client is not recorded yet."""
@@ -144,8 +152,34 @@ class Auditor:
                 await self.record(call, ABANDONED.format(tool=call.tool), Outcome.ERROR)
             raise
         if isinstance(ended, Asked):
+            if not ended.again:
+                await self._park(call, ended)
             return ended
+        if call.decision is not None and call.decision.recorded:
+            return ended  # a sweeper recorded this question as TIMEOUT already
         return replace(ended, warning=await self.record(call, ended.said, ended.outcome))
+
+    async def _park(self, call: Call, asked: Asked) -> None:
+        """Keep the question where every replica sees it, with the record it leaves if nobody answers."""
+        call.decision = Decided(Decision.TIMEOUT, asked.deadline - asked.asked_at)
+        subject, record = self._built(call, asked.expired, Outcome.TIMEOUT, ended=asked.deadline)
+        call.decision = None
+        question = gateway_pb2.PendingQuestion(
+            tool=call.tool,
+            deadline=asked.deadline,
+            asked_at=asked.asked_at,
+            subject=subject,
+            record=record.SerializeToString(),
+            record_id=_record_id(record),
+            gateway=self._replica,
+            out_of_band=asked.out_of_band,
+            message=asked.message,
+            client=asked.client,
+        )
+        try:
+            await self._questions.park(asked.nonce, question)
+        except Exception as exc:  # the answer still records the call; only an unanswered one would go unrecorded
+            logger.warning("a question could not be parked", extra={"tool": call.tool, "error": repr(exc)})
 
     async def attempt(self, call: Call, run: Callable[[], Awaitable[T]]) -> T | Failed:
         """Run the owning service's side of the call. A refusal or an outage is the service's own sentence; anything
@@ -160,8 +194,16 @@ class Auditor:
 
     async def record(self, call: Call, said: str, outcome: Outcome) -> str | None:
         """Build the call's audit record (masked), publish it, and time the call."""
+        subject, record = self._built(call, said, outcome)
+        call.observe(self._metrics, outcome, time.time() - call.started)
+        return await self._sink.publish(subject, record, _record_id(record))
+
+    def _built(
+        self, call: Call, said: str, outcome: Outcome, *, ended: float | None = None
+    ) -> tuple[str, events_pb2.AuditRecord]:
+        """The call's audit record (masked) and its subject, as if it ended at `ended` (now when None)."""
         masker = self._masker()
-        duration = time.time() - call.started
+        duration = (ended if ended is not None else time.time()) - call.started
         stamp = Timestamp()
         stamp.FromNanoseconds(int(call.started * 1e9))
         decision = call.decision
@@ -177,7 +219,11 @@ class Auditor:
             "result": masker.text(said)[:RESULT_LIMIT],
             "hitl": decision.decision.proto if decision else common_pb2.HITL_DECISION_UNSPECIFIED,
             "approval_seconds": decision.waited if decision else 0.0,
+            "answered_via": decision.via if decision else "",
         }
-        subject, record = call.audit_record(common, masker)
-        call.observe(self._metrics, outcome, duration)
-        return await self._sink.publish(subject, record, common["id"])
+        return call.audit_record(common, masker)
+
+
+def _record_id(record: events_pb2.AuditRecord) -> str:
+    kind = record.WhichOneof("record")
+    return str(getattr(record, kind).id) if kind else ""

@@ -9,8 +9,9 @@
             ...
 
 The tool is `saip_<category>_<method>` (`verb=` names it otherwise), its input model is the annotation of the
-handler's argument (no argument: the tool takes none), a `Caller` parameter receives the caller, and its
-description is the docstring, its lines joined. The REST API and the command line call the same methods directly.
+handler's argument (no argument: the tool takes none), a `Caller` parameter receives the caller, an `Expected`
+parameter what the approval's plan read (`surface.expected`: hand it to the service), and its description is the
+docstring, its lines joined. The REST API and the command line call the same methods directly.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, TypeVar, get_type_hints
 
 import mcp_types as types
 
+from saip.gateway.surface.expected import Expected
 from saip.gateway.surface.management import (
     Approval,
     Caller,
@@ -141,11 +143,11 @@ class Declared:
 
     def _tool(self, attr: str, mark: _Tool) -> ManagementTool:
         method = getattr(self, attr)
-        model, takes_input, takes_caller = _signature(getattr(type(self), attr))
+        model, takes = _signature(getattr(type(self), attr))
 
-        async def handler(arguments: Input, caller: Caller) -> ManagementResult:
-            given = [*([arguments] if takes_input else []), *([caller] if takes_caller else [])]
-            result: ManagementResult = await method(*given)
+        async def handler(arguments: Input, caller: Caller, expected: Expected) -> ManagementResult:
+            offered: dict[type, object] = {Input: arguments, Caller: caller, Expected: expected}
+            result: ManagementResult = await method(*(offered[kind] for kind in takes))
             return result
 
         return ManagementTool(
@@ -176,23 +178,25 @@ def _declared(cls: type) -> tuple[tuple[str, object], ...]:
 
 
 @functools.cache
-def _signature(method: Callable[..., Any]) -> tuple[type[Input], bool, bool]:
-    """The input model a tool's handler takes (NoInput when none) and whether it takes the caller."""
+def _signature(method: Callable[..., Any]) -> tuple[type[Input], tuple[type, ...]]:
+    """The input model a tool's handler takes (NoInput when none) and what it takes, in order: its arguments (an
+    Input), the Caller, the Expected."""
     hints = get_type_hints(method)
     model: type[Input] = NoInput
-    takes_input = takes_caller = False
+    takes: list[type] = []
     for name in list(inspect.signature(method).parameters)[1:]:
         hint = hints.get(name)
-        if hint is Caller:
-            takes_caller = True
-        elif isinstance(hint, type) and issubclass(hint, Input) and not takes_input and not takes_caller:
-            model, takes_input = hint, True
+        if hint in (Caller, Expected) and hint not in takes:
+            takes.append(hint)
+        elif isinstance(hint, type) and issubclass(hint, Input) and not takes:
+            model = hint
+            takes.append(Input)
         else:
             raise TypeError(
                 f"{method.__qualname__}: a tool's handler takes its arguments (an Input model) and then, "
-                f"optionally, the Caller; '{name}' is neither"
+                f"optionally, the Caller and the Expected; '{name}' is none of them"
             )
-    return model, takes_input, takes_caller
+    return model, tuple(takes)
 
 
 def _description(attr: str, method: Any) -> str:

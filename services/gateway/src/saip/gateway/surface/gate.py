@@ -27,6 +27,7 @@ from saip.gateway.surface.approval import (
     StateProblem,
 )
 from saip.gateway.surface.audited import Auditor, Call, Ended, Failed, ManagementToolCall
+from saip.gateway.surface.expected import NOTHING, Expected
 from saip.gateway.surface.limits import WindowLimit, seconds_left
 from saip.gateway.surface.management import Approval, Caller, Level, ManagementResult, ManagementTool, Outcome
 
@@ -61,6 +62,7 @@ TOO_MANY_QUESTIONS = (
 MISMATCH = (
     "Tool '{tool}' was not run: the approval answered a different call. Call the tool again to ask the user afresh."
 )
+CHANGED = "Tool '{tool}' was not run: {change}."
 
 
 def question(level: Level, caller: Caller, tool: str, summary: str, wait: float) -> str:
@@ -100,11 +102,14 @@ class Verdict:
     outcome: Outcome = Outcome.OK
 
 
-async def consult(approvals: Approvals, interaction: Interaction, call: Call, text: str) -> Verdict:
+async def consult(
+    approvals: Approvals, interaction: Interaction, call: Call, text: str, expected: Expected = NOTHING
+) -> Verdict:
     """Put `text` to the person for this call: the one path every gate (management, published tools) takes, so the
-    outcomes, their sentences and the HITL meter agree everywhere. The call keeps what the person decided."""
+    outcomes, their sentences and the HITL meter agree everywhere. `expected` is the server state the text describes
+    (bound into the question). The call keeps what the person decided."""
     tool = call.tool
-    if not call.caller.elicitation:
+    if not call.caller.elicitation and not approvals.out_of_band:
         call.decision = Decided(Decision.DENIED)
         return Verdict(refusal=DENIED.format(tool=tool), outcome=Outcome.DENIED)
     retry = approvals.question_allowed(interaction, call.caller)
@@ -115,10 +120,14 @@ async def consult(approvals: Approvals, interaction: Interaction, call: Call, te
         )
         return Verdict(refusal=said, outcome=Outcome.REFUSED)
     call.asking()
-    asked = await approvals.ask(interaction, Binding.of(tool, call.arguments), text)
+    asked = await approvals.ask(interaction, Binding.of(tool, call.arguments, expected), text, call.caller)
     if isinstance(asked, Asked):
-        return Verdict(asked=asked)
+        # What its record says if nobody answers (`surface.questions` records it then, on one replica).
+        expired = TIMEOUT.format(tool=tool, wait=seconds(approvals.wait_seconds))
+        return Verdict(asked=replace(asked, expired=expired))
     if isinstance(asked, Rejected):
+        if asked.problem is StateProblem.CHANGED:
+            return Verdict(refusal=CHANGED.format(tool=tool, change=asked.detail), outcome=Outcome.REFUSED)
         template = REPLAYED if asked.problem is StateProblem.REPLAYED else MISMATCH
         return Verdict(refusal=template.format(tool=tool), outcome=Outcome.REFUSED)
     call.decision = asked
@@ -201,13 +210,14 @@ class Gate:
             return _refused(HIGH_RISK_UNDER_NONE.format(tool=name), Outcome.REFUSED)
         if need is Need.ASK:
             text = question(approval.level, call.caller, name, approval.summary, self.approvals.wait_seconds)
-            verdict = await consult(self.approvals, interaction, call, text)
+            verdict = await consult(self.approvals, interaction, call, text, approval.expected)
             if verdict.asked is not None:
                 return verdict.asked
             if verdict.refusal is not None:
                 return _refused(verdict.refusal, verdict.outcome)
         caller = replace(call.caller, progress=interaction.progress)
-        ran = await self._auditor.attempt(call, lambda: tool.handler(bound, caller))
+        # The handler gets the state the plan read, asked or not: the service runs exactly that or refuses.
+        ran = await self._auditor.attempt(call, lambda: tool.handler(bound, caller, approval.expected))
         if isinstance(ran, Failed):
             return _refused(ran.message, Outcome.ERROR)
         return Ended(ran, Outcome.OK if ran.ok else Outcome.ERROR, ran.message)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from saip.common import vocabulary
 from saip.gateway.errors import InvalidArguments
+from saip.gateway.surface.expected import NOTHING, Expected
 from saip.v1 import common_pb2
 
 # Level and Outcome (and approval.Decision) are declared parallel tables: the typed names of the words in
@@ -128,11 +129,13 @@ class Caller:
 
 @dataclass(frozen=True)
 class Approval:
-    """What the gate decides on: the level, a summary of exactly what will happen, and whether it is high risk."""
+    """What the gate decides on: the level, a summary of exactly what will happen, whether it is high risk, and the
+    server state the plan read to say so (`expected`: bound into the question and handed to the handler)."""
 
     level: Level
     summary: str
     high_risk: bool = False
+    expected: Expected = NOTHING
 
 
 @dataclass
@@ -157,7 +160,8 @@ class ManagementResult:
         }
 
 
-Handler = Callable[[Any, Caller], Awaitable[ManagementResult]]
+# A handler gets the bound arguments, the caller and what its approval described (`surface.expected`).
+Handler = Callable[[Any, Caller, Expected], Awaitable[ManagementResult]]
 # A planner may read the owning service (what a publish will serve, at which risk): it may be a coroutine.
 Planner = Callable[[Any], Approval | Awaitable[Approval]]
 

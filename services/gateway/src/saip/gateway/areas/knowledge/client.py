@@ -27,8 +27,14 @@ class KnowledgeClient:
     async def documents(self) -> pb.ListDocumentsReply:
         return await self._channel.call(self._stub().ListDocuments, pb.ListDocumentsRequest())
 
-    async def delete_document(self, name: str) -> pb.DeleteDocumentReply:
-        return await self._channel.call(self._stub().DeleteDocument, pb.DeleteDocumentRequest(name=name))
+    # An expected fingerprint is what an approval described; the service changes exactly that or refuses (empty: as is).
+
+    async def document(self, name: str) -> pb.Document:
+        return await self._channel.call(self._stub().GetDocument, pb.GetDocumentRequest(name=name))
+
+    async def delete_document(self, name: str, expected: str = "") -> pb.DeleteDocumentReply:
+        request = pb.DeleteDocumentRequest(name=name, expected_fingerprint=expected)
+        return await self._channel.call(self._stub().DeleteDocument, request)
 
     async def pipelines(self) -> pb.ListPipelinesReply:
         return await self._channel.call(self._stub().ListPipelines, pb.ListPipelinesRequest())
@@ -36,8 +42,12 @@ class KnowledgeClient:
     async def apply_pipeline(self, request: pb.ApplyPipelineRequest) -> pb.ApplyPipelineReply:
         return await self._channel.call(self._stub().ApplyPipeline, request)
 
-    async def delete_pipeline(self, name: str) -> pb.DeletePipelineReply:
-        return await self._channel.call(self._stub().DeletePipeline, pb.DeletePipelineRequest(name=name))
+    async def pipeline(self, name: str) -> pb.Pipeline:
+        return await self._channel.call(self._stub().GetPipeline, pb.GetPipelineRequest(name=name))
+
+    async def delete_pipeline(self, name: str, expected: str = "") -> pb.DeletePipelineReply:
+        request = pb.DeletePipelineRequest(name=name, expected_fingerprint=expected)
+        return await self._channel.call(self._stub().DeletePipeline, request)
 
     async def search(self, request: pb.SearchRequest) -> pb.SearchReply:
         return await self._channel.call(self._stub().Search, request)
@@ -48,8 +58,11 @@ class KnowledgeClient:
     async def publish_tool(self, request: pb.PublishKnowledgeToolRequest) -> pb.PublishKnowledgeToolReply:
         return await self._channel.call(self._stub().PublishTool, request)
 
-    async def unpublish_tool(self, name: str) -> pb.UnpublishKnowledgeToolReply:
-        request = pb.UnpublishKnowledgeToolRequest(name=name)
+    async def tool(self, name: str) -> pb.KnowledgeTool:
+        return await self._channel.call(self._stub().GetTool, pb.GetKnowledgeToolRequest(name=name))
+
+    async def unpublish_tool(self, name: str, expected: str = "") -> pb.UnpublishKnowledgeToolReply:
+        request = pb.UnpublishKnowledgeToolRequest(name=name, expected_fingerprint=expected)
         return await self._channel.call(self._stub().UnpublishTool, request)
 
     async def status(self) -> pb.GetKnowledgeStatusReply:

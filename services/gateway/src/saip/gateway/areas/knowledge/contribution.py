@@ -18,17 +18,24 @@ from saip.gateway.areas.knowledge.inputs import (
     PublishInput,
     SearchInput,
     SuggestInput,
+    scope_words,
 )
 from saip.gateway.areas.words import plural
 from saip.gateway.errors import ReservedName, ServiceRefused, refuse_reserved
 from saip.gateway.surface.declare import Declared, prompt, resource, tool
-from saip.gateway.surface.management import Caller, Level, ManagementResult
+from saip.gateway.surface.expected import NOTHING, Expected, Read
+from saip.gateway.surface.management import Approval, Caller, Level, ManagementResult
 from saip.v1 import knowledge_pb2 as pb
 
 logger = logging.getLogger(__name__)
 
 GUIDE_URI = "saip://guide/knowledge"
 GUIDE = files("saip.gateway.areas.knowledge").joinpath("guide.md").read_text(encoding="utf-8")
+
+
+def destructive(summary: str, read: Read) -> Approval:
+    """A destructive step's approval over what its plan read of the knowledge service (bound by its fingerprint)."""
+    return Approval(Level.DESTRUCTIVE, summary, expected=Expected.of(read))
 
 
 class KnowledgeArea(Declared):
@@ -146,13 +153,16 @@ class KnowledgeArea(Declared):
             True, f"{verb} the pipeline '{reply.pipeline.name}'.", persisted=True, data=views.pipeline(reply.pipeline)
         )
 
-    @tool(
-        Level.DESTRUCTIVE, "Delete a document", summary=lambda a: f"delete the document '{a.name}' and all its chunks"
-    )
-    async def delete_document(self, arguments: NamedInput) -> ManagementResult:
+    async def plan_delete_document(self, arguments: NamedInput) -> Approval:
+        found = await self.client.document(arguments.name)
+        read = Read(arguments.name, f"the document '{found.name}'", found.fingerprint)
+        return destructive(f"delete {read.what} and all its {plural(found.chunks, 'chunk')}", read)
+
+    @tool(Level.DESTRUCTIVE, "Delete a document", planner=plan_delete_document)
+    async def delete_document(self, arguments: NamedInput, expected: Expected = NOTHING) -> ManagementResult:
         """Delete a document, its chunks and its stored original. Refused while a pipeline's scope names it, and for
         documents declared in configuration."""
-        reply = await self.client.delete_document(arguments.name)
+        reply = await self.client.delete_document(arguments.name, expected.revision(arguments.name, ""))
         return ManagementResult(
             True,
             f"Deleted '{reply.document.name}' and its {plural(reply.chunks_deleted, 'chunk')}.",
@@ -160,34 +170,36 @@ class KnowledgeArea(Declared):
             data={"document": views.document(reply.document), "chunksDeleted": reply.chunks_deleted},
         )
 
-    @tool(Level.DESTRUCTIVE, "Delete a pipeline", summary=lambda a: f"delete the pipeline '{a.name}'")
-    async def delete_pipeline(self, arguments: NamedInput) -> ManagementResult:
+    async def plan_delete_pipeline(self, arguments: NamedInput) -> Approval:
+        found = await self.client.pipeline(arguments.name)
+        read = Read(arguments.name, f"the pipeline '{found.name}'", found.fingerprint)
+        return destructive(f"delete {read.what}, searching {scope_words(found)} (the documents stay)", read)
+
+    @tool(Level.DESTRUCTIVE, "Delete a pipeline", planner=plan_delete_pipeline)
+    async def delete_pipeline(self, arguments: NamedInput, expected: Expected = NOTHING) -> ManagementResult:
         """Delete a pipeline (the documents stay). Refused while a published knowledge tool searches it, and for
         pipelines declared in configuration."""
-        reply = await self.client.delete_pipeline(arguments.name)
+        reply = await self.client.delete_pipeline(arguments.name, expected.revision(arguments.name, ""))
         return ManagementResult(
             True, f"Deleted the pipeline '{reply.pipeline.name}'.", persisted=True, data=views.pipeline(reply.pipeline)
         )
 
-    @tool(Level.DESTRUCTIVE, "Publish a knowledge tool", summary=PublishInput.described)
-    async def publish_tool(self, arguments: PublishInput) -> ManagementResult:
+    async def plan_publish(self, arguments: PublishInput) -> Approval:
+        """The question names the documents the tool will serve: the pipeline's scope as the service reads it now,
+        bound by its fingerprint (a document ingested into an every-document scope changes it too)."""
+        self._name_free(arguments.name)  # refused before the person is asked
+        found = await self.client.pipeline(arguments.pipeline)
+        return destructive(
+            arguments.described(found), Read(arguments.pipeline, f"the pipeline '{found.name}'", found.fingerprint)
+        )
+
+    @tool(Level.DESTRUCTIVE, "Publish a knowledge tool", planner=plan_publish)
+    async def publish_tool(self, arguments: PublishInput, expected: Expected = NOTHING) -> ManagementResult:
         """Publish a search tool over a pipeline on this MCP server: it takes `query` (and `topK`) and returns the
         matching passages with their sources; its calls are audited. The name must not start with 'saip_' nor be
         served already."""
-        try:
-            refuse_reserved(arguments.name)
-        except ReservedName as exc:
-            raise ServiceRefused(f"{exc}; choose another tool name") from None
-        if arguments.name in self._served_names():
-            raise ServiceRefused(
-                f"'{arguments.name}' is already served on /mcp by another tool; choose another name "
-                "(tools/list shows the names in use)"
-            )
-        reply = await self.client.publish_tool(
-            pb.PublishKnowledgeToolRequest(
-                name=arguments.name, description=arguments.description, pipeline=arguments.pipeline
-            )
-        )
+        self._name_free(arguments.name)
+        reply = await self.client.publish_tool(arguments.request(expected.revision(arguments.pipeline, "")))
         return ManagementResult(
             True,
             f"Published '{reply.tool.name}', searching '{reply.tool.pipeline_name}'. It is served on /mcp now; "
@@ -196,14 +208,27 @@ class KnowledgeArea(Declared):
             data=views.tool(reply.tool),
         )
 
-    @tool(
-        Level.DESTRUCTIVE,
-        "Unpublish a knowledge tool",
-        summary=lambda a: f"unpublish the knowledge tool '{a.name}' from /mcp",
-    )
-    async def unpublish_tool(self, arguments: NamedInput) -> ManagementResult:
+    def _name_free(self, name: str) -> None:
+        """A knowledge tool's name must not be the management tools' prefix nor a name served by another source."""
+        try:
+            refuse_reserved(name)
+        except ReservedName as exc:
+            raise ServiceRefused(f"{exc}; choose another tool name") from None
+        if name in self._served_names():
+            raise ServiceRefused(
+                f"'{name}' is already served on /mcp by another tool; choose another name "
+                "(tools/list shows the names in use)"
+            )
+
+    async def plan_unpublish(self, arguments: NamedInput) -> Approval:
+        found = await self.client.tool(arguments.name)
+        read = Read(arguments.name, f"the knowledge tool '{found.name}'", found.fingerprint)
+        return destructive(f"unpublish {read.what} (searching '{found.pipeline_name}') from /mcp", read)
+
+    @tool(Level.DESTRUCTIVE, "Unpublish a knowledge tool", planner=plan_unpublish)
+    async def unpublish_tool(self, arguments: NamedInput, expected: Expected = NOTHING) -> ManagementResult:
         """Remove a published knowledge tool from this MCP server (its pipeline and documents stay)."""
-        reply = await self.client.unpublish_tool(arguments.name)
+        reply = await self.client.unpublish_tool(arguments.name, expected.revision(arguments.name, ""))
         return ManagementResult(
             True, f"Unpublished '{reply.tool.name}'; it is gone from /mcp.", persisted=True, data=views.tool(reply.tool)
         )

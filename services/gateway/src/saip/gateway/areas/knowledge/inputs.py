@@ -113,8 +113,25 @@ class PublishInput(Input):
     )
     pipeline: str = Field(min_length=1, max_length=200, description="The pipeline the tool searches.")
 
-    def described(self) -> str:
+    def described(self, pipeline: pb.Pipeline) -> str:
+        """What publishing serves: the pipeline as the service read it, and the documents it searches now."""
         return (
-            f"publish the knowledge tool '{self.name}' on /mcp, searching the pipeline '{self.pipeline}': "
-            f"{self.description[:200]}"
+            f"publish the knowledge tool '{self.name}' on /mcp, searching the pipeline '{pipeline.name}' over "
+            f"{scope_words(pipeline)}: {self.description[:200]}"
         )
+
+    def request(self, expected: str = "") -> pb.PublishKnowledgeToolRequest:
+        return pb.PublishKnowledgeToolRequest(
+            name=self.name, description=self.description, pipeline=self.pipeline, expected_fingerprint=expected
+        )
+
+
+SCOPE_NAMES = 20  # the documents a question names one by one; the rest are counted
+
+
+def scope_words(pipeline: pb.Pipeline) -> str:
+    """The documents a pipeline searches, as a question names them: 'a', 'b' (every document for an empty scope)."""
+    names = [f"'{name}'" for name in pipeline.scope_names[:SCOPE_NAMES]]
+    more = len(pipeline.scope_names) - SCOPE_NAMES
+    listed = ", ".join(names) + (f" and {more} more" if more > 0 else "") if names else "no document yet"
+    return f"every document (now {listed})" if not pipeline.document_ids else listed

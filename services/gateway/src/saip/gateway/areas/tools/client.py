@@ -35,21 +35,35 @@ class ToolsClient:
         request = tools_pb2.SaveDraftRequest(spec_json=json.dumps(spec), expected_revision=expected_revision)
         return await self._channel.call(self._stub().SaveDraft, request)
 
-    async def test(self, name: str, arguments: dict[str, Any] | None = None) -> tools_pb2.TestReport:
-        request = tools_pb2.TestToolRequest(name=name, arguments_json=json.dumps(arguments) if arguments else "")
+    # An expected revision is the one an approval described; the service runs exactly that one or refuses (0: as is).
+
+    async def test(
+        self, name: str, arguments: dict[str, Any] | None = None, expected_revision: int = 0
+    ) -> tools_pb2.TestReport:
+        request = tools_pb2.TestToolRequest(
+            name=name, arguments_json=json.dumps(arguments) if arguments else "", expected_revision=expected_revision
+        )
         return await self._channel.call(self._stub().TestTool, request, TEST_DEADLINE)
 
-    async def publish(self, name: str) -> tools_pb2.ToolSummary:
-        return await self._channel.call(self._stub().PublishTool, tools_pb2.PublishToolRequest(name=name))
+    async def publish(self, name: str, expected_revision: int = 0) -> tools_pb2.ToolSummary:
+        request = tools_pb2.PublishToolRequest(name=name, expected_revision=expected_revision)
+        return await self._channel.call(self._stub().PublishTool, request)
 
-    async def delete(self, name: str) -> tools_pb2.DeleteToolReply:
-        return await self._channel.call(self._stub().DeleteTool, tools_pb2.DeleteToolRequest(name=name))
+    async def delete(self, name: str, expected_revision: int = 0) -> tools_pb2.DeleteToolReply:
+        request = tools_pb2.DeleteToolRequest(name=name, expected_revision=expected_revision)
+        return await self._channel.call(self._stub().DeleteTool, request)
 
     async def exposure(self) -> tools_pb2.Exposure:
         return await self._channel.call(self._stub().GetExposure, tools_pb2.GetExposureRequest())
 
-    async def set_exposure(self, auto_expose: bool, tools: list[str], expected_revision: int = 0) -> tools_pb2.Exposure:
+    async def set_exposure(
+        self,
+        auto_expose: bool,
+        tools: list[str],
+        expected_revision: int = 0,
+        expected_tools: dict[str, int] | None = None,
+    ) -> tools_pb2.Exposure:
         request = tools_pb2.SetExposureRequest(
-            auto_expose=auto_expose, tools=tools, expected_revision=expected_revision
+            auto_expose=auto_expose, tools=tools, expected_revision=expected_revision, expected_tools=expected_tools
         )
         return await self._channel.call(self._stub().SetExposure, request)

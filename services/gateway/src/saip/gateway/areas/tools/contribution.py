@@ -17,6 +17,7 @@ from saip.gateway.areas.tools import views
 from saip.gateway.areas.tools.client import ToolsClient
 from saip.gateway.errors import ServiceRefused, ServiceUnavailable
 from saip.gateway.surface.declare import Declared, prompt, template, tool
+from saip.gateway.surface.expected import NOTHING, Expected, Read
 from saip.gateway.surface.management import (
     MAX_INTEGER,
     Approval,
@@ -97,6 +98,11 @@ def exposure_summary(arguments: ExposureInput) -> str:
     auto = "serve every newly published tool" if arguments.autoExpose else "serve published tools only when listed"
     listed = ", ".join(arguments.tools) or "no others"
     return f"{auto}; also serve {listed}"
+
+
+def read_of(report: tools_pb2.RiskReport) -> Read:
+    """The tool a plan assessed, at the revision assessed: what its approval binds."""
+    return Read(report.name, f"'{report.name}'", report.revision)
 
 
 def guide_text(page: str) -> str:
@@ -188,13 +194,15 @@ class ToolsArea(Declared):
             f"run '{report.name}' in the sandbox {what}: risk L{report.risk_level}, "
             f"{views.network_words(report.network_mode, report.hosts_allow)}",
             high_risk=report.above_baseline,
+            expected=Expected.of(read_of(report)),
         )
 
     @tool(Level.WRITE, "Test a tool", planner=plan_test)
-    async def test(self, arguments: TestInput) -> ManagementResult:
+    async def test(self, arguments: TestInput, expected: Expected = NOTHING) -> ManagementResult:
         """Run a tool in the sandbox. Without arguments this is its Local Pass (the declared test values), the only
         way to make a draft publishable; with arguments it is a trial run that does not count."""
-        report = await self.client.test(arguments.name, arguments.arguments)
+        # The revision the plan assessed (and asked about, when it asked) is the one that runs.
+        report = await self.client.test(arguments.name, arguments.arguments, expected.revision(arguments.name, 0))
         if report.passed:
             kind = "Local Pass" if report.local_pass else "Trial run (not a Local Pass)"
             message = f"{kind} of '{report.name}' passed in {report.duration_ms} ms."
@@ -217,17 +225,22 @@ class ToolsArea(Declared):
         )
         if report.weakens_approval:
             summary += " (human approval switched off above L0)"
-        return Approval(Level.DESTRUCTIVE, summary, high_risk=report.above_baseline or report.weakens_approval)
+        return Approval(
+            Level.DESTRUCTIVE,
+            summary,
+            high_risk=report.above_baseline or report.weakens_approval,
+            expected=Expected.of(read_of(report)),
+        )
 
     @tool(Level.DESTRUCTIVE, "Publish a tool", planner=plan_publish)
-    async def publish(self, arguments: NameInput) -> ManagementResult:
+    async def publish(self, arguments: NameInput, expected: Expected = NOTHING) -> ManagementResult:
         """Publish a draft that passed its Local Pass: it is served on /mcp (when exposed) and clients get
         list_changed. A published tool is never overwritten; the person approves first."""
         if arguments.name in self._taken():
             raise ServiceRefused(
                 f"'{arguments.name}' is already served on /mcp by another source; publish the tool under another name."
             )
-        summary = await self.client.publish(arguments.name)
+        summary = await self.client.publish(arguments.name, expected.revision(arguments.name, 0))
         if summary.exposed:
             message = f"Published '{summary.name}': it is served on /mcp now, and clients were told (list_changed)."
         else:
@@ -241,13 +254,18 @@ class ToolsArea(Declared):
         found = await self.client.get(arguments.name)
         state = views.STATES.get(found.summary.state, "tool")
         served = "; it leaves /mcp at once" if found.summary.exposed else ""
-        return Approval(Level.DESTRUCTIVE, f"delete the {state} '{found.summary.name}'{served}")
+        name = found.summary.name
+        return Approval(
+            Level.DESTRUCTIVE,
+            f"delete the {state} '{name}'{served}",
+            expected=Expected.of(Read(name, f"'{name}'", found.summary.revision)),
+        )
 
     @tool(Level.DESTRUCTIVE, "Delete a tool", planner=plan_delete)
-    async def delete(self, arguments: NameInput) -> ManagementResult:
+    async def delete(self, arguments: NameInput, expected: Expected = NOTHING) -> ManagementResult:
         """Delete a draft or a published tool (it leaves /mcp at once). Bundled and configured tools cannot be
         deleted. The person approves first."""
-        reply = await self.client.delete(arguments.name)
+        reply = await self.client.delete(arguments.name, expected.revision(arguments.name, 0))
         state = views.STATES.get(reply.state, "tool")
         return ManagementResult(True, f"Deleted the {state} '{reply.name}'.", persisted=True, data={"name": reply.name})
 
@@ -259,13 +277,16 @@ class ToolsArea(Declared):
         summary = exposure_summary(arguments)
         if risky:
             summary += f"; serves {', '.join(risky)} at risk L{HIGH_RISK} or above"
-        return Approval(Level.DESTRUCTIVE, summary, high_risk=bool(risky))
+        expected = Expected.of(*(read_of(report) for report in reports))
+        return Approval(Level.DESTRUCTIVE, summary, high_risk=bool(risky), expected=expected)
 
     @tool(Level.DESTRUCTIVE, "Set tool exposure", planner=plan_exposure)
-    async def set_exposure(self, arguments: ExposureInput) -> ManagementResult:
+    async def set_exposure(self, arguments: ExposureInput, expected: Expected = NOTHING) -> ManagementResult:
         """Choose what /mcp serves: autoExpose (every newly published tool) and an explicit list (bundled tools, or
         published ones when autoExpose is false). Drafts cannot be exposed. The person approves."""
-        exposure = await self.client.set_exposure(arguments.autoExpose, arguments.tools, arguments.expectedRevision)
+        exposure = await self.client.set_exposure(
+            arguments.autoExpose, arguments.tools, arguments.expectedRevision, expected.revisions(0)
+        )
         message = "Exposure saved: " + exposure_summary(arguments) + "."
         return ManagementResult(True, message, persisted=True, data=views.exposure(exposure))
 
