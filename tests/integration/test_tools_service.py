@@ -4,6 +4,7 @@ secrets, masking, the served-tools contract, risk events, and bad input."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -199,7 +200,7 @@ async def test_exposure_decides_what_is_served_and_a_draft_cannot_be_exposed(nat
 
 
 async def test_secrets_are_references_and_their_values_never_come_back(
-    nats_server: LocalNats, monkeypatch: pytest.MonkeyPatch
+    nats_server: LocalNats, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     literal = document("greeter", staticVariables={"apiKey": "plain-text-key-123"})
     echo = document(
@@ -207,19 +208,22 @@ async def test_secrets_are_references_and_their_values_never_come_back(
         staticVariables={"apiKey": "${GREETER_API_KEY}"},
         code="console.log('using key', apiKey); return { key: apiKey, sum: a + b };",
     )
+    # The variable is set, but no secrets file names it: a reference never reads the environment.
+    monkeypatch.setenv("GREETER_API_KEY", "s3cr3t-greeter-value")
     async with running_tools(nats_server.url) as app, tools_client(app.port) as stub:
         message = await refused(save(stub, literal), grpc.StatusCode.FAILED_PRECONDITION)
         assert "plain-text-key-123" not in message and "'${API_KEY}'" in message
 
-        monkeypatch.delenv("GREETER_API_KEY", raising=False)
         saved = await save(stub, echo)
-        assert any("${GREETER_API_KEY} is not set" in warning for warning in saved.warnings)
+        assert any("${GREETER_API_KEY} is not a secret made available here" in warning for warning in saved.warnings)
         unset = await refused(
             stub.TestTool(tools_pb2.TestToolRequest(name="greeter")), grpc.StatusCode.FAILED_PRECONDITION
         )
-        assert "GREETER_API_KEY" in unset
+        assert "tools.secrets" in unset
 
-        monkeypatch.setenv("GREETER_API_KEY", "s3cr3t-greeter-value")
+    secrets = tmp_path / "tool-secrets.yaml"
+    secrets.write_text("GREETER_API_KEY:\n  env: GREETER_API_KEY\n  hosts: [api.greeter.example]\n")
+    async with running_tools(nats_server.url, tools_secrets=secrets) as app, tools_client(app.port) as stub:
         report = await stub.TestTool(tools_pb2.TestToolRequest(name="greeter"))
         assert report.passed
         assert "s3cr3t" not in report.result_json + "".join(report.console)
@@ -231,7 +235,8 @@ async def test_secrets_are_references_and_their_values_never_come_back(
         )
         assert json.loads(call.text) == {"key": "***", "sum": 3}
 
-        monkeypatch.delenv("GREETER_API_KEY")
+    monkeypatch.delenv("GREETER_API_KEY")
+    async with running_tools(nats_server.url, tools_secrets=secrets) as app, tools_client(app.port) as stub:
         [summary] = (await stub.ListTools(tools_pb2.ListToolsRequest())).tools
         assert (summary.state, list(summary.missing_env)) == (
             tools_pb2.TOOL_STATE_MISSING_REQUIREMENTS,

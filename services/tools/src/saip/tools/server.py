@@ -140,6 +140,7 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
     # Validated before anything is opened: a bad declared tool stops the start with the key's name.
     declared = catalog.declared(settings.tools_declared, DECLARED_KEY)
     bundled = catalog.bundled()
+    secrets = settings.secrets()
     async with AsyncExitStack() as stack:
         limits = Limits(
             timeout=settings.tools_sandbox_timeout_seconds, memory_bytes=settings.tools_sandbox_memory_mb * 1024 * 1024
@@ -153,7 +154,9 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
         js = nc.jetstream()
         await bus.ensure_stream(js, bus.audit_stream_config(settings))
         kv = await bus.ensure_kv(js, names.TOOLS_BUCKET, history=HISTORY)
-        library = Library(records=KvRecords(kv), bundled=bundled, declared=declared, declared_key=DECLARED_KEY)
+        library = Library(
+            records=KvRecords(kv), bundled=bundled, declared=declared, declared_key=DECLARED_KEY, secrets=secrets
+        )
         risk = RiskPublisher(nc, "tools")
         exposure = ExposureSetting(library, metrics)
         runs = Runs(sandbox, risk, metrics)

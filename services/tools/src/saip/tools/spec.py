@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
+from secrets import token_hex
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from saip.common.masking import is_secret_name
-from saip.common.netguard import NetworkMode
+from saip.common.masking import Masker, is_secret_name
+from saip.common.netguard import Binding, NetworkMode
+from saip.common.secret_source import SecretSource
 from saip.common.vocabulary import RESERVED_PREFIX, is_reserved
 from saip.tools.errors import InvalidSpec, LiteralSecret
 
@@ -361,19 +362,28 @@ def env_suggestion(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", snake).strip("_").upper() or "TOOL_SECRET"
 
 
-def resolve(spec: ToolSpec, environ: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str], list[str]]:
-    """(static values with references filled in, the resolved secret values, the unset references)."""
-    env = os.environ if environ is None else environ
-    missing: list[str] = []
-    secrets: list[str] = []
+@dataclass(frozen=True)
+class Resolved:
+    """A run's static values: each ${NAME} replaced by a placeholder made for this run, the secrets the sandbox's
+    fetch substitutes for them (in requests to their hosts only), and the references no secret answers."""
 
-    def fill(match: re.Match[str]) -> str:
-        value = env.get(match.group(1), "")
-        if not value.strip():
-            missing.append(match.group(1))
-            return ""
-        secrets.append(value)
-        return value
+    statics: dict[str, str]
+    secrets: tuple[Binding, ...] = ()
+    missing: tuple[str, ...] = ()
 
-    values = {name: ENV_REFERENCE.sub(fill, value) for name, value in spec.static_variables.items()}
-    return values, secrets, sorted(set(missing))
+    def masker(self) -> Masker:
+        """Masks the values (a bound host may echo one) and the placeholders of this run."""
+        return Masker([text for secret in self.secrets for text in (secret.value, secret.marker)])
+
+
+def resolve(spec: ToolSpec, source: SecretSource) -> Resolved:
+    """The static values as the code sees them: a secret's value never, an unguessable placeholder instead."""
+    missing = source.missing(spec.env_references())
+    if missing:
+        return Resolved({}, missing=tuple(missing))
+    markers = {name: f"saip-secret-{token_hex(16)}" for name in spec.env_references()}
+    statics = {
+        name: ENV_REFERENCE.sub(lambda match: markers[match.group(1)], value)
+        for name, value in spec.static_variables.items()
+    }
+    return Resolved(statics, tuple(source.binding(name, marker) for name, marker in markers.items()))
