@@ -52,4 +52,5 @@ KEYS: dict[str, str] = {
     'tools.sandbox-spares': 'V8 isolates each worker keeps ready for its next calls (each serves one call)',
     'tools.sandbox-timeout-seconds': 'Wall-clock limit of one tool run',
     'tools.sandbox-workers': 'Worker processes that run tool code (each runs one call at a time)',
+    'tools.secrets': 'File of the secrets tool code may send, each bound to its hosts; the only source of ${NAME}',
 }

@@ -104,6 +104,11 @@ class KnowledgeSettings(SaipSettings):
             )
         return self
 
+    @classmethod
+    def launch_variables(cls, values: Mapping[str, Any]) -> set[str]:
+        """Besides what the keys name, the plain QDRANT_URL that `qdrant_location` falls back to."""
+        return super().launch_variables(values) | {QDRANT_URL_ENV}
+
     @property
     def ingest_roots(self) -> list[Path]:
         """The configured roots, or $SAIP_HOME/ingest; resolved, so a symlinked root is compared by where it leads."""

@@ -10,6 +10,7 @@ from typing import Annotated, Any, ClassVar, Self
 from pydantic import BeforeValidator, Field
 from pydantic_settings import NoDecode
 
+from saip.common import secret_source
 from saip.common.secret_source import SecretSource
 from saip.common.settings import Port, SaipSettings, endpoint_keys
 from saip.tools import catalog
@@ -60,6 +61,13 @@ class ToolsSettings(SaipSettings):
         catalog.declared(settings.tools_declared, DECLARED_KEY)
         settings.secrets()
         return settings
+
+    @classmethod
+    def launch_variables(cls, values: Mapping[str, Any]) -> set[str]:
+        """Besides what the keys name, the variables the secrets file reads (`env:`)."""
+        path = values.get("tools_secrets")
+        named = secret_source.variables(Path(path), SECRETS_KEY) if isinstance(path, str | Path) else []
+        return super().launch_variables(values) | set(named)
 
     def secrets(self) -> SecretSource:
         """The secrets file, read now: a malformed one is a ConfigurationError naming tools.secrets."""

@@ -342,7 +342,7 @@ def describe(exc: ValidationError) -> str:
 
 
 def require_references(spec: ToolSpec) -> None:
-    """Secrets never pass through the interface: a secret-looking static value must be a ${ENV_NAME} reference."""
+    """Secrets never pass through the interface: a secret-looking static value must be a ${NAME} reference."""
     for name, value in spec.static_variables.items():
         literal = ENV_REFERENCE.sub("", value)
         secret_named = is_secret_name(name) and literal.strip() and not _harmless_prefix(literal)

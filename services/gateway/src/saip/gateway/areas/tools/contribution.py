@@ -170,7 +170,7 @@ class ToolsArea(Declared):
     @tool(Level.WRITE, "Save a tool draft", planner=plan_save)
     async def save_draft(self, arguments: SaveDraftInput) -> ManagementResult:
         """Create a draft, or update a draft, from a tool spec. A draft is never served. Published tools are not
-        changed by a draft of the same name. Literal secrets are refused: use ${ENV_NAME} references."""
+        changed by a draft of the same name. Literal secrets are refused: use ${NAME} references to tools.secrets."""
         reply = await self.client.save_draft(arguments.spec, arguments.expectedRevision)
         view = views.summary(reply.tool)
         verb = "Created" if reply.created else "Updated"
@@ -317,8 +317,8 @@ class ToolsArea(Declared):
         procedure = (
             f"{ask}\n\nFollow the attached guide: write the spec, save it with saip_tools_save_draft, run "
             "saip_tools_test without arguments until the Local Pass passes, then saip_tools_publish (the person "
-            "approves at this client), then call the new tool. Never put a secret in the spec: use a ${ENV_NAME} "
-            "reference and ask the person to set the variable."
+            "approves at this client), then call the new tool. Never put a secret in the spec: use a ${NAME} "
+            "reference and ask the person to add the secret to tools.secrets."
         )
         guide = types.EmbeddedResource(
             type="resource",
