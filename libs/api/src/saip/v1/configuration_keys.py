@@ -28,6 +28,7 @@ KEYS: dict[str, str] = {
     'knowledge.metrics-port': "Port of the knowledge service's /metrics",
     'knowledge.pipelines': 'Pipelines declared in configuration (read-only to the AI)',
     'knowledge.port': "Port of the knowledge service's gRPC endpoint",
+    'knowledge.secrets': "File of the secrets a document URL's ${NAME} may carry, each bound to its hosts",
     'log-level': 'DEBUG, INFO, WARNING or ERROR',
     'management.approval': 'Which levels ask the person: destructive, all or none',
     'management.audit-capacity': 'Calls kept in the audit ring buffer for fast reads',

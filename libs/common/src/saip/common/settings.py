@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator, Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Self, get_args
 
 import yaml
 from pydantic import BeforeValidator, Field, SecretStr, ValidationError, model_validator
@@ -159,12 +159,24 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
 
 class _YamlSource(PydanticBaseSettingsSource):
-    """Values from `saip.yaml`, below the environment in precedence."""
+    """Values from `saip.yaml`, below the environment in precedence. A secret key (a SecretStr field) is refused
+    there unless it is `${VAR}`: the file is shared and copied (a ConfigMap in k8s, a file beside the code), so a
+    secret written into it is a secret handed to everyone who reads it."""
 
     def __init__(self, settings_cls: type[BaseSettings]) -> None:
         super().__init__(settings_cls)
         path = config_file()
         self._values = read_config_file(path) if path else {}
+        for name, value in self._values.items():
+            field = settings_cls.model_fields.get(name)
+            secret = field is not None and SecretStr in (field.annotation, *get_args(field.annotation))
+            if secret and isinstance(value, str) and value and not REFERENCE.match(value):
+                key = key_of(name)
+                raise ConfigurationError(
+                    f"{path}: {key} is a secret written out, and saip.yaml is read by everyone who can read the "
+                    f"configuration; write {key}: ${{SOME_VARIABLE}} and set that variable, or set {env_name(key)} "
+                    "instead"
+                )
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         return self._values.get(field_name), field_name, False

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import anyio
@@ -19,7 +19,7 @@ from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 from nats.js.object_store import ObjectStore
 
 from saip.common import bus, names
-from saip.common.netguard import GuardBlocked, NetPolicy, NetworkMode, guarded_fetch
+from saip.common.netguard import Binding, GuardBlocked, NetPolicy, NetworkMode, guarded_fetch
 from saip.common.risk import SANDBOX_GUARD_BLOCKED, WARN, RiskPublisher
 from saip.knowledge.errors import AlreadyExists, NotFound, Refused, StoreUnavailable
 from saip.knowledge.ports import Fetched
@@ -241,9 +241,9 @@ class GuardedFetcher:
         self._risk = risk
         self._mode = mode
 
-    async def fetch(self, url: str, max_bytes: int) -> Fetched:
+    async def fetch(self, url: str, max_bytes: int, secrets: Sequence[Binding] = ()) -> Fetched:
         try:
-            response = await guarded_fetch(url, policy=NetPolicy(self._mode, max_body=max_bytes))
+            response = await guarded_fetch(url, policy=NetPolicy(self._mode, max_body=max_bytes), secrets=secrets)
         except GuardBlocked as exc:
             if self._risk is not None:
                 await self._risk.publish(

@@ -219,6 +219,7 @@ async def lifespan(
     (its writes still see the catalog's watch), then the watch stops, Qdrant closes and NATS drains."""
     metrics = KnowledgeMetrics(registry)
     restarts = Restarts()
+    secrets = settings.secrets()  # before anything is opened: a malformed file stops the start
     async with AsyncExitStack() as stack:
         nc = await stack.enter_async_context(
             bus.connection(
@@ -255,6 +256,7 @@ async def lifespan(
             roots=roots,
             max_bytes=settings.knowledge_max_document_bytes,
             dense=dense,
+            secrets=secrets,
         )
         rules = Rules.over(knowledge)
         if earlier is not None:

@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from saip.common.masking import Masker, is_secret_name
+from saip.common import literals
+from saip.common.masking import Masker
 from saip.common.netguard import Binding, NetworkMode
 from saip.common.secret_source import SecretSource
 from saip.common.vocabulary import RESERVED_PREFIX, is_reserved
@@ -28,7 +29,7 @@ MAX_DESCRIPTION_CHARS = 4_000
 MAX_SPEC_BYTES = 256 * 1024
 NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
 IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]{0,63}$")
-ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+ENV_REFERENCE = literals.REFERENCE
 HOST_PATTERN = re.compile(r"^(\*|\*\.[a-z0-9.-]+|[a-z0-9]([a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(:[0-9]{1,5})?$")
 
 # The lifecycle fields a person may copy from saip_tools_get back into a draft: the service owns them, so they are
@@ -115,13 +116,6 @@ JS_RESERVED = frozenset(
         "NaN",
         "Infinity",
     ]
-)
-
-# Literal values that are secrets whatever they are called: provider key formats, JWTs, private keys.
-SECRET_VALUE = re.compile(
-    r"(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}"
-    r"|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----|\b(?:Bearer|Basic)\s+(?!\$\{)[A-Za-z0-9._~+/=-]{8,})"
 )
 
 
@@ -343,23 +337,13 @@ def describe(exc: ValidationError) -> str:
 
 def require_references(spec: ToolSpec) -> None:
     """Secrets never pass through the interface: a secret-looking static value must be a ${NAME} reference."""
-    for name, value in spec.static_variables.items():
-        literal = ENV_REFERENCE.sub("", value)
-        secret_named = is_secret_name(name) and literal.strip() and not _harmless_prefix(literal)
-        if secret_named or SECRET_VALUE.search(value):
-            raise LiteralSecret(f"Static variable '{name}'", env_suggestion(name))
-    if SECRET_VALUE.search(spec.code):
-        raise LiteralSecret("A value written in the code", "API_TOKEN")
-
-
-def _harmless_prefix(literal: str) -> bool:
-    """`Bearer ${TOKEN}` keeps a scheme word around the reference; only such framing may stay literal."""
-    return bool(re.fullmatch(r"\s*(Bearer|Basic|Token|token)?\s*", literal))
+    refused = literals.spec_refusal(spec.static_variables, spec.code)
+    if refused is not None:
+        raise LiteralSecret(refused)
 
 
 def env_suggestion(name: str) -> str:
-    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    return re.sub(r"[^A-Za-z0-9]+", "_", snake).strip("_").upper() or "TOOL_SECRET"
+    return literals.suggestion(name)
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,12 @@ from typing import Any
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from saip.common import literals
 from saip.gateway.areas.tools import views
 from saip.gateway.areas.tools.client import ToolsClient
-from saip.gateway.errors import ServiceRefused, ServiceUnavailable
+from saip.gateway.errors import LiteralSecret, ServiceRefused, ServiceUnavailable
 from saip.gateway.surface.declare import Declared, prompt, template, tool
 from saip.gateway.surface.management import (
     MAX_INTEGER,
@@ -49,9 +50,21 @@ class ListInput(Input):
     )
 
 
+def _references_only(spec: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A spec whose static variables or code hold a literal secret is refused before it leaves the gateway."""
+    if spec is not None:
+        variables = spec.get("staticVariables")
+        refused = literals.spec_refusal(variables if isinstance(variables, dict) else {}, spec.get("code"))
+        if refused is not None:
+            raise LiteralSecret(refused)
+    return spec
+
+
 class CheckRiskInput(Input):
     name: str | None = Field(default=None, max_length=64, description="A saved tool to assess.")
     spec: dict[str, Any] | None = Field(default=None, description="Or a spec not saved yet (the tool JSON).")
+
+    _references = field_validator("spec")(_references_only)
 
 
 class SaveDraftInput(Input):
@@ -68,6 +81,8 @@ class SaveDraftInput(Input):
         le=MAX_INTEGER,
         description="The revision you read (saip_tools_get); 0 creates, or updates the draft as is.",
     )
+
+    _references = field_validator("spec")(_references_only)
 
 
 class TestInput(NameInput):
