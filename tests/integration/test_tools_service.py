@@ -354,3 +354,27 @@ async def test_an_unreadable_record_is_left_out_and_named_not_fatal(nats_server:
         assert message.endswith("Ask the person to delete it (saip tools delete mangled), then save the tool again.")
         await stub.DeleteTool(tools_pb2.DeleteToolRequest(name="mangled"))
         await refused(stub.GetTool(tools_pb2.GetToolRequest(name="mangled")), grpc.StatusCode.NOT_FOUND)
+
+
+async def test_json_nested_thousands_deep_is_refused_not_an_internal_failure(nats_server: LocalNats) -> None:
+    """Before the depth check the parser's RecursionError left the service as INTERNAL, which the gateway reports as
+    the service being unreachable; now each entry point refuses it with a sentence and the service still answers."""
+    deep = '{"a":' * 5000 + "null" + "}" * 5000
+    async with running_tools(nats_server.url) as app, tools_client(app.port) as stub:
+        message = await refused(
+            stub.SaveDraft(tools_pb2.SaveDraftRequest(spec_json='{"name": "deep", "params": ' + deep + "}")),
+            grpc.StatusCode.INVALID_ARGUMENT,
+        )
+        assert "nested more than 64 levels deep" in message
+        await publish_tested(stub, document("adder"))
+        call = await stub.CallServedTool(
+            common_pb2.CallServedToolRequest(name="adder", arguments_json='{"a": 1, "b": ' + deep + "}")
+        )
+        assert call.is_error and "nested more than 64 levels deep" in call.text
+        assert json.loads(
+            (
+                await stub.CallServedTool(
+                    common_pb2.CallServedToolRequest(name="adder", arguments_json='{"a": 1, "b": 2}')
+                )
+            ).text
+        ) == {"sum": 3}

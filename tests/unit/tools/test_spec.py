@@ -7,6 +7,7 @@ import pytest
 from saip.common.secret_source import Secret, SecretSource
 from saip.tools import spec as specs
 from saip.tools.errors import InvalidSpec, LiteralSecret
+from saip.tools.runs import parse_arguments
 from tests.unit.tools.specs import document, text
 
 
@@ -79,6 +80,18 @@ def test_malformed_json_and_non_objects_are_refused_plainly() -> None:
         specs.parse("{name: adder")
     with pytest.raises(InvalidSpec, match="must be a JSON object"):
         specs.parse("[1, 2]")
+
+
+@pytest.mark.parametrize("levels", [100, 5000])
+def test_a_spec_or_arguments_nested_thousands_deep_are_refused_with_a_sentence(levels: int) -> None:
+    deep = '{"a":' * levels + "null" + "}" * levels
+    spec_text = text(params=[{"name": "a", "type": "object", "testValue": {}}]).replace(
+        '"testValue": {}', '"testValue": ' + deep
+    )
+    with pytest.raises(InvalidSpec, match="The spec is refused: the JSON is nested more than 64 levels deep"):
+        specs.parse(spec_text)
+    with pytest.raises(InvalidSpec, match="Invalid arguments for 'adder': the JSON is nested more than 64 levels"):
+        parse_arguments(specs.parse(text()), '{"a": 1, "b": ' + deep + "}")
 
 
 def test_huge_code_is_refused_before_it_is_stored() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from saip.common import jsondepth
 from saip.common.masking import Masker
 from saip.common.risk import SANDBOX_GUARD_BLOCKED, WARN
 from saip.common.secret_source import SecretSource
@@ -67,7 +68,9 @@ def missing_text(name: str, source: SecretSource, missing: Sequence[str]) -> str
 def parse_arguments(spec: ToolSpec, arguments_json: str) -> dict[str, Any]:
     """Call arguments checked against the tool's input schema; InvalidSpec names each problem."""
     try:
-        arguments = json.loads(arguments_json)
+        arguments = jsondepth.loads(arguments_json)
+    except jsondepth.TooDeep as exc:
+        raise InvalidSpec(f"Invalid arguments for '{spec.name}': {exc}.") from None
     except json.JSONDecodeError as exc:
         raise InvalidSpec(f"Invalid arguments for '{spec.name}': not JSON ({exc.msg}).") from None
     if not isinstance(arguments, dict):

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from saip.common import literals
+from saip.common import jsondepth, literals
 from saip.common.masking import Masker
 from saip.common.netguard import Binding, NetworkMode
 from saip.common.secret_source import SecretSource
@@ -303,9 +303,16 @@ def parse(document: Any) -> ToolSpec:
         if len(document) > MAX_SPEC_BYTES:
             raise InvalidSpec(f"The spec is larger than {MAX_SPEC_BYTES // 1024} KiB; a tool's code must be smaller.")
         try:
-            document = json.loads(document)
+            document = jsondepth.loads(document)
+        except jsondepth.TooDeep as exc:
+            raise InvalidSpec(f"The spec is refused: {exc}.") from None
         except json.JSONDecodeError as exc:
             raise InvalidSpec(f"The spec is not valid JSON ({exc.msg} at line {exc.lineno}).") from None
+    else:
+        try:
+            jsondepth.check(document)
+        except jsondepth.TooDeep as exc:
+            raise InvalidSpec(f"The spec is refused: {exc}.") from None
     if not isinstance(document, dict):
         raise InvalidSpec("The spec must be a JSON object with name, description, params, code and sandbox.")
     cleaned = {key: value for key, value in document.items() if key not in LIFECYCLE_FIELDS}
