@@ -5,7 +5,6 @@ a burst of listings leaves nothing behind on the server)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator
 
 import anyio
 from nats.errors import Error as NatsError
@@ -13,7 +12,8 @@ from nats.js import JetStreamContext
 from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
-from saip.common import names
+from saip.common import bus, names
+from saip.common.watch import Applied
 from saip.tools.errors import Conflict, StoreUnavailable
 
 HISTORY = 5  # revisions the bucket keeps per key (the gateways create it with the same history)
@@ -33,8 +33,7 @@ class KvRecords:
         self._kv = kv
         self._js = js
         self._keys: set[str] = set()
-        self._applied = 0
-        self._moved = anyio.Event()
+        self._applied = Applied()
         self._ready = anyio.Event()
         self.following = False
 
@@ -104,26 +103,21 @@ class KvRecords:
         await self._caught_up(info.state.last_seq or 0)
 
     async def _caught_up(self, revision: int) -> None:
-        try:
-            with anyio.fail_after(CATCH_UP_WITHIN):
-                while self._applied < revision:
-                    await self._moved.wait()
-        except TimeoutError:
-            raise StoreUnavailable(
-                "The saip-tools bucket watch did not catch up with NATS in time; try again."
-            ) from None
+        if not await self._applied.reached(revision, CATCH_UP_WITHIN):
+            raise StoreUnavailable("The saip-tools bucket watch did not catch up with NATS in time; try again.")
 
     async def watch(self) -> None:
         """One run of the watch: every key read afresh (swapped in at once), then each change, until it fails."""
         fresh: set[str] = set()
         initial, seen = True, 0
         try:
-            async with contextlib.aclosing(self._updates()) as updates:
+            # meta_only: the keys are what is followed here; values are read when asked for.
+            async with contextlib.aclosing(bus.kv_updates(self._kv, meta_only=True)) as updates:
                 async for entry in updates:
                     if entry is None:  # the end of the current values
                         if initial:
                             self._keys, initial = fresh, False
-                            self._advance(seen)
+                            self._applied.advance(seen)
                             self.following = True
                             self._ready.set()
                         continue
@@ -135,23 +129,9 @@ class KvRecords:
                     if initial:
                         seen = max(seen, entry.revision or 0)
                     else:
-                        self._advance(entry.revision or 0)
+                        self._applied.advance(entry.revision or 0)
         finally:
             self.following = False
-
-    async def _updates(self) -> AsyncGenerator[KeyValue.Entry | None, None]:
-        # meta_only: the keys are what is followed here; values are read when asked for.
-        watcher = await self._kv.watchall(meta_only=True)
-        try:
-            async for entry in watcher:
-                yield entry
-        finally:
-            await watcher.stop()  # type: ignore[no-untyped-call]
-
-    def _advance(self, revision: int) -> None:
-        self._applied = max(self._applied, revision)
-        self._moved.set()
-        self._moved = anyio.Event()
 
 
 def _away(exc: BaseException) -> StoreUnavailable:
