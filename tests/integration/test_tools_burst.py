@@ -1,7 +1,8 @@
 """No request leaves server-side state behind, and health says when Tool Studio cannot serve: 5,000 listings (READ
 calls, no question) against the real tools service on a real nats-server leave the JetStream consumer count where
 it was (each key listing used to leave an ephemeral consumer for 300 s, until the account's limit took Tool Studio
-down), and a service cut off from NATS answers NOT_SERVING until it is back."""
+down), the watched keys that replace those listings show every write as soon as it returns, and a service cut off
+from NATS answers NOT_SERVING until it is back."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from nats.aio.client import Client as NatsClient
 
-from saip.common import names
+from saip.common import bus, names
 from saip.common.natsd import LocalNats
+from saip.tools.clients import HISTORY, KvRecords
 from saip.v1 import tools_pb2
 from tests.integration.tools_support import publish_tested, running_tools, tools_client
 from tests.unit.tools.specs import document
@@ -72,3 +74,24 @@ async def test_health_says_not_serving_while_nats_is_away(nats_server: LocalNats
 
 async def _status_is(port: int, wanted: int) -> bool:
     return await status(port) == wanted
+
+
+async def test_the_watched_keys_show_each_write_as_soon_as_it_returns(nats_client: NatsClient) -> None:
+    js = nats_client.jetstream()
+    kv = await bus.ensure_kv(js, names.TOOLS_BUCKET, history=HISTORY)
+    records = KvRecords(kv, js)
+    async with anyio.create_task_group() as group:
+        group.start_soon(records.watch)
+        await records.ready()
+        assert await records.keys("tool.") == []
+        revision = await records.create("tool.a", b"one")
+        assert await records.keys("tool.") == ["tool.a"]
+        await records.update("tool.a", b"two", revision)
+        await records.create("exposure", b"")
+        assert (await records.keys("tool."), await records.keys("")) == (["tool.a"], ["exposure", "tool.a"])
+        stored = await records.get("tool.a")
+        assert stored is not None
+        await records.delete("tool.a", stored[1])
+        assert await records.keys("tool.") == []
+        assert records.following
+        group.cancel_scope.cancel()
