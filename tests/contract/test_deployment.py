@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from saip.audit.config import AuditSettings
-from saip.common.settings import read_config_file
+from saip.common.settings import CONFIG_ENV, env_name, installed_services, read_config_file
 from saip.gateway.config import GatewaySettings
 from saip.gateway.server import SESSION_IDLE_SECONDS
 from scripts.gen_env import SECRETS, generate, main
@@ -279,6 +279,30 @@ def test_every_container_has_requests_and_limits(rendered: list[dict[str, Any]])
             where = f"{doc['metadata']['name']}/{container['name']}"
             assert {"cpu", "memory"} <= set(container["resources"]["requests"]), where
             assert {"cpu", "memory"} <= set(container["resources"]["limits"]), where
+
+
+def own_variables(service: str) -> set[str]:
+    """The variables a service's settings read: its keys' (and SAIP_CONFIG)."""
+    return {env_name(key) for key in installed_services()[service].keys} | {CONFIG_ENV}
+
+
+def test_compose_gives_each_service_only_its_own_settings(compose_config: dict[str, Any]) -> None:
+    """Never the whole shell (no env_file), never another service's settings: a tool cannot reach what its service
+    was never given."""
+    for name in SERVICES:
+        service = compose_config["services"][name]
+        assert "env_file" not in service, name
+        foreign = set(service["environment"]) - own_variables(name)
+        assert not foreign, f"{name} is given {sorted(foreign)}, which its settings do not read"
+
+
+def test_k8s_gives_each_service_only_its_own_settings(rendered: list[dict[str, Any]]) -> None:
+    deployments = objects(rendered, "Deployment")
+    for name in SERVICES:
+        for container in containers(deployments[name]):
+            assert "envFrom" not in container, name
+            foreign = {variable["name"] for variable in container.get("env", [])} - own_variables(name)
+            assert not foreign, f"{name} is given {sorted(foreign)}, which its settings do not read"
 
 
 def test_every_saip_service_has_probes_named_ports_and_the_shared_config(rendered: list[dict[str, Any]]) -> None:

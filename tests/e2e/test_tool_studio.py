@@ -260,9 +260,16 @@ def test_the_person_reaches_the_same_methods_through_rest_and_the_command_line(s
         literal = api.post(
             "/api/v1/tools", json={"spec": {**spec("leaky"), "staticVariables": {"apiKey": "abc123xyz789"}}}
         )
-        assert (
-            literal.status_code == 400 and "Ask the person to set an environment variable" in literal.json()["message"]
-        )
+        assert literal.status_code == 400
+        assert "Ask the person to add it to the tools secrets file" in literal.json()["message"]
+        # The attack of issue 10: a reference to saip's own token, reversed by the code, is refused before any run.
+        thief = {**spec("thief"), "staticVariables": {"V": "${SAIP_ADMIN_TOKEN}"}, "code": "return [...V].reverse()"}
+        assert api.post("/api/v1/tools", json={"spec": thief}).status_code == 200
+        stolen = api.post("/api/v1/tools/thief/test")
+        assert stolen.status_code == 400
+        assert "${SAIP_ADMIN_TOKEN} is not a secret made available here" in stolen.json()["message"]
+        assert stack.admin_token not in stolen.text and stack.admin_token[::-1] not in stolen.text
+        assert api.delete("/api/v1/tools/thief").json()["ok"] is True
         assert api.delete("/api/v1/tools/cli-words").json()["ok"] is True
 
 

@@ -4,6 +4,7 @@ secrets, masking, the served-tools contract, risk events, and bad input."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -212,7 +213,7 @@ async def test_exposure_decides_what_is_served_and_a_draft_cannot_be_exposed(nat
 
 
 async def test_secrets_are_references_and_their_values_never_come_back(
-    nats_server: LocalNats, monkeypatch: pytest.MonkeyPatch
+    nats_server: LocalNats, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     literal = document("greeter", staticVariables={"apiKey": "plain-text-key-123"})
     echo = document(
@@ -220,19 +221,22 @@ async def test_secrets_are_references_and_their_values_never_come_back(
         staticVariables={"apiKey": "${GREETER_API_KEY}"},
         code="console.log('using key', apiKey); return { key: apiKey, sum: a + b };",
     )
+    # The variable is set, but no secrets file names it: a reference never reads the environment.
+    monkeypatch.setenv("GREETER_API_KEY", "s3cr3t-greeter-value")
     async with running_tools(nats_server.url) as app, tools_client(app.port) as stub:
         message = await refused(save(stub, literal), grpc.StatusCode.FAILED_PRECONDITION)
         assert "plain-text-key-123" not in message and "'${API_KEY}'" in message
 
-        monkeypatch.delenv("GREETER_API_KEY", raising=False)
         saved = await save(stub, echo)
-        assert any("${GREETER_API_KEY} is not set" in warning for warning in saved.warnings)
+        assert any("${GREETER_API_KEY} is not a secret made available here" in warning for warning in saved.warnings)
         unset = await refused(
             stub.TestTool(tools_pb2.TestToolRequest(name="greeter")), grpc.StatusCode.FAILED_PRECONDITION
         )
-        assert "GREETER_API_KEY" in unset
+        assert "tools.secrets" in unset
 
-        monkeypatch.setenv("GREETER_API_KEY", "s3cr3t-greeter-value")
+    secrets = tmp_path / "tool-secrets.yaml"
+    secrets.write_text("GREETER_API_KEY:\n  env: GREETER_API_KEY\n  hosts: [api.greeter.example]\n")
+    async with running_tools(nats_server.url, tools_secrets=secrets) as app, tools_client(app.port) as stub:
         report = await stub.TestTool(tools_pb2.TestToolRequest(name="greeter"))
         assert report.passed
         assert "s3cr3t" not in report.result_json + "".join(report.console)
@@ -244,7 +248,8 @@ async def test_secrets_are_references_and_their_values_never_come_back(
         )
         assert json.loads(call.text) == {"key": "***", "sum": 3}
 
-        monkeypatch.delenv("GREETER_API_KEY")
+    monkeypatch.delenv("GREETER_API_KEY")
+    async with running_tools(nats_server.url, tools_secrets=secrets) as app, tools_client(app.port) as stub:
         [summary] = (await stub.ListTools(tools_pb2.ListToolsRequest())).tools
         assert (summary.state, list(summary.missing_env)) == (
             tools_pb2.TOOL_STATE_MISSING_REQUIREMENTS,
@@ -362,3 +367,27 @@ async def test_an_unreadable_record_is_left_out_and_named_not_fatal(nats_server:
         assert message.endswith("Ask the person to delete it (saip tools delete mangled), then save the tool again.")
         await stub.DeleteTool(tools_pb2.DeleteToolRequest(name="mangled"))
         await refused(stub.GetTool(tools_pb2.GetToolRequest(name="mangled")), grpc.StatusCode.NOT_FOUND)
+
+
+async def test_json_nested_thousands_deep_is_refused_not_an_internal_failure(nats_server: LocalNats) -> None:
+    """Before the depth check the parser's RecursionError left the service as INTERNAL, which the gateway reports as
+    the service being unreachable; now each entry point refuses it with a sentence and the service still answers."""
+    deep = '{"a":' * 5000 + "null" + "}" * 5000
+    async with running_tools(nats_server.url) as app, tools_client(app.port) as stub:
+        message = await refused(
+            stub.SaveDraft(tools_pb2.SaveDraftRequest(spec_json='{"name": "deep", "params": ' + deep + "}")),
+            grpc.StatusCode.INVALID_ARGUMENT,
+        )
+        assert "nested more than 64 levels deep" in message
+        await publish_tested(stub, document("adder"))
+        call = await stub.CallServedTool(
+            common_pb2.CallServedToolRequest(name="adder", arguments_json='{"a": 1, "b": ' + deep + "}")
+        )
+        assert call.is_error and "nested more than 64 levels deep" in call.text
+        assert json.loads(
+            (
+                await stub.CallServedTool(
+                    common_pb2.CallServedToolRequest(name="adder", arguments_json='{"a": 1, "b": 2}')
+                )
+            ).text
+        ) == {"sum": 3}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from saip.common.settings import ConfigurationError
@@ -44,3 +46,20 @@ def test_a_missing_admin_token_names_the_variable(monkeypatch: pytest.MonkeyPatc
 
 def test_an_empty_configured_token_counts_as_unset() -> None:
     assert GatewaySettings.load(**GOOD, mcp_server_auth_token="").configured_token is None
+
+
+def test_a_secret_written_into_saip_yaml_is_refused_and_a_reference_is_resolved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "saip.yaml"
+    monkeypatch.setenv("SAIP_CONFIG", str(config))
+    monkeypatch.delenv("SAIP_MCP_SERVER_AUTH_TOKEN", raising=False)
+    monkeypatch.setenv("SAIP_ADMIN_TOKEN", "a" * 32)
+    monkeypatch.setenv("SAIP_APPROVAL_SEALING_KEY", "k" * 32)
+    config.write_text("mcp-server:\n  auth-token: literal-token-value-0123456789abcdef\n")
+    with pytest.raises(ConfigurationError, match=r"mcp-server\.auth-token is a secret written out") as refused:
+        GatewaySettings.load()
+    assert "literal-token-value" not in str(refused.value)
+    config.write_text("mcp-server:\n  auth-token: ${MY_MCP_TOKEN}\n")
+    monkeypatch.setenv("MY_MCP_TOKEN", "m" * 40)
+    assert GatewaySettings.load().secret("mcp_server_auth_token") == "m" * 40

@@ -15,6 +15,7 @@ from saip.gateway.config import GatewaySettings
 from saip.gateway.errors import InvalidArguments
 from saip.gateway.server import Gateway
 from saip.gateway.surface.management import MAX_INTEGER
+from saip.v1 import common_pb2
 from tests.unit.gateway.probe import SEALING_KEY, harness
 
 ADMIN = "a" * 40
@@ -71,3 +72,32 @@ def test_a_number_outside_its_bounds_is_refused_when_bound(value: int) -> None:
     [log] = [t for a in every_area().areas for t in a.contribution.tools() if t.name == "saip_monitor_management_log"]
     with pytest.raises(InvalidArguments, match="Invalid arguments for 'saip_monitor_management_log'"):
         log.bind({"before": value})
+
+
+def nested(levels: int) -> Any:
+    value: Any = None
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize("levels", [65, 5000])
+def test_arguments_nested_deeper_than_saip_reads_are_invalid_arguments_for_every_tool(levels: int) -> None:
+    """The base of every tool's arguments measures the depth first: no validator, no service sees the document."""
+    for tool in [t for area in every_area().areas for t in area.contribution.tools()]:
+        with pytest.raises(InvalidArguments, match="the JSON is nested more than 64 levels deep") as refused:
+            tool.bind({"spec": nested(levels)})
+        assert str(refused.value).startswith(f"Invalid arguments for '{tool.name}': ")
+
+
+async def test_a_deep_spec_is_refused_through_the_sdk_and_recorded(tmp_path: Path) -> None:
+    tools = next(area.contribution for area in every_area().areas if area.name == "tools")
+    h = harness(tmp_path, others=[tools])
+    await h.registrar.refresh()
+    async with Client(h.server) as client:
+        result = await client.call_tool("saip_tools_save_draft", {"spec": nested(200)})
+    assert isinstance(result, types.CallToolResult) and result.is_error
+    assert result.structured_content is not None
+    assert "the JSON is nested more than 64 levels deep" in result.structured_content["message"]
+    [record] = h.audit.records
+    assert record.outcome == common_pb2.OUTCOME_REFUSED

@@ -8,10 +8,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from saip.common.netguard import Binding
+from saip.common.secret_source import SecretSource
 from saip.knowledge import sparse
 from saip.knowledge.errors import AlreadyExists, NotFound, Refused, StoreUnavailable
 from saip.knowledge.knowledge import Knowledge
-from saip.knowledge.ports import Fetched, Hit, IndexedChunk
+from saip.knowledge.ports import Fetched, Fetcher, Hit, IndexedChunk
 from saip.knowledge.rules import Rules
 from saip.v1 import knowledge_pb2
 
@@ -154,7 +156,7 @@ class TableFetcher:
     pages: dict[str, Fetched] = field(default_factory=dict)
     refused: set[str] = field(default_factory=set)
 
-    async def fetch(self, url: str, max_bytes: int) -> Fetched:
+    async def fetch(self, url: str, max_bytes: int, secrets: Sequence[Binding] = ()) -> Fetched:
         if url in self.refused:
             raise Refused("the URL was refused by the network guard: it resolves to a private address.")
         if url not in self.pages:
@@ -172,10 +174,19 @@ class Faked(Rules):
     fetcher: TableFetcher
 
 
-def rules(root: Path, *, max_bytes: int = MAX_BYTES) -> Faked:
-    """The rules wired as `saip.knowledge.server.lifespan` wires them; `root` is the one ingest root."""
-    catalog, originals, index, fetcher = MemoryCatalog(), MemoryOriginals(), MemoryIndex(), TableFetcher()
+def rules(
+    root: Path, *, max_bytes: int = MAX_BYTES, fetcher: Fetcher | None = None, secrets: SecretSource | None = None
+) -> Faked:
+    """The rules wired as `saip.knowledge.server.lifespan` wires them; `root` is the one ingest root. `fetcher`
+    replaces the table of pages (the real guarded fetcher, for one)."""
+    catalog, originals, index, table = MemoryCatalog(), MemoryOriginals(), MemoryIndex(), TableFetcher()
     knowledge = Knowledge(
-        catalog=catalog, originals=originals, index=index, fetcher=fetcher, roots=[root], max_bytes=max_bytes
+        catalog=catalog,
+        originals=originals,
+        index=index,
+        fetcher=fetcher or table,
+        roots=[root],
+        max_bytes=max_bytes,
+        secrets=secrets,
     )
-    return Faked(**vars(Rules.over(knowledge)), catalog=catalog, originals=originals, index=index, fetcher=fetcher)
+    return Faked(**vars(Rules.over(knowledge)), catalog=catalog, originals=originals, index=index, fetcher=table)

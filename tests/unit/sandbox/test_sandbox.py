@@ -143,6 +143,27 @@ def test_results_that_are_not_json_and_failing_code_are_explained(code: str, err
     assert error in outcome.error
 
 
+@pytest.mark.parametrize(
+    ("code", "error"),
+    [
+        ("throw { code: 42, why: 'quota' }", 'The code threw {"code":42,"why":"quota"}'),
+        ("await Promise.reject([1, 'two'])", 'The code threw [1,"two"]'),
+        ("throw 42", "The code threw 42"),
+        ("throw null", "The code threw null"),
+        ("throw 'a plain message'", "a plain message"),
+        ("throw undefined", "The code threw undefined; throw new Error(message) to say what failed."),
+        (
+            "const o = {}; o.self = o; throw o",
+            "The code threw a value that cannot be shown as JSON; throw new Error(message) to say what failed.",
+        ),
+    ],
+)
+def test_a_thrown_value_that_is_not_an_error_reads_as_its_json(code: str, error: str) -> None:
+    outcome = run(code)
+    assert not outcome.ok
+    assert outcome.error == error
+
+
 def test_a_result_past_the_size_cap_is_refused() -> None:
     outcome = run("return 'x'.repeat(2000)", max_result_chars=1000)
     assert outcome.error == "The result is larger than 1000 characters; return less."

@@ -12,7 +12,10 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from saip.common.masking import Masker
+from saip.common.netguard import Binding
+from saip.common.secret_source import Secret, SecretSource
 from saip.tools import spec as specs
+from saip.tools.config import SECRETS_KEY
 from saip.tools.errors import Conflict
 from saip.tools.exposure import ExposureSetting
 from saip.tools.library import Library
@@ -86,8 +89,11 @@ class ScriptedRunner:
         *,
         network_mode: str,
         hosts_allow: tuple[str, ...],
+        secrets: tuple[Binding, ...] = (),
     ) -> Job:
-        return Job(code, dict(arguments), dict(statics), network_mode=network_mode, hosts_allow=hosts_allow)
+        return Job(
+            code, dict(arguments), dict(statics), network_mode=network_mode, hosts_allow=hosts_allow, secrets=secrets
+        )
 
     async def run(self, job: Job) -> Outcome:
         self.jobs.append(job)
@@ -146,9 +152,9 @@ def studio(
     *,
     bundled: Mapping[str, ToolSpec] | None = None,
     declared: Mapping[str, ToolSpec] | None = None,
-    environ: dict[str, str] | None = None,
+    secrets: Mapping[str, Secret] | None = None,
 ) -> Parts:
-    """The parts wired as `saip.tools.server.lifespan` wires them; `environ` is the service's environment."""
+    """The parts wired as `saip.tools.server.lifespan` wires them; `secrets` is what tools.secrets holds."""
     records, runner, risks = MemoryRecords(), ScriptedRunner(), RecordedRisks()
     metrics = ToolsMetrics(CollectorRegistry())
     library = Library(
@@ -156,7 +162,7 @@ def studio(
         bundled=bundled or {},
         declared=declared or {},
         declared_key=DECLARED_KEY,
-        environ={} if environ is None else environ,
+        secrets=SecretSource({} if secrets is None else secrets, SECRETS_KEY),
     )
     exposure = ExposureSetting(library, metrics)
     runs = Runs(runner, risks, metrics)

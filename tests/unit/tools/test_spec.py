@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from saip.common.secret_source import Secret, SecretSource
 from saip.tools import spec as specs
 from saip.tools.errors import InvalidSpec, LiteralSecret
+from saip.tools.runs import parse_arguments
 from tests.unit.tools.specs import document, text
 
 
@@ -80,6 +82,18 @@ def test_malformed_json_and_non_objects_are_refused_plainly() -> None:
         specs.parse("[1, 2]")
 
 
+@pytest.mark.parametrize("levels", [100, 5000])
+def test_a_spec_or_arguments_nested_thousands_deep_are_refused_with_a_sentence(levels: int) -> None:
+    deep = '{"a":' * levels + "null" + "}" * levels
+    spec_text = text(params=[{"name": "a", "type": "object", "testValue": {}}]).replace(
+        '"testValue": {}', '"testValue": ' + deep
+    )
+    with pytest.raises(InvalidSpec, match="The spec is refused: the JSON is nested more than 64 levels deep"):
+        specs.parse(spec_text)
+    with pytest.raises(InvalidSpec, match="Invalid arguments for 'adder': the JSON is nested more than 64 levels"):
+        parse_arguments(specs.parse(text()), '{"a": 1, "b": ' + deep + "}")
+
+
 def test_huge_code_is_refused_before_it_is_stored() -> None:
     with pytest.raises(InvalidSpec, match="larger than 256 KiB"):
         specs.parse(text(code="x;" * 200_000))
@@ -116,7 +130,7 @@ def test_a_literal_secret_is_refused_telling_the_ai_to_ask_for_a_variable(name: 
         specs.parse(text(staticVariables={name: value}))
     message = str(refused.value)
     assert value not in message
-    assert "Ask the person to set an environment variable" in message
+    assert "Ask the person to add it to the tools secrets file (tools.secrets)" in message
     assert "${" in message
 
 
@@ -136,12 +150,15 @@ def test_the_suggested_variable_name_is_the_static_variable_in_upper_snake_case(
     assert specs.env_suggestion("x-api-key") == "X_API_KEY"
 
 
-def test_references_resolve_from_the_environment_and_unset_ones_are_named() -> None:
-    tool = specs.parse(text(staticVariables={"apiKey": "${SET_KEY}", "other": "${UNSET_KEY}", "plain": "v1"}))
-    values, secrets, missing = specs.resolve(tool, {"SET_KEY": "s3cr3t-value", "UNSET_KEY": "  "})
-    assert values == {"apiKey": "s3cr3t-value", "other": "", "plain": "v1"}
-    assert secrets == ["s3cr3t-value"]
-    assert missing == ["UNSET_KEY"]
+def test_references_resolve_to_placeholders_and_unavailable_ones_are_named() -> None:
+    tool = specs.parse(text(staticVariables={"apiKey": "${SET_KEY}", "auth": "Bearer ${SET_KEY}", "plain": "v1"}))
+    source = SecretSource({"SET_KEY": Secret("SET_KEY", "s3cr3t-value", ("api.example.com",))}, "tools.secrets")
+    resolved = specs.resolve(tool, source)
+    (secret,) = resolved.secrets
+    assert resolved.statics == {"apiKey": secret.marker, "auth": f"Bearer {secret.marker}", "plain": "v1"}
+    assert (secret.value, secret.hosts) == ("s3cr3t-value", ("api.example.com",))
+    other = specs.parse(text(staticVariables={"apiKey": "${SET_KEY}", "other": "${UNSET_KEY}"}))
+    assert specs.resolve(other, source).missing == ("UNSET_KEY",)
 
 
 def test_a_static_variable_shadowing_a_param_is_allowed_with_a_warning() -> None:

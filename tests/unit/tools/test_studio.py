@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from saip.common.risk import POISONING_HIT, SANDBOX_GUARD_BLOCKED
+from saip.common.secret_source import Secret
 from saip.tools.errors import AlreadyPublished, Conflict, RuleRefused, ToolNotFound, UnreadableRecord
 from saip.tools.ports import Outcome
 from saip.v1 import tools_pb2
@@ -195,22 +196,28 @@ async def test_exposure_decides_what_is_served_and_a_draft_cannot_be_exposed() -
     assert list((await parts.exposure.read()).tools) == ["starter"]
 
 
-async def test_a_published_tool_missing_an_environment_variable_is_not_served_until_it_is_set() -> None:
-    environ: dict[str, str] = {}
-    parts = fakes.studio(environ=environ)
+async def test_a_published_tool_missing_a_secret_is_not_served_until_it_is_available() -> None:
+    secrets: dict[str, Secret] = {}
+    parts = fakes.studio(secrets=secrets)
     greeter = {"staticVariables": {"apiKey": "${GREETER_API_KEY}"}}
     saved = await save(parts, "greeter", **greeter)
-    assert any("${GREETER_API_KEY} is not set" in warning for warning in saved.warnings)
-    with pytest.raises(RuleRefused, match="GREETER_API_KEY"):
+    assert any("${GREETER_API_KEY} is not a secret made available here" in warning for warning in saved.warnings)
+    with pytest.raises(RuleRefused, match=r"add it to the file named by tools\.secrets"):
         await parts.studio.test("greeter", "")
 
-    environ["GREETER_API_KEY"] = "s3cr3t-greeter-value"
+    secrets["GREETER_API_KEY"] = Secret("GREETER_API_KEY", "s3cr3t-greeter-value", ("api.greeter.example",))
     report = await parts.studio.test("greeter", "")
+    # The code held the run's placeholder, never the value, and the placeholder is masked in what the run shows.
     assert json.loads(report.result_json)["apiKey"] == "***"
+    (job,) = parts.runner.jobs[-1:]
+    assert job.statics["apiKey"].startswith("saip-secret-") and "s3cr3t" not in json.dumps(job.statics)
+    assert [(secret.marker, secret.value) for secret in job.secrets] == [
+        (job.statics["apiKey"], "s3cr3t-greeter-value")
+    ]
     await parts.studio.publish("greeter")
     assert await served(parts) == ["greeter"]
 
-    del environ["GREETER_API_KEY"]
+    del secrets["GREETER_API_KEY"]
     summary = (await parts.studio.get("greeter")).summary
     assert (summary.state, list(summary.missing_env)) == (MISSING, ["GREETER_API_KEY"])
     assert await served(parts) == []

@@ -28,6 +28,7 @@ KEYS: dict[str, str] = {
     'knowledge.metrics-port': "Port of the knowledge service's /metrics",
     'knowledge.pipelines': 'Pipelines declared in configuration (read-only to the AI)',
     'knowledge.port': "Port of the knowledge service's gRPC endpoint",
+    'knowledge.secrets': "File of the secrets a document URL's ${NAME} may carry, each bound to its hosts",
     'log-level': 'DEBUG, INFO, WARNING or ERROR',
     'management.approval': 'Which levels ask the person: destructive, all or none',
     'management.audit-capacity': 'Calls kept in the audit ring buffer for fast reads',
@@ -53,4 +54,5 @@ KEYS: dict[str, str] = {
     'tools.sandbox-spares': 'V8 isolates each worker keeps ready for its next calls (each serves one call)',
     'tools.sandbox-timeout-seconds': 'Wall-clock limit of one tool run',
     'tools.sandbox-workers': 'Worker processes that run tool code (each runs one call at a time)',
+    'tools.secrets': 'File of the secrets tool code may send, each bound to its hosts; the only source of ${NAME}',
 }

@@ -1,7 +1,9 @@
 """The embedded default (`make run`): NATS and every service as local processes, supervised by honcho.
 
 Only the gateway's port is fixed (SAIP_GATEWAY_PORT); NATS and the internal services take free ports chosen here, so
-two stacks can run side by side. Once the gateway is healthy, the MCP URL and the tokens are printed. Ctrl-C or
+two stacks can run side by side. Each process gets only the environment it needs (`SaipSettings.environment`): its
+own settings and the variables they name, never the whole shell, so a secret exported for something else is not
+within reach of any service. Once the gateway is healthy, the MCP URL and the tokens are printed. Ctrl-C or
 SIGTERM stops every process this started (honcho sends SIGTERM to each process group, then SIGKILL after 5 s).
 """
 
@@ -22,7 +24,14 @@ from honcho.manager import Manager
 
 from saip.cli.client import ADMIN_TOKEN_FILE, ApiError, GatewayApi
 from saip.common import natsd
-from saip.common.settings import SaipSettings, config_file, env_name, installed_services
+from saip.common.settings import (
+    BASIC_PREFIXES,
+    BASIC_VARIABLES,
+    SaipSettings,
+    config_file,
+    env_name,
+    installed_services,
+)
 from saip.common.tokens import fingerprint, token_hash
 
 MCP_TOKEN_FILE = "mcp-token"
@@ -109,7 +118,7 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     for name, (command, variables) in list(result.processes.items()):
         if name != "nats":
             result.processes[name] = (command, {**variables, **addresses})
-    result.processes[GATEWAY] = (
+    gateway = (
         shlex.join([python, "-m", f"saip.{GATEWAY}"]),
         {
             **common,
@@ -120,7 +129,22 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
             "SAIP_APPROVAL_SEALING_KEY": sealing_key,
         },
     )
+    result.processes[GATEWAY] = gateway
+    services = installed_services()
+    for name, (command, variables) in result.processes.items():
+        settings_class = services.get(name, SaipSettings)
+        result.processes[name] = (
+            command,
+            settings_class.environment(variables) if name != "nats" else _basics(variables),
+        )
     return result
+
+
+def _basics(environ: dict[str, str]) -> dict[str, str]:
+    """What a process that reads no saip setting gets (NATS)."""
+    return {
+        name: value for name, value in environ.items() if name in BASIC_VARIABLES or name.startswith(BASIC_PREFIXES)
+    }
 
 
 def _variable(service: str, key: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
@@ -115,6 +115,17 @@ async def ensure_kv(
         return await js.create_key_value(
             bucket=bucket, history=history, ttl=seconds, storage=StorageType.FILE, replicas=replicas
         )
+
+
+async def kv_updates(kv: KeyValue, *, meta_only: bool = False) -> AsyncGenerator[KeyValue.Entry | None, None]:
+    """Every entry of the bucket, None once the current ones are through, then each change, until the caller stops
+    (the watcher, one ordered consumer, is stopped then). A service keeps one such watch per bucket for its life."""
+    watcher = await kv.watchall(meta_only=meta_only)
+    try:
+        async for entry in watcher:
+            yield entry
+    finally:
+        await watcher.stop()  # type: ignore[no-untyped-call]
 
 
 async def ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:

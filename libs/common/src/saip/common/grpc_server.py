@@ -62,18 +62,49 @@ class _Metrics(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         )
 
 
+# Why a running service cannot serve right now (NATS away, its bucket not followed), or None when it can.
+CannotServe = Callable[[], str | None]
+
+
+def _can_serve() -> str | None:
+    return None
+
+
+class _Health(health.aio.HealthServicer):  # type: ignore[misc]
+    """The standard health service, which asks the service at every check whether it can serve: a service that is
+    up but cannot do its work answers NOT_SERVING (and the gateway's /healthz says so), instead of SERVING until
+    it stops."""
+
+    def __init__(self, cannot_serve: CannotServe) -> None:
+        super().__init__()
+        self._cannot_serve = cannot_serve
+
+    async def Check(self, request: health_pb2.HealthCheckRequest, context: Any) -> health_pb2.HealthCheckResponse:
+        reply = await super().Check(request, context)
+        if reply.status == health_pb2.HealthCheckResponse.SERVING and (reason := self._cannot_serve()) is not None:
+            logger.warning("health check: cannot serve", extra={"reason": reason})
+            return health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.NOT_SERVING)
+        return reply
+
+
 class GrpcServer:
-    """Serves the given services on host:port (0 picks a free port); health says SERVING once started. With `metrics`,
-    every call is counted and timed on them."""
+    """Serves the given services on host:port (0 picks a free port); health says SERVING once started, and
+    NOT_SERVING while `cannot_serve` gives a reason. With `metrics`, every call is counted and timed on them."""
 
     def __init__(
-        self, services: Sequence[tuple[str, Registrar]], host: str, port: int, *, metrics: GrpcMetrics | None = None
+        self,
+        services: Sequence[tuple[str, Registrar]],
+        host: str,
+        port: int,
+        *,
+        metrics: GrpcMetrics | None = None,
+        cannot_serve: CannotServe = _can_serve,
     ) -> None:
         self._services = services
         self._host = host
         self._requested_port = port
         self.server = grpc.aio.server(interceptors=[_Metrics(metrics)] if metrics is not None else [])
-        self.health = health.aio.HealthServicer()
+        self.health = _Health(cannot_serve)
         self.port = 0
 
     async def start(self) -> int:
@@ -122,19 +153,21 @@ async def endpoints(
     grace: float,
     draining: Callable[[], None] = _nothing,
     said: Mapping[str, object] | None = None,
+    cannot_serve: CannotServe = _can_serve,
 ) -> AsyncIterator[Endpoints]:
     """A service's gRPC API (health, reflection, per-RPC metrics on `registry`) and its /metrics with the build info,
     where its settings say it listens; once both serve, the service's one "<service> serving" line (with `said`).
 
-    On the way out, health says NOT_SERVING first, so probes stop routing; then `draining` ends what would hold a
-    call open (audit's tails); then the calls in flight get `grace` seconds to finish.
+    Health asks `cannot_serve` at every check. On the way out, health says NOT_SERVING first, so probes stop
+    routing; then `draining` ends what would hold a call open (audit's tails); then the calls in flight get `grace`
+    seconds to finish.
     """
     service = settings.service
     host, port, metrics_port = settings.listens()
     publish_build_info(service, registry)
     metrics = MetricsServer(host, metrics_port, registry)
     try:
-        server = GrpcServer(servicers, host, port, metrics=GrpcMetrics(registry))
+        server = GrpcServer(servicers, host, port, metrics=GrpcMetrics(registry), cannot_serve=cannot_serve)
         await server.start()
         logger.info(
             f"{service} serving", extra={"grpc_port": server.port, "metrics_port": metrics.port, **(said or {})}

@@ -9,13 +9,19 @@ applies, except to a host listed exactly, which the person granted by name. `ope
 The connection goes to the address that was checked (the name is sent as Host and TLS server name), so a second DNS
 answer cannot swap in a private address. Redirects are followed here, each hop checked again, at most
 `max_redirects`; the body is read up to `max_body` bytes; the whole exchange has one deadline.
+
+A secret travels only here (`Binding`): the caller's request carries a marker in its place (a tool's per-run
+placeholder, a knowledge URL's `${NAME}`), and each hop to a host the secret is bound to gets the value in its URL,
+headers and body; a hop to any other host, a redirect's included, is sent the marker. The marker is never put into
+the host name (the host is what the guard checked), and nothing the caller sees of the exchange carries the value.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from urllib.parse import urljoin, urlsplit
 
@@ -64,6 +70,19 @@ class NetPolicy:
     max_redirects: int = 5
     max_body: int = 10 * MIB
     timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A secret as a request carries it: `marker` stands for `value`, which only `hosts` (exact names or
+    `*.suffix`) are sent."""
+
+    marker: str
+    value: str
+    hosts: tuple[str, ...]
+
+    def bound_to(self, host: str) -> bool:
+        return any(host_matches(host, pattern) for pattern in self.hosts)
 
 
 @dataclass(frozen=True)
@@ -184,6 +203,44 @@ async def check(url: str, policy: NetPolicy) -> _Target:
     return _Target(url, host, port, addresses[0])
 
 
+@dataclass(frozen=True)
+class _Request:
+    url: str
+    headers: dict[str, str]
+    body: bytes | None
+
+
+def _substitute(request: _Request, host: str, secrets: Sequence[Binding]) -> _Request:
+    """The request as it is sent to `host`: the marker of each secret bound to it replaced by its value."""
+    bound = [secret for secret in secrets if secret.marker and secret.bound_to(host)]
+    if not bound:
+        return request
+    url, headers, body = request.url, dict(request.headers), request.body
+    for secret in bound:
+        url = url.replace(secret.marker, secret.value)
+        headers = {key: value.replace(secret.marker, secret.value) for key, value in headers.items()}
+        if body is not None:
+            body = body.replace(secret.marker.encode(), secret.value.encode())
+    if (urlsplit(url).hostname or "") != host:
+        # A marker in the authority part would let the value choose where the request goes.
+        raise GuardBlocked(
+            Reason.BAD_URL,
+            f"A secret is placed where it changes the host of '{request.url[:200]}'; put secrets in the path, the "
+            "query, a header or the body.",
+        )
+    return _Request(url, headers, body)
+
+
+def _withhold(response: FetchResponse, secrets: Sequence[Binding]) -> FetchResponse:
+    """What a server echoed of a secret goes back as its marker: the caller never holds the value."""
+    body, headers = response.body, response.headers
+    for secret in secrets:
+        if secret.marker and secret.value:
+            body = body.replace(secret.value.encode(), secret.marker.encode())
+            headers = {key: value.replace(secret.value, secret.marker) for key, value in headers.items()}
+    return replace(response, body=body, headers=headers)
+
+
 async def guarded_fetch(
     url: str,
     *,
@@ -191,12 +248,16 @@ async def guarded_fetch(
     method: str = "GET",
     headers: dict[str, str] | None = None,
     body: bytes | None = None,
+    secrets: Sequence[Binding] = (),
 ) -> FetchResponse:
-    """Fetch under the policy: every hop checked, redirects counted, the body capped; GuardBlocked when refused."""
+    """Fetch under the policy: every hop checked, redirects counted, the body capped; GuardBlocked when refused.
+    `secrets` are substituted per hop, into requests to their hosts only."""
     try:
         with anyio.fail_after(policy.timeout):
             async with httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=policy.timeout) as client:
-                return await _follow(client, url, policy, method.upper(), dict(headers or {}), body)
+                request = _Request(url, dict(headers or {}), body)
+                response = await _follow(client, request, policy, method.upper(), secrets)
+                return _withhold(response, secrets)
     except TimeoutError:
         raise GuardBlocked(
             Reason.TIMEOUT, f"No complete answer from '{urlsplit(url).hostname}' within {policy.timeout:g} s."
@@ -204,31 +265,29 @@ async def guarded_fetch(
 
 
 async def _follow(
-    client: httpx.AsyncClient, url: str, policy: NetPolicy, method: str, headers: dict[str, str], body: bytes | None
+    client: httpx.AsyncClient, request: _Request, policy: NetPolicy, method: str, secrets: Sequence[Binding]
 ) -> FetchResponse:
     for _hop in range(policy.max_redirects + 1):
-        target = await check(url, policy)
-        response = await _send(client, target, policy, method, headers, body)
+        target = await check(request.url, policy)
+        response = await _send(client, target, policy, method, _substitute(request, target.host, secrets))
         location = response.headers.get("location")
         if response.status not in REDIRECTS or not location:
             return response
-        url = urljoin(url, location)
+        # The next hop starts from the request as the caller wrote it: its markers are substituted for its host.
+        request = replace(request, url=urljoin(request.url, location))
         if response.status in (301, 302, 303) and method != "HEAD":
-            method, body = "GET", None
+            method, request = "GET", replace(request, body=None)
     raise GuardBlocked(
         Reason.TOO_MANY_REDIRECTS, f"More than {policy.max_redirects} redirects; fetch the final URL directly."
     )
 
 
 async def _send(
-    client: httpx.AsyncClient,
-    target: _Target,
-    policy: NetPolicy,
-    method: str,
-    headers: dict[str, str],
-    body: bytes | None,
+    client: httpx.AsyncClient, target: _Target, policy: NetPolicy, method: str, sent: _Request
 ) -> FetchResponse:
-    request_url = httpx.URL(target.url)
+    """One hop; what it answers names the URL as the caller wrote it (`target.url`), never the one sent."""
+    headers, body = sent.headers, sent.body
+    request_url = httpx.URL(sent.url)
     extensions = {}
     if target.pinned is not None:
         headers = {**headers, "Host": request_url.netloc.decode("ascii")}

@@ -1,7 +1,9 @@
 """Configuration read once at start: `saip.yaml` and `SAIP_*` variables, validated, failing with the key's name.
 
 A key `a.b-c` of `saip.yaml` is the field `a_b_c` and the variable `SAIP_A_B_C` (upper case, dots and dashes
-become underscores). Variables win over the file.
+become underscores). Variables win over the file. A key whose whole value is `${VAR}` (`chat.api-key:
+${OPENAI_API_KEY}`) takes the value of the variable VAR, which the launchers give the service by that name
+(`environment`): a service is started with its own settings and the variables they name, never the whole shell.
 
 Each service declares its own keys on its settings class (`keys`, with what each means) and names that class in its
 package's `saip.services` entry point. `make proto` writes the union of every service's keys into the generated
@@ -15,19 +17,29 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Self, get_args
 
 import yaml
-from pydantic import BeforeValidator, Field, SecretStr, ValidationError
+from pydantic import BeforeValidator, Field, SecretStr, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 CONFIG_ENV = "SAIP_CONFIG"
 DEFAULT_CONFIG_FILE = "saip.yaml"
 SERVICES_GROUP = "saip.services"
+
+# A key's value that names a variable instead of holding the value: `${OPENAI_API_KEY}`.
+REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+# What any process needs of the environment it is started from, whatever it runs (and nothing a secret lives in).
+BASIC_VARIABLES = frozenset(
+    {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "PYTHONPATH", "VIRTUAL_ENV"}
+    | {"SSL_CERT_FILE", "SSL_CERT_DIR", "PYTHONUNBUFFERED"}
+)
+BASIC_PREFIXES = ("LC_",)
 
 # The keys every service reads (SaipSettings); each service's class adds its own.
 COMMON_KEYS: dict[str, str] = {
@@ -113,9 +125,9 @@ def _flatten(data: Mapping[str, Any], fields: set[str], prefix: str = "") -> Ite
             yield key, value
 
 
-def config_file() -> Path | None:
+def config_file(environ: Mapping[str, str] | None = None) -> Path | None:
     """The `saip.yaml` in use: `SAIP_CONFIG` (which must exist), else `./saip.yaml` when present."""
-    explicit = os.environ.get(CONFIG_ENV)
+    explicit = (os.environ if environ is None else environ).get(CONFIG_ENV)
     if explicit:
         path = Path(explicit)
         if not path.is_file():
@@ -147,12 +159,24 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
 
 class _YamlSource(PydanticBaseSettingsSource):
-    """Values from `saip.yaml`, below the environment in precedence."""
+    """Values from `saip.yaml`, below the environment in precedence. A secret key (a SecretStr field) is refused
+    there unless it is `${VAR}`: the file is shared and copied (a ConfigMap in k8s, a file beside the code), so a
+    secret written into it is a secret handed to everyone who reads it."""
 
     def __init__(self, settings_cls: type[BaseSettings]) -> None:
         super().__init__(settings_cls)
         path = config_file()
         self._values = read_config_file(path) if path else {}
+        for name, value in self._values.items():
+            field = settings_cls.model_fields.get(name)
+            secret = field is not None and SecretStr in (field.annotation, *get_args(field.annotation))
+            if secret and isinstance(value, str) and value and not REFERENCE.match(value):
+                key = key_of(name)
+                raise ConfigurationError(
+                    f"{path}: {key} is a secret written out, and saip.yaml is read by everyone who can read the "
+                    f"configuration; write {key}: ${{SOME_VARIABLE}} and set that variable, or set {env_name(key)} "
+                    "instead"
+                )
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         return self._values.get(field_name), field_name, False
@@ -186,6 +210,52 @@ class SaipSettings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, _YamlSource(settings_cls))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _references(cls, data: Any) -> Any:
+        """A value that is exactly `${VAR}` takes VAR's value; an unset VAR stops the start naming the key."""
+        if not isinstance(data, dict):
+            return data
+        resolved = dict(data)
+        for name, value in data.items():
+            match = REFERENCE.match(value) if isinstance(value, str) else None
+            if match is None:
+                continue
+            variable = match.group(1)
+            if not os.environ.get(variable):
+                key = key_of(name)
+                raise ValueError(
+                    f"{key} ({env_name(key)}) is ${{{variable}}}, and {variable} is not set; set it for the service "
+                    "or give the key its value"
+                )
+            resolved[name] = os.environ[variable]
+        return resolved
+
+    @classmethod
+    def launch_variables(cls, values: Mapping[str, Any]) -> set[str]:
+        """The variables this service reads besides its own keys, given its keys' values by field name (before any
+        `${VAR}` is resolved): those its keys name. A service that reads more (a file's references) adds them."""
+        return {
+            match.group(1) for value in values.values() if isinstance(value, str) and (match := REFERENCE.match(value))
+        }
+
+    @classmethod
+    def environment(cls, environ: Mapping[str, str]) -> dict[str, str]:
+        """What a launcher gives a process of this service out of `environ`: the basics, the service's own keys'
+        variables (and SAIP_CONFIG), and the variables its configuration names; never the rest of the shell."""
+        own = {env_name(key) for key in cls.keys} | {CONFIG_ENV}
+        path = config_file(environ)
+        from_file = read_config_file(path) if path is not None else {}
+        fields = {field_name(key) for key in cls.keys}
+        values = {name: value for name, value in from_file.items() if name in fields}
+        values |= {field_name(key): environ[env_name(key)] for key in cls.keys if env_name(key) in environ}
+        wanted = own | cls.launch_variables(values)
+        return {
+            name: value
+            for name, value in environ.items()
+            if name in wanted or name in BASIC_VARIABLES or name.startswith(BASIC_PREFIXES)
+        }
 
     @classmethod
     def load(cls, **overrides: Any) -> Self:

@@ -27,6 +27,29 @@ class WatchEnded(Exception):
         super().__init__(f"the {what} watch ended")
 
 
+class Applied:
+    """How far a watch has applied its bucket (the stream sequence of the last change it showed), and a wait until it
+    has shown a given write: the read-your-writes of a snapshot kept by a watch."""
+
+    def __init__(self) -> None:
+        self.revision = 0
+        self._moved = anyio.Event()
+
+    def advance(self, revision: int) -> None:
+        """The watch has shown everything up to `revision` (it never goes back); wakes every waiter."""
+        self.revision = max(self.revision, revision)
+        self._moved.set()
+        self._moved = anyio.Event()
+
+    async def reached(self, revision: int, within: float) -> bool:
+        """Whether the watch showed `revision` within `within` seconds."""
+        with anyio.move_on_after(within):
+            while self.revision < revision:
+                await self._moved.wait()
+            return True
+        return False
+
+
 class Restarts:
     """Restart every watch kept alive with it at once (call `now` from the NATS reconnect callback)."""
 

@@ -4,7 +4,8 @@
 host door wired, a fresh random pool), pausing between its steps so a worker can do it between calls. `run` then
 binds the call's arguments and static values as globals and runs the code: two short trips into V8 when the code
 settles at once, one more when it awaits the host. The only way out of V8 is the host door, which serves fetch
-(through the network guard, under the tool's own policy), digests and HMAC; every refusal comes back with its
+(through the network guard, under the tool's own policy, which substitutes the call's secrets for their
+placeholders in requests to the hosts they are bound to), digests and HMAC; every refusal comes back with its
 reason, so the service raises the risk events.
 """
 
@@ -127,7 +128,12 @@ class _Door:
         headers = {str(key): str(value) for key, value in dict(request.get("headers") or {}).items()}
         try:
             response = await guarded_fetch(
-                str(request["url"]), policy=policy, method=str(request.get("method", "GET")), headers=headers, body=body
+                str(request["url"]),
+                policy=policy,
+                method=str(request.get("method", "GET")),
+                headers=headers,
+                body=body,
+                secrets=call.job.secrets,
             )
         except GuardBlocked as exc:
             call.outcome.guard_blocks.append((str(exc.reason), str(exc)))

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from saip.common.netguard import Binding
+
 # Bounded labels of what the sandbox itself refused (the network guard's reasons come from saip.common.netguard).
 TIME_LIMIT = "time-limit"
 MEMORY_LIMIT = "memory-limit"
@@ -29,13 +31,15 @@ class Limits:
 
 @dataclass(frozen=True)
 class Job:
-    """One call: the code, its globals, and the limits it runs under."""
+    """One call: the code, its globals, and the limits it runs under. `secrets` never reach V8: the globals carry
+    their placeholders, and the sandbox's fetch substitutes each value into requests to the hosts it is bound to."""
 
     code: str
     arguments: dict[str, Any]
     statics: dict[str, str]
     network_mode: str = "blocked"
     hosts_allow: tuple[str, ...] = ()
+    secrets: tuple[Binding, ...] = ()
     timeout: float = 30.0
     memory_bytes: int = 64 * 1024 * 1024
     console_cap: int = 1000
@@ -48,7 +52,10 @@ class Job:
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> Job:
-        return cls(**{**data, "hosts_allow": tuple(data.get("hosts_allow", ()))})
+        secrets = tuple(
+            Binding(str(item["marker"]), str(item["value"]), tuple(item["hosts"])) for item in data.get("secrets", ())
+        )
+        return cls(**{**data, "hosts_allow": tuple(data.get("hosts_allow", ())), "secrets": secrets})
 
 
 @dataclass

@@ -18,6 +18,7 @@ import socket
 import sys
 from collections.abc import Sequence
 
+from saip.common.netguard import Binding
 from saip.sandbox import wire
 from saip.sandbox.errors import SandboxUnavailable
 from saip.sandbox.job import TIME_LIMIT, WORKER_CRASHED, Job, Limits, Outcome
@@ -154,6 +155,7 @@ class Sandbox:
         *,
         network_mode: str,
         hosts_allow: tuple[str, ...],
+        secrets: tuple[Binding, ...] = (),
     ) -> Job:
         return Job(
             code=code,
@@ -161,6 +163,7 @@ class Sandbox:
             statics=dict(statics),
             network_mode=network_mode,
             hosts_allow=hosts_allow,
+            secrets=secrets,
             timeout=self.limits.timeout,
             memory_bytes=self.limits.memory_bytes,
             console_cap=self.limits.console_cap,

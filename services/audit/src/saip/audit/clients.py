@@ -320,9 +320,11 @@ class JetStreamLedger:
         if end_seq < start_seq:
             return
         sub = await self._ledger_from(start_seq)
+        consumer = ""
         try:
             with _store("open a ledger reader"):
                 info = await sub.consumer_info()
+            consumer = info.name
             # The consumer pushes at once, so what matched from start_seq is what it delivered plus what waits.
             if not (info.num_pending or 0) + (info.delivered.consumer_seq if info.delivered else 0):
                 return
@@ -336,8 +338,17 @@ class JetStreamLedger:
                 if seq >= end_seq or not msg.metadata.num_pending:
                     return
         finally:
-            with contextlib.suppress(nats.errors.Error):
-                await sub.unsubscribe()
+            await self._close(sub, consumer)
+
+    async def _close(self, sub: JetStreamContext.PushSubscription, consumer: str) -> None:
+        """Unsubscribe, then delete the reader's consumer: unsubscribing alone leaves it on the server until its
+        inactivity threshold, so a burst of reads (monitor calls, REST queries) would pile consumers up to the
+        account's limit, which every service on the account shares."""
+        with contextlib.suppress(nats.errors.Error):
+            await sub.unsubscribe()
+        if consumer:
+            with contextlib.suppress(nats.errors.Error, TimeoutError):
+                await self._js.delete_consumer(names.AUDIT_STREAM, consumer)
 
     async def windows_back(self, before_seq: int, budget: int) -> AsyncGenerator[Window, None]:
         """Stretches of the stream below `before_seq`, newest first, doubling in size, until the stream's
@@ -363,14 +374,16 @@ class JetStreamLedger:
         after a server restart and resumes after the last message it delivered.
         """
         sub = await self._ledger_from(from_seq, idle_heartbeat=FOLLOW_HEARTBEAT)
+        consumer = ""
         try:
+            with _store("open a ledger follower"):
+                consumer = (await sub.consumer_info()).name
             while True:
                 with _store("follow the ledger"):
                     msg = await sub.next_msg(timeout=None)
                 yield LedgerMessage(seq=int(msg.metadata.sequence.stream), data=bytes(msg.data))
         finally:
-            with contextlib.suppress(nats.errors.Error):
-                await sub.unsubscribe()
+            await self._close(sub, consumer)
 
 
 async def ensure_audit_stream(js: JetStreamContext, settings: SaipSettings) -> None:

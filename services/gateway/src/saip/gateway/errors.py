@@ -2,6 +2,7 @@
 
 GatewayError
 ├── InvalidArguments          arguments that do not fit a tool's schema (never guessed)
+│   └── LiteralSecret         a value that looks like a secret is written out (REFUSED before anything runs)
 ├── ServiceRefused            a service said no: the message names the rule (gRPC FAILED_PRECONDITION, ...)
 ├── ServiceUnavailable        a service could not be reached within its deadline
 │   └── ServiceNotConfigured  the gateway has no address for the service (`<service>.addr` is unset)
@@ -24,6 +25,15 @@ class InvalidArguments(GatewayError):
     def __init__(self, tool: str, details: str) -> None:
         super().__init__(f"Invalid arguments for '{tool}': {details}")
         self.tool = tool
+
+
+class LiteralSecret(InvalidArguments):
+    """Secrets never pass through the interface: an argument that may be a secret holds one written out. Raised while
+    the arguments are bound, so the gate refuses the call (REFUSED) before anything is asked or run."""
+
+    def __init__(self, message: str) -> None:
+        GatewayError.__init__(self, message)
+        self.tool = ""
 
 
 class ServiceRefused(GatewayError):

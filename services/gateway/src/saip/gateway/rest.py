@@ -24,6 +24,7 @@ from saip.gateway.errors import (
     AdminTokenRequired,
     GatewayError,
     InvalidArguments,
+    LiteralSecret,
     ServiceUnavailable,
     TokenManagedByConfiguration,
 )
@@ -39,6 +40,7 @@ ADMIN = HTTPBearer(auto_error=False, scheme_name="adminToken", description="The 
 STATUSES: tuple[tuple[type[GatewayError], int], ...] = (
     (AdminTokenRequired, 401),
     (TokenManagedByConfiguration, 409),
+    (LiteralSecret, 400),  # the rule the tools and knowledge services also say, with the same status
     (InvalidArguments, 422),
     (ServiceUnavailable, 503),  # ServiceNotConfigured too: its sentence says which key to set
     (GatewayError, 400),  # a service's refusal (ServiceRefused), a reserved name: the sentence names the rule

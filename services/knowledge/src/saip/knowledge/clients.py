@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import anyio
@@ -19,8 +19,9 @@ from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 from nats.js.object_store import ObjectStore
 
 from saip.common import bus, names
-from saip.common.netguard import GuardBlocked, NetPolicy, NetworkMode, guarded_fetch
+from saip.common.netguard import Binding, GuardBlocked, NetPolicy, NetworkMode, guarded_fetch
 from saip.common.risk import SANDBOX_GUARD_BLOCKED, WARN, RiskPublisher
+from saip.common.watch import Applied
 from saip.knowledge.errors import AlreadyExists, NotFound, Refused, StoreUnavailable
 from saip.knowledge.ports import Fetched
 from saip.v1 import knowledge_pb2
@@ -60,8 +61,7 @@ class KvCatalog:
         self._js = js
         self._kv = kv
         self._entries: dict[str, dict[str, Message]] = {kind: {} for kind in _KINDS}
-        self._applied = 0
-        self._moved = anyio.Event()
+        self._applied = Applied()
         self._ready = anyio.Event()
         self.on_change: Callable[[], None] = lambda: None
 
@@ -140,12 +140,8 @@ class KvCatalog:
     # the watch ----------------------------------------------------------------------------------------------------
 
     async def _caught_up(self, revision: int) -> None:
-        try:
-            with anyio.fail_after(CATCH_UP_WITHIN):
-                while self._applied < revision:
-                    await self._moved.wait()
-        except TimeoutError:
-            raise StoreUnavailable("the knowledge catalog did not catch up with NATS in time; try again") from None
+        if not await self._applied.reached(revision, CATCH_UP_WITHIN):
+            raise StoreUnavailable("the knowledge catalog did not catch up with NATS in time; try again")
 
     async def ready(self) -> None:
         """Returns once the first run of the watch has read the whole bucket."""
@@ -156,12 +152,12 @@ class KvCatalog:
         # The current values are gathered apart and swapped in at once, so no reader sees half a catalog.
         fresh: dict[str, dict[str, Message]] = {kind: {} for kind in _KINDS}
         initial, seen = True, 0
-        async with contextlib.aclosing(self._updates()) as updates:
+        async with contextlib.aclosing(bus.kv_updates(self._kv)) as updates:
             async for entry in updates:
                 if entry is None:  # the end of the current values
                     if initial:
                         self._entries, initial = fresh, False
-                        self._applied = max(self._applied, seen)
+                        self._applied.advance(seen)
                         self._ready.set()
                         self._changed()
                     continue
@@ -170,16 +166,8 @@ class KvCatalog:
                     seen = max(seen, entry.revision or 0)
                 else:
                     self._apply(self._entries, entry)
-                    self._applied = max(self._applied, entry.revision or 0)
+                    self._applied.advance(entry.revision or 0)
                     self._changed()
-
-    async def _updates(self) -> AsyncGenerator[KeyValue.Entry | None, None]:
-        watcher = await self._kv.watchall()
-        try:
-            async for entry in watcher:
-                yield entry
-        finally:
-            await watcher.stop()  # type: ignore[no-untyped-call]
 
     def _apply(self, target: dict[str, dict[str, Message]], entry: KeyValue.Entry) -> None:
         kind, _, key = entry.key.partition(".")
@@ -194,8 +182,6 @@ class KvCatalog:
             logger.error("unreadable knowledge record skipped", extra={"key": entry.key})
 
     def _changed(self) -> None:
-        self._moved.set()
-        self._moved = anyio.Event()
         self.on_change()
 
 
@@ -241,9 +227,9 @@ class GuardedFetcher:
         self._risk = risk
         self._mode = mode
 
-    async def fetch(self, url: str, max_bytes: int) -> Fetched:
+    async def fetch(self, url: str, max_bytes: int, secrets: Sequence[Binding] = ()) -> Fetched:
         try:
-            response = await guarded_fetch(url, policy=NetPolicy(self._mode, max_body=max_bytes))
+            response = await guarded_fetch(url, policy=NetPolicy(self._mode, max_body=max_bytes), secrets=secrets)
         except GuardBlocked as exc:
             if self._risk is not None:
                 await self._risk.publish(

@@ -11,9 +11,12 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_settings import NoDecode
 
+from saip.common import literals, secret_source
+from saip.common.secret_source import SecretSource
 from saip.common.settings import Port, SaipSettings, endpoint_keys
 
 QDRANT_URL_ENV = "QDRANT_URL"
+SECRETS_KEY = "knowledge.secrets"
 DEFAULT_TOP_K = 5
 DEFAULT_THRESHOLD = 0.35
 MAX_TOP_K = 50
@@ -50,6 +53,13 @@ class DeclaredDocument(_Declared):
         given = [key for key in ("path", "url", "text") if getattr(self, key) is not None]
         if len(given) != 1:
             raise ValueError(f"document '{self.name}' needs exactly one of path, url or text (got {given or 'none'})")
+        found = literals.url_literal(self.url) if self.url is not None else None
+        if found is not None:
+            where, name = found
+            raise ValueError(
+                f"{where} of document '{self.name}' is a secret written out; put it in the file named by "
+                f"{SECRETS_KEY} as {name}, with the hosts it may be sent to, and write ${{{name}}} in the URL"
+            )
         return self
 
 
@@ -77,6 +87,7 @@ class KnowledgeSettings(SaipSettings):
         "knowledge.pipelines": "Pipelines declared in configuration (read-only to the AI)",
         "knowledge.dense-model": "ONNX sentence-embedding model file of the optional dense encoder (hybrid search)",
         "knowledge.dense-tokenizer": "tokenizer.json of the dense model",
+        SECRETS_KEY: "File of the secrets a document URL's ${NAME} may carry, each bound to its hosts",
         "qdrant-url": "Qdrant server URL (QDRANT_URL also works); unset: Qdrant Edge in-process in $home/qdrant-edge",
     }
 
@@ -91,6 +102,7 @@ class KnowledgeSettings(SaipSettings):
     # The optional dense encoder: an ONNX sentence-embedding model and its tokenizer.json, both or neither.
     knowledge_dense_model: Path | None = None
     knowledge_dense_tokenizer: Path | None = None
+    knowledge_secrets: Path | None = None
 
     @model_validator(mode="after")
     def _absolute_roots(self) -> KnowledgeSettings:
@@ -103,6 +115,18 @@ class KnowledgeSettings(SaipSettings):
                 "tokenizer.json) or neither"
             )
         return self
+
+    @classmethod
+    def launch_variables(cls, values: Mapping[str, Any]) -> set[str]:
+        """Besides what the keys name, the plain QDRANT_URL that `qdrant_location` falls back to, and the variables
+        the secrets file reads."""
+        path = values.get("knowledge_secrets")
+        named = secret_source.variables(Path(path), SECRETS_KEY) if isinstance(path, str | Path) else []
+        return super().launch_variables(values) | {QDRANT_URL_ENV, *named}
+
+    def secrets(self) -> SecretSource:
+        """The secrets file, read now: a malformed one is a ConfigurationError naming knowledge.secrets."""
+        return SecretSource.load(self.knowledge_secrets, SECRETS_KEY)
 
     @property
     def ingest_roots(self) -> list[Path]:

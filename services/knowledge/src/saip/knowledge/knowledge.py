@@ -20,7 +20,11 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from saip.common import literals
+from saip.common.netguard import Binding
+from saip.common.secret_source import SecretSource
 from saip.knowledge import chunking, paths, readers, sparse
+from saip.knowledge.config import SECRETS_KEY
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, KnowledgeError, NotFound, Refused
 from saip.knowledge.items import DEFAULT_PIPELINE, MAX_NAME, default_pipeline, expect, fingerprint, listed, now, slug
 from saip.knowledge.ports import Catalog, Dense, Fetcher, Index, IndexedChunk, Originals
@@ -62,6 +66,7 @@ class Knowledge:
         roots: Sequence[Path],
         max_bytes: int,
         dense: Dense | None = None,
+        secrets: SecretSource | None = None,
     ) -> None:
         self.catalog = catalog
         self.index = index
@@ -70,6 +75,7 @@ class Knowledge:
         self._fetcher = fetcher
         self.roots = list(roots)
         self.max_bytes = max_bytes
+        self.secrets = secrets if secrets is not None else SecretSource({}, SECRETS_KEY)
 
     @property
     def encoder(self) -> str:
@@ -83,7 +89,7 @@ class Knowledge:
             parts = urlsplit(value.strip())
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise InvalidRequest(f"'{value}' is not an http(s) URL; give a full URL such as https://host/page")
-            fetched = await self._fetcher.fetch(value.strip(), self.max_bytes)
+            fetched = await self._fetcher.fetch(value.strip(), self.max_bytes, self._bindings(value.strip()))
             final = urlsplit(fetched.url)
             media_type = readers.media_type_of_response(fetched.content_type, final.path)
             default = PurePosixPath(final.path).name or final.hostname or "page"
@@ -97,6 +103,26 @@ class Knowledge:
                 "(knowledge.max-document-bytes); send it in parts"
             )
         return Loaded(data, readers.MARKDOWN, f"text-{hashlib.sha256(data).hexdigest()[:8]}", "text", "text")
+
+    def _bindings(self, url: str) -> list[Binding]:
+        """A URL's secrets: a literal one is refused; each `${NAME}` must be a secret of knowledge.secrets bound to
+        the URL's host, and is resolved only in the request (the document keeps the URL as written)."""
+        refused = literals.url_refusal(url, literals.KNOWLEDGE_SOURCE)
+        if refused is not None:
+            raise Refused(refused)
+        names = sorted(set(literals.REFERENCE.findall(url)))
+        missing = self.secrets.missing(names)
+        if missing:
+            raise Refused(self.secrets.unavailable(missing))
+        host = urlsplit(url).hostname or ""
+        bindings = [self.secrets.binding(name, "${" + name + "}") for name in names]
+        for name, binding in zip(names, bindings, strict=True):
+            if not binding.bound_to(host):
+                raise Refused(
+                    f"${{{name}}} may be sent only to {', '.join(binding.hosts)}, not to {host}; ask the person to "
+                    f"bind it to {host} in {self.secrets.key} if that is where it belongs."
+                )
+        return bindings
 
     def _load_path(self, value: str) -> Loaded:
         path = paths.resolve(value, self.roots)

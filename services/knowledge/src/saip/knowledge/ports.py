@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from saip.common.netguard import Binding
 from saip.knowledge import chunking, sparse
 from saip.v1 import knowledge_pb2
 
@@ -112,6 +113,7 @@ class Dense(Protocol):
 
 
 class Fetcher(Protocol):
-    """Ingest by URL: the body of a public page, capped; a refused URL raises Refused."""
+    """Ingest by URL: the body of a public page, capped; a refused URL raises Refused. `secrets` are substituted
+    for their `${NAME}` in requests to their hosts only."""
 
-    async def fetch(self, url: str, max_bytes: int) -> Fetched: ...
+    async def fetch(self, url: str, max_bytes: int, secrets: Sequence[Binding] = ()) -> Fetched: ...

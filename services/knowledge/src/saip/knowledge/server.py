@@ -18,7 +18,7 @@ import anyio
 import grpc
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from saip.common import bus, lifecycle
+from saip.common import bus, jsondepth, lifecycle
 from saip.common.grpc_server import Endpoints, RpcEdge, endpoints
 from saip.common.netguard import NetworkMode
 from saip.common.risk import RiskPublisher
@@ -204,10 +204,12 @@ class KnowledgeServicer:
         """A knowledge tool's answer; bad arguments and refusals are the tool's own error result, not a failure."""
         started = time.perf_counter()
         try:
-            arguments = json.loads(request.arguments_json or "{}")
+            arguments = jsondepth.loads(request.arguments_json or "{}")
             if not isinstance(arguments, dict):
                 raise InvalidRequest("the arguments must be a JSON object with `query`")
             answer = await self._rules.tools.call(request.name, arguments)
+        except jsondepth.TooDeep as exc:
+            return common_pb2.CallServedToolReply(is_error=True, text=f"the arguments are refused: {exc}")
         except json.JSONDecodeError:
             return common_pb2.CallServedToolReply(is_error=True, text="the arguments are not valid JSON")
         except (InvalidRequest, NotFound, Refused) as exc:
@@ -237,6 +239,7 @@ async def lifespan(
     (its writes still see the catalog's watch), then the watch stops, Qdrant closes and NATS drains."""
     metrics = KnowledgeMetrics(registry)
     restarts = Restarts()
+    secrets = settings.secrets()  # before anything is opened: a malformed file stops the start
     async with AsyncExitStack() as stack:
         nc = await stack.enter_async_context(
             bus.connection(
@@ -273,6 +276,7 @@ async def lifespan(
             roots=roots,
             max_bytes=settings.knowledge_max_document_bytes,
             dense=dense,
+            secrets=secrets,
         )
         rules = Rules.over(knowledge)
         if earlier is not None:

@@ -1,25 +1,44 @@
-"""The tools service's outbound side: its key-value bucket in NATS, with revisions on every write."""
+"""The tools service's outbound side: its key-value bucket in NATS, with revisions on every write, and the keys
+of the bucket as one watch that the service keeps (a listing reads them; it never opens a consumer of its own, so
+a burst of listings leaves nothing behind on the server)."""
 
 from __future__ import annotations
 
-from nats.errors import Error as NatsError
-from nats.js.errors import BadRequestError, KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError, NoKeysError
-from nats.js.kv import KeyValue
+import contextlib
 
+import anyio
+from nats.errors import Error as NatsError
+from nats.js import JetStreamContext
+from nats.js.errors import BadRequestError, KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
+
+from saip.common import bus, names
+from saip.common.watch import Applied
 from saip.tools.errors import Conflict, StoreUnavailable
 
 # JetStream's error codes for a write whose expected last sequence moved on (what nats-py's update maps itself).
 WRONG_LAST_SEQUENCE = (10071, 10164)
 
 HISTORY = 5  # revisions the bucket keeps per key (the gateways create it with the same history)
+CATCH_UP_WITHIN = 5.0  # how long a write or a listing waits for the bucket watch
 
 
 class KvRecords:
     """Records by key in the saip-tools bucket. A write names the revision it read, so nothing is overwritten
-    implicitly: a write against a record that moved on (or a create of one that exists) is a Conflict."""
+    implicitly: a write against a record that moved on (or a create of one that exists) is a Conflict.
 
-    def __init__(self, kv: KeyValue) -> None:
+    Values are read from the bucket itself (a direct get, no consumer). The keys are a snapshot that only the
+    bucket's watch changes (`watch`, kept alive by the service, one ordered consumer for the service's life); a
+    write returns once the watch has shown it, so a caller lists its own writes.
+    """
+
+    def __init__(self, kv: KeyValue, js: JetStreamContext | None = None) -> None:
         self._kv = kv
+        self._js = js
+        self._keys: set[str] = set()
+        self._applied = Applied()
+        self._ready = anyio.Event()
+        self.following = False
 
     async def get(self, key: str) -> tuple[bytes, int] | None:
         try:
@@ -35,19 +54,23 @@ class KvRecords:
 
     async def create(self, key: str, value: bytes) -> int:
         try:
-            return int(await self._kv.create(key, value))
+            revision = int(await self._kv.create(key, value))
         except KeyWrongLastSequenceError:
             raise Conflict(f"'{key}' was created by someone else meanwhile; read it again.") from None
         except (NatsError, TimeoutError) as exc:
             raise _away(exc) from None
+        await self._caught_up(revision)
+        return revision
 
     async def update(self, key: str, value: bytes, revision: int) -> int:
         try:
-            return int(await self._kv.update(key, value, last=revision))
+            written = int(await self._kv.update(key, value, last=revision))
         except KeyWrongLastSequenceError:
             raise Conflict(f"'{key}' changed since it was read (revision {revision}); read it again.") from None
         except (NatsError, TimeoutError) as exc:
             raise _away(exc) from None
+        await self._caught_up(written)
+        return written
 
     async def delete(self, key: str, revision: int) -> None:
         try:
@@ -59,15 +82,62 @@ class KvRecords:
             raise Conflict(f"'{key}' changed since it was read (revision {revision}); read it again.") from None
         except (NatsError, TimeoutError) as exc:
             raise _away(exc) from None
+        await self._sync()  # a delete does not say its revision; the stream's last sequence covers it
 
     async def keys(self, prefix: str) -> list[str]:
+        """The keys as the watch last showed them (it has read the whole bucket once before this answers)."""
         try:
-            found = await self._kv.keys()
-        except NoKeysError:
-            return []
+            with anyio.fail_after(CATCH_UP_WITHIN):
+                await self._ready.wait()
+        except TimeoutError:
+            raise StoreUnavailable("The saip-tools bucket has not been read yet; try again shortly.") from None
+        return sorted(key for key in self._keys if key.startswith(prefix))
+
+    # The watch.
+
+    async def ready(self) -> None:
+        """Returns once the first run of the watch has read the whole bucket."""
+        await self._ready.wait()
+
+    async def _sync(self) -> None:
+        if self._js is None:
+            return
+        try:
+            info = await self._js.stream_info(f"KV_{names.TOOLS_BUCKET}")
         except (NatsError, TimeoutError) as exc:
             raise _away(exc) from None
-        return sorted(key for key in found if key.startswith(prefix))
+        await self._caught_up(info.state.last_seq or 0)
+
+    async def _caught_up(self, revision: int) -> None:
+        if not await self._applied.reached(revision, CATCH_UP_WITHIN):
+            raise StoreUnavailable("The saip-tools bucket watch did not catch up with NATS in time; try again.")
+
+    async def watch(self) -> None:
+        """One run of the watch: every key read afresh (swapped in at once), then each change, until it fails."""
+        fresh: set[str] = set()
+        initial, seen = True, 0
+        try:
+            # meta_only: the keys are what is followed here; values are read when asked for.
+            async with contextlib.aclosing(bus.kv_updates(self._kv, meta_only=True)) as updates:
+                async for entry in updates:
+                    if entry is None:  # the end of the current values
+                        if initial:
+                            self._keys, initial = fresh, False
+                            self._applied.advance(seen)
+                            self.following = True
+                            self._ready.set()
+                        continue
+                    target = fresh if initial else self._keys
+                    if entry.operation in (KV_DEL, KV_PURGE):
+                        target.discard(entry.key)
+                    else:
+                        target.add(entry.key)
+                    if initial:
+                        seen = max(seen, entry.revision or 0)
+                    else:
+                        self._applied.advance(entry.revision or 0)
+        finally:
+            self.following = False
 
 
 def _away(exc: BaseException) -> StoreUnavailable:

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import BeforeValidator, Field
 from pydantic_settings import NoDecode
 
+from saip.common import secret_source
+from saip.common.secret_source import SecretSource
 from saip.common.settings import Port, SaipSettings, endpoint_keys
 from saip.tools import catalog
 
 DECLARED_KEY = "tools.declared"
+SECRETS_KEY = "tools.secrets"
 
 
 def _json_list(value: Any) -> Any:
@@ -35,6 +39,7 @@ class ToolsSettings(SaipSettings):
         "tools.sandbox-timeout-seconds": "Wall-clock limit of one tool run",
         "tools.sandbox-memory-mb": "Memory cap of one tool run (the V8 heap; array buffers are capped per worker)",
         "tools.declared": "Tools declared in configuration (a list of tool specs): served, read-only to the AI",
+        SECRETS_KEY: "File of the secrets tool code may send, each bound to its hosts; the only source of ${NAME}",
     }
 
     tools_host: str = "127.0.0.1"
@@ -46,6 +51,7 @@ class ToolsSettings(SaipSettings):
     tools_sandbox_timeout_seconds: float = Field(default=30.0, gt=0, le=300)
     tools_sandbox_memory_mb: int = Field(default=128, ge=16, le=4096)
     tools_declared: Annotated[list[dict[str, Any]], NoDecode, BeforeValidator(_json_list)] = Field(default_factory=list)
+    tools_secrets: Path | None = None
 
     @classmethod
     def load(cls, **overrides: Any) -> Self:
@@ -53,4 +59,16 @@ class ToolsSettings(SaipSettings):
         tools.declared, before anything is opened."""
         settings = super().load(**overrides)
         catalog.declared(settings.tools_declared, DECLARED_KEY)
+        settings.secrets()
         return settings
+
+    @classmethod
+    def launch_variables(cls, values: Mapping[str, Any]) -> set[str]:
+        """Besides what the keys name, the variables the secrets file reads (`env:`)."""
+        path = values.get("tools_secrets")
+        named = secret_source.variables(Path(path), SECRETS_KEY) if isinstance(path, str | Path) else []
+        return super().launch_variables(values) | set(named)
+
+    def secrets(self) -> SecretSource:
+        """The secrets file, read now: a malformed one is a ConfigurationError naming tools.secrets."""
+        return SecretSource.load(self.tools_secrets, SECRETS_KEY)

@@ -50,15 +50,8 @@ class RuleRefused(ToolsError):
 
 
 class LiteralSecret(RuleRefused):
-    """A value that looks like a secret is written out instead of being a ${ENV_NAME} reference."""
-
-    def __init__(self, where: str, suggestion: str) -> None:
-        super().__init__(
-            f"{where} looks like a secret, and secrets never pass through this interface: a literal value is "
-            f"refused. Ask the person to set an environment variable for the tools service (for example "
-            f"{suggestion}), then use '${{{suggestion}}}' as the value of a static variable instead."
-        )
-        self.where = where
+    """A value that looks like a secret is written out instead of being a ${NAME} reference (the sentence is
+    `saip.common.literals`', the one every place that refuses a literal secret says)."""
 
 
 class UnreadableRecord(ToolsError):

@@ -2,24 +2,25 @@
 
 The first source that has a name owns it: configuration (`tools.declared`, read-only, always served), the bundled
 catalog (read-only, served when exposed), then the authored tools, one record `tool.<name>` each in the record store.
-A published tool with an unset ${ENV} reference is MISSING_REQUIREMENTS, which is never served.
+A published tool with a ${NAME} reference that no secret of `tools.secrets` answers is MISSING_REQUIREMENTS, which is
+never served.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from saip.common.secret_source import SecretSource
 from saip.common.vocabulary import changed_since_asked
 from saip.tools import spec as specs
 from saip.tools.errors import Conflict, ToolNotFound, ToolsError, UnreadableRecord
 from saip.tools.ports import Records
-from saip.tools.spec import ToolSpec
+from saip.tools.spec import Resolved, ToolSpec
 from saip.v1 import tools_pb2
 
 logger = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ def now() -> Timestamp:
 
 
 class Library:
-    """Reads the tools of every source; `environ` is what the tools service's ${ENV} references resolve against."""
+    """Reads the tools of every source; `secrets` is the only thing the tools' ${NAME} references resolve from."""
 
     def __init__(
         self,
@@ -89,13 +90,13 @@ class Library:
         bundled: Mapping[str, ToolSpec],
         declared: Mapping[str, ToolSpec],
         declared_key: str,
-        environ: Mapping[str, str] | None = None,
+        secrets: SecretSource,
     ) -> None:
         self.records = records
         self.declared_key = declared_key
         self._bundled = dict(bundled)
         self._declared = dict(declared)
-        self._environ = os.environ if environ is None else environ
+        self.secrets = secrets
 
     async def entry(self, name: str) -> Entry | None:
         """Configuration first (configuration wins), then the catalog, then the record store."""
@@ -151,9 +152,9 @@ class Library:
             return MISSING
         return entry.stored_state
 
-    def resolve(self, spec: ToolSpec) -> tuple[dict[str, str], list[str], list[str]]:
-        """The static values with their ${ENV} references filled in, the secret values, the unset variables."""
-        return specs.resolve(spec, self._environ)
+    def resolve(self, spec: ToolSpec) -> Resolved:
+        """One run's static values (placeholders for the secrets) and the secrets its fetches may carry."""
+        return specs.resolve(spec, self.secrets)
 
     def missing(self, spec: ToolSpec) -> list[str]:
-        return self.resolve(spec)[2]
+        return self.secrets.missing(spec.env_references())

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from saip.common.masking import Masker
+from saip.common.netguard import Binding
 from saip.sandbox.job import Job, Outcome
 from saip.v1 import common_pb2
 
@@ -42,6 +43,7 @@ class Runner(Protocol):
         *,
         network_mode: str,
         hosts_allow: tuple[str, ...],
+        secrets: tuple[Binding, ...] = (),
     ) -> Job: ...
 
     async def run(self, job: Job) -> Outcome: ...

@@ -1,21 +1,24 @@
 """Running a tool's code, for a test (Tool Studio) or a call (a served tool): its arguments checked against its input
-schema, the run timed and counted, one risk event per sandbox refusal, and what the run shows with every resolved
-secret masked."""
+schema, the run timed and counted, one risk event per sandbox refusal, and what the run shows with every secret and
+placeholder of the run masked."""
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from saip.common import jsondepth
 from saip.common.masking import Masker
 from saip.common.risk import SANDBOX_GUARD_BLOCKED, WARN
+from saip.common.secret_source import SecretSource
 from saip.tools.errors import InvalidSpec
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.ports import Outcome, RiskSink, Runner
-from saip.tools.spec import ToolSpec
+from saip.tools.spec import Resolved, ToolSpec
 from saip.v1 import common_pb2, tools_pb2
 
 
@@ -25,24 +28,23 @@ class Runs:
         self._risk = risk
         self._metrics = metrics
 
-    async def run(
-        self, kind: str, spec: ToolSpec, arguments: dict[str, Any], statics: dict[str, str], masker: Masker
-    ) -> Outcome:
+    async def run(self, kind: str, spec: ToolSpec, arguments: dict[str, Any], resolved: Resolved) -> Outcome:
         """Run the code once (`kind`: test or call); what the sandbox refused is raised as risk events."""
         # Every declared parameter is a global; one the caller left out is null, so `x ?? fallback` works.
         bound = {param.name: None for param in spec.params} | arguments
         job = self._runner.job(
             spec.code,
             bound,
-            statics,
+            resolved.statics,
             network_mode=spec.sandbox.network_mode.value,
             hosts_allow=spec.sandbox.hosts_allow,
+            secrets=resolved.secrets,
         )
         started = time.perf_counter()
         outcome = await self._runner.run(job)
         self._metrics.run_seconds.labels(kind).observe(time.perf_counter() - started)
         self._metrics.runs.labels(kind, "ok" if outcome.ok else "error").inc()
-        await self._guarded(spec.name, outcome, masker)
+        await self._guarded(spec.name, outcome, resolved.masker())
         return outcome
 
     async def _guarded(self, name: str, outcome: Outcome, masker: Masker) -> None:
@@ -59,19 +61,16 @@ class Runs:
             )
 
 
-def missing_text(name: str, missing: list[str]) -> str:
-    variables = ", ".join(missing)
-    return (
-        f"'{name}' needs environment variables that are not set for the tools service: {variables}. Ask the "
-        "person to set them (the values never pass through this interface), restart the tools service, then "
-        "try again."
-    )
+def missing_text(name: str, source: SecretSource, missing: Sequence[str]) -> str:
+    return f"'{name}' needs secrets it cannot have: {source.unavailable(missing)}"
 
 
 def parse_arguments(spec: ToolSpec, arguments_json: str) -> dict[str, Any]:
     """Call arguments checked against the tool's input schema; InvalidSpec names each problem."""
     try:
-        arguments = json.loads(arguments_json)
+        arguments = jsondepth.loads(arguments_json)
+    except jsondepth.TooDeep as exc:
+        raise InvalidSpec(f"Invalid arguments for '{spec.name}': {exc}.") from None
     except json.JSONDecodeError as exc:
         raise InvalidSpec(f"Invalid arguments for '{spec.name}': not JSON ({exc.msg}).") from None
     if not isinstance(arguments, dict):

@@ -12,12 +12,15 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import grpc
+from nats.aio.client import Client as NatsClient
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from saip.common import bus, names
+from saip.common import bus, lifecycle, names
 from saip.common.grpc_server import Endpoints, RpcEdge, endpoints
 from saip.common.risk import RiskPublisher
+from saip.common.watch import Restarts, keep_alive
 from saip.sandbox.job import Limits
 from saip.sandbox.pool import Sandbox
 from saip.tools import catalog
@@ -134,6 +137,15 @@ class Running(Endpoints):
     studio: Studio
 
 
+def cannot_serve(nc: NatsClient, records: KvRecords) -> str | None:
+    """What keeps Tool Studio from serving: NATS away, or the bucket no longer followed (its listings stale)."""
+    if not nc.is_connected:
+        return "NATS is not connected"
+    if not records.following:
+        return f"the {names.TOOLS_BUCKET} bucket is not being followed"
+    return None
+
+
 @asynccontextmanager
 async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REGISTRY) -> AsyncIterator[Running]:
     """Open the tools service: the sandbox's workers warm, NATS, the studio over the saip-tools bucket, then the
@@ -142,6 +154,7 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
     # Validated before anything is opened: a bad declared tool stops the start with the key's name.
     declared = catalog.declared(settings.tools_declared, DECLARED_KEY)
     bundled = catalog.bundled()
+    secrets = settings.secrets()
     async with AsyncExitStack() as stack:
         limits = Limits(
             timeout=settings.tools_sandbox_timeout_seconds, memory_bytes=settings.tools_sandbox_memory_mb * 1024 * 1024
@@ -149,13 +162,23 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
         sandbox = Sandbox(settings.tools_sandbox_workers, limits, spares=settings.tools_sandbox_spares)
         stack.push_async_callback(sandbox.close)
         metrics.workers.set(settings.tools_sandbox_workers)
+        restarts = Restarts()
         nc = await stack.enter_async_context(
-            bus.connection(settings.nats_url, "tools", within=START_WITHIN, grace=STOP_GRACE)
+            bus.connection(
+                settings.nats_url, "tools", within=START_WITHIN, reconnected=restarts.reconnected, grace=STOP_GRACE
+            )
         )
         js = nc.jetstream()
         await bus.ensure_stream(js, bus.audit_stream_config(settings))
         kv = await bus.ensure_kv(js, names.TOOLS_BUCKET, history=HISTORY)
-        library = Library(records=KvRecords(kv), bundled=bundled, declared=declared, declared_key=DECLARED_KEY)
+        records = KvRecords(kv, js)
+        group = await lifecycle.background(stack)
+        group.start_soon(functools.partial(keep_alive, records.watch, "tools bucket", restarts=restarts))
+        with anyio.fail_after(START_WITHIN):
+            await records.ready()
+        library = Library(
+            records=records, bundled=bundled, declared=declared, declared_key=DECLARED_KEY, secrets=secrets
+        )
         risk = RiskPublisher(nc, "tools")
         exposure = ExposureSetting(library, metrics)
         runs = Runs(sandbox, risk, metrics)
@@ -165,6 +188,13 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
         register = functools.partial(tools_pb2_grpc.add_ToolsServiceServicer_to_server, servicer)
         said = {"bundled": len(bundled), "declared": len(declared), "workers": settings.tools_sandbox_workers}
         served = await stack.enter_async_context(
-            endpoints(settings, [(SERVICE_NAME, register)], registry=registry, grace=STOP_GRACE, said=said)
+            endpoints(
+                settings,
+                [(SERVICE_NAME, register)],
+                registry=registry,
+                grace=STOP_GRACE,
+                said=said,
+                cannot_serve=functools.partial(cannot_serve, nc, records),
+            )
         )
         yield Running(served.port, served.metrics_port, metrics, studio)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 from saip.common import concurrently
-from saip.common.masking import Masker
 from saip.common.netguard import NetworkMode
 from saip.tools.errors import InvalidSpec, RuleRefused
 from saip.tools.exposure import ExposureSetting
@@ -66,9 +65,9 @@ class Serving:
             arguments = parse_arguments(spec, arguments_json or "{}")
         except InvalidSpec as exc:
             return common_pb2.CallServedToolReply(is_error=True, text=str(exc))
-        statics, secrets, missing = self._library.resolve(spec)
-        if missing:
-            return common_pb2.CallServedToolReply(is_error=True, text=missing_text(name, missing))
-        masker = Masker(secrets)
-        outcome = await self._runs.run("call", spec, arguments, statics, masker)
-        return reply_of(name, outcome, masker)
+        resolved = self._library.resolve(spec)
+        if resolved.missing:
+            text = missing_text(name, self._library.secrets, resolved.missing)
+            return common_pb2.CallServedToolReply(is_error=True, text=text)
+        outcome = await self._runs.run("call", spec, arguments, resolved)
+        return reply_of(name, outcome, resolved.masker())

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
+from secrets import token_hex
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from saip.common.masking import is_secret_name
-from saip.common.netguard import NetworkMode
+from saip.common import jsondepth, literals
+from saip.common.masking import Masker
+from saip.common.netguard import Binding, NetworkMode
+from saip.common.secret_source import SecretSource
 from saip.common.vocabulary import RESERVED_PREFIX, is_reserved
 from saip.tools.errors import InvalidSpec, LiteralSecret
 
@@ -27,7 +29,7 @@ MAX_DESCRIPTION_CHARS = 4_000
 MAX_SPEC_BYTES = 256 * 1024
 NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
 IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]{0,63}$")
-ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+ENV_REFERENCE = literals.REFERENCE
 HOST_PATTERN = re.compile(r"^(\*|\*\.[a-z0-9.-]+|[a-z0-9]([a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(:[0-9]{1,5})?$")
 
 # The lifecycle fields a person may copy from saip_tools_get back into a draft: the service owns them, so they are
@@ -114,13 +116,6 @@ JS_RESERVED = frozenset(
         "NaN",
         "Infinity",
     ]
-)
-
-# Literal values that are secrets whatever they are called: provider key formats, JWTs, private keys.
-SECRET_VALUE = re.compile(
-    r"(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}"
-    r"|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----|\b(?:Bearer|Basic)\s+(?!\$\{)[A-Za-z0-9._~+/=-]{8,})"
 )
 
 
@@ -308,9 +303,16 @@ def parse(document: Any) -> ToolSpec:
         if len(document) > MAX_SPEC_BYTES:
             raise InvalidSpec(f"The spec is larger than {MAX_SPEC_BYTES // 1024} KiB; a tool's code must be smaller.")
         try:
-            document = json.loads(document)
+            document = jsondepth.loads(document)
+        except jsondepth.TooDeep as exc:
+            raise InvalidSpec(f"The spec is refused: {exc}.") from None
         except json.JSONDecodeError as exc:
             raise InvalidSpec(f"The spec is not valid JSON ({exc.msg} at line {exc.lineno}).") from None
+    else:
+        try:
+            jsondepth.check(document)
+        except jsondepth.TooDeep as exc:
+            raise InvalidSpec(f"The spec is refused: {exc}.") from None
     if not isinstance(document, dict):
         raise InvalidSpec("The spec must be a JSON object with name, description, params, code and sandbox.")
     cleaned = {key: value for key, value in document.items() if key not in LIFECYCLE_FIELDS}
@@ -341,39 +343,38 @@ def describe(exc: ValidationError) -> str:
 
 
 def require_references(spec: ToolSpec) -> None:
-    """Secrets never pass through the interface: a secret-looking static value must be a ${ENV_NAME} reference."""
-    for name, value in spec.static_variables.items():
-        literal = ENV_REFERENCE.sub("", value)
-        secret_named = is_secret_name(name) and literal.strip() and not _harmless_prefix(literal)
-        if secret_named or SECRET_VALUE.search(value):
-            raise LiteralSecret(f"Static variable '{name}'", env_suggestion(name))
-    if SECRET_VALUE.search(spec.code):
-        raise LiteralSecret("A value written in the code", "API_TOKEN")
-
-
-def _harmless_prefix(literal: str) -> bool:
-    """`Bearer ${TOKEN}` keeps a scheme word around the reference; only such framing may stay literal."""
-    return bool(re.fullmatch(r"\s*(Bearer|Basic|Token|token)?\s*", literal))
+    """Secrets never pass through the interface: a secret-looking static value must be a ${NAME} reference."""
+    refused = literals.spec_refusal(spec.static_variables, spec.code)
+    if refused is not None:
+        raise LiteralSecret(refused)
 
 
 def env_suggestion(name: str) -> str:
-    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    return re.sub(r"[^A-Za-z0-9]+", "_", snake).strip("_").upper() or "TOOL_SECRET"
+    return literals.suggestion(name)
 
 
-def resolve(spec: ToolSpec, environ: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str], list[str]]:
-    """(static values with references filled in, the resolved secret values, the unset references)."""
-    env = os.environ if environ is None else environ
-    missing: list[str] = []
-    secrets: list[str] = []
+@dataclass(frozen=True)
+class Resolved:
+    """A run's static values: each ${NAME} replaced by a placeholder made for this run, the secrets the sandbox's
+    fetch substitutes for them (in requests to their hosts only), and the references no secret answers."""
 
-    def fill(match: re.Match[str]) -> str:
-        value = env.get(match.group(1), "")
-        if not value.strip():
-            missing.append(match.group(1))
-            return ""
-        secrets.append(value)
-        return value
+    statics: dict[str, str]
+    secrets: tuple[Binding, ...] = ()
+    missing: tuple[str, ...] = ()
 
-    values = {name: ENV_REFERENCE.sub(fill, value) for name, value in spec.static_variables.items()}
-    return values, secrets, sorted(set(missing))
+    def masker(self) -> Masker:
+        """Masks the values (a bound host may echo one) and the placeholders of this run."""
+        return Masker([text for secret in self.secrets for text in (secret.value, secret.marker)])
+
+
+def resolve(spec: ToolSpec, source: SecretSource) -> Resolved:
+    """The static values as the code sees them: a secret's value never, an unguessable placeholder instead."""
+    missing = source.missing(spec.env_references())
+    if missing:
+        return Resolved({}, missing=tuple(missing))
+    markers = {name: f"saip-secret-{token_hex(16)}" for name in spec.env_references()}
+    statics = {
+        name: ENV_REFERENCE.sub(lambda match: markers[match.group(1)], value)
+        for name, value in spec.static_variables.items()
+    }
+    return Resolved(statics, tuple(source.binding(name, marker) for name, marker in markers.items()))

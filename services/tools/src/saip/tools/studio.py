@@ -1,7 +1,7 @@
 """Tool Studio's authoring: drafts, the Local Pass, publish and delete, and what the studio shows of each tool.
 
 DRAFT --Local Pass (test with the declared test values)--> publish --> PUBLISHED (served when exposed)
-PUBLISHED with an unset ${ENV} reference is MISSING_REQUIREMENTS (not served); delete removes a draft or a tool.
+PUBLISHED with an unavailable ${NAME} secret is MISSING_REQUIREMENTS (not served); delete removes a draft or a tool.
 
 Configured and bundled tools are read-only (`library`). Every write names the revision it read, so nothing is
 overwritten implicitly, and every change to what is served is a write to the record store, which every gateway
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 
-from saip.common.masking import Masker
 from saip.common.risk import INFO, POISONING_HIT, WARN
 from saip.tools import spec as specs
 from saip.tools.errors import AlreadyPublished, Conflict, InvalidSpec, RuleRefused, ToolNotFound, UnreadableRecord
@@ -177,10 +176,8 @@ class Studio:
         warnings += await self._poisoning(spec.name, risk)
         missing = self._library.missing(spec)
         if missing:
-            warnings.append(
-                f"{', '.join('${' + name + '}' for name in missing)} is not set for the tools service; the Local Pass "
-                "is refused until the person sets it."
-            )
+            unavailable = self._library.secrets.unavailable(missing)
+            warnings.append(f"The Local Pass is refused until the secrets are available: {unavailable}")
         if not saved.tested:
             warnings.append("Not tested in this form: run saip_tools_test (its Local Pass) before publishing.")
         return tools_pb2.SaveDraftReply(
@@ -194,14 +191,13 @@ class Studio:
         entry = await self._library.required(name)
         expect(entry, expected_revision)
         spec = entry.spec
-        statics, secrets, missing = self._library.resolve(spec)
-        if missing:
-            raise RuleRefused(missing_text(name, missing))
+        resolved = self._library.resolve(spec)
+        if resolved.missing:
+            raise RuleRefused(missing_text(name, self._library.secrets, resolved.missing))
         local_pass = not arguments_json.strip()
         arguments = spec.test_arguments() if local_pass else parse_arguments(spec, arguments_json)
-        masker = Masker(secrets)
-        outcome = await self._runs.run("test", spec, arguments, statics, masker)
-        report = report_of(name, outcome, masker, local_pass=local_pass)
+        outcome = await self._runs.run("test", spec, arguments, resolved)
+        report = report_of(name, outcome, resolved.masker(), local_pass=local_pass)
         if local_pass and entry.record is not None:
             await self._record_test(entry, outcome, report)
         return report
@@ -246,7 +242,7 @@ class Studio:
             )
         missing = self._library.missing(entry.spec)
         if missing:
-            raise RuleRefused(missing_text(name, missing))
+            raise RuleRefused(missing_text(name, self._library.secrets, missing))
         record = tools_pb2.ToolRecord()
         record.CopyFrom(entry.record)
         record.state = PUBLISHED

@@ -511,12 +511,17 @@
   let failure = "";
   let waiting = false;
   const firstLine = ((text) => apply(split, String(text), ["\n"])[0]);
+  // An Error reads as its first line (name and message), a thrown string as itself, any other value as its JSON:
+  // what the code threw, not "[object Object]".
   const reason = ((thrown) => {
     try {
       if (thrown !== null && typeof thrown === "object" && typeof thrown.stack === "string") return firstLine(thrown.stack);
-      return firstLine(thrown);
+      if (typeof thrown === "string") return firstLine(thrown);
+      const text = stringify(thrown);
+      if (text === undefined) return `The code threw ${String(thrown)}; throw new Error(message) to say what failed.`;
+      return `The code threw ${text}`;
     } catch (error) {
-      return "The code threw a value that cannot be shown as text.";
+      return "The code threw a value that cannot be shown as JSON; throw new Error(message) to say what failed.";
     }
   });
   const settle = ((next, text) => {

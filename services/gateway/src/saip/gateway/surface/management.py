@@ -14,9 +14,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from saip.common import vocabulary
+from saip.common import jsondepth, vocabulary
 from saip.gateway.errors import InvalidArguments
 from saip.gateway.surface.expected import NOTHING, Expected
 from saip.v1 import common_pb2
@@ -78,9 +78,15 @@ MAX_INTEGER = 2**53 - 1
 
 
 class Input(BaseModel):
-    """Base of every tool's arguments: unknown properties and wrong types are refused, never guessed."""
+    """Base of every tool's arguments: unknown properties and wrong types are refused, never guessed, and so is a
+    document nested deeper than saip reads (`jsondepth`), before any of it is validated or sent on."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_too_deep(cls, data: Any) -> Any:
+        return jsondepth.check(data)
 
 
 class NoInput(Input):
@@ -235,7 +241,9 @@ def problems(errors: Iterable[Mapping[str, Any]]) -> str:
         elif error["type"] == "missing":
             said.append(f"'{where}' is required")
         else:
-            said.append(f"'{where}': {error['msg']}" if where else str(error["msg"]))
+            # A rule of saip's own (a validator's sentence) reads as the sentence, without pydantic's prefix.
+            message = str(error["msg"]).removeprefix("Value error, ")
+            said.append(f"'{where}': {message}" if where else message)
     return "; ".join(said)
 
 

@@ -22,6 +22,7 @@ import grpc
 import mcp_types as types
 from nats.js.kv import KeyValue
 
+from saip.common import jsondepth
 from saip.common.masking import Masker
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.surface.approval import Approvals, Asked, Interaction
@@ -181,8 +182,8 @@ def _object(text: str) -> dict[str, Any] | None:
     if not text:
         return None
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = jsondepth.loads(text)
+    except ValueError:  # not JSON, or nested deeper than saip reads: sent as text only
         return None
     return value if isinstance(value, dict) else None
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
+from saip.common import literals
+from saip.gateway.errors import LiteralSecret
 from saip.gateway.surface.management import Input
 from saip.v1 import knowledge_pb2 as pb
 
@@ -32,6 +34,9 @@ class IngestInput(Input):
         given = [key for key in ("path", "url", "text") if getattr(self, key) is not None]
         if len(given) != 1:
             raise ValueError(f"give exactly one of path, url or text (got {', '.join(given) or 'none'})")
+        refused = literals.url_refusal(self.url, literals.KNOWLEDGE_SOURCE) if self.url is not None else None
+        if refused is not None:
+            raise LiteralSecret(refused)
         return self
 
     def request(self) -> pb.IngestDocumentRequest:

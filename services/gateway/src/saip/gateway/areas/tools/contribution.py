@@ -11,11 +11,12 @@ from typing import Any
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from saip.common import literals
 from saip.gateway.areas.tools import views
 from saip.gateway.areas.tools.client import ToolsClient
-from saip.gateway.errors import ServiceRefused, ServiceUnavailable
+from saip.gateway.errors import LiteralSecret, ServiceRefused, ServiceUnavailable
 from saip.gateway.surface.declare import Declared, prompt, template, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
 from saip.gateway.surface.management import (
@@ -50,9 +51,21 @@ class ListInput(Input):
     )
 
 
+def _references_only(spec: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A spec whose static variables or code hold a literal secret is refused before it leaves the gateway."""
+    if spec is not None:
+        variables = spec.get("staticVariables")
+        refused = literals.spec_refusal(variables if isinstance(variables, dict) else {}, spec.get("code"))
+        if refused is not None:
+            raise LiteralSecret(refused)
+    return spec
+
+
 class CheckRiskInput(Input):
     name: str | None = Field(default=None, max_length=64, description="A saved tool to assess.")
     spec: dict[str, Any] | None = Field(default=None, description="Or a spec not saved yet (the tool JSON).")
+
+    _references = field_validator("spec")(_references_only)
 
 
 class SaveDraftInput(Input):
@@ -69,6 +82,8 @@ class SaveDraftInput(Input):
         le=MAX_INTEGER,
         description="The revision you read (saip_tools_get); 0 creates, or updates the draft as is.",
     )
+
+    _references = field_validator("spec")(_references_only)
 
 
 class TestInput(NameInput):
@@ -176,7 +191,7 @@ class ToolsArea(Declared):
     @tool(Level.WRITE, "Save a tool draft", planner=plan_save)
     async def save_draft(self, arguments: SaveDraftInput) -> ManagementResult:
         """Create a draft, or update a draft, from a tool spec. A draft is never served. Published tools are not
-        changed by a draft of the same name. Literal secrets are refused: use ${ENV_NAME} references."""
+        changed by a draft of the same name. Literal secrets are refused: use ${NAME} references to tools.secrets."""
         reply = await self.client.save_draft(arguments.spec, arguments.expectedRevision)
         view = views.summary(reply.tool)
         verb = "Created" if reply.created else "Updated"
@@ -338,8 +353,8 @@ class ToolsArea(Declared):
         procedure = (
             f"{ask}\n\nFollow the attached guide: write the spec, save it with saip_tools_save_draft, run "
             "saip_tools_test without arguments until the Local Pass passes, then saip_tools_publish (the person "
-            "approves at this client), then call the new tool. Never put a secret in the spec: use a ${ENV_NAME} "
-            "reference and ask the person to set the variable."
+            "approves at this client), then call the new tool. Never put a secret in the spec: use a ${NAME} "
+            "reference and ask the person to add the secret to tools.secrets."
         )
         guide = types.EmbeddedResource(
             type="resource",

@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from saip.common import jsondepth
 from saip.gateway.areas.words import when
 from saip.v1 import tools_pb2
 
@@ -72,7 +73,10 @@ def risk(report: tools_pb2.RiskReport) -> dict[str, Any]:
 
 
 def test(report: tools_pb2.TestReport) -> dict[str, Any]:
-    result: Any = json.loads(report.result_json) if report.result_json else None
+    try:
+        result: Any = jsondepth.loads(report.result_json) if report.result_json else None
+    except jsondepth.TooDeep:
+        result = report.result_json  # the text as the tool returned it: too deep to read as data
     return {
         "name": report.name,
         "passed": report.passed,

@@ -1,0 +1,71 @@
+"""`saip run` gives each process only the environment it needs: its own settings and the variables they name."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from saip.cli.stack import plan
+from saip.common.settings import ConfigurationError, SaipSettings
+from saip.tools.config import ToolsSettings
+
+SHELL_SECRETS = {
+    "AWS_SECRET_ACCESS_KEY": "aws-secret-value",
+    "GITHUB_TOKEN": "ghp-shell-value",
+    "OPENAI_API_KEY": "sk-openai-value",
+    "WEATHER_VALUE": "weather-value",
+    "MY_QDRANT": "http://qdrant.internal:6333",
+}
+
+
+@pytest.fixture
+def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A shell holding secrets for other things, and a saip.yaml that names two of them."""
+    monkeypatch.chdir(tmp_path)
+    for name in [name for name in os.environ if name.startswith("SAIP_")]:
+        monkeypatch.delenv(name)
+    (tmp_path / "tool-secrets.yaml").write_text("WEATHER_KEY:\n  env: WEATHER_VALUE\n  hosts: [api.weather.example]\n")
+    secrets = tmp_path / "tool-secrets.yaml"
+    (tmp_path / "saip.yaml").write_text(f"qdrant-url: ${{MY_QDRANT}}\ntools.secrets: {secrets}\n")
+    for name, value in {**SHELL_SECRETS, "SAIP_HOME": str(tmp_path / "home"), "SAIP_GATEWAY_PORT": "0"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("SAIP_TOOLS_SANDBOX_WORKERS", "3")
+    return dict(os.environ)
+
+
+def test_no_process_gets_the_shell_s_other_secrets(shell: dict[str, str]) -> None:
+    stack = plan(shell)
+    assert set(stack.processes) >= {"nats", "gateway", "tools", "knowledge", "audit"}
+    for name, (_, env) in stack.processes.items():
+        given = {variable for variable in SHELL_SECRETS if variable in env}
+        wanted = {"tools": {"WEATHER_VALUE"}, "knowledge": {"MY_QDRANT"}}.get(name, set())
+        assert given == wanted, name
+        assert env["PATH"] == shell["PATH"]
+
+
+def test_each_service_gets_its_own_settings_and_not_the_others(shell: dict[str, str]) -> None:
+    stack = plan(shell)
+    tools, gateway, nats = (stack.processes[name][1] for name in ("tools", "gateway", "nats"))
+    assert tools["SAIP_TOOLS_SANDBOX_WORKERS"] == "3" and "SAIP_TOOLS_SANDBOX_WORKERS" not in gateway
+    assert "SAIP_ADMIN_TOKEN" in gateway and "SAIP_ADMIN_TOKEN" not in tools
+    assert "SAIP_APPROVAL_SEALING_KEY" not in tools
+    assert {"SAIP_NATS_URL", "SAIP_HOME", "SAIP_CONFIG"} <= set(tools)
+    assert not [variable for variable in nats if variable.startswith("SAIP_")]
+
+
+def test_a_key_that_names_a_variable_takes_its_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAIP_TOOLS_HOST", "${TOOLS_BIND}")
+    monkeypatch.setenv("TOOLS_BIND", "0.0.0.0")
+    assert ToolsSettings.load().tools_host == "0.0.0.0"
+    assert ToolsSettings.launch_variables({"tools_host": "${TOOLS_BIND}"}) == {"TOOLS_BIND"}
+    monkeypatch.delenv("TOOLS_BIND")
+    with pytest.raises(ConfigurationError, match=r"tools\.host \(SAIP_TOOLS_HOST\) is \$\{TOOLS_BIND\}"):
+        ToolsSettings.load()
+
+
+def test_the_environment_of_a_service_keeps_the_basics_only_besides_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SAIP_CONFIG", raising=False)
+    given = SaipSettings.environment({"PATH": "/bin", "LC_ALL": "C", "SAIP_LOG_LEVEL": "DEBUG", "SECRET": "x"})
+    assert given == {"PATH": "/bin", "LC_ALL": "C", "SAIP_LOG_LEVEL": "DEBUG"}
