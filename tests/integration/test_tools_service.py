@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import grpc
 import pytest
 
@@ -138,13 +139,18 @@ async def test_a_write_against_a_moved_revision_is_refused(nats_server: LocalNat
 
 async def test_a_delete_against_a_moved_revision_is_a_conflict_not_an_outage(nats_client: Any) -> None:
     """The bucket's compare-and-set delete (what a delete an approval described relies on) loses as a Conflict."""
-    kv = await bus.ensure_kv(nats_client.jetstream(), names.TOOLS_BUCKET)
-    records = KvRecords(kv)
-    read = await records.create("tool.cas", b"first")
-    await records.update("tool.cas", b"second", read)
-    with pytest.raises(Conflict, match=f"changed since it was read \\(revision {read}\\)"):
-        await records.delete("tool.cas", read)
-    assert await records.get("tool.cas") is not None
+    js = nats_client.jetstream()
+    kv = await bus.ensure_kv(js, names.TOOLS_BUCKET)
+    records = KvRecords(kv, js)
+    async with anyio.create_task_group() as group:
+        group.start_soon(records.watch)  # a write returns once the service's watch shows it
+        await records.ready()
+        read = await records.create("tool.cas", b"first")
+        await records.update("tool.cas", b"second", read)
+        with pytest.raises(Conflict, match=f"changed since it was read \\(revision {read}\\)"):
+            await records.delete("tool.cas", read)
+        assert await records.get("tool.cas") is not None
+        group.cancel_scope.cancel()
 
 
 async def test_bundled_tools_are_read_only_and_served_only_when_exposed(nats_server: LocalNats) -> None:
