@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15saip/v1/gateway.proto\x12\x07saip.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"h\n\x0eMcpTokenRecord\x12\x12\n\nsha256_hex\x18\x01 \x01(\t\x12.\n\ncreated_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x03 \x01(\t\"[\n\rApprovalNonce\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12+\n\x07used_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07gateway\x18\x03 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15saip/v1/gateway.proto\x12\x07saip.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"h\n\x0eMcpTokenRecord\x12\x12\n\nsha256_hex\x18\x01 \x01(\t\x12.\n\ncreated_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x03 \x01(\t\"[\n\rApprovalNonce\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12+\n\x07used_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07gateway\x18\x03 \x01(\t\"\xd6\x01\n\x10\x43hatConversation\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12.\n\ncreated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12 \n\x05turns\x18\x05 \x03(\x0b\x32\x11.saip.v1.ChatTurn\x12%\n\x07pending\x18\x06 \x01(\x0b\x32\x14.saip.v1.ChatPending\"\xc8\x01\n\x08\x43hatTurn\x12\n\n\x02id\x18\x01 \x01(\t\x12&\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x63lient\x18\x03 \x01(\t\x12\x0e\n\x06prompt\x18\x04 \x01(\t\x12\x0e\n\x06\x61nswer\x18\x05 \x01(\t\x12\x0e\n\x06status\x18\x06 \x01(\t\x12\r\n\x05model\x18\x07 \x01(\t\x12\x0e\n\x06tokens\x18\x08 \x01(\x03\x12)\n\ntool_calls\x18\t \x03(\x0b\x32\x15.saip.v1.ChatToolCall\"-\n\x0c\x43hatToolCall\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07outcome\x18\x02 \x01(\t\"`\n\x0b\x43hatPending\x12\x0f\n\x07turn_id\x18\x01 \x01(\t\x12\x12\n\nstate_json\x18\x02 \x01(\t\x12,\n\x08\x61sked_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestampb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,4 +36,12 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_MCPTOKENRECORD']._serialized_end=171
   _globals['_APPROVALNONCE']._serialized_start=173
   _globals['_APPROVALNONCE']._serialized_end=264
+  _globals['_CHATCONVERSATION']._serialized_start=267
+  _globals['_CHATCONVERSATION']._serialized_end=481
+  _globals['_CHATTURN']._serialized_start=484
+  _globals['_CHATTURN']._serialized_end=684
+  _globals['_CHATTOOLCALL']._serialized_start=686
+  _globals['_CHATTOOLCALL']._serialized_end=731
+  _globals['_CHATPENDING']._serialized_start=733
+  _globals['_CHATPENDING']._serialized_end=829
 # @@protoc_insertion_point(module_scope)

@@ -9,6 +9,8 @@ APPROVALS_BUCKET = "saip-approvals"
 # What each serving service serves lives in its bucket; gateways watch it and list the served tools again.
 TOOLS_BUCKET = "saip-tools"
 KNOWLEDGE_BUCKET = "saip-knowledge"
+# The headless chat's conversations (saip_chat_ask), one key per conversation.
+CHAT_BUCKET = "saip-chat"
 # The originals of ingested documents (the knowledge service), one object per ingest.
 DOCUMENTS_OBJECT_STORE = "saip-documents"
 

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
+from saip.common.masking import is_env_reference
 from saip.common.settings import ConfigurationError, SaipSettings, StrList, field_name
 from saip.gateway.surface import results
 
@@ -60,6 +61,15 @@ class GatewaySettings(SaipSettings):
             "Address (host:port) of the knowledge service's gRPC endpoint; unset serves no knowledge tools"
         ),
         "audit.spool-dir": "Where a gateway keeps audit records while NATS is unreachable",
+        "chat.base-url": (
+            "Base URL of the OpenAI-compatible chat completions endpoint saip_chat_ask talks to "
+            "(e.g. http://127.0.0.1:11434/v1 for Ollama); unset: no chat model"
+        ),
+        "chat.model": "The model saip_chat_ask asks (it must support tool calling)",
+        "chat.api-key": (
+            "The endpoint's API key as a ${ENV} reference to a variable exported when starting saip "
+            "(or the key itself); unset for endpoints without keys"
+        ),
     }
 
     gateway_host: str = "127.0.0.1"
@@ -87,6 +97,9 @@ class GatewaySettings(SaipSettings):
     tools_addr: str | None = None
     knowledge_addr: str | None = None
     audit_spool_dir: Path | None = None
+    chat_base_url: str | None = None
+    chat_model: str | None = None
+    chat_api_key: SecretStr | None = None
 
     @field_validator("management_tools")
     @classmethod
@@ -136,6 +149,20 @@ class GatewaySettings(SaipSettings):
             raise ConfigurationError(f"the gateway has no {service}.addr key: declare it in GatewaySettings")
         value = getattr(self, field)
         return str(value) if value else None
+
+    def chat_key(self) -> str | None:
+        """chat.api-key's value: the variable a `${NAME}` reference names, read from the environment saip was started
+        in, or the key itself. Raises naming the variable when the reference names one that is not set."""
+        value = self.secret("chat_api_key")
+        if value is None or not is_env_reference(value):
+            return value
+        name = value[2:-1]
+        resolved = os.environ.get(name)
+        if not resolved:
+            raise ConfigurationError(
+                f"chat.api-key names ${{{name}}}, which is not set: export {name} before starting saip"
+            )
+        return resolved
 
     @property
     def spool_dir(self) -> Path:

@@ -206,10 +206,12 @@ class Gate:
                 return verdict.asked
             if verdict.refusal is not None:
                 return _refused(verdict.refusal, verdict.outcome)
-        caller = replace(call.caller, progress=interaction.progress)
+        caller = replace(call.caller, progress=interaction.progress, interaction=interaction)
         ran = await self._auditor.attempt(call, lambda: tool.handler(bound, caller))
         if isinstance(ran, Failed):
             return _refused(ran.message, Outcome.ERROR)
+        if ran.question is not None:
+            return ran.question
         return Ended(ran, Outcome.OK if ran.ok else Outcome.ERROR, ran.message)
 
 
