@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.stack import Stack, mcp_client, start_stack
+from tests.e2e.test_spine import cli
 from tests.e2e.test_tool_studio import Person, envelope, spec
 from tests.model_server import MODEL, ScriptedModel, call, say, scripted_model
 from tests.waiting import eventually
@@ -115,3 +116,16 @@ async def test_tutorial_22_an_ai_uses_the_chat_as_a_sub_agent(chat: ChatStack, m
 
 async def _served(client: Any, name: str) -> bool:
     return name in {tool.name for tool in (await client.list_tools()).tools}
+
+
+def test_the_person_asks_the_chat_from_the_command_line(chat: ChatStack) -> None:
+    chat.model.steps.extend([call("word-count-chat-cli", {"text": "x"}), say("I may not run it from here.")])
+    asked = cli(chat.stack, "chat", "ask", "Count the words of 'x'")
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stdout.splitlines()[0] == "I may not run it from here."
+    assert asked.stdout.splitlines()[1].startswith(f"The chat answered (model {MODEL}, 50 tokens, 1 tool call")
+    listed = cli(chat.stack, "chat", "conversations")
+    assert listed.returncode == 0 and "Count the words of 'x'" in listed.stdout
+    unknown = cli(chat.stack, "chat", "ask", "x", "--tool", "saip_tools_list")
+    assert unknown.returncode == 1
+    assert unknown.stdout.startswith("saip_ management tools are never available inside a chat turn")
