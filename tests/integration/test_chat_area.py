@@ -19,8 +19,11 @@ from mcp import Client
 from mcp.client import ClientRequestContext
 
 from saip.common.natsd import LocalNats
+from saip.gateway.areas.chat.contribution import AskInput, ChatArea
 from saip.gateway.areas.chat.turn import MAX_ROUNDS
 from saip.gateway.server import Gateway
+from saip.gateway.surface.approval import Answer, Binding
+from saip.gateway.surface.management import Caller
 from saip.v1 import audit_pb2, common_pb2
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.gateways import replica_settings
@@ -319,3 +322,49 @@ async def test_the_api_key_is_read_from_the_variable_its_reference_names(
     assert unset["message"] == (
         "chat.api-key names ${CHAT_TEST_KEY}, which is not set: export CHAT_TEST_KEY before starting saip."
     )
+
+
+class Retry:
+    """A 2026-07-28 retry as the SDK hands it over: the (unsealed) state and the answer."""
+
+    roundtrip = True
+
+    def __init__(self, state: str) -> None:
+        self.state = state
+        self.answer = Answer("accept", {"approve": ["run"]})
+
+    async def elicit(self, message: str, schema: dict[str, Any]) -> Answer:
+        raise AssertionError("a retry is never asked again")
+
+    async def progress(self, done: float, total: float, message: str) -> None:
+        return None
+
+
+async def test_an_answer_for_another_call_or_a_turn_no_longer_waiting_is_refused(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    script = (say("First."),)
+    async with stack(nats_server.url, tmp_path, *script) as running:
+        [area] = [area.contribution for area in running.gateway.areas if area.name == "chat"]
+        assert isinstance(area, ChatArea)
+        arguments = AskInput(prompt="x", tools=["wiki_outline"])
+        first = await area.ask(arguments, Caller(client_name="chat-client"))
+        conversation = first.data["conversationId"]
+        bound = Binding.of("saip_chat_ask", arguments.model_dump()).arguments_hash
+
+        def retry(claims: dict[str, Any]) -> Caller:
+            state = json.dumps({"chat": 1, "c": conversation, "t": "turn", "s": "{}"} | claims)
+            return Caller(client_name="chat-client", elicitation=True, interaction=Retry(state))
+
+        other = await area.ask(arguments, retry({"a": "another call"}))
+        stale = await area.ask(arguments, retry({"a": bound}))
+
+    assert first.ok
+    assert (other.ok, other.message) == (
+        False,
+        "This approval answered a different chat turn. Call saip_chat_ask again to ask afresh.",
+    )
+    assert not stale.ok and stale.message.startswith(
+        "This chat turn's approval answered a turn that is no longer waiting"
+    )
+    assert len(running.model.requests) == 1

@@ -175,9 +175,7 @@ class Turn:
         end: TurnEnd | None = None
         with anyio.move_on_after(max(0.0, state.deadline - time.time())):
             end = await self._loop(state, interaction)
-        if end is None:
-            return TurnEnd(Status.TIMEOUT, state.answer, TIMED_OUT.format(seconds=f"{state.timeout:g}"))
-        return end
+        return end if end is not None else _timed_out(state)
 
     async def _loop(self, state: TurnState, interaction: TurnInteraction) -> TurnEnd:
         while True:
@@ -193,6 +191,8 @@ class Turn:
                 state.messages.append({"role": "tool", "tool_call_id": request.id, "content": text})
             if state.rounds >= MAX_ROUNDS:
                 return TurnEnd(Status.ERROR, state.answer, ENDLESS.format(rounds=MAX_ROUNDS))
+            if time.time() >= state.deadline:  # a turn resumed late, or a tool that took the rest of the time
+                return _timed_out(state)
             state.rounds += 1
             await self._progress(f"Asking the model (round {state.rounds})")
             try:
@@ -200,7 +200,7 @@ class Turn:
                     state.messages, self._toolbox.definitions(), max(0.001, state.deadline - time.time())
                 )
             except ModelTimedOut:
-                return TurnEnd(Status.TIMEOUT, state.answer, TIMED_OUT.format(seconds=f"{state.timeout:g}"))
+                return _timed_out(state)
             except ModelFailed as exc:
                 return TurnEnd(Status.ERROR, state.answer, f"The turn ended: {exc}.")
             state.tokens += reply.tokens
@@ -230,3 +230,7 @@ class Turn:
         if ran.question is None:
             state.repeats[key] = state.repeats.get(key, 0) + 1
         return ran, ToolOutcome.FAILED if ran.failed else ToolOutcome.RAN
+
+
+def _timed_out(state: TurnState) -> TurnEnd:
+    return TurnEnd(Status.TIMEOUT, state.answer, TIMED_OUT.format(seconds=f"{state.timeout:g}"))
