@@ -163,8 +163,9 @@ async def _monitor_routes(gateway: Gateway, api: httpx.AsyncClient, contract: Co
         return bool(data["audit"]["chain"]["length"] >= 1)
 
     await eventually(chained)
-    for route in ("management-log", "tool-calls", "risk-events", "hitl"):
+    for route in ("management-log", "tool-calls", "risk-events", "hitl", "system", "logs"):
         await contract.check(api, "GET", f"/api/v1/audit/{route}", 200)
+    await contract.check(api, "GET", "/api/v1/audit/logs", 422, params={"level": "LOUD"})
     assert (await contract.check(api, "GET", "/api/v1/audit/verify", 200))["ok"] is True
     await contract.check(api, "GET", "/api/v1/audit/management-log", 422, params={"limit": 0})
     await contract.check(api, "GET", "/api/v1/audit/tail", 422, params={"backlog": 0})

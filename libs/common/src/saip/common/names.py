@@ -24,5 +24,12 @@ AUDIT_LEDGER = "saip.audit.ledger"
 AUDIT_RECORD_SUBJECTS = (AUDIT_MANAGEMENT, AUDIT_TOOL, AUDIT_RISK)
 AUDIT_COLLECTOR = "audit-collector"
 
+# The services' JSON log lines (saip.common.telemetry): core publishes on saip.logs.<service>, kept bounded by the
+# SAIP_LOGS stream for saip_monitor_logs_tail; and each process's heartbeat, one key a process.
+LOGS_STREAM = "SAIP_LOGS"
+LOGS_SUBJECTS = "saip.logs.>"
+LOGS_PREFIX = "saip.logs."
+SYSTEM_BUCKET = "saip-system"
+
 # The JetStream header that makes a publish idempotent (a retried record is stored once).
 MSG_ID = "Nats-Msg-Id"

@@ -30,7 +30,7 @@ from nats.js.kv import KeyValue
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from saip.common import bus, names
+from saip.common import bus, names, telemetry
 from saip.common.metrics import publish_build_info
 from saip.common.watch import Restarts, keep_alive
 from saip.gateway import rest
@@ -120,6 +120,9 @@ class Gateway:
             settings=self.settings,
             published_tool=self.published_tool,
             bucket=self.bucket,
+            jetstream=lambda: self.nc.jetstream(),
+            health=self.health,
+            channel=self.channels.get,
         )
 
     def _configured(self, service: Service | None) -> bool:
@@ -154,6 +157,7 @@ class Gateway:
             )
             js = self.nc.jetstream()
             await bus.ensure_stream(js, bus.audit_stream_config(settings))
+            await bus.ensure_stream(js, telemetry.logs_stream_config(settings.nats_replicas))
             replicas = settings.nats_replicas
             auth_kv = await bus.ensure_kv(js, names.AUTH_BUCKET, history=5, replicas=replicas)
             nonces_kv = await bus.ensure_kv(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from fastapi import APIRouter
+from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
 from saip.gateway.clients import ServiceChannel
@@ -54,6 +55,12 @@ class Surroundings:
     published_tool: Callable[[str], ServedTool | None]
     # A key-value bucket of the gateway's NATS connection, created on first use (only once the gateway runs).
     bucket: Callable[[str], Awaitable[KeyValue]]
+    # The gateway's JetStream context (only once the gateway runs).
+    jetstream: Callable[[], JetStreamContext]
+    # Each service's health as /healthz reports it (nats, and every configured service).
+    health: Callable[[], Awaitable[dict[str, str]]]
+    # The gateway's channel to another service, by name; None when the gateway talks to no such service.
+    channel: Callable[[str], ServiceChannel | None]
 
 
 C = TypeVar("C", bound=Contribution)
