@@ -138,7 +138,10 @@ async def test_a_turn_calls_a_tool_then_answers_with_progress_and_is_audited(
 
     ask = next(record for record in management if record.tool == "saip_chat_ask")
     assert ask.outcome == common_pb2.OUTCOME_OK and ask.level == common_pb2.APPROVAL_LEVEL_WRITE
-    assert ask.summary == "one chat turn in a new conversation with echo (timeout 300 s)"
+    assert ask.summary == (
+        f"one chat turn in a new conversation with echo (timeout 300 s): ok, model {MODEL}, 50 tokens, 1 tool call: "
+        "echo ran"
+    )
     assert f"model {MODEL}, 50 tokens, 1 tool call: echo ran" in ask.result
     assert (tool_call.tool, tool_call.outcome, tool_call.caller.client_name) == (
         "echo",

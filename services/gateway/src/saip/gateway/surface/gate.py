@@ -212,6 +212,8 @@ class Gate:
             return _refused(ran.message, Outcome.ERROR)
         if ran.question is not None:
             return ran.question
+        if ran.audit_note:
+            call.approval = replace(approval, summary=f"{approval.summary}: {ran.audit_note}")
         return Ended(ran, Outcome.OK if ran.ok else Outcome.ERROR, ran.message)
 
 

@@ -153,6 +153,8 @@ class ManagementResult:
     data: Any = None
     # 2026-07-28: a handler that must ask the person (a chat turn at a gated tool) returns the question instead.
     question: Asked | None = None
+    # What the call came to, added to its summary on the audit record (a chat turn: the model, tokens, tool calls).
+    audit_note: str = ""
 
     def envelope(self) -> dict[str, Any]:
         return {

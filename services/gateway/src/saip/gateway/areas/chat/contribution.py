@@ -310,9 +310,14 @@ class ChatArea(Declared):
         spent += f": {calls}" if calls else ""
         data = views.turn(conversation.id, entry)
         if end.status is Status.OK:
-            return ManagementResult(True, f"The chat answered ({spent}).", persisted=True, warnings=warnings, data=data)
-        told = "What it had is in data.answer." if end.answer else "It had no answer yet."
-        return ManagementResult(False, f"{end.problem} ({spent}). {told}", persisted=True, warnings=warnings, data=data)
+            message = f"The chat answered ({spent})."
+        else:
+            told = "What it had is in data.answer." if end.answer else "It had no answer yet."
+            message = f"{end.problem} ({spent}). {told}"
+        ok = end.status is Status.OK
+        return ManagementResult(
+            ok, message, persisted=True, warnings=warnings, data=data, audit_note=f"{end.status.value}, {spent}"
+        )
 
 
 Opened = tuple[gateway_pb2.ChatConversation, int | None, str, TurnState, TurnInteraction]

@@ -152,7 +152,7 @@ class MonitorArea(Declared):
         processes = sum(len(entry["replicas"]) for entry in data["services"])
         health = f"not healthy: {', '.join(away)}" if away else "every service healthy"
         message = (
-            f"{plural(len(data['services']), 'service')} ({plural(processes, 'process')} beating), {health}; NATS "
+            f"{plural(len(data['services']), 'service')} ({plural(processes, 'process heartbeat')}), {health}; NATS "
             f"{data['nats']['health']}, {plural(len(data['nats']['streams']), 'stream')}, {lag} messages waiting in "
             f"durable consumers; vector store {data['vectorStore']['status']}."
         )
