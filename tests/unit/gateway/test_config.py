@@ -44,3 +44,15 @@ def test_a_missing_admin_token_names_the_variable(monkeypatch: pytest.MonkeyPatc
 
 def test_an_empty_configured_token_counts_as_unset() -> None:
     assert GatewaySettings.load(**GOOD, mcp_server_auth_token="").configured_token is None
+
+
+def test_the_chat_key_is_the_variable_its_reference_names_or_the_key_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAIP_CHAT_API_KEY", "${CHAT_UNIT_KEY}")
+    monkeypatch.setenv("CHAT_UNIT_KEY", "sk-unit-0123")
+    assert GatewaySettings.load(**GOOD).chat_key() == "sk-unit-0123"
+    monkeypatch.delenv("CHAT_UNIT_KEY")
+    with pytest.raises(ConfigurationError, match=r"chat\.api-key names \$\{CHAT_UNIT_KEY\}, which is not set"):
+        GatewaySettings.load(**GOOD).chat_key()
+    assert GatewaySettings.load(**GOOD, chat_api_key="sk-literal").chat_key() == "sk-literal"
+    monkeypatch.delenv("SAIP_CHAT_API_KEY")
+    assert GatewaySettings.load(**GOOD).chat_key() is None

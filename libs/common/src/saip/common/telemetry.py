@@ -91,7 +91,8 @@ class LogShipper(logging.Handler):
             with contextlib.suppress(RuntimeError):  # the loop closed on the way out
                 loop.call_soon_threadsafe(wake.set)
 
-    def _take(self) -> list[bytes]:
+    def take(self) -> list[bytes]:
+        """The lines kept so far, oldest first; they are no longer kept."""
         with self._lock:
             lines = list(self._lines)
             self._lines.clear()
@@ -107,14 +108,14 @@ class LogShipper(logging.Handler):
         try:
             while True:
                 wake.clear()
-                for line in self._take():
+                for line in self.take():
                     with contextlib.suppress(NatsError, OSError):
                         await nc.publish(subject, line)
                 await wake.wait()
         finally:
             with self._lock:
                 self._loop = self._wake = None
-            for line in self._take():  # the last words, as the connection drains
+            for line in self.take():  # the last words, as the connection drains
                 with contextlib.suppress(NatsError, OSError):
                     await nc.publish(subject, line)
 
