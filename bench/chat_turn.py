@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import openai
 
+from bench.mcp_latency import _measure
 from bench.stats import summary, table
 from bench.tool_latency import ARGUMENTS, _publish, _served
 from tests.e2e.stack import mcp_client, start_stack
@@ -57,17 +58,6 @@ async def _calls(url: str, token: str, tool: str | None, model: ScriptedModel) -
     return samples
 
 
-async def _tool(url: str, token: str, tool: str) -> list[float]:
-    samples = []
-    async with mcp_client(url, token, mode="legacy") as client:
-        for n in range(WARMUP + TURNS):
-            started = time.perf_counter()
-            await client.call_tool(tool, ARGUMENTS)
-            if n >= WARMUP:
-                samples.append((time.perf_counter() - started) * 1000)
-    return samples
-
-
 def run() -> str:
     rows: list[list[Any]] = []
     with scripted_model() as model, tempfile.TemporaryDirectory() as home:
@@ -77,7 +67,7 @@ def run() -> str:
             anyio.run(_served, stack.mcp_url, stack.mcp_token)
             one = summary(anyio.run(_direct, model, 1))
             two = summary(anyio.run(_direct, model, 2))
-            tool = summary(anyio.run(_tool, stack.mcp_url, stack.mcp_token, "word-count"))
+            tool = summary(anyio.run(_measure, stack.mcp_url, stack.mcp_token, "word-count", ARGUMENTS, "legacy"))
             plain = summary(anyio.run(_calls, stack.mcp_url, stack.mcp_token, None, model))
             tooled = summary(anyio.run(_calls, stack.mcp_url, stack.mcp_token, "word-count", model))
         finally:
