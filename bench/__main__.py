@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 import sys
 
-from bench import audit_throughput, knowledge_search, load, mcp_latency, token_propagation, tool_latency
+from bench import audit_throughput, chat_turn, knowledge_search, load, mcp_latency, token_propagation, tool_latency
 
 
 def main() -> None:
@@ -17,6 +17,7 @@ def main() -> None:
         ("tool_latency", tool_latency),
         ("knowledge_search", knowledge_search),
         ("load", load),
+        ("chat_turn", chat_turn),
     )
     for name, benchmark in benchmarks:
         if len(sys.argv) > 1 and name not in sys.argv[1:]:

@@ -28,6 +28,7 @@ from tests.integration.audit_support import running_audit
 from tests.integration.gateways import ADMIN_HEADERS, replica_settings
 from tests.integration.knowledge_support import knowledge_settings, running_knowledge
 from tests.integration.tools_support import running_tools
+from tests.model_server import MODEL, say, scripted_model
 from tests.unit.tools.specs import document
 from tests.waiting import eventually
 
@@ -86,32 +87,41 @@ async def served(settings: GatewaySettings) -> AsyncIterator[tuple[Gateway, http
 
 async def test_every_route_answers_as_the_openapi_document_says(nats_server: LocalNats, tmp_path: Path) -> None:
     url = nats_server.url
-    async with (
-        running_audit(url) as audit,
-        running_tools(url) as tools,
-        running_knowledge(knowledge_settings(tmp_path / "knowledge", url)) as knowledge,
-    ):
-        settings = replica_settings(
-            tmp_path,
-            url,
-            "one",
-            gateway_port=free_port(),
-            tools_addr=f"127.0.0.1:{tools.port}",
-            knowledge_addr=f"127.0.0.1:{knowledge.port}",
-            management_out_of_band_approvals=True,
-        )
-        settings.audit_addr = f"127.0.0.1:{audit.port}"
-        async with served(settings) as (gateway, api, contract):
-            await _approvals_routes(gateway, api, contract)
-            await _gateway_routes(api, contract)
-            await _monitor_routes(gateway, api, contract)
-            await _tools_routes(api, contract)
-            await _knowledge_routes(api, contract)
-            async with httpx.AsyncClient(base_url=str(api.base_url), timeout=10) as anonymous:
-                for method, route in sorted(contract.operations()):
-                    await contract.check(anonymous, method, route, 401)
-            assert contract.unanswered(200) == set()
-            assert contract.unanswered(401) == set()
+    with scripted_model(say("The sky is blue.")) as model:
+        async with (
+            running_audit(url) as audit,
+            running_tools(url) as tools,
+            running_knowledge(knowledge_settings(tmp_path / "knowledge", url)) as knowledge,
+        ):
+            await _every_route(tmp_path, url, audit.port, tools.port, knowledge.port, model.url)
+
+
+async def _every_route(tmp_path: Path, url: str, audit: int, tools: int, knowledge: int, model: str) -> None:
+    """The gateway on the services' ports and the model's URL, each route asked in turn."""
+    settings = replica_settings(
+        tmp_path,
+        url,
+        "one",
+        gateway_port=free_port(),
+        tools_addr=f"127.0.0.1:{tools}",
+        knowledge_addr=f"127.0.0.1:{knowledge}",
+        chat_base_url=model,
+        chat_model=MODEL,
+        management_out_of_band_approvals=True,
+    )
+    settings.audit_addr = f"127.0.0.1:{audit}"
+    async with served(settings) as (gateway, api, contract):
+        await _approvals_routes(gateway, api, contract)
+        await _gateway_routes(api, contract)
+        await _monitor_routes(gateway, api, contract)
+        await _tools_routes(api, contract)
+        await _knowledge_routes(api, contract)
+        await _chat_routes(api, contract)
+        async with httpx.AsyncClient(base_url=str(api.base_url), timeout=10) as anonymous:
+            for method, route in sorted(contract.operations()):
+                await contract.check(anonymous, method, route, 401)
+        assert contract.unanswered(200) == set()
+        assert contract.unanswered(401) == set()
 
 
 async def test_a_missing_service_a_service_away_a_configured_token_and_no_route_answer_in_the_same_shape(
@@ -181,8 +191,9 @@ async def _monitor_routes(gateway: Gateway, api: httpx.AsyncClient, contract: Co
         return bool(data["audit"]["chain"]["length"] >= 1)
 
     await eventually(chained)
-    for route in ("management-log", "tool-calls", "risk-events", "hitl"):
+    for route in ("management-log", "tool-calls", "risk-events", "hitl", "system", "logs"):
         await contract.check(api, "GET", f"/api/v1/audit/{route}", 200)
+    await contract.check(api, "GET", "/api/v1/audit/logs", 422, params={"level": "LOUD"})
     assert (await contract.check(api, "GET", "/api/v1/audit/verify", 200))["ok"] is True
     await contract.check(api, "GET", "/api/v1/audit/management-log", 422, params={"limit": 0})
     await contract.check(api, "GET", "/api/v1/audit/tail", 422, params={"backlog": 0})
@@ -211,6 +222,14 @@ async def _tools_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     await contract.check(api, "DELETE", "/api/v1/tools/{name}", 200, name="contract")
     await contract.check(api, "GET", "/api/v1/tools/{name}", 400, name="ghost")
     await contract.check(api, "POST", "/api/v1/tools", 422, json={})
+
+
+async def _chat_routes(api: httpx.AsyncClient, contract: Contract) -> None:
+    answered = await contract.check(api, "POST", "/api/v1/chat/ask", 200, json={"prompt": "What colour is the sky?"})
+    assert answered["answer"] == "The sky is blue."
+    listed = await contract.check(api, "GET", "/api/v1/chat/conversations", 200)
+    assert [entry["conversationId"] for entry in listed["conversations"]] == [answered["conversationId"]]
+    await contract.check(api, "POST", "/api/v1/chat/ask", 422, json={"prompt": ""})
 
 
 async def _knowledge_routes(api: httpx.AsyncClient, contract: Contract) -> None:

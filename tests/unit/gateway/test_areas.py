@@ -1,5 +1,6 @@
-"""The areas as the gateway sees them: each names a service the gateway has an address key for, offers tools under
-its own prefix, and a service without an address says which key to set."""
+"""The areas as the gateway sees them: each names a service the gateway has an address key for (or runs in the
+gateway itself, as chat does), offers tools under its own prefix, and a service without an address says which key to
+set."""
 
 from __future__ import annotations
 
@@ -16,14 +17,17 @@ from tests.unit.gateway.probe import SEALING_KEY
 ADMIN = "a" * 40
 
 
-def test_each_area_names_a_service_with_an_address_key() -> None:
+def test_each_area_names_a_service_with_an_address_key_or_runs_in_the_gateway() -> None:
+    in_gateway = [area for area in AREAS if area.service is None]
+    assert [area.router.__module__ for area in in_gateway] == ["saip.gateway.areas.chat.rest"]
     for area in AREAS:
-        assert f"{area.service.name}.addr" in GatewaySettings.keys
+        if area.service is not None:
+            assert f"{area.service.name}.addr" in GatewaySettings.keys
 
 
 def test_each_area_offers_its_tools_under_its_own_prefix() -> None:
     gateway = Gateway(GatewaySettings.load(admin_token=ADMIN, approval_sealing_key=SEALING_KEY))
-    assert [area.name for area in gateway.areas] == ["monitor", "tools", "knowledge"]
+    assert [area.name for area in gateway.areas] == ["monitor", "tools", "knowledge", "chat"]
     for area in gateway.areas:
         assert area.name in CATEGORIES
         assert all(tool.name.startswith(f"saip_{area.name}_") for tool in area.contribution.tools())

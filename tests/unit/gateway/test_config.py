@@ -63,3 +63,15 @@ def test_a_secret_written_into_saip_yaml_is_refused_and_a_reference_is_resolved(
     config.write_text("mcp-server:\n  auth-token: ${MY_MCP_TOKEN}\n")
     monkeypatch.setenv("MY_MCP_TOKEN", "m" * 40)
     assert GatewaySettings.load().secret("mcp_server_auth_token") == "m" * 40
+
+
+def test_the_chat_key_is_the_variable_its_reference_names_or_the_key_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAIP_CHAT_API_KEY", "${CHAT_UNIT_KEY}")
+    monkeypatch.setenv("CHAT_UNIT_KEY", "sk-unit-0123")
+    assert GatewaySettings.load(**GOOD).chat_key() == "sk-unit-0123"
+    monkeypatch.delenv("CHAT_UNIT_KEY")
+    with pytest.raises(ConfigurationError, match=r"chat\.api-key \(SAIP_CHAT_API_KEY\) is \$\{CHAT_UNIT_KEY\}, and"):
+        GatewaySettings.load(**GOOD)
+    assert GatewaySettings.load(**GOOD, chat_api_key="sk-literal").chat_key() == "sk-literal"
+    monkeypatch.delenv("SAIP_CHAT_API_KEY")
+    assert GatewaySettings.load(**GOOD).chat_key() is None

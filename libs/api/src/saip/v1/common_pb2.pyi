@@ -1,3 +1,6 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -139,3 +142,27 @@ class CallServedToolReply(_message.Message):
     text: str
     structured_json: str
     def __init__(self, is_error: _Optional[bool] = ..., text: _Optional[str] = ..., structured_json: _Optional[str] = ...) -> None: ...
+
+class ServiceHeartbeat(_message.Message):
+    __slots__ = ("service", "replica", "version", "started_at", "at", "cpu_seconds", "rss_bytes", "open_fds", "open_connections", "threads")
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
+    REPLICA_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AT_FIELD_NUMBER: _ClassVar[int]
+    AT_FIELD_NUMBER: _ClassVar[int]
+    CPU_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    RSS_BYTES_FIELD_NUMBER: _ClassVar[int]
+    OPEN_FDS_FIELD_NUMBER: _ClassVar[int]
+    OPEN_CONNECTIONS_FIELD_NUMBER: _ClassVar[int]
+    THREADS_FIELD_NUMBER: _ClassVar[int]
+    service: str
+    replica: str
+    version: str
+    started_at: _timestamp_pb2.Timestamp
+    at: _timestamp_pb2.Timestamp
+    cpu_seconds: float
+    rss_bytes: int
+    open_fds: int
+    open_connections: int
+    threads: int
+    def __init__(self, service: _Optional[str] = ..., replica: _Optional[str] = ..., version: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., cpu_seconds: _Optional[float] = ..., rss_bytes: _Optional[int] = ..., open_fds: _Optional[int] = ..., open_connections: _Optional[int] = ..., threads: _Optional[int] = ...) -> None: ...

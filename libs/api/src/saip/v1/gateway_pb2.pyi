@@ -1,9 +1,10 @@
 import datetime
 
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
@@ -63,3 +64,59 @@ class PendingQuestion(_message.Message):
     answer: str
     answered_at: float
     def __init__(self, tool: _Optional[str] = ..., deadline: _Optional[float] = ..., asked_at: _Optional[float] = ..., subject: _Optional[str] = ..., record: _Optional[bytes] = ..., record_id: _Optional[str] = ..., gateway: _Optional[str] = ..., timed_out: _Optional[bool] = ..., swept_by: _Optional[str] = ..., settled: _Optional[bool] = ..., out_of_band: _Optional[bool] = ..., held: _Optional[bool] = ..., message: _Optional[str] = ..., client: _Optional[str] = ..., answer: _Optional[str] = ..., answered_at: _Optional[float] = ...) -> None: ...
+
+class ChatConversation(_message.Message):
+    __slots__ = ("id", "title", "created_at", "updated_at", "turns", "pending")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    TURNS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    title: str
+    created_at: _timestamp_pb2.Timestamp
+    updated_at: _timestamp_pb2.Timestamp
+    turns: _containers.RepeatedCompositeFieldContainer[ChatTurn]
+    pending: ChatPending
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turns: _Optional[_Iterable[_Union[ChatTurn, _Mapping]]] = ..., pending: _Optional[_Union[ChatPending, _Mapping]] = ...) -> None: ...
+
+class ChatTurn(_message.Message):
+    __slots__ = ("id", "at", "client", "prompt", "answer", "status", "model", "tokens", "tool_calls")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    AT_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    at: _timestamp_pb2.Timestamp
+    client: str
+    prompt: str
+    answer: str
+    status: str
+    model: str
+    tokens: int
+    tool_calls: _containers.RepeatedCompositeFieldContainer[ChatToolCall]
+    def __init__(self, id: _Optional[str] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., client: _Optional[str] = ..., prompt: _Optional[str] = ..., answer: _Optional[str] = ..., status: _Optional[str] = ..., model: _Optional[str] = ..., tokens: _Optional[int] = ..., tool_calls: _Optional[_Iterable[_Union[ChatToolCall, _Mapping]]] = ...) -> None: ...
+
+class ChatToolCall(_message.Message):
+    __slots__ = ("name", "outcome")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    outcome: str
+    def __init__(self, name: _Optional[str] = ..., outcome: _Optional[str] = ...) -> None: ...
+
+class ChatPending(_message.Message):
+    __slots__ = ("turn_id", "state_json", "asked_at")
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_JSON_FIELD_NUMBER: _ClassVar[int]
+    ASKED_AT_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    state_json: str
+    asked_at: _timestamp_pb2.Timestamp
+    def __init__(self, turn_id: _Optional[str] = ..., state_json: _Optional[str] = ..., asked_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...

@@ -1,5 +1,5 @@
 """`saip audit ...`: the audit trail (the monitor area): management calls, published tool calls, the live tail and
-the chain check."""
+the chain check; and the system view and the services' log lines."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from saip.common.vocabulary import OUTCOMES
 
 CALL = Table((0, 24, 32, 11, 8, 0, 0))  # time, client, tool, level or source, outcome, duration and approval, summary
 RISK = Table((0, 0, 4, 22, 0))  # time, "risk", severity, type, summary
+PROCESS = Table((10, 12, 8, 14, 0))  # service, health, version, uptime, memory and sockets
 limit_option = click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(1, 500))
 tool_option = click.option("--tool", help="Only this tool.")
 before_option = click.option("--before", type=click.IntRange(min=0), help="The nextCursor of the previous page.")
@@ -88,6 +89,51 @@ def calls(context: click.Context, limit: int, tool: str | None, before: int | No
 def verify(context: click.Context, as_json: bool) -> None:
     """Walk the hash chain; exit 1 and name the first broken link when it does not hold."""
     report(call(context, "GET", "/audit/verify"), as_json)
+
+
+@audit.command()
+@json_option
+@click.pass_context
+def system(context: click.Context, as_json: bool) -> None:
+    """Each service's processes and health, NATS JetStream and its consumers' lag, the vector store."""
+
+    def show(data: dict[str, Any]) -> None:
+        for entry in data["services"]:
+            for replica in entry["replicas"] or [{}]:
+                PROCESS.echo(
+                    entry["service"],
+                    entry["health"],
+                    replica.get("version", "-"),
+                    f"up {replica['uptimeSeconds']:.0f} s" if replica else "no heartbeat",
+                    f"{replica['memoryBytes'] >> 20} MiB, {replica['openConnections']} sockets" if replica else "",
+                )
+        for consumer in data["nats"]["consumers"]:
+            click.echo(f"consumer {consumer['stream']}/{consumer['name']}: {consumer['pending']} pending")
+        click.echo(f"vector store: {data['vectorStore']['status']}")
+
+    envelope = call(context, "GET", "/audit/system")
+    if not as_json:
+        click.echo(envelope["message"])
+    listing(envelope, as_json, show)
+
+
+@audit.command()
+@click.option("--service", help="Only this service's lines.")
+@click.option("--level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]), default="INFO")
+@click.option("--text", help="Only lines containing this text.")
+@click.option("-n", "--limit", default=50, show_default=True, type=click.IntRange(1, 500))
+@json_option
+@click.pass_context
+def logs(context: click.Context, service: str | None, level: str, text: str | None, limit: int, as_json: bool) -> None:
+    """The last log lines of the services (or one), oldest first, secrets masked."""
+    query = {"service": service, "level": level, "text": text, "limit": limit}
+    envelope = call(context, "GET", "/audit/logs", params=_given(query))
+
+    def show(data: dict[str, Any]) -> None:
+        for entry in data["lines"]:
+            click.echo(json.dumps(entry, ensure_ascii=False))
+
+    listing(envelope, as_json, show)
 
 
 def _given(query: dict[str, Any]) -> dict[str, Any]:

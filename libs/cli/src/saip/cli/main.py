@@ -1,5 +1,5 @@
 """`saip`: the person's command line. `saip run` starts the local stack; the rest talks to the REST API, one file per
-area (`status` and `token`, `audit`, `tools`, `knowledge`), printing through `saip.cli.output`."""
+area (`status` and `token`, `audit`, `tools`, `knowledge`, `chat`), printing through `saip.cli.output`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import click
 
 from saip.cli.approvals import approvals
 from saip.cli.audit import audit
+from saip.cli.chat import chat
 from saip.cli.client import default_admin_token, default_url
 from saip.cli.commands import Target
 from saip.cli.knowledge import knowledge
@@ -38,7 +39,7 @@ def run() -> None:
     sys.exit(run_stack())
 
 
-for command in (status, token, approvals, audit, tools, knowledge):
+for command in (status, token, approvals, audit, tools, knowledge, chat):
     cli.add_command(command)
 
 

@@ -19,7 +19,7 @@ from nats.js.errors import BadRequestError, BucketNotFoundError
 from nats.js.kv import KeyValue
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
-from saip.common import names
+from saip.common import names, telemetry
 from saip.common.settings import SaipSettings
 
 logger = logging.getLogger(__name__)
@@ -86,7 +86,8 @@ async def connection(
     except (NatsError, OSError, TimeoutError) as exc:
         raise NatsUnreachable(url, exc) from exc
     try:
-        yield nc
+        async with telemetry.attached(nc):
+            yield nc
     finally:
         await close(nc, within=grace)
 

@@ -1,4 +1,5 @@
-"""JSON log lines on stdout, one setup for every service, secrets masked before they are written."""
+"""JSON log lines on stdout, one setup for every service, secrets masked before they are written; the same lines go to
+NATS for saip_monitor_logs_tail (saip.common.telemetry)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from saip.common import telemetry
 from saip.common.masking import mask_text, mask_value
 
 # Attributes every LogRecord has; anything else on a record came from `extra=` and is emitted as a field.
@@ -51,8 +53,10 @@ def setup(service: str, level: str = "INFO", *, stream: TextIO | None = None) ->
     """Route every logger (ours, grpc's, uvicorn's, the MCP SDK's) through one JSON handler (stdout by default)."""
     handler = logging.StreamHandler(stream or sys.stdout)
     handler.setFormatter(JsonFormatter(service))
+    telemetry.SHIPPER.setFormatter(JsonFormatter(service))
+    telemetry.SHIPPER.service = service
     root = logging.getLogger()
-    root.handlers[:] = [handler]
+    root.handlers[:] = [handler, telemetry.SHIPPER]
     root.setLevel(level)
     for noisy in (
         "uvicorn.access",

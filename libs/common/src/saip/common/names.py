@@ -11,6 +11,8 @@ QUESTIONS_BUCKET = "saip-questions"
 # What each serving service serves lives in its bucket; gateways watch it and list the served tools again.
 TOOLS_BUCKET = "saip-tools"
 KNOWLEDGE_BUCKET = "saip-knowledge"
+# The headless chat's conversations (saip_chat_ask), one key per conversation.
+CHAT_BUCKET = "saip-chat"
 # The originals of ingested documents (the knowledge service), one object per ingest.
 DOCUMENTS_OBJECT_STORE = "saip-documents"
 
@@ -23,6 +25,13 @@ AUDIT_RISK = "saip.audit.risk"
 AUDIT_LEDGER = "saip.audit.ledger"
 AUDIT_RECORD_SUBJECTS = (AUDIT_MANAGEMENT, AUDIT_TOOL, AUDIT_RISK)
 AUDIT_COLLECTOR = "audit-collector"
+
+# The services' JSON log lines (saip.common.telemetry): core publishes on saip.logs.<service>, kept bounded by the
+# SAIP_LOGS stream for saip_monitor_logs_tail; and each process's heartbeat, one key a process.
+LOGS_STREAM = "SAIP_LOGS"
+LOGS_SUBJECTS = "saip.logs.>"
+LOGS_PREFIX = "saip.logs."
+SYSTEM_BUCKET = "saip-system"
 
 # The JetStream header that makes a publish idempotent (a retried record is stored once).
 MSG_ID = "Nats-Msg-Id"

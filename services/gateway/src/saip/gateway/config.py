@@ -64,6 +64,15 @@ class GatewaySettings(SaipSettings):
             "Address (host:port) of the knowledge service's gRPC endpoint; unset serves no knowledge tools"
         ),
         "audit.spool-dir": "Where a gateway keeps audit records while NATS is unreachable",
+        "chat.base-url": (
+            "Base URL of the OpenAI-compatible chat completions endpoint saip_chat_ask talks to "
+            "(e.g. http://127.0.0.1:11434/v1 for Ollama); unset: no chat model"
+        ),
+        "chat.model": "The model saip_chat_ask asks (it must support tool calling)",
+        "chat.api-key": (
+            "The endpoint's API key as a ${ENV} reference to a variable exported when starting saip "
+            "(or the key itself); unset for endpoints without keys"
+        ),
     }
 
     gateway_host: str = "127.0.0.1"
@@ -93,6 +102,9 @@ class GatewaySettings(SaipSettings):
     tools_addr: str | None = None
     knowledge_addr: str | None = None
     audit_spool_dir: Path | None = None
+    chat_base_url: str | None = None
+    chat_model: str | None = None
+    chat_api_key: SecretStr | None = None
 
     @field_validator("management_tools")
     @classmethod
@@ -142,6 +154,11 @@ class GatewaySettings(SaipSettings):
             raise ConfigurationError(f"the gateway has no {service}.addr key: declare it in GatewaySettings")
         value = getattr(self, field)
         return str(value) if value else None
+
+    def chat_key(self) -> str | None:
+        """chat.api-key's value. A `${NAME}` reference (in saip.yaml or SAIP_CHAT_API_KEY) was resolved when the
+        settings were read, from the environment saip was started in; an unset NAME stopped the start naming it."""
+        return self.secret("chat_api_key")
 
     @property
     def spool_dir(self) -> Path:

@@ -26,10 +26,11 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.server.transport_security import TransportSecuritySettings
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
+from nats.js.kv import KeyValue
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from saip.common import bus, names
+from saip.common import bus, names, telemetry
 from saip.common.metrics import publish_build_info
 from saip.common.watch import Restarts, keep_alive
 from saip.gateway import rest
@@ -49,7 +50,7 @@ from saip.gateway.surface.mcp_server import LegacySessions, ListChangedNotifier,
 from saip.gateway.surface.published import PublishedSource, PublishedTools, ServedToolsClient, source_of
 from saip.gateway.surface.questions import OutOfBand, Sweeper
 from saip.gateway.surface.registrar import Policy, Registrar, described
-from saip.gateway.surface.registry import Registry
+from saip.gateway.surface.registry import Registry, ServedTool
 
 logger = logging.getLogger(__name__)
 
@@ -92,13 +93,13 @@ class Gateway:
         )
         self.started = time.time()
         # One channel per service, whichever areas talk to it; one contribution and router per area.
-        self.services = list(dict.fromkeys(area.service for area in AREAS))
+        self.services = list(dict.fromkeys(area.service for area in AREAS if area.service is not None))
         self.channels = {
             service.name: ServiceChannel(service.name, settings.address(service.name), deadline=service.deadline)
             for service in self.services
         }
         self.areas: list[OpenArea] = [
-            area.open(self.channels[area.service.name], self._surroundings(area.service)) for area in AREAS
+            area.open(self._channel(area.service), self._surroundings(area.service)) for area in AREAS
         ]
         # A NATS reconnect restarts every watch: changes may have happened while this replica was cut off.
         self.restarts = Restarts()
@@ -110,14 +111,36 @@ class Gateway:
         self.sweeper: Sweeper
         self.out_of_band: OutOfBand
 
-    def _surroundings(self, service: Service) -> Surroundings:
+    def _channel(self, service: Service | None) -> ServiceChannel:
+        """The channel to an area's service; an area that runs in the gateway gets one to nothing."""
+        return self.channels[service.name] if service is not None else ServiceChannel("gateway", None)
+
+    def _surroundings(self, service: Service | None) -> Surroundings:
+        own = source_of(service.name) if service is not None else None
         return Surroundings(
-            served_elsewhere=lambda: self.registry.served_names(excluding=source_of(service.name)),
+            served_elsewhere=lambda: self.registry.served_names(excluding=own),
             management_status=self.management_status,
+            settings=self.settings,
+            published_tool=self.published_tool,
+            bucket=self.bucket,
+            jetstream=lambda: self.nc.jetstream(),
+            health=self.health,
+            channel=self.channels.get,
         )
 
-    def _configured(self, service: Service) -> bool:
-        return self.channels[service.name].configured
+    def _configured(self, service: Service | None) -> bool:
+        return service is None or self.channels[service.name].configured
+
+    def published_tool(self, name: str) -> ServedTool | None:
+        """A tool a serving service publishes on /mcp (never a management tool)."""
+        for service in self.services:
+            if service.serves is not None and name in self.registry.tool_names(source_of(service.name)):
+                return self.registry.tool(name)
+        return None
+
+    async def bucket(self, name: str) -> KeyValue:
+        """A bucket of this replica's NATS connection, created on first use with the configured copies."""
+        return await bus.ensure_kv(self.nc.jetstream(), name, history=1, replicas=self.settings.nats_replicas)
 
     def management_status(self) -> dict[str, Any]:
         status = self.registrar.status.as_dict()
@@ -137,6 +160,7 @@ class Gateway:
             )
             js = self.nc.jetstream()
             await bus.ensure_stream(js, bus.audit_stream_config(settings))
+            await bus.ensure_stream(js, telemetry.logs_stream_config(settings.nats_replicas))
             replicas = settings.nats_replicas
             auth_kv = await bus.ensure_kv(js, names.AUTH_BUCKET, history=5, replicas=replicas)
             nonces_kv = await bus.ensure_kv(

@@ -6,14 +6,20 @@ mounting and published sources loop over that list.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from fastapi import APIRouter
+from nats.js import JetStreamContext
+from nats.js.kv import KeyValue
 
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.surface.management import Contribution
+
+if TYPE_CHECKING:
+    from saip.gateway.config import GatewaySettings
+    from saip.gateway.surface.registry import ServedTool
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,18 @@ class Surroundings:
     served_elsewhere: Callable[[], set[str]]
     # The registrar's status and the token's, as `saip://status/management` shows them.
     management_status: Callable[[], dict[str, Any]]
+    # The settings the gateway runs with (an area that runs in the gateway reads its own keys there).
+    settings: GatewaySettings
+    # A tool the serving services publish on /mcp, called through their gate; None for any other name.
+    published_tool: Callable[[str], ServedTool | None]
+    # A key-value bucket of the gateway's NATS connection, created on first use (only once the gateway runs).
+    bucket: Callable[[str], Awaitable[KeyValue]]
+    # The gateway's JetStream context (only once the gateway runs).
+    jetstream: Callable[[], JetStreamContext]
+    # Each service's health as /healthz reports it (nats, and every configured service).
+    health: Callable[[], Awaitable[dict[str, str]]]
+    # The gateway's channel to another service, by name; None when the gateway talks to no such service.
+    channel: Callable[[str], ServiceChannel | None]
 
 
 C = TypeVar("C", bound=Contribution)
@@ -51,9 +69,10 @@ C = TypeVar("C", bound=Contribution)
 @dataclass(frozen=True)
 class Area(Generic[C]):
     """One area: its service, its contribution (built over the service's channel) and its REST router (built from the
-    contribution)."""
+    contribution). An area without a service (chat) runs in the gateway itself: its channel is one to nothing, which
+    it does not use, and it is offered whatever the gateway's addresses."""
 
-    service: Service
+    service: Service | None
     contribution: Callable[[ServiceChannel, Surroundings], C]
     router: Callable[[C], APIRouter]
 
@@ -66,7 +85,7 @@ class Area(Generic[C]):
 class OpenArea:
     """An area of one gateway: its contribution and router, offered on /mcp once its service is configured."""
 
-    service: Service
+    service: Service | None
     contribution: Contribution
     router: APIRouter
 

@@ -98,7 +98,9 @@ class PublishedToolCall(Call):
     source: str = ""
 
     def audit_record(self, common: dict[str, Any], masker: Masker) -> tuple[str, events_pb2.AuditRecord]:
-        side = common_pb2.HITL_SIDE_SERVER if self.decision else common_pb2.HITL_SIDE_UNSPECIFIED
+        side = common_pb2.HITL_SIDE_UNSPECIFIED
+        if self.decision:
+            side = common_pb2.HITL_SIDE_CHAT if self.caller.chat else common_pb2.HITL_SIDE_SERVER
         record = events_pb2.ToolCall(**common, source=self.source, side=side)
         return names.AUDIT_TOOL, events_pb2.AuditRecord(tool_call=record)
 

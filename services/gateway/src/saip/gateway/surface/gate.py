@@ -215,11 +215,15 @@ class Gate:
                 return verdict.asked
             if verdict.refusal is not None:
                 return _refused(verdict.refusal, verdict.outcome)
-        caller = replace(call.caller, progress=interaction.progress)
+        caller = replace(call.caller, progress=interaction.progress, interaction=interaction)
         # The handler gets the state the plan read, asked or not: the service runs exactly that or refuses.
         ran = await self._auditor.attempt(call, lambda: tool.handler(bound, caller, approval.expected))
         if isinstance(ran, Failed):
             return _refused(ran.message, Outcome.ERROR)
+        if ran.question is not None:
+            return ran.question
+        if ran.audit_note:
+            call.approval = replace(approval, summary=f"{approval.summary}: {ran.audit_note}")
         return Ended(ran, Outcome.OK if ran.ok else Outcome.ERROR, ran.message)
 
 

@@ -21,6 +21,9 @@ from saip.gateway.errors import InvalidArguments
 from saip.gateway.surface.expected import NOTHING, Expected
 from saip.v1 import common_pb2
 
+if TYPE_CHECKING:
+    from saip.gateway.surface.approval import Asked, Interaction
+
 # Level and Outcome (and approval.Decision) are declared parallel tables: the typed names of the words in
 # saip.common.vocabulary's tables, each mapped back to its protobuf value there; `protobuf_values` fails the import
 # when an enum and its table do not name the same words.
@@ -101,7 +104,8 @@ class Caller:
     """Who is calling: the MCP client as its handshake (or request envelope) described it, and its session.
 
     `progress` reports a long step's progress to the client (a no-op unless the request carried a progress token);
-    the gate binds it to the call's interaction before the handler runs.
+    the gate binds it, and `interaction` (the call's channel to the person, for a handler that asks questions of its
+    own: the chat turn), before the handler runs. `chat` marks the calls a chat turn makes for the client.
     """
 
     client_name: str = ""
@@ -110,7 +114,9 @@ class Caller:
     loopback: bool = False
     protocol_version: str = ""
     session: str = ""  # the 2025-11-25 MCP session; 2026-07-28 requests carry none
+    chat: bool = False
     progress: Progress | None = field(default=None, compare=False, repr=False)
+    interaction: Interaction | None = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -154,6 +160,10 @@ class ManagementResult:
     restart_required: bool = False
     warnings: list[str] = field(default_factory=list)
     data: Any = None
+    # 2026-07-28: a handler that must ask the person (a chat turn at a gated tool) returns the question instead.
+    question: Asked | None = None
+    # What the call came to, added to its summary on the audit record (a chat turn: the model, tokens, tool calls).
+    audit_note: str = ""
 
     def envelope(self) -> dict[str, Any]:
         return {

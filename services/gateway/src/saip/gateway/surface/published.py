@@ -129,12 +129,23 @@ def tool_question(spec: common_pb2.ServedTool, caller: Caller, arguments: Mappin
     )
 
 
+def chat_question(spec: common_pb2.ServedTool, arguments: Mapping[str, Any]) -> str:
+    """`[risk Ln] Chat turn started by this client wants to run a tool. Run '<tool>' with <arguments>?`: the question
+    of a gated tool a chat turn wants to run, put to the client that started the turn."""
+    masked = json.dumps(Masker().value(dict(arguments)), ensure_ascii=False, sort_keys=True)[:500]
+    return (
+        f"[risk L{spec.risk_level}] Chat turn started by this client wants to run a tool. "
+        f"Run '{spec.name}' with {masked}?"
+    )
+
+
 def _plain(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 class PublishedTools:
-    """The gate of published tools: the HITL question when the tool asks for one, the call, the audit record."""
+    """The gate of published tools: the HITL question when the tool asks for one, the call, the audit record.
+    A chat turn's calls (`caller.chat`) pass it too, with the chat's question and on the chat side of the meter."""
 
     def __init__(self, *, approvals: Approvals, auditor: Auditor) -> None:
         self.approvals = approvals
@@ -161,7 +172,10 @@ class PublishedTools:
     ) -> Ended[GateResult] | Asked:
         arguments = call.arguments or {}
         if spec.hitl_required:
-            text = tool_question(spec, call.caller, arguments, self.approvals.wait_seconds)
+            if call.caller.chat:
+                text = chat_question(spec, arguments)
+            else:
+                text = tool_question(spec, call.caller, arguments, self.approvals.wait_seconds)
             verdict = await consult(self.approvals, interaction, call, text)
             if verdict.asked is not None:
                 return verdict.asked

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from saip.gateway.areas.monitor import views
 from saip.gateway.areas.monitor.client import AuditClient
+from saip.gateway.areas.monitor.system import LogLevel, System
 from saip.gateway.areas.words import plural
 from saip.gateway.surface.declare import Declared, resource, tool
 from saip.gateway.surface.management import MAX_INTEGER, Input, Level, ManagementResult, OutcomeName
@@ -59,12 +60,25 @@ class HitlInput(Input):
     recent: int = Field(default=10, ge=1, le=100, description="How many recent decided calls to include.")
 
 
+class LogsTailInput(Input):
+    service: str | None = Field(
+        default=None,
+        max_length=32,
+        pattern=r"^[a-z][a-z0-9-]*$",
+        description="Only this service's lines (gateway, audit, tools, knowledge, ...); every service when left out.",
+    )
+    level: LogLevel = Field(default="INFO", description="Only lines at this level or above.")
+    text: str | None = Field(default=None, max_length=200, description="Only lines containing this text (any case).")
+    limit: int = Field(default=50, ge=1, le=500, description="How many of the last matching lines (1 to 500).")
+
+
 class MonitorArea(Declared):
     category = "monitor"
 
-    def __init__(self, audit: AuditClient, status: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, audit: AuditClient, status: Callable[[], dict[str, Any]], system: System) -> None:
         self._audit = audit
         self._status = status
+        self._system = system
 
     @tool(Level.READ, "saip overview", idempotent=True)
     async def overview(self) -> ManagementResult:
@@ -126,6 +140,33 @@ class MonitorArea(Declared):
             f"approval rate {data['approvalRate']:.0%}."
         )
         return ManagementResult(True, message, data=data)
+
+    @tool(Level.READ, "System status", idempotent=True)
+    async def system(self) -> ManagementResult:
+        """Each service's processes (version, uptime, CPU seconds, memory, open files and connections, threads, last
+        heartbeat) and health; NATS JetStream's usage, its streams and its durable consumers with their lag (pending
+        and unacknowledged messages); and the vector store as the knowledge service reports it."""
+        data = await self._system.snapshot()
+        away = [entry["service"] for entry in data["services"] if entry["health"] != "ok"]
+        lag = sum(consumer["pending"] + consumer["ackPending"] for consumer in data["nats"]["consumers"])
+        processes = sum(len(entry["replicas"]) for entry in data["services"])
+        health = f"not healthy: {', '.join(away)}" if away else "every service healthy"
+        message = (
+            f"{plural(len(data['services']), 'service')} ({plural(processes, 'process heartbeat')}), {health}; NATS "
+            f"{data['nats']['health']}, {plural(len(data['nats']['streams']), 'stream')}, {lag} messages waiting in "
+            f"durable consumers; vector store {data['vectorStore']['status']}."
+        )
+        return ManagementResult(True, message, data=data)
+
+    @tool(Level.READ, "Service log lines", idempotent=True)
+    async def logs_tail(self, arguments: LogsTailInput) -> ManagementResult:
+        """The last JSON log lines of one service or of all, oldest first, at a level or above and containing a
+        text, secrets masked: what the services wrote to their logs (each keeps its last 2000 lines in NATS). Read
+        it when a tool call failed with a pointer to a service's log."""
+        lines = await self._system.logs(arguments.service, arguments.level, arguments.text, arguments.limit)
+        whose = f"of {arguments.service}" if arguments.service else "of every service"
+        message = f"{plural(len(lines), 'log line')} {whose} at {arguments.level} or above, oldest first."
+        return ManagementResult(True, message, data={"lines": lines, "count": len(lines)})
 
     @resource("saip://status/management", "Management surface status", mime_type="application/json")
     async def status_json(self) -> str:

@@ -12,11 +12,13 @@ from fastapi.responses import StreamingResponse
 
 from saip.gateway.areas.monitor.contribution import (
     HitlInput,
+    LogsTailInput,
     ManagementLogInput,
     MonitorArea,
     RiskEventsInput,
     ToolCallsInput,
 )
+from saip.gateway.areas.monitor.system import LogLevel
 from saip.gateway.rest import Envelope, area_router
 from saip.gateway.surface.management import MAX_INTEGER, OutcomeName
 
@@ -34,8 +36,21 @@ def router(area: MonitorArea) -> APIRouter:
         {
             "/overview": ("Recent management outcomes, risk events, the audit chain", area.overview),
             "/verify": ("Walk the audit hash chain; ok false and data.broken name the first broken link", area.verify),
+            "/system": (
+                "Each service's processes and health, NATS JetStream and its consumers' lag, the vector store",
+                area.system,
+            ),
         },
     )
+
+    @api.get("/logs", summary="The last log lines of a service or of all, oldest first (data: lines, count)")
+    async def logs(
+        service: Annotated[str | None, Query(max_length=32, pattern=r"^[a-z][a-z0-9-]*$")] = None,
+        level: Annotated[LogLevel, Query()] = "INFO",
+        text: Annotated[str | None, Query(max_length=200)] = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    ) -> Envelope:
+        return Envelope.of(await area.logs_tail(LogsTailInput(service=service, level=level, text=text, limit=limit)))
 
     @api.get("/management-log", summary="Management calls, newest first (data: entries, count, nextCursor)")
     async def management_log(

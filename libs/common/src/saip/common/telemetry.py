@@ -1,0 +1,206 @@
+"""What every saip process tells the others about itself over its NATS connection, with no log backend and no
+extra process: its JSON log lines and a heartbeat.
+
+- **Log lines.** `logs.setup` adds `SHIPPER` beside the stdout handler: it keeps the last `BUFFER` lines (already
+  masked, as written to stdout) and, once the process's NATS connection is up, publishes each on
+  `saip.logs.<service>` (core NATS, never waiting for an ack; a line that cannot be sent is dropped, stdout has it).
+  The `SAIP_LOGS` stream keeps the last `LOG_LINES` lines of each service (`logs_stream_config`; the first process
+  up creates it), which is what `saip_monitor_logs_tail` reads. The same path works in compose and Kubernetes,
+  beside whatever collector reads the containers' stdout.
+- **Heartbeat.** Every `BEAT` seconds a `ServiceHeartbeat` (version, start, CPU, memory, descriptors, sockets,
+  threads) goes to the `saip-system` bucket under `<service>.<replica>`; entries expire after `BEAT_TTL`, so a process
+  that stopped is gone from `saip_monitor_system` within it.
+
+Both start with `bus.connection` (every service's lifespan opens one) in a process whose logs were set up for a
+service (`lifecycle.main`); in a test process, which sets up no service, nothing is shipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import resource
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from google.protobuf.timestamp_pb2 import Timestamp
+from nats.aio.client import Client as NatsClient
+from nats.errors import Error as NatsError
+from nats.js.api import DiscardPolicy, StorageType, StreamConfig
+from nats.js.errors import NotFoundError
+
+from saip.common import names
+from saip.v1 import common_pb2
+
+BUFFER = 1000  # lines kept while NATS is away (the oldest dropped first)
+LOG_LINES = 2000  # lines SAIP_LOGS keeps per service
+LOG_BYTES = 64 << 20
+BEAT = 10.0
+BEAT_TTL = timedelta(seconds=3 * BEAT)
+
+_started = time.time()
+
+
+def replica() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def logs_stream_config(replicas: int = 1) -> StreamConfig:
+    """SAIP_LOGS: the last LOG_LINES lines of each service, in memory (logs are not a record; the audit trail is)."""
+    return StreamConfig(
+        name=names.LOGS_STREAM,
+        subjects=[names.LOGS_SUBJECTS],
+        storage=StorageType.MEMORY,
+        max_msgs_per_subject=LOG_LINES,
+        max_bytes=LOG_BYTES,
+        discard=DiscardPolicy.OLD,
+        num_replicas=replicas,
+    )
+
+
+class LogShipper(logging.Handler):
+    """Keeps the formatted lines for the process's NATS connection to publish; never blocks the caller."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.service: str | None = None
+        self._lines: deque[bytes] = deque(maxlen=BUFFER)
+        self._lock = threading.Lock()
+        self._wake: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.service is None or record.name.startswith("nats"):  # never ship the shipper's own transport
+            return
+        try:
+            line = self.format(record).encode()
+        except Exception:  # a record that cannot be formatted is stdout's problem, already reported there
+            return
+        with self._lock:
+            self._lines.append(line)
+            loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed on the way out
+                loop.call_soon_threadsafe(wake.set)
+
+    def take(self) -> list[bytes]:
+        """The lines kept so far, oldest first; they are no longer kept."""
+        with self._lock:
+            lines = list(self._lines)
+            self._lines.clear()
+        return lines
+
+    async def ship(self, nc: NatsClient) -> None:
+        """Publish the kept lines and every new one on saip.logs.<service>, until cancelled."""
+        subject = names.LOGS_PREFIX + str(self.service)
+        await _stream_exists(nc)  # so the lines a service writes before the gateway starts are kept too
+        wake = asyncio.Event()
+        with self._lock:
+            self._loop, self._wake = asyncio.get_running_loop(), wake
+        try:
+            while True:
+                wake.clear()
+                for line in self.take():
+                    with contextlib.suppress(NatsError, OSError):
+                        await nc.publish(subject, line)
+                await wake.wait()
+        finally:
+            with self._lock:
+                self._loop = self._wake = None
+            for line in self.take():  # the last words, as the connection drains
+                with contextlib.suppress(NatsError, OSError):
+                    await nc.publish(subject, line)
+
+
+SHIPPER = LogShipper()
+
+
+async def _stream_exists(nc: NatsClient) -> None:
+    """Create SAIP_LOGS when no process has yet; never change it (the gateway brings it to nats-replicas)."""
+    js = nc.jetstream()
+    with contextlib.suppress(NatsError, OSError, TimeoutError):
+        try:
+            await js.stream_info(names.LOGS_STREAM)
+        except NotFoundError:
+            await js.add_stream(logs_stream_config())
+
+
+def heartbeat(service: str) -> common_pb2.ServiceHeartbeat:
+    """This process, now."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    started, now = Timestamp(), Timestamp()
+    started.FromNanoseconds(int(_started * 1e9))
+    now.GetCurrentTime()
+    descriptors = _descriptors()
+    try:
+        release = version(f"saip-{service}")
+    except PackageNotFoundError:
+        release = "unknown"
+    return common_pb2.ServiceHeartbeat(
+        service=service,
+        replica=replica(),
+        version=release,
+        started_at=started,
+        at=now,
+        cpu_seconds=usage.ru_utime + usage.ru_stime,
+        rss_bytes=_rss(usage.ru_maxrss),
+        open_fds=len(descriptors),
+        open_connections=sum(1 for target in descriptors if target.startswith("socket:")),
+        threads=threading.active_count(),
+    )
+
+
+def _descriptors() -> list[str]:
+    """Where each open descriptor points (Linux /proc; empty elsewhere)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in Path("/proc/self/fd").iterdir():
+            with contextlib.suppress(OSError):
+                found.append(os.readlink(entry))
+    return found
+
+
+def _rss(peak_kib: int) -> int:
+    """The resident set now (from /proc), else the peak getrusage reports."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE")
+    return peak_kib * 1024
+
+
+async def beat(nc: NatsClient, service: str) -> None:
+    """Put this process's heartbeat in saip-system every BEAT seconds, until cancelled."""
+    from saip.common import bus  # bus opens the connection this runs on
+
+    key = f"{service}.{replica()}"
+    kv = None
+    while True:
+        with contextlib.suppress(NatsError, OSError, TimeoutError):
+            if kv is None:
+                kv = await bus.ensure_kv(nc.jetstream(), names.SYSTEM_BUCKET, ttl=BEAT_TTL)
+            await kv.put(key, heartbeat(service).SerializeToString())
+        await asyncio.sleep(BEAT)
+
+
+@contextlib.asynccontextmanager
+async def attached(nc: NatsClient) -> AsyncIterator[None]:
+    """The log shipping and the heartbeat of this process over `nc`, when the process is a saip service."""
+    service = SHIPPER.service
+    if service is None:
+        yield
+        return
+    tasks = [asyncio.create_task(SHIPPER.ship(nc)), asyncio.create_task(beat(nc, service))]
+    try:
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

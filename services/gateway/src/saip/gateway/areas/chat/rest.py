@@ -1,0 +1,30 @@
+"""The person's side of the chat under /api/v1/chat: a turn (POST /chat/ask) and the conversations. A turn asked
+over REST has no channel for questions, so a gated tool inside it is declined, as for every client that cannot ask."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from saip.gateway.areas.chat.contribution import AskInput, ChatArea, ListInput
+from saip.gateway.rest import Envelope, area_router
+from saip.gateway.surface.management import Caller
+
+PERSON = Caller(client_name="rest-api")
+
+
+def router(area: ChatArea) -> APIRouter:
+    api = area_router("/chat", {})
+
+    @api.post("/ask", summary="Run one chat turn (data: answer, status, model, tokens, toolCalls, conversationId)")
+    async def ask(body: AskInput) -> Envelope:
+        return Envelope.of(await area.ask(body, PERSON))
+
+    @api.get("/conversations", summary="Conversations, most recently updated first, with their last turns")
+    async def conversations(
+        turns: Annotated[int, Query(ge=0, le=50)] = 3, limit: Annotated[int, Query(ge=1, le=200)] = 20
+    ) -> Envelope:
+        return Envelope.of(await area.list_conversations(ListInput(turns=turns, limit=limit)))
+
+    return api

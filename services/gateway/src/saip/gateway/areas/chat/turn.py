@@ -1,0 +1,236 @@
+"""One turn of the agent loop, without a screen: ask the model, run the tools it asks for, until it answers.
+
+The rules a turn keeps, whatever the model says:
+- only the tools named for the turn run; a `saip_` tool (a prompt injected through a tool result, say) or any other
+  name is answered with a refusal inside the turn and never runs;
+- the same call with the same arguments runs at most `REPEATS` times; a tool's text reaches the model cut at
+  `RESULT_CHARS`;
+- `MAX_ROUNDS` model rounds at most (an endless reply ends the turn with an error), all within the turn's deadline
+  (a turn past it ends with what it has, and says so);
+- a gated tool asks the person at the client that started the turn (the published tools' own gate does it): a
+  2025-11-25 client is asked while the turn waits; in the 2026-07-28 era the turn stops at the question with its
+  working state (`TurnState`), and `Turn.run` carries on from it when the client calls again with the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+import anyio
+
+from saip.common.vocabulary import is_reserved
+from saip.gateway.areas.chat.model import Model, ModelFailed, ModelTimedOut, ToolRequest
+from saip.gateway.surface.approval import Answer, Asked, ElicitationFailed, Interaction
+
+logger = logging.getLogger(__name__)
+
+MAX_ROUNDS = 16
+REPEATS = 3
+RESULT_CHARS = 12_000
+
+RESERVED = (
+    "Tool '{tool}' was not run: saip_ management tools are never callable from a chat turn. Answer with the tools "
+    "this turn has."
+)
+NOT_NAMED = "Tool '{tool}' was not run: it is not among the tools of this turn ({tools}). Answer with those."
+NOT_AN_OBJECT = (
+    "Tool '{tool}' was not run: its arguments were not a JSON object. Call it again with arguments that match its "
+    "schema."
+)
+REPEATED = (
+    "Tool '{tool}' was not run: it already ran {times} times with these arguments in this turn. Use what it returned."
+)
+ENDLESS = (
+    "The model asked for tools {rounds} rounds in a row without answering; the turn was ended. Ask for a smaller "
+    "step, or name fewer tools."
+)
+TIMED_OUT = "The turn reached its timeout ({seconds} s) and ended with what it had"
+
+
+class Status(StrEnum):
+    OK = "ok"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+
+
+class ToolOutcome(StrEnum):
+    """How one tool call of a turn ended, as the conversation keeps it (the audit trail has the gate's outcome)."""
+
+    RAN = "ran"
+    FAILED = "failed"  # the tool, its gate or the person said no or failed; the text says which
+    REFUSED = "refused"  # refused inside the turn: never reached the tool
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What a tool call gave the turn: its text, whether it failed, or (2026-07-28) the question to put first."""
+
+    text: str = ""
+    failed: bool = False
+    question: Asked | None = None
+
+
+class Toolbox(Protocol):
+    """The tools of one turn, called through the published tools' gate."""
+
+    def definitions(self) -> list[dict[str, Any]]: ...
+
+    async def call(self, name: str, arguments: dict[str, Any], interaction: Interaction) -> Ran: ...
+
+
+Progress = Callable[[str], Awaitable[None]]
+
+
+@dataclass
+class TurnState:
+    """A turn's working state; JSON, so a turn stopped at a question resumes on any replica."""
+
+    messages: list[dict[str, Any]]
+    deadline: float  # wall clock: the person's wait on a question counts too
+    timeout: float
+    queue: list[dict[str, str]] = field(default_factory=list)  # tool calls of the last reply still to run
+    tokens: int = 0
+    rounds: int = 0
+    calls: list[tuple[str, str]] = field(default_factory=list)  # (tool, ToolOutcome)
+    repeats: dict[str, int] = field(default_factory=dict)
+
+    def dumps(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def loads(cls, text: str) -> TurnState:
+        data = json.loads(text)
+        data["calls"] = [tuple(call) for call in data.get("calls", [])]
+        return cls(**data)
+
+    @property
+    def answer(self) -> str:
+        """The model's last words so far."""
+        for message in reversed(self.messages):
+            if message.get("role") == "assistant" and message.get("content"):
+                return str(message["content"])
+        return ""
+
+
+@dataclass(frozen=True)
+class TurnEnd:
+    """How a turn ended: an answer, a timeout or an error (`problem` says which), or a question to put first."""
+
+    status: Status
+    answer: str = ""
+    problem: str = ""
+    question: Asked | None = None
+
+
+class TurnInteraction:
+    """The channel the turn's tool calls ask through: the caller's own (its elicitation, its progress), and on a
+    2026-07-28 retry the answer and state of the one question the turn stopped at."""
+
+    def __init__(self, outer: Interaction | None, state: str | None = None, answer: Answer | None = None) -> None:
+        self._outer = outer
+        self._state = state
+        self._answer = answer
+
+    def fresh(self) -> TurnInteraction:
+        """The same channel for the next question: the answer it carried belongs to one question only."""
+        return TurnInteraction(self._outer)
+
+    @property
+    def roundtrip(self) -> bool:
+        return self._outer is not None and self._outer.roundtrip
+
+    @property
+    def answer(self) -> Answer | None:
+        return self._answer
+
+    @property
+    def state(self) -> str | None:
+        return self._state
+
+    async def elicit(self, message: str, schema: dict[str, Any]) -> Answer:
+        if self._outer is None:
+            raise ElicitationFailed("this caller has no channel for questions")
+        return await self._outer.elicit(message, schema)
+
+    async def progress(self, done: float, total: float, message: str) -> None:
+        if self._outer is not None:
+            await self._outer.progress(done, total, message)
+
+
+class Turn:
+    def __init__(self, *, model: Model, toolbox: Toolbox, allowed: frozenset[str], progress: Progress) -> None:
+        self._model = model
+        self._toolbox = toolbox
+        self._allowed = allowed
+        self._progress = progress
+
+    async def run(self, state: TurnState, interaction: TurnInteraction) -> TurnEnd:
+        """Carry the turn on from `state` until the model answers, the turn fails, or a question must go first."""
+        end: TurnEnd | None = None
+        with anyio.move_on_after(max(0.0, state.deadline - time.time())):
+            end = await self._loop(state, interaction)
+        return end if end is not None else _timed_out(state)
+
+    async def _loop(self, state: TurnState, interaction: TurnInteraction) -> TurnEnd:
+        while True:
+            while state.queue:
+                request = ToolRequest(**state.queue[0])
+                ran, outcome = await self._call(state, request, interaction)
+                if ran.question is not None:
+                    return TurnEnd(Status.OK, question=ran.question)
+                interaction = interaction.fresh()
+                state.queue.pop(0)
+                state.calls.append((request.name, outcome))
+                text = ran.text if len(ran.text) <= RESULT_CHARS else ran.text[:RESULT_CHARS] + " [cut]"
+                state.messages.append({"role": "tool", "tool_call_id": request.id, "content": text})
+            if state.rounds >= MAX_ROUNDS:
+                return TurnEnd(Status.ERROR, state.answer, ENDLESS.format(rounds=MAX_ROUNDS))
+            if time.time() >= state.deadline:  # a turn resumed late, or a tool that took the rest of the time
+                return _timed_out(state)
+            state.rounds += 1
+            await self._progress(f"Asking the model (round {state.rounds})")
+            try:
+                reply = await self._model.complete(
+                    state.messages, self._toolbox.definitions(), max(0.001, state.deadline - time.time())
+                )
+            except ModelTimedOut:
+                return _timed_out(state)
+            except ModelFailed as exc:
+                return TurnEnd(Status.ERROR, state.answer, f"The turn ended: {exc}.")
+            state.tokens += reply.tokens
+            state.messages.append(reply.message)
+            if not reply.tool_calls:
+                return TurnEnd(Status.OK, reply.text)
+            state.queue = [asdict(request) for request in reply.tool_calls]
+
+    async def _call(self, state: TurnState, request: ToolRequest, interaction: TurnInteraction) -> tuple[Ran, str]:
+        name = request.name
+        if is_reserved(name):
+            return Ran(RESERVED.format(tool=name), failed=True), ToolOutcome.REFUSED
+        if name not in self._allowed:
+            named = ", ".join(sorted(self._allowed)) or "none"
+            return Ran(NOT_NAMED.format(tool=name, tools=named), failed=True), ToolOutcome.REFUSED
+        try:
+            arguments = json.loads(request.arguments or "{}")
+        except ValueError:
+            arguments = None
+        if not isinstance(arguments, dict):
+            return Ran(NOT_AN_OBJECT.format(tool=name), failed=True), ToolOutcome.REFUSED
+        key = name + "\0" + json.dumps(arguments, sort_keys=True)
+        if state.repeats.get(key, 0) >= REPEATS:
+            return Ran(REPEATED.format(tool=name, times=REPEATS), failed=True), ToolOutcome.REFUSED
+        await self._progress(f"Running tool '{name}'")
+        ran = await self._toolbox.call(name, arguments, interaction)
+        if ran.question is None:
+            state.repeats[key] = state.repeats.get(key, 0) + 1
+        return ran, ToolOutcome.FAILED if ran.failed else ToolOutcome.RAN
+
+
+def _timed_out(state: TurnState) -> TurnEnd:
+    return TurnEnd(Status.TIMEOUT, state.answer, TIMED_OUT.format(seconds=f"{state.timeout:g}"))

@@ -1,0 +1,36 @@
+"""What a process says of itself (saip.common.telemetry): its heartbeat, and the log lines it keeps for NATS while
+the connection is away, bounded and formatted as stdout has them."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+
+from saip.common import telemetry
+from saip.common.logs import JsonFormatter
+
+
+def test_the_heartbeat_describes_this_process() -> None:
+    beat = telemetry.heartbeat("gateway")
+    assert beat.service == "gateway" and beat.replica.endswith(f"-{os.getpid()}")
+    assert beat.version == "0.1.0"
+    assert beat.rss_bytes > 0 and beat.open_fds > 0 and beat.threads >= 1 and beat.cpu_seconds > 0
+    assert beat.started_at.ToNanoseconds() <= beat.at.ToNanoseconds()
+
+
+def test_the_shipper_keeps_the_newest_lines_masked_and_never_its_own_transports() -> None:
+    shipper = telemetry.LogShipper()
+    shipper.setFormatter(JsonFormatter("tools"))
+    record = logging.LogRecord("saip.tools", logging.INFO, __file__, 1, "nothing yet", None, None)
+    shipper.emit(record)
+    assert shipper.take() == []  # no service: this process ships nothing
+
+    shipper.service = "tools"
+    for n in range(telemetry.BUFFER + 5):
+        shipper.emit(logging.LogRecord("saip.tools", logging.INFO, __file__, 1, f"line {n} token=abcd1234", None, None))
+    shipper.emit(logging.LogRecord("nats.aio.client", logging.ERROR, __file__, 1, "reconnecting", None, None))
+    lines = [json.loads(line) for line in shipper.take()]
+    assert len(lines) == telemetry.BUFFER
+    assert lines[0]["msg"] == "line 5 token=***" and lines[-1]["msg"] == f"line {telemetry.BUFFER + 4} token=***"
+    assert {line["service"] for line in lines} == {"tools"}
