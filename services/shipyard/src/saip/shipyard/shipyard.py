@@ -276,6 +276,8 @@ class Shipyard:
             data = await self._archives.get(server.object)
             scratch = folder.with_name(f".{folder.name}-{secrets.token_hex(4)}")
             await anyio.to_thread.run_sync(unpack, data, scratch)
+            if folder.exists():  # a copy without its bundle file (removed by hand): unpacked again whole
+                await anyio.to_thread.run_sync(shutil.rmtree, folder)
             scratch.replace(folder)
         try:
             bundle = await anyio.to_thread.run_sync(bundle_files.read, folder)
