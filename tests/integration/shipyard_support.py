@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import grpc
 import httpx2
@@ -50,7 +49,21 @@ def proposal(name: str = "ops", *tools: str, transport: str = "") -> shipyard_pb
 
 
 @asynccontextmanager
-async def yard(nats_url: str, home: Path, **overrides: Any) -> AsyncIterator[Yard]:
+async def running_shipyard(home: Path, nats_url: str, tools_port: int, knowledge_port: int) -> AsyncIterator[Running]:
+    settings = ShipyardSettings.load(
+        home=home,
+        nats_url=nats_url,
+        shipyard_port=0,
+        shipyard_metrics_port=0,
+        tools_addr=f"127.0.0.1:{tools_port}",
+        knowledge_addr=f"127.0.0.1:{knowledge_port}",
+    )
+    async with lifespan(settings, registry=CollectorRegistry()) as running:
+        yield running
+
+
+@asynccontextmanager
+async def yard(nats_url: str, home: Path) -> AsyncIterator[Yard]:
     """Tools and knowledge with one tool each published, and the shipyard in front of them."""
     async with AsyncExitStack() as stack:
         tools = await stack.enter_async_context(running_tools(nats_url))
@@ -64,16 +77,7 @@ async def yard(nats_url: str, home: Path, **overrides: Any) -> AsyncIterator[Yar
                 name=KNOWLEDGE_TOOL, description="Searches the payment runbook.", pipeline="All documents (simple)"
             )
         )
-        settings = ShipyardSettings.load(
-            home=home,
-            nats_url=nats_url,
-            shipyard_port=0,
-            shipyard_metrics_port=0,
-            tools_addr=f"127.0.0.1:{tools.port}",
-            knowledge_addr=f"127.0.0.1:{knowledge.port}",
-            **overrides,
-        )
-        running = await stack.enter_async_context(lifespan(settings, registry=CollectorRegistry()))
+        running = await stack.enter_async_context(running_shipyard(home, nats_url, tools.port, knowledge.port))
         channel = await stack.enter_async_context(grpc.aio.insecure_channel(f"127.0.0.1:{running.port}"))
         stub = shipyard_pb2_grpc.ShipyardServiceStub(channel)  # type: ignore[no-untyped-call]
         yield Yard(stub, tools_stub, knowledge_stub_, running, home)

@@ -24,6 +24,7 @@ from saip.v1 import common_pb2, events_pb2
 from tests.integration.audit_support import running_audit
 from tests.integration.gateways import ADMIN_HEADERS, replica_settings
 from tests.integration.knowledge_support import knowledge_settings, running_knowledge
+from tests.integration.shipyard_support import running_shipyard
 from tests.integration.tools_support import running_tools
 from tests.unit.tools.specs import document
 from tests.waiting import eventually
@@ -87,6 +88,7 @@ async def test_every_route_answers_as_the_openapi_document_says(nats_server: Loc
         running_audit(url) as audit,
         running_tools(url) as tools,
         running_knowledge(knowledge_settings(tmp_path / "knowledge", url)) as knowledge,
+        running_shipyard(tmp_path / "shipyard", url, tools.port, knowledge.port) as shipyard,
     ):
         settings = replica_settings(
             tmp_path,
@@ -95,6 +97,7 @@ async def test_every_route_answers_as_the_openapi_document_says(nats_server: Loc
             gateway_port=free_port(),
             tools_addr=f"127.0.0.1:{tools.port}",
             knowledge_addr=f"127.0.0.1:{knowledge.port}",
+            shipyard_addr=f"127.0.0.1:{shipyard.port}",
         )
         settings.audit_addr = f"127.0.0.1:{audit.port}"
         async with served(settings) as (gateway, api, contract):
@@ -102,6 +105,7 @@ async def test_every_route_answers_as_the_openapi_document_says(nats_server: Loc
             await _monitor_routes(gateway, api, contract)
             await _tools_routes(api, contract)
             await _knowledge_routes(api, contract)
+            await _shipyard_routes(api, contract)
             async with httpx.AsyncClient(base_url=str(api.base_url), timeout=10) as anonymous:
                 for method, route in sorted(contract.operations()):
                     await contract.check(anonymous, method, route, 401)
@@ -135,7 +139,7 @@ async def test_a_missing_service_a_service_away_a_configured_token_and_no_route_
 
 async def _gateway_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     status = await contract.check(api, "GET", "/api/v1/status", 200)
-    assert status["services"] == {"nats": "ok", "audit": "ok", "tools": "ok", "knowledge": "ok"}
+    assert status["services"] == {"nats": "ok", "audit": "ok", "tools": "ok", "knowledge": "ok", "shipyard": "ok"}
     await contract.check(api, "GET", "/api/v1/management/status", 200)
     assert (await contract.check(api, "POST", "/api/v1/mcp-token", 200))["token"]
     assert await contract.check(api, "DELETE", "/api/v1/mcp-token", 200) == {"removed": True}
@@ -205,3 +209,25 @@ async def _knowledge_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     await contract.check(api, "DELETE", "/api/v1/knowledge/documents/{name}", 200, name="shifts")
     await contract.check(api, "DELETE", "/api/v1/knowledge/documents/{name}", 400, name="ghost")
     await contract.check(api, "POST", "/api/v1/knowledge/documents", 422, json={})
+
+
+async def _shipyard_routes(api: httpx.AsyncClient, contract: Contract) -> None:
+    await contract.check(api, "POST", "/api/v1/tools", 200, json={"spec": document("shipped_adder")})
+    await contract.check(api, "POST", "/api/v1/tools/{name}/test", 200, name="shipped_adder")
+    proposal = {"name": "contract", "description": "Adds numbers.", "tools": ["shipped_adder"]}
+    assert (await contract.check(api, "POST", "/api/v1/shipyard/validate", 200, json=proposal))["ok"]
+    assert (await contract.check(api, "POST", "/api/v1/shipyard/servers", 200, json=proposal))["version"] == 1
+    await contract.check(api, "GET", "/api/v1/shipyard/servers", 200)
+    await contract.check(api, "GET", "/api/v1/shipyard/shippable", 200)
+    await contract.check(api, "GET", "/api/v1/shipyard/targets", 200)
+    running = await contract.check(api, "POST", "/api/v1/shipyard/servers/{name}/run", 200, name="contract", json={})
+    assert running["state"] == "running" and "token" not in running
+    await contract.check(api, "GET", "/api/v1/shipyard/servers/{name}", 200, name="contract")
+    await contract.check(api, "GET", "/api/v1/shipyard/servers/{name}/logs", 200, name="contract")
+    token = await contract.check(api, "GET", "/api/v1/shipyard/servers/{name}/token", 200, name="contract")
+    assert len(token["token"]) >= 32 and token["endpoint"] == running["endpoint"]
+    await contract.check(api, "POST", "/api/v1/shipyard/servers/{name}/stop", 200, name="contract")
+    await contract.check(api, "POST", "/api/v1/shipyard/servers/{name}/stop", 400, name="contract")
+    await contract.check(api, "DELETE", "/api/v1/shipyard/servers/{name}", 200, name="contract")
+    await contract.check(api, "GET", "/api/v1/shipyard/servers/{name}", 400, name="contract")
+    await contract.check(api, "POST", "/api/v1/shipyard/validate", 422, json={})

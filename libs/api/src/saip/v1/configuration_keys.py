@@ -43,6 +43,7 @@ KEYS: dict[str, str] = {
     'nats-replicas': 'Copies JetStream keeps of each bucket and stream saip creates: 3 on a 3-node cluster',
     'nats-url': 'NATS server URL; the embedded default starts its own when unset',
     'qdrant-url': 'Qdrant server URL (QDRANT_URL also works); unset: Qdrant Edge in-process in $home/qdrant-edge',
+    'shipyard.addr': "Address (host:port) of the shipyard service's gRPC endpoint; unset offers no shipyard area",
     'shipyard.host': "Interface the shipyard service's gRPC endpoint listens on",
     'shipyard.image': 'Image of the shipped-server runtime the compose and kubernetes targets run',
     'shipyard.kube-context': 'kubectl context the kubernetes target applies to; the current context when unset',
