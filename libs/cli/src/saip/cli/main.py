@@ -1,5 +1,5 @@
 """`saip`: the person's command line. `saip run` starts the local stack; the rest talks to the REST API, one file per
-area (`status` and `token`, `audit`, `tools`, `knowledge`), printing through `saip.cli.output`."""
+area (`status` and `token`, `audit`, `tools`, `knowledge`, `shipyard`), printing through `saip.cli.output`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from saip.cli.audit import audit
 from saip.cli.client import default_admin_token, default_url
 from saip.cli.commands import Target
 from saip.cli.knowledge import knowledge
+from saip.cli.shipyard import shipyard
 from saip.cli.status import status, token
 from saip.cli.tools import tools
 
@@ -37,7 +38,7 @@ def run() -> None:
     sys.exit(run_stack())
 
 
-for command in (status, token, audit, tools, knowledge):
+for command in (status, token, audit, tools, knowledge, shipyard):
     cli.add_command(command)
 
 
