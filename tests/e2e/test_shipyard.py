@@ -4,6 +4,8 @@ server; a wrong token is refused; the server stops and is deleted."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.e2e.real_clients import Mcpdo
@@ -12,7 +14,7 @@ from tests.e2e.test_spine import cli
 
 pytestmark = pytest.mark.e2e
 
-RUNBOOK = "# Broker runbook\n\nRestart the NATS broker with systemctl when clients report stale connections."
+RUNBOOK = "# Broker runbook ({era})\n\nRestart the NATS broker with systemctl when clients report stale connections."
 
 
 def ok(stack: Stack, *args: str) -> str:
@@ -26,7 +28,7 @@ def test_a_shipped_knowledge_server_answers_real_clients_with_its_own_token(
     stack: Stack, mcpdo: Mcpdo, era: str
 ) -> None:
     name = f"runbook-{era}"
-    ok(stack, "knowledge", "ingest", "--text", RUNBOOK, "--name", f"{name}.md")
+    ok(stack, "knowledge", "ingest", "--text", RUNBOOK.format(era=era), "--name", f"{name}.md")
     tool = f"broker_answers_{era}"
     ok(
         stack,
@@ -51,7 +53,7 @@ def test_a_shipped_knowledge_server_answers_real_clients_with_its_own_token(
     mcpdo.connect(endpoint, token, era)
     names = [found["name"] for found in mcpdo.json("tools/list")["tools"]]
     assert names == [tool]
-    answer = mcpdo.json("tools/call", tool, "query=restart the broker")
+    answer = mcpdo.json("tools/call", tool, json.dumps({"query": "restart the broker"}))
     assert not answer.get("isError") and "systemctl" in answer["content"][0]["text"]
 
     assert "running" in ok(stack, "shipyard", "status", name)
