@@ -9,14 +9,12 @@ checked before anything opens: a bundle that fails them, or a requirement that i
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
 import os
-import socket
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -25,6 +23,7 @@ import uvicorn
 from mcp.server.stdio import stdio_server
 
 from saip.common import lifecycle, logs
+from saip.common.http_serving import HttpServer, listening
 from saip.shipped import bundle as bundles
 from saip.shipped.bundle import BUNDLE_FILE, STDIO, TRANSPORTS, BundleInvalid
 from saip.shipped.server import CannotServe, ShippedServer, build, checked_token, http_app, opened
@@ -69,7 +68,7 @@ async def lifespan(options: argparse.Namespace) -> AsyncIterator[None]:
             token = checked_token(os.environ.get("SAIP_SHIPPED_TOKEN"))
             hosts = [host.strip() for host in options.allowed_hosts.split(",") if host.strip()]
             app = http_app(server, served, token, hosts, stateless=options.stateless)
-            with listening(options.host, options.port) as sock:
+            with listening(options.host, options.port, "pass --port (SAIP_SHIPPED_PORT)") as sock:
                 config = uvicorn.Config(
                     app, log_config=None, access_log=False, timeout_graceful_shutdown=DRAIN_SECONDS, lifespan="off"
                 )
@@ -95,35 +94,6 @@ async def over_stdio(server: ShippedServer) -> AsyncIterator[None]:
         group.start_soon(speak)
         yield
         group.cancel_scope.cancel()
-
-
-@contextlib.contextmanager
-def listening(host: str, port: int) -> Iterator[socket.socket]:
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise OSError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); free the port or pass --port") from None
-    with sock:
-        yield sock
-
-
-class HttpServer(uvicorn.Server):
-    """uvicorn as a task of the lifespan: no signal handlers of its own, and an event once it accepts connections."""
-
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self.listening = anyio.Event()
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        self.listening.set()
 
 
 def main(argv: list[str] | None = None) -> None:
