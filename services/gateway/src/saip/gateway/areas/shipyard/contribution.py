@@ -57,7 +57,10 @@ class RunInput(ServerInput):
         default=None, ge=1024, le=65535, description="Local target: the port; a free one when omitted."
     )
     version: int | None = Field(
-        default=None, ge=1, description="The version you read in saip_shipyard_status; refused if it moved on."
+        default=None,
+        ge=1,
+        le=1_000_000,
+        description="The version you read in saip_shipyard_status; refused if it moved on.",
     )
 
     def request(self) -> pb.RunRequest:
@@ -68,7 +71,10 @@ class RunInput(ServerInput):
 
 class DeleteInput(ServerInput):
     version: int | None = Field(
-        default=None, ge=1, description="The version you read in saip_shipyard_status; refused if it moved on."
+        default=None,
+        ge=1,
+        le=1_000_000,
+        description="The version you read in saip_shipyard_status; refused if it moved on.",
     )
 
 
