@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 import sys
 
-from bench import audit_throughput, knowledge_search, mcp_latency, token_propagation, tool_latency
+from bench import audit_throughput, knowledge_search, mcp_latency, shipyard, token_propagation, tool_latency
 
 
 def main() -> None:
@@ -16,6 +16,7 @@ def main() -> None:
         ("token_propagation", token_propagation),
         ("tool_latency", tool_latency),
         ("knowledge_search", knowledge_search),
+        ("shipyard", shipyard),
     )
     for name, benchmark in benchmarks:
         if len(sys.argv) > 1 and name not in sys.argv[1:]:

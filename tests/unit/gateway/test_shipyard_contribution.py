@@ -4,6 +4,7 @@ writes without asking the service."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,8 @@ from saip.gateway.areas.shipyard.client import ShipyardClient
 from saip.gateway.areas.shipyard.contribution import GUIDE_URI, STATUS_URI, ShipyardArea
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import InvalidArguments
-from saip.gateway.surface.management import Level
+from saip.gateway.surface.management import Caller, Level
+from saip.v1 import shipyard_pb2 as pb
 
 
 @pytest.fixture
@@ -61,3 +63,45 @@ async def test_run_arguments_that_do_not_fit_are_refused_before_any_call(
     run = {tool.name: tool for tool in area.tools()}["saip_shipyard_run"]
     with pytest.raises(InvalidArguments):
         run.bind(arguments)
+
+
+class PlannedClient:
+    """The shipyard as the planner reads it (v2 of 'ops'); what the handler then sends is kept."""
+
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+
+    async def plan_run(self, request: pb.RunRequest) -> pb.RunPlan:
+        return pb.RunPlan(
+            name="ops", target="local", version=2, bundle_sha256="ab" * 32, command="python -m x", usable=True
+        )
+
+    async def run(self, request: pb.RunRequest) -> pb.ServerStatus:
+        self.sent.append(request)
+        return pb.ServerStatus(server=pb.ShippedServer(name="ops", version=2), state="running")
+
+    async def status(self, name: str) -> pb.ServerStatus:
+        return pb.ServerStatus(server=pb.ShippedServer(name="ops", version=2, bundle_sha256="cd" * 32))
+
+    async def delete(self, request: pb.DeleteShippedServerRequest) -> pb.DeleteShippedServerReply:
+        self.sent.append(request)
+        return pb.DeleteShippedServerReply(server=pb.ShippedServer(name="ops", version=2), versions_deleted=2)
+
+
+async def test_run_and_delete_are_bound_to_the_version_and_hash_the_approval_described() -> None:
+    client = PlannedClient()
+    area = ShipyardArea(client)  # type: ignore[arg-type]
+    tools = {tool.name: tool for tool in area.tools()}
+    run = tools["saip_shipyard_run"]
+    arguments = run.bind({"name": "ops"})
+    assert (await run.approval_for(arguments)).summary == (
+        f"run 'ops' v2 (bundle {'ab' * 6}) on the local target: `python -m x`"
+    )
+    await run.handler(arguments, Caller())
+    delete = tools["saip_shipyard_delete"]
+    removal = delete.bind({"name": "ops"})
+    await delete.approval_for(removal)
+    await delete.handler(removal, Caller())
+    ran, deleted = client.sent
+    assert (ran.expected_version, ran.expected_sha256) == (2, "ab" * 32)
+    assert (deleted.expected_version, deleted.expected_sha256) == (2, "cd" * 32)

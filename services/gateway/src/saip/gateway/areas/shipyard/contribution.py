@@ -9,7 +9,7 @@ from importlib.resources import files
 from typing import Literal
 
 import mcp_types as types
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from saip.gateway.areas.shipyard import views
 from saip.gateway.areas.shipyard.client import ShipyardClient
@@ -62,10 +62,13 @@ class RunInput(ServerInput):
         le=1_000_000,
         description="The version you read in saip_shipyard_status; refused if it moved on.",
     )
+    # What the approval described (the planner's read): the run is bound to that version and bundle hash.
+    _described: tuple[int, str] | None = PrivateAttr(default=None)
 
     def request(self) -> pb.RunRequest:
+        version, sha256 = self._described or (self.version or 0, "")
         return pb.RunRequest(
-            name=self.name, target=self.target, port=self.port or 0, expected_version=self.version or 0
+            name=self.name, target=self.target, port=self.port or 0, expected_version=version, expected_sha256=sha256
         )
 
 
@@ -76,6 +79,11 @@ class DeleteInput(ServerInput):
         le=1_000_000,
         description="The version you read in saip_shipyard_status; refused if it moved on.",
     )
+    _described: tuple[int, str] | None = PrivateAttr(default=None)
+
+    def request(self) -> pb.DeleteShippedServerRequest:
+        version, sha256 = self._described or (self.version or 0, "")
+        return pb.DeleteShippedServerRequest(name=self.name, expected_version=version, expected_sha256=sha256)
 
 
 def _status_line(found: pb.ServerStatus) -> str:
@@ -160,7 +168,11 @@ class ShipyardArea(Declared):
         return ManagementResult(True, message, persisted=True, data=server)
 
     async def plan_run(self, arguments: RunInput) -> Approval:
+        """The exact command and the version and bundle hash it runs; the run is bound to them (a ship meanwhile
+        makes the service refuse it)."""
         plan = await self.client.plan_run(arguments.request())
+        if not arguments.version or arguments.version == plan.version:  # else the service refuses the stale version
+            arguments._described = (plan.version, plan.bundle_sha256)
         summary = (
             f"run '{plan.name}' v{plan.version} (bundle {plan.bundle_sha256[:12]}) on the {plan.target} target: "
             f"`{plan.command}`"
@@ -186,6 +198,8 @@ class ShipyardArea(Declared):
 
     async def plan_delete(self, arguments: DeleteInput) -> Approval:
         found = await self.client.status(arguments.name)
+        if not arguments.version or arguments.version == found.server.version:
+            arguments._described = (found.server.version, found.server.bundle_sha256)
         return Approval(
             Level.DESTRUCTIVE,
             f"delete the shipped server '{found.server.name}' and its {plural(found.server.version, 'bundle version')}",
@@ -194,8 +208,7 @@ class ShipyardArea(Declared):
     @tool(Level.DESTRUCTIVE, "Delete a shipped server", planner=plan_delete)
     async def delete(self, arguments: DeleteInput) -> ManagementResult:
         """Delete a stopped shipped server and every version of its bundle."""
-        request = pb.DeleteShippedServerRequest(name=arguments.name, expected_version=arguments.version or 0)
-        reply = await self.client.delete(request)
+        reply = await self.client.delete(arguments.request())
         message = f"Deleted '{reply.server.name}' and {plural(reply.versions_deleted, 'bundle version')}."
         return ManagementResult(True, message, persisted=True, data=views.server(reply.server))
 
