@@ -51,38 +51,44 @@ class LogsInput(ServerInput):
     lines: int = Field(default=100, ge=1, le=1000, description="How many of the last lines.")
 
 
-class RunInput(ServerInput):
-    target: Target = Field(default="local", description="Where it runs (saip_shipyard_targets says which can).")
-    port: int | None = Field(
-        default=None, ge=1024, le=65535, description="Local target: the port; a free one when omitted."
-    )
+class BoundInput(ServerInput):
+    """A change bound to what its approval described: the version the AI read, then the planner's read of it."""
+
     version: int | None = Field(
         default=None,
         ge=1,
         le=1_000_000,
         description="The version you read in saip_shipyard_status; refused if it moved on.",
     )
-    # What the approval described (the planner's read): the run is bound to that version and bundle hash.
+    # What the approval described (the planner's read): the call is bound to that version and bundle hash.
     _described: tuple[int, str] | None = PrivateAttr(default=None)
 
+    def describe(self, version: int, sha256: str) -> None:
+        """Bind the call to the version and hash the approval names, unless the AI named another version (then the
+        service refuses the stale one)."""
+        if not self.version or self.version == version:
+            self._described = (version, sha256)
+
+    def expected(self) -> tuple[int, str]:
+        return self._described or (self.version or 0, "")
+
+
+class RunInput(BoundInput):
+    target: Target = Field(default="local", description="Where it runs (saip_shipyard_targets says which can).")
+    port: int | None = Field(
+        default=None, ge=1024, le=65535, description="Local target: the port; a free one when omitted."
+    )
+
     def request(self) -> pb.RunRequest:
-        version, sha256 = self._described or (self.version or 0, "")
+        version, sha256 = self.expected()
         return pb.RunRequest(
             name=self.name, target=self.target, port=self.port or 0, expected_version=version, expected_sha256=sha256
         )
 
 
-class DeleteInput(ServerInput):
-    version: int | None = Field(
-        default=None,
-        ge=1,
-        le=1_000_000,
-        description="The version you read in saip_shipyard_status; refused if it moved on.",
-    )
-    _described: tuple[int, str] | None = PrivateAttr(default=None)
-
+class DeleteInput(BoundInput):
     def request(self) -> pb.DeleteShippedServerRequest:
-        version, sha256 = self._described or (self.version or 0, "")
+        version, sha256 = self.expected()
         return pb.DeleteShippedServerRequest(name=self.name, expected_version=version, expected_sha256=sha256)
 
 
@@ -171,8 +177,7 @@ class ShipyardArea(Declared):
         """The exact command and the version and bundle hash it runs; the run is bound to them (a ship meanwhile
         makes the service refuse it)."""
         plan = await self.client.plan_run(arguments.request())
-        if not arguments.version or arguments.version == plan.version:  # else the service refuses the stale version
-            arguments._described = (plan.version, plan.bundle_sha256)
+        arguments.describe(plan.version, plan.bundle_sha256)
         summary = (
             f"run '{plan.name}' v{plan.version} (bundle {plan.bundle_sha256[:12]}) on the {plan.target} target: "
             f"`{plan.command}`"
@@ -198,8 +203,7 @@ class ShipyardArea(Declared):
 
     async def plan_delete(self, arguments: DeleteInput) -> Approval:
         found = await self.client.status(arguments.name)
-        if not arguments.version or arguments.version == found.server.version:
-            arguments._described = (found.server.version, found.server.bundle_sha256)
+        arguments.describe(found.server.version, found.server.bundle_sha256)
         return Approval(
             Level.DESTRUCTIVE,
             f"delete the shipped server '{found.server.name}' and its {plural(found.server.version, 'bundle version')}",
