@@ -5,7 +5,16 @@ from __future__ import annotations
 import platform
 import sys
 
-from bench import audit_throughput, chat_turn, knowledge_search, load, mcp_latency, token_propagation, tool_latency
+from bench import (
+    audit_throughput,
+    chat_turn,
+    knowledge_search,
+    load,
+    mcp_latency,
+    shipyard,
+    token_propagation,
+    tool_latency,
+)
 
 
 def main() -> None:
@@ -18,6 +27,7 @@ def main() -> None:
         ("knowledge_search", knowledge_search),
         ("load", load),
         ("chat_turn", chat_turn),
+        ("shipyard", shipyard),
     )
     for name, benchmark in benchmarks:
         if len(sys.argv) > 1 and name not in sys.argv[1:]:

@@ -423,7 +423,9 @@ def test_dashboard_panels_sit_side_by_side_without_overlapping() -> None:
 
 
 def test_every_dashboard_metric_is_a_saip_series_or_named_infrastructure() -> None:
-    prefixes = tuple(f"saip_{name}_" for name in ("gateway", "audit", "tools", "knowledge", "grpc_server", "build"))
+    prefixes = tuple(
+        f"saip_{name}_" for name in ("gateway", "audit", "tools", "knowledge", "shipyard", "grpc_server", "build")
+    )
     unknown = {name for name in dashboard_metrics() if not name.startswith(prefixes)} - set(INFRASTRUCTURE_METRICS)
     assert unknown == set()
 

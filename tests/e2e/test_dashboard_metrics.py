@@ -18,7 +18,7 @@ from tests.e2e.stack import Stack
 pytestmark = pytest.mark.e2e
 
 SHARED_PREFIXES = ("saip_grpc_server_", "saip_build_")
-KNOWN_SERVICES = ("gateway", "audit", "tools", "knowledge")
+KNOWN_SERVICES = ("gateway", "audit", "tools", "knowledge", "shipyard")
 
 
 def owner(metric: str) -> str | None:

@@ -9,6 +9,7 @@ import re
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from saip.v1 import common_pb2, events_pb2
 from tests.integration.audit_support import running_audit
 from tests.integration.gateways import ADMIN_HEADERS, replica_settings
 from tests.integration.knowledge_support import knowledge_settings, running_knowledge
+from tests.integration.shipyard_support import running_shipyard
 from tests.integration.tools_support import running_tools
 from tests.model_server import MODEL, say, scripted_model
 from tests.unit.tools.specs import document
@@ -92,30 +94,44 @@ async def test_every_route_answers_as_the_openapi_document_says(nats_server: Loc
             running_audit(url) as audit,
             running_tools(url) as tools,
             running_knowledge(knowledge_settings(tmp_path / "knowledge", url)) as knowledge,
+            running_shipyard(tmp_path / "shipyard", url, tools.port, knowledge.port) as shipyard,
         ):
-            await _every_route(tmp_path, url, audit.port, tools.port, knowledge.port, model.url)
+            ports = Ports(audit=audit.port, tools=tools.port, knowledge=knowledge.port, shipyard=shipyard.port)
+            await _every_route(tmp_path, url, ports, model.url)
 
 
-async def _every_route(tmp_path: Path, url: str, audit: int, tools: int, knowledge: int, model: str) -> None:
+@dataclass(frozen=True)
+class Ports:
+    """Where the services the gateway calls listen."""
+
+    audit: int
+    tools: int
+    knowledge: int
+    shipyard: int
+
+
+async def _every_route(tmp_path: Path, url: str, ports: Ports, model: str) -> None:
     """The gateway on the services' ports and the model's URL, each route asked in turn."""
     settings = replica_settings(
         tmp_path,
         url,
         "one",
         gateway_port=free_port(),
-        tools_addr=f"127.0.0.1:{tools}",
-        knowledge_addr=f"127.0.0.1:{knowledge}",
+        tools_addr=f"127.0.0.1:{ports.tools}",
+        knowledge_addr=f"127.0.0.1:{ports.knowledge}",
+        shipyard_addr=f"127.0.0.1:{ports.shipyard}",
         chat_base_url=model,
         chat_model=MODEL,
         management_out_of_band_approvals=True,
     )
-    settings.audit_addr = f"127.0.0.1:{audit}"
+    settings.audit_addr = f"127.0.0.1:{ports.audit}"
     async with served(settings) as (gateway, api, contract):
         await _approvals_routes(gateway, api, contract)
         await _gateway_routes(api, contract)
         await _monitor_routes(gateway, api, contract)
         await _tools_routes(api, contract)
         await _knowledge_routes(api, contract)
+        await _shipyard_routes(api, contract)
         await _chat_routes(api, contract)
         async with httpx.AsyncClient(base_url=str(api.base_url), timeout=10) as anonymous:
             for method, route in sorted(contract.operations()):
@@ -173,7 +189,7 @@ async def _approvals_routes(gateway: Gateway, api: httpx.AsyncClient, contract: 
 
 async def _gateway_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     status = await contract.check(api, "GET", "/api/v1/status", 200)
-    assert status["services"] == {"nats": "ok", "audit": "ok", "tools": "ok", "knowledge": "ok"}
+    assert status["services"] == {"nats": "ok", "audit": "ok", "tools": "ok", "knowledge": "ok", "shipyard": "ok"}
     await contract.check(api, "GET", "/api/v1/management/status", 200)
     assert (await contract.check(api, "POST", "/api/v1/mcp-token", 200))["token"]
     assert await contract.check(api, "DELETE", "/api/v1/mcp-token", 200) == {"removed": True}
@@ -252,3 +268,25 @@ async def _knowledge_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     await contract.check(api, "DELETE", "/api/v1/knowledge/documents/{name}", 200, name="shifts")
     await contract.check(api, "DELETE", "/api/v1/knowledge/documents/{name}", 400, name="ghost")
     await contract.check(api, "POST", "/api/v1/knowledge/documents", 422, json={})
+
+
+async def _shipyard_routes(api: httpx.AsyncClient, contract: Contract) -> None:
+    await contract.check(api, "POST", "/api/v1/tools", 200, json={"spec": document("shipped_adder")})
+    await contract.check(api, "POST", "/api/v1/tools/{name}/test", 200, name="shipped_adder")
+    proposal = {"name": "contract", "description": "Adds numbers.", "tools": ["shipped_adder"]}
+    assert (await contract.check(api, "POST", "/api/v1/shipyard/validate", 200, json=proposal))["ok"]
+    assert (await contract.check(api, "POST", "/api/v1/shipyard/servers", 200, json=proposal))["version"] == 1
+    await contract.check(api, "GET", "/api/v1/shipyard/servers", 200)
+    await contract.check(api, "GET", "/api/v1/shipyard/shippable", 200)
+    await contract.check(api, "GET", "/api/v1/shipyard/targets", 200)
+    running = await contract.check(api, "POST", "/api/v1/shipyard/servers/{name}/run", 200, name="contract", json={})
+    assert running["state"] == "running" and "token" not in running
+    await contract.check(api, "GET", "/api/v1/shipyard/servers/{name}", 200, name="contract")
+    await contract.check(api, "GET", "/api/v1/shipyard/servers/{name}/logs", 200, name="contract")
+    token = await contract.check(api, "GET", "/api/v1/shipyard/servers/{name}/token", 200, name="contract")
+    assert len(token["token"]) >= 32 and token["endpoint"] == running["endpoint"]
+    await contract.check(api, "POST", "/api/v1/shipyard/servers/{name}/stop", 200, name="contract")
+    await contract.check(api, "POST", "/api/v1/shipyard/servers/{name}/stop", 400, name="contract")
+    await contract.check(api, "DELETE", "/api/v1/shipyard/servers/{name}", 200, name="contract")
+    await contract.check(api, "GET", "/api/v1/shipyard/servers/{name}", 400, name="contract")
+    await contract.check(api, "POST", "/api/v1/shipyard/validate", 422, json={})

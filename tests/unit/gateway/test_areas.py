@@ -27,7 +27,7 @@ def test_each_area_names_a_service_with_an_address_key_or_runs_in_the_gateway() 
 
 def test_each_area_offers_its_tools_under_its_own_prefix() -> None:
     gateway = Gateway(GatewaySettings.load(admin_token=ADMIN, approval_sealing_key=SEALING_KEY))
-    assert [area.name for area in gateway.areas] == ["monitor", "tools", "knowledge", "chat"]
+    assert [area.name for area in gateway.areas] == ["monitor", "tools", "knowledge", "shipyard", "chat"]
     for area in gateway.areas:
         assert area.name in CATEGORIES
         assert all(tool.name.startswith(f"saip_{area.name}_") for tool in area.contribution.tools())

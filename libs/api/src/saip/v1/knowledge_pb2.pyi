@@ -339,3 +339,27 @@ class GetKnowledgeStatusReply(_message.Message):
     encoder: str
     max_document_bytes: int
     def __init__(self, documents: _Optional[int] = ..., chunks: _Optional[int] = ..., pipelines: _Optional[int] = ..., tools: _Optional[_Iterable[_Union[KnowledgeTool, _Mapping]]] = ..., vector_store: _Optional[str] = ..., ingest_roots: _Optional[_Iterable[str]] = ..., encoder: _Optional[str] = ..., max_document_bytes: _Optional[int] = ...) -> None: ...
+
+class DescribeKnowledgeToolRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class KnowledgeToolDefinition(_message.Message):
+    __slots__ = ("tool", "pipeline", "documents")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    PIPELINE_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    tool: KnowledgeTool
+    pipeline: Pipeline
+    documents: _containers.RepeatedCompositeFieldContainer[Document]
+    def __init__(self, tool: _Optional[_Union[KnowledgeTool, _Mapping]] = ..., pipeline: _Optional[_Union[Pipeline, _Mapping]] = ..., documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ...) -> None: ...
+
+class SnapshotPiece(_message.Message):
+    __slots__ = ("definition", "data")
+    DEFINITION_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    definition: KnowledgeToolDefinition
+    data: bytes
+    def __init__(self, definition: _Optional[_Union[KnowledgeToolDefinition, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...

@@ -105,6 +105,16 @@ class KnowledgeServiceStub:
                 request_serializer=saip_dot_v1_dot_knowledge__pb2.GetKnowledgeStatusRequest.SerializeToString,
                 response_deserializer=saip_dot_v1_dot_knowledge__pb2.GetKnowledgeStatusReply.FromString,
                 _registered_method=True)
+        self.DescribeTool = channel.unary_unary(
+                '/saip.v1.KnowledgeService/DescribeTool',
+                request_serializer=saip_dot_v1_dot_knowledge__pb2.DescribeKnowledgeToolRequest.SerializeToString,
+                response_deserializer=saip_dot_v1_dot_knowledge__pb2.KnowledgeToolDefinition.FromString,
+                _registered_method=True)
+        self.SnapshotTool = channel.unary_stream(
+                '/saip.v1.KnowledgeService/SnapshotTool',
+                request_serializer=saip_dot_v1_dot_knowledge__pb2.DescribeKnowledgeToolRequest.SerializeToString,
+                response_deserializer=saip_dot_v1_dot_knowledge__pb2.SnapshotPiece.FromString,
+                _registered_method=True)
         self.ListServedTools = channel.unary_unary(
                 '/saip.v1.KnowledgeService/ListServedTools',
                 request_serializer=saip_dot_v1_dot_common__pb2.ListServedToolsRequest.SerializeToString,
@@ -205,6 +215,20 @@ class KnowledgeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DescribeTool(self, request, context):
+        """What a shipped knowledge tool carries (the shipyard): the tool, its pipeline and its documents, and a Qdrant
+        Edge shard snapshot of their chunks, streamed as the definition first, then the archive's bytes in pieces.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SnapshotTool(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListServedTools(self, request, context):
         """The published knowledge tools as the gateway serves them on /mcp, and one call of such a tool.
         """
@@ -290,6 +314,16 @@ def add_KnowledgeServiceServicer_to_server(servicer, server):
                     servicer.GetStatus,
                     request_deserializer=saip_dot_v1_dot_knowledge__pb2.GetKnowledgeStatusRequest.FromString,
                     response_serializer=saip_dot_v1_dot_knowledge__pb2.GetKnowledgeStatusReply.SerializeToString,
+            ),
+            'DescribeTool': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeTool,
+                    request_deserializer=saip_dot_v1_dot_knowledge__pb2.DescribeKnowledgeToolRequest.FromString,
+                    response_serializer=saip_dot_v1_dot_knowledge__pb2.KnowledgeToolDefinition.SerializeToString,
+            ),
+            'SnapshotTool': grpc.unary_stream_rpc_method_handler(
+                    servicer.SnapshotTool,
+                    request_deserializer=saip_dot_v1_dot_knowledge__pb2.DescribeKnowledgeToolRequest.FromString,
+                    response_serializer=saip_dot_v1_dot_knowledge__pb2.SnapshotPiece.SerializeToString,
             ),
             'ListServedTools': grpc.unary_unary_rpc_method_handler(
                     servicer.ListServedTools,
@@ -680,6 +714,60 @@ class KnowledgeService:
             '/saip.v1.KnowledgeService/GetStatus',
             saip_dot_v1_dot_knowledge__pb2.GetKnowledgeStatusRequest.SerializeToString,
             saip_dot_v1_dot_knowledge__pb2.GetKnowledgeStatusReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeTool(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saip.v1.KnowledgeService/DescribeTool',
+            saip_dot_v1_dot_knowledge__pb2.DescribeKnowledgeToolRequest.SerializeToString,
+            saip_dot_v1_dot_knowledge__pb2.KnowledgeToolDefinition.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SnapshotTool(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/saip.v1.KnowledgeService/SnapshotTool',
+            saip_dot_v1_dot_knowledge__pb2.DescribeKnowledgeToolRequest.SerializeToString,
+            saip_dot_v1_dot_knowledge__pb2.SnapshotPiece.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,5 +1,6 @@
 """`saip`: the person's command line. `saip run` starts the local stack; the rest talks to the REST API, one file per
-area (`status` and `token`, `audit`, `tools`, `knowledge`, `chat`), printing through `saip.cli.output`."""
+area (`status` and `token`, `approvals`, `audit`, `tools`, `knowledge`, `shipyard`, `chat`), printing through
+`saip.cli.output`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from saip.cli.chat import chat
 from saip.cli.client import default_admin_token, default_url
 from saip.cli.commands import Target
 from saip.cli.knowledge import knowledge
+from saip.cli.shipyard import shipyard
 from saip.cli.status import status, token
 from saip.cli.tools import tools
 
@@ -39,7 +41,7 @@ def run() -> None:
     sys.exit(run_stack())
 
 
-for command in (status, token, approvals, audit, tools, knowledge, chat):
+for command in (status, token, approvals, audit, tools, knowledge, shipyard, chat):
     cli.add_command(command)
 
 

@@ -63,6 +63,7 @@ class GatewaySettings(SaipSettings):
         "knowledge.addr": (
             "Address (host:port) of the knowledge service's gRPC endpoint; unset serves no knowledge tools"
         ),
+        "shipyard.addr": "Address (host:port) of the shipyard service's gRPC endpoint; unset offers no shipyard area",
         "audit.spool-dir": "Where a gateway keeps audit records while NATS is unreachable",
         "chat.base-url": (
             "Base URL of the OpenAI-compatible chat completions endpoint saip_chat_ask talks to "
@@ -101,6 +102,7 @@ class GatewaySettings(SaipSettings):
     # The serving services; an unset address means that service's tools are not served.
     tools_addr: str | None = None
     knowledge_addr: str | None = None
+    shipyard_addr: str | None = None
     audit_spool_dir: Path | None = None
     chat_base_url: str | None = None
     chat_model: str | None = None

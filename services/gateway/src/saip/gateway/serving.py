@@ -8,10 +8,8 @@ only (the registrar's stdio blocker holds), until the client closes stdin or a s
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import anyio
@@ -21,6 +19,7 @@ from nats.errors import NoServersError
 from prometheus_client import REGISTRY
 
 from saip.common import lifecycle
+from saip.common.http_serving import HttpServer, listening
 from saip.gateway.config import GatewaySettings, Transport
 from saip.gateway.server import Extra, Gateway, create_app, opened
 from saip.gateway.spool import SpoolInUse
@@ -48,7 +47,7 @@ def lifespan(settings: GatewaySettings, extra: Extra | None = None) -> AbstractA
 @asynccontextmanager
 async def over_http(gateway: Gateway) -> AsyncIterator[Gateway]:
     settings = gateway.settings
-    with listening(settings.gateway_host, settings.gateway_port) as sock:
+    with listening(settings.gateway_host, settings.gateway_port, "set gateway.port (SAIP_GATEWAY_PORT)") as sock:
         config = uvicorn.Config(
             create_app(gateway),
             log_config=None,
@@ -77,36 +76,3 @@ async def over_stdio(gateway: Gateway) -> AsyncIterator[Gateway]:
         group.start_soon(speak)
         yield gateway
         group.cancel_scope.cancel()
-
-
-@contextlib.contextmanager
-def listening(host: str, port: int) -> Iterator[socket.socket]:
-    """The HTTP port, bound before anything else is opened; a taken port is an OSError that says what to change."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise OSError(
-            f"cannot listen on {host}:{port} ({exc.strerror or exc}); free the port or set gateway.port "
-            "(SAIP_GATEWAY_PORT)"
-        ) from None
-    with sock:
-        yield sock
-
-
-class HttpServer(uvicorn.Server):
-    """uvicorn as a task of the lifespan: no signal handlers of its own, and an event once it accepts connections."""
-
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self.listening = anyio.Event()
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield  # SIGTERM and SIGINT are lifecycle's: it stops the server through `should_exit`
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        self.listening.set()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 from saip.common.vocabulary import is_reserved
@@ -13,6 +14,7 @@ from saip.knowledge.config import MAX_TOP_K
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, NotFound, Refused
 from saip.knowledge.items import expect, fingerprint, listed, now
 from saip.knowledge.pipelines import Pipelines
+from saip.knowledge.ports import Index
 from saip.knowledge.search import Search, hit_json
 from saip.v1 import common_pb2, knowledge_pb2
 
@@ -26,10 +28,11 @@ RESERVED = (
 
 
 class KnowledgeTools:
-    def __init__(self, pipelines: Pipelines, search: Search) -> None:
+    def __init__(self, pipelines: Pipelines, search: Search, index: Index) -> None:
         self._catalog = pipelines.catalog
         self._pipelines = pipelines
         self._search = search
+        self._index = index
 
     def suggest(self, pipeline_name: str = "") -> list[suggest.Suggestion]:
         pipelines = [self._pipelines.named(pipeline_name)] if pipeline_name.strip() else self._catalog.pipelines()
@@ -112,6 +115,28 @@ class KnowledgeTools:
         await self._catalog.delete_tool(tool.name)
         logger.info("knowledge tool unpublished", extra={"tool": tool.name})
         return tool
+
+    def definition(self, name: str) -> knowledge_pb2.KnowledgeToolDefinition:
+        """What a shipped copy of the tool carries besides its chunks: the tool, its pipeline, its documents."""
+        tool = self._catalog.tool(name.strip())
+        if tool is None:
+            raise NotFound(
+                f"no knowledge tool named '{name}'; the published ones are "
+                f"{listed([t.name for t in self._catalog.tools()])}"
+            )
+        pipeline = self._catalog.pipeline(tool.pipeline_id)
+        if pipeline is None:
+            raise Refused(f"the pipeline behind '{tool.name}' is gone; ask the person to unpublish the tool")
+        documents = self._pipelines.scope(pipeline)
+        return knowledge_pb2.KnowledgeToolDefinition(
+            tool=tool, pipeline=self._pipelines.shown(pipeline), documents=documents
+        )
+
+    async def snapshot(self, name: str, target: Path) -> knowledge_pb2.KnowledgeToolDefinition:
+        """The tool's definition, and a Qdrant Edge snapshot of its documents' chunks written at `target`."""
+        definition = self.definition(name)
+        await self._index.snapshot([document.ingest_id for document in definition.documents], target)
+        return definition
 
     def served(self) -> list[common_pb2.ServedTool]:
         return [

@@ -24,4 +24,5 @@ class Rules:
     def over(cls, knowledge: Knowledge) -> Rules:
         pipelines = Pipelines(knowledge)
         search = Search(knowledge, pipelines)
-        return cls(knowledge, pipelines, search, KnowledgeTools(pipelines, search), Declared(knowledge, pipelines))
+        tools = KnowledgeTools(pipelines, search, knowledge.index)
+        return cls(knowledge, pipelines, search, tools, Declared(knowledge, pipelines))

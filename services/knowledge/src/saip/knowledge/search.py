@@ -61,25 +61,39 @@ class Search:
         # Neither BM25 sums nor one model's cosines have a scale that means the same for every query and corpus, so a
         # passage's relevance is its score relative to the best of the same query in that ranking; a passage found
         # by both rankings keeps the better one.
-        relevance = _relative(lexical)
+        relevance = relative(lexical)
         if dense is None:
             ranked = lexical
         else:
             semantic = await self._knowledge.index.search_dense(dense[0], list(documents), wanted)
-            for key, value in _relative(semantic).items():
+            for key, value in relative(semantic).items():
                 relevance[key] = max(relevance.get(key, 0.0), value)
             ranked = fuse(lexical, semantic)[:limit]
-        kept = [(hit, documents[hit.ingest_id], relevance[(hit.ingest_id, hit.position)]) for hit in ranked]
-        above = [entry for entry in kept if entry[2] >= pipeline.threshold]
-        if pipeline.rerank:
-            above.sort(key=lambda entry: -entry[0].score)
-        else:
-            order = {ingest_id: rank for rank, ingest_id in enumerate(documents)}
-            above.sort(key=lambda entry: (order[entry[0].ingest_id], entry[0].position))
+        above = chosen(ranked, relevance, documents, pipeline.threshold, rerank=pipeline.rerank)
         return SearchResult(above, self._pipelines.shown(pipeline), len(ranked) - len(above))
 
 
-def _relative(ranking: Sequence[Hit]) -> dict[tuple[str, int], float]:
+def chosen(
+    ranked: Sequence[Hit],
+    relevance: dict[tuple[str, int], float],
+    documents: dict[str, knowledge_pb2.Document],
+    threshold: float,
+    *,
+    rerank: bool,
+) -> list[tuple[Hit, knowledge_pb2.Document, float]]:
+    """The hits at or above the threshold, with their documents: by score (`rerank`), else in reading order (the
+    order of `documents`, then the position). A shipped knowledge tool answers with the same rule."""
+    kept = [(hit, documents[hit.ingest_id], relevance[(hit.ingest_id, hit.position)]) for hit in ranked]
+    above = [entry for entry in kept if entry[2] >= threshold]
+    if rerank:
+        above.sort(key=lambda entry: -entry[0].score)
+    else:
+        order = {ingest_id: rank for rank, ingest_id in enumerate(documents)}
+        above.sort(key=lambda entry: (order[entry[0].ingest_id], entry[0].position))
+    return above
+
+
+def relative(ranking: Sequence[Hit]) -> dict[tuple[str, int], float]:
     best = ranking[0].score if ranking else 0.0
     if best <= 0:
         return {}

@@ -8,10 +8,12 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -39,6 +41,7 @@ logger = logging.getLogger(__name__)
 SERVICE_NAME = "saip.v1.KnowledgeService"
 STOP_GRACE = 3.0
 START_WITHIN = 60.0
+SNAPSHOT_PIECE = 1024 * 1024  # bytes a snapshot message carries, well under gRPC's 4 MiB message limit
 
 # The status of each of the service's errors: a parallel table, one in every service's server.py.
 _EDGE = RpcEdge(
@@ -193,6 +196,22 @@ class KnowledgeServicer:
     async def GetStatus(self, request: Any, context: Any) -> knowledge_pb2.GetKnowledgeStatusReply:
         status = await self._rules.knowledge.status()
         return knowledge_pb2.GetKnowledgeStatusReply(tools=self._rules.tools.every(), **status)
+
+    @_unary
+    async def DescribeTool(self, request: Any, context: Any) -> knowledge_pb2.KnowledgeToolDefinition:
+        await self._catalog.sync()
+        return self._rules.tools.definition(request.name)
+
+    @_unary  # a stream written as it goes: the definition, then the snapshot archive in pieces
+    async def SnapshotTool(self, request: Any, context: Any) -> None:
+        await self._catalog.sync()
+        with tempfile.TemporaryDirectory(prefix="saip-snapshot-") as scratch:
+            target = Path(scratch) / "tool.snapshot"
+            definition = await self._rules.tools.snapshot(request.name, target)
+            await context.write(knowledge_pb2.SnapshotPiece(definition=definition))
+            async with await anyio.open_file(target, "rb") as archive:
+                while piece := await archive.read(SNAPSHOT_PIECE):
+                    await context.write(knowledge_pb2.SnapshotPiece(data=piece))
 
     @_unary
     async def ListServedTools(self, request: Any, context: Any) -> common_pb2.ListServedToolsReply:

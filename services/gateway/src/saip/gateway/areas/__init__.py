@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from saip.gateway.areas import chat, knowledge, monitor, tools
+from saip.gateway.areas import chat, knowledge, monitor, shipyard, tools
 from saip.gateway.areas.base import Area
 
 # In the order /mcp lists their tools and /healthz their services.
-AREAS: tuple[Area[Any], ...] = (monitor.AREA, tools.AREA, knowledge.AREA, chat.AREA)
+AREAS: tuple[Area[Any], ...] = (monitor.AREA, tools.AREA, knowledge.AREA, shipyard.AREA, chat.AREA)

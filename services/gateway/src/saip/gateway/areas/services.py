@@ -9,3 +9,4 @@ from saip.gateway.areas.base import Service, Serving
 AUDIT = Service("audit", deadline=5.0)
 TOOLS = Service("tools", serves=Serving("saip.v1.ToolsService", names.TOOLS_BUCKET))
 KNOWLEDGE = Service("knowledge", serves=Serving("saip.v1.KnowledgeService", names.KNOWLEDGE_BUCKET))
+SHIPYARD = Service("shipyard")

@@ -1,0 +1,180 @@
+"""`saip shipyard ...`: shipped servers (validate, ship, run, status, logs, stop, delete) through the REST API (the
+methods the saip_shipyard_* tools call), and `saip shipyard token NAME`, the person's way to a server's token."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import click
+
+from saip.cli.commands import call, listed, on_name
+from saip.cli.output import Table, fields, json_option, listing, report
+
+SHIP_TIMEOUT = 660.0  # the gateway gives a ship 600 s: each knowledge tool's collection is snapshotted
+RUN_TIMEOUT = 360.0
+SERVERS = Table((24, 4, 12, 12, 0))  # name, version, state, target, endpoint
+SHIPPABLE = Table((32, 10, 3, 0))  # name, kind, risk, ready or why not
+TARGETS = Table((12, 0))
+
+
+def _shipyard(context: click.Context, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+    return call(context, method, f"/shipyard{path}", **kwargs)
+
+
+def _server(name: str, suffix: str = "") -> str:
+    return f"/servers/{quote(name, safe='')}{suffix}"
+
+
+@click.group()
+def shipyard() -> None:
+    """Shipped servers: standalone MCP servers of the tools built here (the saip_shipyard_* methods)."""
+
+
+def _servers(data: list[dict[str, Any]]) -> None:
+    for server in data:
+        stale = "  (out of date)" if server["outOfDate"] else ""
+        endpoint = (server["endpoint"] or "") + stale
+        SERVERS.echo(server["name"], f"v{server['version']}", server["state"], server["target"] or "-", endpoint)
+    if not data:
+        click.echo("No shipped servers yet.")
+
+
+def _shippable(data: list[dict[str, Any]]) -> None:
+    for tool in data:
+        SHIPPABLE.echo(tool["name"], tool["kind"], tool["risk"], "ready" if tool["ready"] else tool["reason"])
+
+
+def _targets(data: list[dict[str, Any]]) -> None:
+    for target in data:
+        TARGETS.echo(target["name"], "usable" if target["usable"] else f"{target['reason']}; {target['remedy']}")
+
+
+def _proposal(name: str, description: str, tools: tuple[str, ...], stdio: bool) -> dict[str, Any]:
+    return {
+        "name": name,
+        "description": description,
+        "transport": "stdio" if stdio else "streamable-http",
+        "tools": list(tools),
+    }
+
+
+proposal_options = [
+    click.argument("name"),
+    click.option("--description", required=True, help="What the server is for."),
+    click.option("-t", "--tool", "tools", multiple=True, required=True, help="A tool it carries (repeat)."),
+    click.option("--stdio", is_flag=True, help="Serve over stdio (its client starts it) instead of HTTP."),
+]
+
+
+def _with_proposal(command: Any) -> Any:
+    for option in reversed(proposal_options):
+        command = option(command)
+    return command
+
+
+@shipyard.command("validate")
+@_with_proposal
+@json_option
+@click.pass_context
+def shipyard_validate(
+    context: click.Context, name: str, description: str, tools: tuple[str, ...], stdio: bool, as_json: bool
+) -> None:
+    """Check the server NAME with its tools, without shipping it."""
+    report(_shipyard(context, "POST", "/validate", json=_proposal(name, description, tools, stdio)), as_json)
+
+
+@shipyard.command("ship")
+@_with_proposal
+@json_option
+@click.pass_context
+def shipyard_ship(
+    context: click.Context, name: str, description: str, tools: tuple[str, ...], stdio: bool, as_json: bool
+) -> None:
+    """Ship the server NAME with its tools: a new bundle version."""
+    body = _proposal(name, description, tools, stdio)
+    report(_shipyard(context, "POST", "/servers", json=body, timeout=SHIP_TIMEOUT), as_json)
+
+
+@shipyard.command("run")
+@click.argument("name")
+@click.option("--target", type=click.Choice(["local", "compose", "kubernetes"]), default="local", show_default=True)
+@click.option("--port", type=click.IntRange(1024, 65535), help="Local target: the port; a free one when omitted.")
+@json_option
+@click.pass_context
+def shipyard_run(context: click.Context, name: str, target: str, port: int | None, as_json: bool) -> None:
+    """Run the shipped server NAME on a target; `saip shipyard token NAME` then prints its bearer token."""
+    body = {"target": target, "port": port}
+    report(_shipyard(context, "POST", _server(name, "/run"), json=body, timeout=RUN_TIMEOUT), as_json)
+
+
+@shipyard.command("status")
+@click.argument("name")
+@json_option
+@click.pass_context
+def shipyard_status(context: click.Context, name: str, as_json: bool) -> None:
+    """The state, endpoint, target and version of the shipped server NAME, and whether it is out of date."""
+
+    def show(data: dict[str, Any]) -> None:
+        fields(
+            [
+                ("Server", f"{data['name']} v{data['version']} ({data['transport']}, {data['risk']})"),
+                ("State", data["state"] + (f", {data['restarts']} restarts" if data["restarts"] else "")),
+                ("Target", data["target"] or "-"),
+                ("Endpoint", data["endpoint"] or "-"),
+                ("Out of date", "; ".join(data["staleParts"]) if data["outOfDate"] else "no"),
+                ("Last error", data["lastError"] or "-"),
+            ]
+        )
+
+    listing(_shipyard(context, "GET", _server(name)), as_json, show)
+
+
+@shipyard.command("logs")
+@click.argument("name")
+@click.option("-n", "--lines", type=click.IntRange(1, 1000), default=100, show_default=True)
+@json_option
+@click.pass_context
+def shipyard_logs(context: click.Context, name: str, lines: int, as_json: bool) -> None:
+    """The last lines the local shipped server NAME wrote (masked)."""
+    listing(
+        _shipyard(context, "GET", _server(name, "/logs"), params={"lines": lines}),
+        as_json,
+        lambda data: click.echo("\n".join(data["lines"])),
+    )
+
+
+@shipyard.command("token")
+@click.argument("name")
+@json_option
+@click.pass_context
+def shipyard_token(context: click.Context, name: str, as_json: bool) -> None:
+    """The bearer token and endpoint of the running shipped server NAME, for your MCP client."""
+
+    def show(data: dict[str, Any]) -> None:
+        fields([("Endpoint", data["endpoint"]), ("Bearer token", data["token"])])
+
+    listing(_shipyard(context, "GET", _server(name, "/token")), as_json, show)
+
+
+for command in (
+    listed("servers", "The shipped servers.", lambda context: _shipyard(context, "GET", "/servers"), _servers),
+    listed(
+        "shippable",
+        "The tools a server can carry.",
+        lambda context: _shipyard(context, "GET", "/shippable"),
+        _shippable,
+    ),
+    listed("targets", "The run targets and why not.", lambda context: _shipyard(context, "GET", "/targets"), _targets),
+    on_name(
+        "stop",
+        "Stop the running shipped server NAME.",
+        lambda context, name: _shipyard(context, "POST", _server(name, "/stop"), timeout=RUN_TIMEOUT),
+    ),
+    on_name(
+        "delete",
+        "Delete the stopped shipped server NAME and every bundle version.",
+        lambda context, name: _shipyard(context, "DELETE", _server(name)),
+    ),
+):
+    shipyard.add_command(command)

@@ -1,0 +1,41 @@
+"""Serving HTTP inside a lifespan (the gateway, a shipped server): the port bound before anything else opens, and
+uvicorn as one task of the lifespan, with no signal handlers of its own (the signals are `lifecycle`'s)."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import Iterator
+
+import anyio
+import uvicorn
+
+
+@contextlib.contextmanager
+def listening(host: str, port: int, remedy: str) -> Iterator[socket.socket]:
+    """The bound socket; a taken port is an OSError that says what to change (`remedy`, e.g. the key to set)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); free the port or {remedy}") from None
+    with sock:
+        yield sock
+
+
+class HttpServer(uvicorn.Server):
+    """uvicorn as a task of the lifespan: no signal handlers of its own, and an event once it accepts connections."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.listening = anyio.Event()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield  # SIGTERM and SIGINT are lifecycle's: it stops the server through `should_exit`
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self.listening.set()

@@ -1,0 +1,3 @@
+"""saip shipped servers: the bundle format (`bundle`) and the standalone MCP server that serves one bundle's tools
+(`python -m saip.shipped --bundle <file>`): authored tools in the V8 sandbox (`authored`), knowledge tools on their
+snapshot in-process (`knowledge`), over stdio or streamable HTTP with its own bearer token (`server`)."""

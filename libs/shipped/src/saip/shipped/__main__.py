@@ -1,0 +1,117 @@
+"""`python -m saip.shipped --bundle <saip-bundle.json>`: serve one bundle as a standalone MCP server until SIGTERM or
+SIGINT (or, over stdio, until the client closes stdin).
+
+Over streamable HTTP it listens on `--host`/`--port` (SAIP_SHIPPED_HOST, SAIP_SHIPPED_PORT) and needs its bearer
+token in SAIP_SHIPPED_TOKEN; over stdio it speaks on stdin/stdout and logs to stderr. The bundle's hashes are
+checked before anything opens: a bundle that fails them, or a requirement that is unset, is one log line and exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import uvicorn
+from mcp.server.stdio import stdio_server
+
+from saip.common import lifecycle, logs
+from saip.common.http_serving import HttpServer, listening
+from saip.shipped import bundle as bundles
+from saip.shipped.bundle import BUNDLE_FILE, STDIO, TRANSPORTS, BundleInvalid
+from saip.shipped.server import CannotServe, ShippedServer, build, checked_token, http_app, opened
+
+logger = logging.getLogger("saip.shipped")
+DRAIN_SECONDS = 3
+
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m saip.shipped", description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", required=True, type=Path, help="the saip-bundle.json (or the folder holding it)")
+    parser.add_argument("--transport", choices=TRANSPORTS, help="the bundle's transport when not given")
+    parser.add_argument("--host", default=os.environ.get("SAIP_SHIPPED_HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("SAIP_SHIPPED_PORT", "8383")))
+    parser.add_argument(
+        "--allowed-hosts",
+        default=os.environ.get("SAIP_SHIPPED_ALLOWED_HOSTS", "127.0.0.1:*,localhost:*"),
+        help="Host headers accepted (DNS-rebinding protection); '*' accepts any, for a container behind a Service",
+    )
+    parser.add_argument(
+        "--stateless",
+        action="store_true",
+        default=os.environ.get("SAIP_SHIPPED_STATELESS", "") == "true",
+        help="serve 2025-11-25 clients without sessions, so replicas need no affinity",
+    )
+    return parser.parse_args(argv)
+
+
+@asynccontextmanager
+async def lifespan(options: argparse.Namespace) -> AsyncIterator[None]:
+    bundle = bundles.read(options.bundle)
+    transport = options.transport or bundle.transport
+    with tempfile.TemporaryDirectory(prefix="saip-shipped-") as work:
+        async with opened(bundle, Path(work), os.environ) as served:
+            server = build(served)
+            said = {"server": bundle.name, "version": bundle.version, "tools": len(served.tools)}
+            if transport == STDIO:
+                async with over_stdio(server):
+                    logger.info("shipped server serving", extra={**said, "transport": transport})
+                    yield
+                return
+            token = checked_token(os.environ.get("SAIP_SHIPPED_TOKEN"))
+            hosts = [host.strip() for host in options.allowed_hosts.split(",") if host.strip()]
+            app = http_app(server, served, token, hosts, stateless=options.stateless)
+            with listening(options.host, options.port, "pass --port (SAIP_SHIPPED_PORT)") as sock:
+                config = uvicorn.Config(
+                    app, log_config=None, access_log=False, timeout_graceful_shutdown=DRAIN_SECONDS, lifespan="off"
+                )
+                http = HttpServer(config)
+                async with server.session_manager.run(), anyio.create_task_group() as group:
+                    group.start_soon(http.serve, [sock])
+                    await http.listening.wait()
+                    logger.info("shipped server serving", extra={**said, "transport": transport, "port": options.port})
+                    yield
+                    http.should_exit = True
+
+
+@asynccontextmanager
+async def over_stdio(server: ShippedServer) -> AsyncIterator[None]:
+    async with stdio_server() as (read, write), anyio.create_task_group() as group:
+
+        async def speak() -> None:
+            await server.run(read, write, server.create_initialization_options())
+            # stdin closed: the client went away. Ending the lifespan's group ends the served block, as a signal would.
+            logger.info("stdin closed; stopping")
+            group.cancel_scope.cancel()
+
+        group.start_soon(speak)
+        yield
+        group.cancel_scope.cancel()
+
+
+def main(argv: list[str] | None = None) -> None:
+    options = arguments(argv)
+    # Over stdio, stdout is the protocol: the logs go to stderr.
+    stdio = options.transport == STDIO or (options.transport is None and _bundle_transport(options.bundle) == STDIO)
+    logs.setup("shipped", os.environ.get("SAIP_LOG_LEVEL", "INFO"), stream=sys.stderr if stdio else None)
+    lifecycle.run("shipped", lambda: lifespan(options), expected=(OSError, BundleInvalid, CannotServe))
+
+
+def _bundle_transport(path: Path) -> str | None:
+    """The transport the bundle names, read without its checks (the lifespan checks it, and says why it cannot)."""
+    try:
+        transport = json.loads((path / BUNDLE_FILE if path.is_dir() else path).read_text()).get("transport")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return str(transport) if transport else None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,225 @@
+"""The shipped server: exactly one bundle's tools on the MCP SDK's low-level Server, in both protocol eras, over
+stdio or streamable HTTP with its own bearer token.
+
+Capabilities follow the bundle (the Spring MCP server seed's convention: they come from configuration): tools,
+resources and prompts are declared with `listChanged` in both eras (on 2025-11-25 handshakes through the
+initialization options, on 2026-07-28 through `subscriptions/listen`); a bundle does not change while it is served,
+so nothing is ever sent on them. Over stdio there is no web server at all. `stateless` serves 2025-11-25 clients
+without sessions too, so several replicas can share one Service without affinity.
+
+The server never carries management tools: a bundle cannot hold a `saip_` name (the shipyard refuses it, and this
+refuses to start on one), and the gateway's registrar offers none in a home that holds a saip-bundle.json.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from saip.common.vocabulary import is_reserved
+from saip.sandbox.job import Limits
+from saip.sandbox.pool import Sandbox
+from saip.shipped.answers import Answer
+from saip.shipped.authored import AuthoredTool
+from saip.shipped.bundle import AUTHORED, KNOWLEDGE, UPSTREAM, Bundle, BundleInvalid
+from saip.shipped.knowledge import KnowledgeTool
+
+logger = logging.getLogger(__name__)
+
+VERSION = "0.1.0"
+SANDBOX_TIMEOUT = 30.0
+SANDBOX_MEMORY = 128 * 1024 * 1024
+
+
+class ShippedTool(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def listed(self) -> types.Tool: ...
+    async def call(self, arguments: dict[str, Any]) -> Answer: ...
+
+
+class CannotServe(Exception):
+    """The bundle cannot be served here; the message says what to set or do."""
+
+
+@dataclass(frozen=True)
+class Served:
+    """The open tools of one bundle, in the bundle's order."""
+
+    bundle: Bundle
+    tools: dict[str, ShippedTool]
+
+    def listed(self) -> list[types.Tool]:
+        return [tool.listed() for name, tool in self.tools.items() if not is_reserved(name)]
+
+
+@asynccontextmanager
+async def opened(bundle: Bundle, work: Path, environ: Mapping[str, str]) -> AsyncIterator[Served]:
+    """Open every tool of the bundle: the sandbox's worker when there are authored tools, each knowledge snapshot
+    unpacked under `work`. Refuses (CannotServe) a reserved name, a part this build cannot serve, or an unset
+    requirement, before anything opens."""
+    reserved = [part["name"] for part in bundle.tools if is_reserved(part["name"])]
+    if reserved:
+        raise CannotServe(f"the bundle names {reserved}; 'saip_' is reserved for saip's own management tools")
+    upstream = [part["name"] for part in bundle.tools if part["kind"] == UPSTREAM]
+    if upstream:
+        raise CannotServe(f"this build cannot serve exposed upstream members yet ({upstream}); ship them without")
+    missing = sorted(name for name in bundle.document["requirements"] if not environ.get(name, "").strip())
+    if missing:
+        raise CannotServe(
+            f"the bundle needs environment variables that are not set: {', '.join(missing)}; set them where the "
+            "server runs, then start it again"
+        )
+    async with AsyncExitStack() as stack:
+        tools: dict[str, ShippedTool] = {}
+        sandbox: Sandbox | None = None
+        for part in bundle.tools:
+            if part["kind"] == AUTHORED:
+                if sandbox is None:
+                    sandbox = Sandbox(1, Limits(timeout=SANDBOX_TIMEOUT, memory_bytes=SANDBOX_MEMORY), spares=1)
+                    stack.push_async_callback(sandbox.close)
+                    await sandbox.warm()
+                tools[part["name"]] = AuthoredTool(part, sandbox, environ)
+            elif part["kind"] == KNOWLEDGE:
+                knowledge = await KnowledgeTool.open(part, bundle.snapshot(part), work)
+                stack.push_async_callback(knowledge.close)
+                tools[part["name"]] = knowledge
+        yield Served(bundle, tools)
+
+
+class ShippedServer(Server[Any]):
+    """The low-level server, advertising list_changed on 2025-11-25 handshakes (the SDK's default says false)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+def build(served: Served) -> ShippedServer:
+    document = served.bundle.document
+
+    async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=served.listed())
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = None if is_reserved(params.name) else served.tools.get(params.name)
+        if tool is None:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown tool '{params.name}'. Call tools/list for the tools this server serves.",
+            )
+        answer = await tool.call(dict(params.arguments or {}))
+        logger.info("tool called", extra={"tool": params.name, "error": answer.is_error})
+        return answer.result()
+
+    async def list_resources(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[])
+
+    async def list_prompts(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[])
+
+    return ShippedServer(
+        str(document["name"]),
+        version=f"{VERSION}+bundle.{document['version']}",
+        title=str(document["name"]),
+        instructions=str(document["description"]),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_prompts=list_prompts,
+        on_subscriptions_listen=ListenHandler(InMemorySubscriptionBus()),
+    )
+
+
+class BearerGuard:
+    """Every HTTP request but /healthz needs `Authorization: Bearer <its token>`, compared in constant time."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self._app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] != "/healthz":
+            presented = dict(scope["headers"]).get(b"authorization", b"")
+            if not hmac.compare_digest(presented, self._expected):
+                body = json.dumps({"error": "This server needs its bearer token: 'Authorization: Bearer <token>'."})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="saip-shipped", error="invalid_token"'),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body.encode()})
+                return
+        await self._app(scope, receive, send)
+
+
+def http_app(
+    server: ShippedServer, served: Served, token: str, allowed_hosts: list[str], *, stateless: bool
+) -> ASGIApp:
+    """The streamable HTTP app: /mcp behind the bearer guard, /healthz open (the containers' probe)."""
+    if "*" in allowed_hosts:
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    else:
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=[f"http://{host}" for host in allowed_hosts],
+        )
+    mcp_app = server.streamable_http_app(transport_security=security, stateless_http=stateless)
+
+    async def healthz(request: Request) -> JSONResponse:
+        bundle = served.bundle
+        return JSONResponse(
+            {"status": "ok", "name": bundle.name, "version": bundle.version, "tools": len(served.tools)}
+        )
+
+    app = Starlette(routes=[Route("/healthz", healthz), Mount("/", app=mcp_app)])
+    return BearerGuard(app, token)
+
+
+def checked_token(token: str | None) -> str:
+    if not token or len(token) < 16:
+        raise CannotServe(
+            "a shipped server over streamable HTTP needs its bearer token of at least 16 characters in "
+            "SAIP_SHIPPED_TOKEN (the shipyard sets it; the person reads it with `saip shipyard token <name>`)"
+        )
+    return token
+
+
+__all__ = ["BundleInvalid", "CannotServe", "Served", "ShippedServer", "build", "http_app", "opened"]

@@ -1,0 +1,72 @@
+"""The JSON of the shipyard's replies, as the AI and the person both read them (camelCase, RFC 3339 times)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from saip.gateway.areas.words import when
+from saip.v1 import shipyard_pb2 as pb
+
+
+def server(found: pb.ShippedServer) -> dict[str, Any]:
+    return {
+        "name": found.name,
+        "description": found.description,
+        "transport": found.transport,
+        "version": found.version,
+        "bundleSha256": found.bundle_sha256,
+        "tools": [{"name": part.name, "kind": part.kind, "sha256": part.sha256} for part in found.parts],
+        "requirements": list(found.requirements),
+        "risk": f"L{found.risk_level}",
+        "shippedAt": when(found.shipped_at),
+    }
+
+
+def status(found: pb.ServerStatus) -> dict[str, Any]:
+    return {
+        **server(found.server),
+        "state": found.state,
+        "target": found.target or None,
+        "endpoint": found.endpoint or None,
+        "runningVersion": found.running_version or None,
+        "outOfDate": found.out_of_date,
+        "staleParts": list(found.stale_parts),
+        "restarts": found.restarts,
+        "lastError": found.last_error or None,
+        "startedAt": when(found.started_at),
+    }
+
+
+def report(found: pb.ValidationReport) -> dict[str, Any]:
+    return {
+        "name": found.name,
+        "ok": found.ok,
+        "problems": list(found.problems),
+        "requirements": list(found.requirements),
+        "risk": f"L{found.risk_level}",
+        "tools": [
+            {
+                "name": tool.name,
+                "kind": tool.kind or None,
+                "risk": f"L{tool.risk_level}",
+                "problems": list(tool.problems),
+                "requirements": list(tool.requirements),
+            }
+            for tool in found.tools
+        ],
+    }
+
+
+def shippable(found: pb.Shippable) -> dict[str, Any]:
+    return {
+        "name": found.name,
+        "kind": found.kind,
+        "description": found.description,
+        "risk": f"L{found.risk_level}",
+        "ready": found.ready,
+        "reason": found.reason or None,
+    }
+
+
+def target(found: pb.Target) -> dict[str, Any]:
+    return {"name": found.name, "usable": found.usable, "reason": found.reason or None, "remedy": found.remedy or None}

@@ -1,0 +1,1 @@
+"""saip shipyard: bundles, their validation, and the shipped servers run on a target (local, compose, Kubernetes)."""

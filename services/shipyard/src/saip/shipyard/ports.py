@@ -1,0 +1,54 @@
+"""What the shipyard rules need from outside, as protocols: the sources of what ships (the tools and knowledge
+services over gRPC, `clients.GrpcSources`), the records (the saip-shipyard bucket, `clients.KvRecords`), the bundle
+archives (the saip-bundles object store, `clients.ObjectBundles`) and the host's commands (`targets.HostCommands`,
+which runs `docker` and `kubectl`). tests/unit/shipyard/fakes.py holds in-memory ones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from saip.v1 import knowledge_pb2, tools_pb2
+
+
+class Sources(Protocol):
+    """The current definitions of what can ship. A missing tool is None; a service away raises StoreUnavailable."""
+
+    async def authored_tools(self) -> list[tools_pb2.ToolSummary]: ...
+    async def authored(self, name: str) -> tools_pb2.ToolDetail | None: ...
+    async def knowledge_tools(self) -> list[knowledge_pb2.KnowledgeTool]: ...
+    async def knowledge(self, name: str) -> knowledge_pb2.KnowledgeToolDefinition | None: ...
+    async def snapshot(self, name: str, target: Path) -> knowledge_pb2.KnowledgeToolDefinition:
+        """The tool's definition, and its snapshot written at `target`."""
+        ...
+
+
+class Records(Protocol):
+    """Key-value records with revisions; `put` with a revision refuses (Conflict) when the key moved on."""
+
+    async def get(self, key: str) -> tuple[bytes, int] | None: ...
+    async def put(self, key: str, value: bytes, revision: int | None = None) -> int: ...
+    async def delete(self, key: str) -> None: ...
+    async def keys(self, prefix: str) -> list[str]: ...
+
+
+class Archives(Protocol):
+    """Bundle archives by object name."""
+
+    async def put(self, name: str, data: bytes) -> None: ...
+    async def get(self, name: str) -> bytes: ...
+    async def delete(self, name: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Completed:
+    code: int
+    output: str
+
+
+class Commands(Protocol):
+    """The host's command line: whether a program is there, and one bounded run of it."""
+
+    def which(self, program: str) -> str | None: ...
+    async def run(self, argv: list[str], *, within: float) -> Completed: ...

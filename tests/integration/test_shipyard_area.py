@@ -1,0 +1,78 @@
+"""The shipyard area through a real gateway and the real tools, knowledge and shipyard services on a real NATS: the
+tools and their levels, the run's approval quoting the exact command, a run that never hands the AI the token, the
+status resource, the guide and the prompt."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client import ClientRequestContext
+
+from saip.common.natsd import LocalNats
+from saip.gateway.areas.shipyard.contribution import GUIDE_URI, STATUS_URI, TOKEN_HIDDEN
+from saip.gateway.server import Gateway
+from saip.v1 import shipyard_pb2
+from tests.integration.gateways import replica_settings
+from tests.integration.shipyard_support import AUTHORED_TOOL, KNOWLEDGE_TOOL, yard
+from tests.waiting import eventually
+
+pytestmark = pytest.mark.integration
+
+CLIENT = types.Implementation(name="area-client", version="3.1")
+TOKEN = "t" * 24
+
+
+class Person:
+    def __init__(self) -> None:
+        self.questions: list[str] = []
+
+    async def __call__(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.questions.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": ["run"]})
+
+
+def envelope(result: Any) -> dict[str, Any]:
+    assert isinstance(result, types.CallToolResult)
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return json.loads(block.text)  # type: ignore[no-any-return]
+
+
+async def test_ship_and_run_through_the_gateway_never_hand_the_ai_the_token(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    person = Person()
+    async with yard(nats_server.url, tmp_path / "yard") as y:
+        settings = replica_settings(
+            tmp_path, nats_server.url, "one", shipyard_addr=f"127.0.0.1:{y.running.port}", mcp_server_auth_token=TOKEN
+        )
+        gateway = Gateway(settings)
+        async with gateway.running():
+            await eventually(lambda: gateway.registry.tool("saip_shipyard_run") is not None)
+            async with Client(gateway.mcp, mode="legacy", client_info=CLIENT, elicitation_callback=person) as client:
+                proposal = {"name": "ops", "description": "Runbook answers.", "tools": [AUTHORED_TOOL, KNOWLEDGE_TOOL]}
+                assert envelope(await client.call_tool("saip_shipyard_validate", proposal))["ok"]
+                shipped = envelope(await client.call_tool("saip_shipyard_ship", proposal))
+                assert shipped["ok"] and shipped["data"]["version"] == 1
+                ran = envelope(await client.call_tool("saip_shipyard_run", {"name": "ops", "version": 1}))
+                token = (await y.shipyard.GetToken(shipyard_pb2.ShippedServerRequest(name="ops"))).token
+                assert ran["ok"] and TOKEN_HIDDEN in ran["message"]
+                assert token not in json.dumps(ran) and ran["data"]["state"] == "running"
+                status = json.loads((await client.read_resource(STATUS_URI)).contents[0].text)  # type: ignore[union-attr]
+                assert [server["state"] for server in status["servers"]] == ["running"]
+                guide = (await client.read_resource(GUIDE_URI)).contents[0].text  # type: ignore[union-attr]
+                assert "saip_shipyard_validate" in guide and TOKEN_HIDDEN in guide
+                prompt = await client.get_prompt("saip_shipyard_server", {"name": "ops"})
+                assert GUIDE_URI in prompt.messages[0].content.text  # type: ignore[union-attr]
+                stopped = envelope(await client.call_tool("saip_shipyard_stop", {"name": "ops"}))
+                assert stopped["data"]["state"] == "stopped"
+                deleted = envelope(await client.call_tool("saip_shipyard_delete", {"name": "ops", "version": 1}))
+                assert deleted["ok"], deleted["message"]
+    run_question = next(question for question in person.questions if "saip_shipyard_run" in question)
+    assert "run 'ops' v1 (bundle " in run_question and "on the local target: `" in run_question
+    assert "-m saip.shipped --bundle " in run_question

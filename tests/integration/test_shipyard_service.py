@@ -1,0 +1,220 @@
+"""The shipyard over gRPC with the real tools and knowledge services on a real nats-server: ship, run locally,
+connect with the MCP SDK in both eras, call an authored and a knowledge tool, out-of-date, stop, delete, tokens,
+crash restarts, and the refusals of bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import socket
+import sys
+from typing import Any
+
+import anyio
+import grpc
+import httpx
+import pytest
+from mcp import Client, StdioServerParameters
+
+from saip.common.natsd import LocalNats
+from saip.shipped.bundle import BUNDLE_FILE
+from saip.v1 import shipyard_pb2, tools_pb2
+from tests.integration.shipyard_support import (
+    AUTHORED_TOOL,
+    KNOWLEDGE_TOOL,
+    proposal,
+    shipped_client,
+    yard,
+)
+from tests.integration.tools_support import publish_tested, save
+from tests.unit.tools.specs import document
+from tests.waiting import eventually
+
+pytestmark = pytest.mark.integration
+FAILED, NOT_FOUND = grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND
+
+
+async def refused(call: Any, code: grpc.StatusCode) -> str:
+    with pytest.raises(grpc.aio.AioRpcError) as failure:
+        await call
+    assert failure.value.code() == code, failure.value.details()
+    return str(failure.value.details())
+
+
+async def test_ship_run_connect_in_both_eras_call_both_kinds_then_stop_and_delete(
+    nats_server: LocalNats, tmp_path: Any
+) -> None:
+    async with yard(nats_server.url, tmp_path) as y:
+        report = await y.shipyard.Validate(proposal())
+        assert report.ok, report.problems
+        assert [(t.name, t.kind) for t in report.tools] == [(AUTHORED_TOOL, "authored"), (KNOWLEDGE_TOOL, "knowledge")]
+        shipped = await y.shipyard.Ship(proposal())
+        assert shipped.server.version == 1 and len(shipped.server.bundle_sha256) == 64
+        again = await y.shipyard.Ship(proposal())
+        assert again.server.version == 2  # each ship is a new version
+
+        status = await y.shipyard.Run(shipyard_pb2.RunRequest(name="ops", expected_version=2))
+        assert status.state == "running" and status.target == "local" and status.running_version == 2
+        assert not status.out_of_date
+        token = (await y.shipyard.GetToken(shipyard_pb2.ShippedServerRequest(name="ops"))).token
+
+        for mode in ("legacy", "auto"):
+            async with shipped_client(status.endpoint, token, mode=mode) as client:
+                names = [tool.name for tool in (await client.list_tools()).tools]
+                assert names == [AUTHORED_TOOL, KNOWLEDGE_TOOL]
+                added = await client.call_tool(AUTHORED_TOOL, {"a": 2, "b": 40})
+                assert not added.is_error and json.loads(added.content[0].text) == {"sum": 42}  # type: ignore[union-attr]
+                found = await client.call_tool(KNOWLEDGE_TOOL, {"query": "roll back the payment gateway"})
+                assert not found.is_error
+                results = json.loads(found.content[0].text)["results"]  # type: ignore[union-attr]
+                assert results and results[0]["document"] == "runbook.md"
+
+        async with httpx.AsyncClient() as http:
+            wrong = await http.post(status.endpoint, headers={"Authorization": "Bearer not-its-token"}, json={})
+            missing = await http.post(status.endpoint, json={})
+        assert wrong.status_code == missing.status_code == 401
+
+        logs = await y.shipyard.GetLogs(shipyard_pb2.LogsRequest(name="ops", lines=50))
+        assert logs.masked and any("shipped server serving" in line for line in logs.lines)
+        assert not any(token in line for line in logs.lines)
+
+        # The source tool changes: the shipped server says it is out of date, naming the part.
+        await y.tools.DeleteTool(tools_pb2.DeleteToolRequest(name=AUTHORED_TOOL))
+        await save(y.tools, document(AUTHORED_TOOL, description="Adds two integers; the sum comes back."))
+        stale = await y.shipyard.GetStatus(shipyard_pb2.ShippedServerRequest(name="ops"))
+        assert stale.out_of_date and [line.split(":")[0] for line in stale.stale_parts] == [AUTHORED_TOOL]
+
+        stopped = await y.shipyard.Stop(shipyard_pb2.ShippedServerRequest(name="ops"))
+        assert stopped.state == "stopped"
+        deleted = await y.shipyard.Delete(shipyard_pb2.DeleteShippedServerRequest(name="ops"))
+        assert deleted.versions_deleted == 2
+        listed = await y.shipyard.ListServers(shipyard_pb2.ListShippedServersRequest())
+        assert list(listed.servers) == []
+
+
+async def test_a_crashed_local_server_is_restarted_and_status_counts_it(nats_server: LocalNats, tmp_path: Any) -> None:
+    async with yard(nats_server.url, tmp_path) as y:
+        await y.shipyard.Ship(proposal())
+        first = await y.shipyard.Run(shipyard_pb2.RunRequest(name="ops"))
+        local = y.running.local.get("ops")
+        assert local is not None and local.process is not None
+        crashed = local.process.pid
+        os.kill(crashed, signal.SIGKILL)
+
+        async def restarted() -> shipyard_pb2.ServerStatus | None:
+            status = await y.shipyard.GetStatus(shipyard_pb2.ShippedServerRequest(name="ops"))
+            alive = local.process is not None and local.process.pid != crashed
+            return status if status.state == "running" and status.restarts == 1 and alive else None
+
+        status = await eventually(restarted, within=60)
+        assert "exited with code -9" in status.last_error and status.endpoint == first.endpoint
+        token = (await y.shipyard.GetToken(shipyard_pb2.ShippedServerRequest(name="ops"))).token
+        async with shipped_client(status.endpoint, token, mode="legacy") as client:
+            added = await client.call_tool(AUTHORED_TOOL, {"a": 1, "b": 1})
+        assert json.loads(added.content[0].text) == {"sum": 2}  # type: ignore[union-attr]
+        await y.shipyard.Stop(shipyard_pb2.ShippedServerRequest(name="ops"))
+
+
+async def test_a_stdio_server_speaks_to_the_sdk_in_both_eras(nats_server: LocalNats, tmp_path: Any) -> None:
+    async with yard(nats_server.url, tmp_path) as y:
+        await y.shipyard.Ship(proposal("ops-stdio", transport="stdio"))
+        status = await y.shipyard.Run(shipyard_pb2.RunRequest(name="ops-stdio"))
+        assert status.state == "ready" and status.endpoint.split()[1:3] == ["-m", "saip.shipped"]
+        argv = shlex.split(status.endpoint)
+        server = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+        for mode in ("legacy", "auto"):
+            with anyio.fail_after(60):
+                async with Client(server, mode=mode) as client:
+                    names = [tool.name for tool in (await client.list_tools()).tools]
+                    found = await client.call_tool(KNOWLEDGE_TOOL, {"query": "error rate dashboard", "topK": 2})
+            assert names == [AUTHORED_TOOL, KNOWLEDGE_TOOL]
+            assert json.loads(found.content[0].text)["results"]  # type: ignore[union-attr]
+
+
+async def test_bad_proposals_are_refused_with_what_to_do_and_nothing_is_shipped(
+    nats_server: LocalNats, tmp_path: Any
+) -> None:
+    async with yard(nats_server.url, tmp_path) as y:
+        await save(y.tools, document("untested"))
+        report = await y.shipyard.Validate(proposal("saip_ops", AUTHORED_TOOL, AUTHORED_TOOL, "untested", "nowhere"))
+        assert not report.ok
+        text = " ".join(report.problems)
+        assert "'saip_ops' starts with 'saip_'" in text
+        assert "named more than once" in text
+        assert "untested: its current revision has no Local Pass" in text
+        assert "nowhere: no authored or knowledge tool has this name" in text
+        refusal = await refused(y.shipyard.Ship(proposal("saip_ops")), grpc.StatusCode.FAILED_PRECONDITION)
+        assert "cannot ship" in refusal and "saip_shipyard_validate" in refusal
+        assert list((await y.shipyard.ListServers(shipyard_pb2.ListShippedServersRequest())).servers) == []
+
+
+async def test_bad_runs_stops_and_deletes_are_refused_and_leave_nothing_running(
+    nats_server: LocalNats, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHIP_TEST_API_KEY", "k3y-value-for-the-test")
+    async with yard(nats_server.url, tmp_path) as y:
+        keyed = document("keyed", staticVariables={"apiKey": "${SHIP_TEST_API_KEY}"})
+        await publish_tested(y.tools, keyed)
+        report = await y.shipyard.Validate(proposal("keyed", "keyed"))
+        assert report.ok and list(report.requirements) == ["SHIP_TEST_API_KEY"]
+        await y.shipyard.Ship(proposal("keyed", "keyed"))
+        shipped = await y.shipyard.Ship(proposal())
+
+        never = await refused(y.shipyard.Stop(shipyard_pb2.ShippedServerRequest(name="ops")), FAILED)
+        assert "not running, so there is nothing to stop" in never
+        unknown = await refused(y.shipyard.Delete(shipyard_pb2.DeleteShippedServerRequest(name="nope")), NOT_FOUND)
+        assert "No shipped server named 'nope'" in unknown and "'ops'" in unknown
+
+        moved = shipyard_pb2.RunRequest(name="ops", expected_sha256="0" * 64)
+        assert "not the one the approval described" in await refused(y.shipyard.Run(moved), grpc.StatusCode.ABORTED)
+
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            port = taken.getsockname()[1]
+            busy = await refused(y.shipyard.Run(shipyard_pb2.RunRequest(name="ops", port=port)), FAILED)
+        assert f"port {port} is in use" in busy
+
+        monkeypatch.delenv("SHIP_TEST_API_KEY")
+        unset = await refused(y.shipyard.Run(shipyard_pb2.RunRequest(name="keyed")), FAILED)
+        assert "SHIP_TEST_API_KEY" in unset and "Ask the person to set them" in unset
+
+        for name in ("ops", "keyed"):
+            status = await y.shipyard.GetStatus(shipyard_pb2.ShippedServerRequest(name=name))
+            assert status.state == "shipped" and y.running.local.get(name) is None
+
+        # A bundle changed on disk after the ship is refused by its hashes, at run and by the runtime itself.
+        await y.shipyard.Run(shipyard_pb2.RunRequest(name="ops"))
+        await y.shipyard.Stop(shipyard_pb2.ShippedServerRequest(name="ops"))
+        bundle_file = tmp_path / "shipyard" / "ops" / f"v{shipped.server.version}" / BUNDLE_FILE
+        document_ = json.loads(bundle_file.read_text())
+        document_["tools"][0]["spec"]["code"] = "return { sum: 0 };"
+        bundle_file.write_text(json.dumps(document_))
+        tampered = await refused(y.shipyard.Run(shipyard_pb2.RunRequest(name="ops")), FAILED)
+        assert f"the part '{AUTHORED_TOOL}' does not match its sha256" in tampered
+        with anyio.fail_after(60):
+            runtime = await anyio.run_process(
+                [sys.executable, "-m", "saip.shipped", "--bundle", str(bundle_file)], check=False
+            )
+        assert runtime.returncode == 1 and b"does not match its sha256" in runtime.stdout
+
+        bundle_file.unlink()  # the next run unpacks the version again from saip-bundles
+        await y.shipyard.Run(shipyard_pb2.RunRequest(name="ops"))
+        running = await refused(y.shipyard.Delete(shipyard_pb2.DeleteShippedServerRequest(name="ops")), FAILED)
+        assert "stop it first" in running
+        await y.shipyard.Stop(shipyard_pb2.ShippedServerRequest(name="ops"))
+
+
+async def test_targets_say_why_compose_and_kubernetes_cannot_run_here(nats_server: LocalNats, tmp_path: Any) -> None:
+    async with yard(nats_server.url, tmp_path) as y:
+        await y.shipyard.Ship(proposal())
+        targets = {t.name: t for t in (await y.shipyard.ListTargets(shipyard_pb2.ListTargetsRequest())).targets}
+        assert targets["local"].usable
+        for name in ("compose", "kubernetes"):
+            assert not targets[name].usable and targets[name].reason and targets[name].remedy
+        plan = await y.shipyard.PlanRun(shipyard_pb2.RunRequest(name="ops", target="compose"))
+        assert plan.command.startswith("docker compose -f ") and plan.command.endswith(" -p saip-shipped-ops up -d")
+        assert not plan.usable and plan.reason
+        refusal = await refused(y.shipyard.Run(shipyard_pb2.RunRequest(name="ops", target="compose")), FAILED)
+        assert "the compose target cannot run here" in refusal

@@ -1,0 +1,1 @@
+"""Unit tests of saip.shipped: the bundle format and its checks."""

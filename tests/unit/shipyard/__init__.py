@@ -1,0 +1,1 @@
+"""Unit tests of the shipyard's rules over in-memory fakes of its ports, and of its generated deployments."""
