@@ -83,7 +83,7 @@ class Caller(_message.Message):
     def __init__(self, client_name: _Optional[str] = ..., client_version: _Optional[str] = ..., elicitation: _Optional[bool] = ..., loopback: _Optional[bool] = ..., protocol_version: _Optional[str] = ...) -> None: ...
 
 class ServedTool(_message.Message):
-    __slots__ = ("name", "title", "description", "input_schema_json", "read_only", "destructive", "idempotent", "open_world", "hitl_required", "hitl_prompt", "risk_level", "source")
+    __slots__ = ("name", "title", "description", "input_schema_json", "read_only", "destructive", "idempotent", "open_world", "hitl_required", "hitl_prompt", "risk_level", "source", "upstream_server", "upstream_tool")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -96,6 +96,8 @@ class ServedTool(_message.Message):
     HITL_PROMPT_FIELD_NUMBER: _ClassVar[int]
     RISK_LEVEL_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
+    UPSTREAM_SERVER_FIELD_NUMBER: _ClassVar[int]
+    UPSTREAM_TOOL_FIELD_NUMBER: _ClassVar[int]
     name: str
     title: str
     description: str
@@ -108,7 +110,9 @@ class ServedTool(_message.Message):
     hitl_prompt: str
     risk_level: int
     source: str
-    def __init__(self, name: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., read_only: _Optional[bool] = ..., destructive: _Optional[bool] = ..., idempotent: _Optional[bool] = ..., open_world: _Optional[bool] = ..., hitl_required: _Optional[bool] = ..., hitl_prompt: _Optional[str] = ..., risk_level: _Optional[int] = ..., source: _Optional[str] = ...) -> None: ...
+    upstream_server: str
+    upstream_tool: str
+    def __init__(self, name: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., read_only: _Optional[bool] = ..., destructive: _Optional[bool] = ..., idempotent: _Optional[bool] = ..., open_world: _Optional[bool] = ..., hitl_required: _Optional[bool] = ..., hitl_prompt: _Optional[str] = ..., risk_level: _Optional[int] = ..., source: _Optional[str] = ..., upstream_server: _Optional[str] = ..., upstream_tool: _Optional[str] = ...) -> None: ...
 
 class ListServedToolsRequest(_message.Message):
     __slots__ = ()
