@@ -1,5 +1,6 @@
 """A real upstream MCP server for the tests, built on the SDK's low-level `Server`: `python -m tests.upstreams.server
-<transport> <tools.json> [port]` with transport `http` (streamable HTTP on /mcp), `sse` (on /sse) or `stdio`.
+<transport> <tools.json> [port]` with transport `http` (streamable HTTP on /mcp), `sse` (on /sse), `stdio`, or
+`garbage` (an HTTP endpoint on /mcp that answers every request with JSON that is not JSON-RPC).
 
 Its tools are read from the JSON file on every tools/list (a list of MCP tool definitions), so a test changes a
 tool's description by rewriting the file: the rug pull. What a call does depends on the tool's name:
@@ -27,7 +28,7 @@ from mcp.server.sse import SseServerTransport
 from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 
@@ -71,6 +72,12 @@ def main(argv: list[str]) -> None:
     port = int(argv[2])
     if transport == "http":
         app: Any = server.streamable_http_app()
+    elif transport == "garbage":
+
+        async def garbage(request: Request) -> Response:
+            return JSONResponse({"this is": "not JSON-RPC"})
+
+        app = Starlette(routes=[Route("/mcp", garbage, methods=["GET", "POST", "DELETE"])])
     else:
         sse = SseServerTransport("/messages/")
 

@@ -247,9 +247,10 @@ class Connection:
                     while True:
                         self._changed = anyio.Event()
                         self.live.tools = await list_definitions(client, self._limits, self.server.id)
+                        # Connected once the listing is in the ledger: what it lists can be exposed from then on.
+                        await self._listed(self.server, self.live)
                         if self.live.state != CONNECTED:
                             self._set(CONNECTED, "")
-                        await self._listed(self.server, self.live)
                         with anyio.move_on_after(self._limits.refresh_seconds):
                             await self._changed.wait()
             finally:
