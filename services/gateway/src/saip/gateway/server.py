@@ -93,11 +93,13 @@ class Gateway:
         # One channel per service, whichever areas talk to it; one contribution and router per area.
         self.services = list(dict.fromkeys(area.service for area in AREAS))
         self.channels = {
-            service.name: ServiceChannel(service.name, settings.address(service.name), deadline=service.deadline)
+            service.addressed: ServiceChannel(
+                service.addressed, settings.address(service.addressed), deadline=service.deadline
+            )
             for service in self.services
         }
         self.areas: list[OpenArea] = [
-            area.open(self.channels[area.service.name], self._surroundings(area.service)) for area in AREAS
+            area.open(self.channels[area.service.addressed], self._surroundings(area.service)) for area in AREAS
         ]
         # A NATS reconnect restarts every watch: changes may have happened while this replica was cut off.
         self.restarts = Restarts()
@@ -114,7 +116,7 @@ class Gateway:
         )
 
     def _configured(self, service: Service) -> bool:
-        return self.channels[service.name].configured
+        return self.channels[service.addressed].configured
 
     def management_status(self) -> dict[str, Any]:
         status = self.registrar.status.as_dict()
@@ -186,11 +188,12 @@ class Gateway:
         for service in self.services:
             if service.serves is None or not self._configured(service):
                 continue
-            client = ServedToolsClient(self.channels[service.name], service.serves.grpc_service)
+            client = ServedToolsClient(self.channels[service.addressed], service.serves.grpc_service, service.name)
             source = PublishedSource(client=client, registry=self.registry, notifier=self.notifier, gate=gate)
-            kv = await bus.ensure_kv(js, service.serves.bucket, history=5, replicas=self.settings.nats_replicas)
             watches.append((source.keep_listing, f"{service.name} listing"))
-            watches.append((functools.partial(source.follow, kv), f"{service.name} bucket"))
+            for bucket in service.serves.buckets:
+                kv = await bus.ensure_kv(js, bucket, history=5, replicas=self.settings.nats_replicas)
+                watches.append((functools.partial(source.follow, kv), f"{service.name} bucket {bucket}"))
         return watches
 
     def _registrar(self, gate: Gate) -> Registrar:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from saip.gateway.areas import knowledge, monitor, tools
+from saip.gateway.areas import expose, knowledge, mcp, mcp_register, monitor, tools
 from saip.gateway.areas.base import Area
 
 # In the order /mcp lists their tools and /healthz their services.
-AREAS: tuple[Area[Any], ...] = (monitor.AREA, tools.AREA, knowledge.AREA)
+AREAS: tuple[Area[Any], ...] = (monitor.AREA, tools.AREA, mcp.AREA, mcp_register.AREA, expose.AREA, knowledge.AREA)

@@ -29,7 +29,7 @@ from saip.gateway.surface.audited import Auditor, Ended, Failed, PublishedToolCa
 from saip.gateway.surface.gate import GateResult, consult, seconds
 from saip.gateway.surface.management import Caller, Outcome
 from saip.gateway.surface.registry import Changes, Registry, ServedSet, ServedTool
-from saip.v1 import common_pb2
+from saip.v1 import common_pb2, events_pb2
 
 logger = logging.getLogger(__name__)
 
@@ -56,13 +56,15 @@ class ServedStub:
 class ServedToolsClient:
     """The tools one serving service serves, over the gateway's one channel to that service."""
 
-    def __init__(self, channel: ServiceChannel, grpc_service: str) -> None:
+    def __init__(self, channel: ServiceChannel, grpc_service: str, name: str = "") -> None:
+        """`name`: what its tools are a source of (the channel's service unless a second gRPC service shares it)."""
         self.channel = channel
+        self._name = name or channel.service
         self._stub = lambda grpc_channel: ServedStub(grpc_channel, grpc_service)
 
     @property
     def service(self) -> str:
-        return self.channel.service
+        return self._name
 
     async def list(self) -> list[common_pb2.ServedTool]:
         reply = await self.channel.call(self.channel.stub(self._stub).list, common_pb2.ListServedToolsRequest())
@@ -147,7 +149,7 @@ class PublishedTools:
         caller: Caller,
         interaction: Interaction,
     ) -> GateResult:
-        call = PublishedToolCall(spec.name, caller, dict(arguments or {}), source=spec.source)
+        call = PublishedToolCall(spec.name, caller, dict(arguments or {}), source=spec.source, proxied=proxied_of(spec))
         ended = await self._auditor.run(call, lambda: self._run(spec, client, call, interaction))
         if isinstance(ended, Asked):
             return GateResult(question=ended)
@@ -171,6 +173,13 @@ class PublishedTools:
             return _failed(ran.message, Outcome.ERROR)
         result = GateResult(text=ran.text, structured=_object(ran.structured_json), is_error=ran.is_error)
         return Ended(result, Outcome.ERROR if ran.is_error else Outcome.OK, ran.text)
+
+
+def proxied_of(spec: common_pb2.ServedTool) -> events_pb2.ProxiedCall | None:
+    """An exposed upstream tool's ProxiedCall: which server and which of its tools the name on /mcp stands for."""
+    if not spec.upstream_server:
+        return None
+    return events_pb2.ProxiedCall(server=spec.upstream_server, tool=spec.upstream_tool, alias=spec.name)
 
 
 def _failed(message: str, outcome: Outcome) -> Ended[GateResult]:
