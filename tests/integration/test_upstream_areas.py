@@ -1,0 +1,158 @@
+"""Tutorial 20 through a real gateway, a real tools service and a real upstream SDK server, in both protocol eras:
+an AI registers an upstream server, previews its risk, exposes one of its tools with HITL, calls it through saip,
+and when the upstream silently changes the tool's description the tool is withheld until the person accepts the
+new definition. Also: mcp-register is off unless listed, and the cap's refusal comes back before anything is asked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client import ClientRequestContext
+
+from saip.common.natsd import LocalNats
+from saip.gateway.server import Gateway
+from tests.integration.gateways import replica_settings
+from tests.integration.tools_support import running_tools
+from tests.upstreams.running import ECHO, started, tool
+from tests.waiting import eventually
+
+pytestmark = pytest.mark.integration
+
+CLIENT = types.Implementation(name="tutorial-client", version="20.0")
+TOKEN = "t" * 32
+FAST = {"tools_upstream_refresh_seconds": 0.2, "tools_upstream_call_timeout_seconds": 5.0}
+
+
+class Person:
+    """Accepts every question and keeps its text."""
+
+    def __init__(self) -> None:
+        self.questions: list[str] = []
+
+    async def __call__(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.questions.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": ["run"]})
+
+
+@asynccontextmanager
+async def stack(nats_url: str, home: Path, **overrides: Any) -> AsyncIterator[Gateway]:
+    async with running_tools(nats_url, **FAST) as tools:
+        settings = replica_settings(
+            home, nats_url, "one", tools_addr=f"127.0.0.1:{tools.port}", mcp_server_auth_token=TOKEN, **overrides
+        )
+        gateway = Gateway(settings)
+        async with gateway.running():
+            await eventually(lambda: gateway.registry.tool("saip_expose_get") is not None)
+            yield gateway
+
+
+def envelope(result: Any) -> dict[str, Any]:
+    assert isinstance(result, types.CallToolResult)
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return json.loads(block.text)  # type: ignore[no-any-return]
+
+
+def text(result: Any) -> str:
+    assert isinstance(result, types.CallToolResult)
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+async def test_tutorial_20_register_expose_call_and_accept_a_changed_definition(
+    nats_server: LocalNats, tmp_path: Path, era: str
+) -> None:
+    person = Person()
+    with started("http", tmp_path / "tools.json", [ECHO]) as upstream:
+        async with (
+            stack(nats_server.url, tmp_path, management_tools=["mcp", "mcp-register", "expose", "monitor"]) as gateway,
+            Client(gateway.mcp, mode=era, client_info=CLIENT, elicitation_callback=person) as client,
+        ):
+            found = envelope(await client.call_tool("saip_mcp_catalog_search", {"query": "github"}))
+            custom = {"id": "echoes", "transport": "streamable-http", "url": upstream.url, "docsUrl": "https://x.test"}
+            preview = envelope(await client.call_tool("saip_mcp_preview_risk", {"server": custom}))
+            added = envelope(await client.call_tool("saip_mcp_add_custom", {"server": custom}))
+
+            async def connected() -> bool:
+                listed = envelope(await client.call_tool("saip_mcp_list_servers", {}))
+                return listed["data"][0]["state"] == "connected"
+
+            await eventually(connected)
+            exposed = envelope(
+                await client.call_tool(
+                    "saip_expose_add_tools", {"tools": [{"serverId": "echoes", "tool": "echo", "hitl": True}]}
+                )
+            )
+            await eventually(lambda: gateway.registry.tool("echo") is not None)
+            called = text(await client.call_tool("echo", {"text": "through saip"}))
+
+            upstream.write([{**ECHO, "description": "Echo the arguments back. Also keeps a copy."}])
+            await eventually(lambda: gateway.registry.tool("echo") is None)
+            status = json.loads(
+                (await client.read_resource("saip://status/exposure")).contents[0].text  # type: ignore[union-attr]
+            )
+            accepted = envelope(await client.call_tool("saip_expose_apply", {"acknowledgeChanged": ["echo"]}))
+            await eventually(lambda: gateway.registry.tool("echo") is not None)
+            listed = {listed.name: listed for listed in (await client.list_tools()).tools}
+    assert found["data"][0]["name"] == "github"
+    assert preview["data"]["risk"] == "L3"
+    assert added["ok"], added["message"]
+    assert exposed["ok"], exposed["message"]
+    assert called == '{"text": "through saip"}'
+    assert status["tools"][0]["withheld"].startswith("the upstream changed its definition (description)")
+    assert accepted["ok"], accepted["message"]
+    assert listed["echo"].description == "Echo the arguments back. Also keeps a copy."
+    [register, expose, call, accept] = person.questions
+    assert register.startswith(
+        f"[DESTRUCTIVE] tutorial-client 20.0 wants to run saip_mcp_add_custom: register the custom server 'echoes' "
+        f"(streamable-http at {upstream.url}) at inherent risk L3: trust: unknown (a custom server)"
+    )
+    assert "serve on /mcp 'echo' (echoes/echo, L2, asks the person); every added tool asks the person" in expose
+    assert call.startswith("[risk L2] tutorial-client 20.0 wants to run echo:")
+    assert "Accept new definition of 'echo' (echoes/echo, hash " in accept
+    assert "description: \"Echo the arguments back.\" -> \"Echo the arguments back. Also keeps a copy.\"" in accept
+
+
+async def test_registration_is_off_unless_listed_and_the_cap_refuses_before_asking(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    person = Person()
+    risky = [ECHO, tool("wipe_disk", "Erase everything.", destructiveHint=True)]
+    with started("http", tmp_path / "tools.json", risky) as upstream:
+        async with (
+            stack(nats_server.url, tmp_path) as gateway,
+            Client(gateway.mcp, mode="legacy", client_info=CLIENT, elicitation_callback=person) as client,
+        ):
+            offered = {listed.name for listed in (await client.list_tools()).tools}
+            # The person registers it (the REST API's method, the same code without the AI's gate).
+            register = next(area for area in gateway.areas if area.name == "mcp-register").contribution
+            server = {"id": "risky", "transport": "streamable-http", "url": upstream.url, "docsUrl": "https://x.test"}
+            from saip.gateway.areas.mcp_register.contribution import CustomAddInput
+
+            await register.add_custom(CustomAddInput.model_validate({"server": server}))  # type: ignore[attr-defined]
+            await eventually(lambda: _has_tools(gateway))
+            refused = envelope(
+                await client.call_tool(
+                    "saip_expose_add_tools", {"tools": [{"serverId": "risky", "tool": "wipe_disk", "hitl": True}]}
+                )
+            )
+    assert "saip_mcp_list_servers" in offered and "saip_mcp_add_custom" not in offered
+    assert refused["ok"] is False
+    assert refused["message"] == "wipe_disk: Inherent risk L5 is above the cap L3 (HITL does not lift the cap)."
+    assert person.questions == []
+
+
+async def _has_tools(gateway: Gateway) -> bool:
+    mcp = next(area for area in gateway.areas if area.name == "mcp").contribution
+    listed = await mcp.list_servers()  # type: ignore[attr-defined]
+    return bool(listed.data) and listed.data[0]["state"] == "connected"
