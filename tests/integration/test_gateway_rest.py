@@ -5,6 +5,7 @@ route must have answered 200 and 401 by the end."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,6 +27,7 @@ from tests.integration.gateways import ADMIN_HEADERS, replica_settings
 from tests.integration.knowledge_support import knowledge_settings, running_knowledge
 from tests.integration.tools_support import running_tools
 from tests.unit.tools.specs import document
+from tests.upstreams.running import ECHO, started
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -49,10 +51,10 @@ class Contract:
         }
 
     async def check(self, api: httpx.AsyncClient, method: str, route: str, status: int, **request: Any) -> Any:
-        """Send one request to `route` (its {name} filled in by `name=`), expect `status`, validate the body; returns
-        the envelope's data."""
+        """Send one request to `route` (its {name} or {serverId} filled in by `name=`), expect `status`, validate the
+        body; returns the envelope's data."""
         name = request.pop("name", "x")
-        reply = await api.request(method, route.replace("{name}", name), **request)
+        reply = await api.request(method, re.sub(r"\{\w+\}", name, route), **request)
         assert reply.status_code == status, f"{method} {route}: {reply.status_code} {reply.text}"
         documented = self.openapi["paths"][route][method.lower()]["responses"].get(str(status))
         assert documented is not None, f"{method} {route} answered {status}, which /api/docs does not list"
@@ -102,6 +104,8 @@ async def test_every_route_answers_as_the_openapi_document_says(nats_server: Loc
             await _monitor_routes(gateway, api, contract)
             await _tools_routes(api, contract)
             await _knowledge_routes(api, contract)
+            with started("http", tmp_path / "upstream.json", [ECHO]) as upstream:
+                await _upstream_routes(api, contract, upstream.url)
             async with httpx.AsyncClient(base_url=str(api.base_url), timeout=10) as anonymous:
                 for method, route in sorted(contract.operations()):
                     await contract.check(anonymous, method, route, 401)
@@ -183,6 +187,33 @@ async def _tools_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     await contract.check(api, "DELETE", "/api/v1/tools/{name}", 200, name="contract")
     await contract.check(api, "GET", "/api/v1/tools/{name}", 400, name="ghost")
     await contract.check(api, "POST", "/api/v1/tools", 422, json={})
+
+
+async def _upstream_routes(api: httpx.AsyncClient, contract: Contract, url: str) -> None:
+    server = {"id": "echoes", "transport": "streamable-http", "url": url, "docsUrl": "https://x.test"}
+    await contract.check(api, "GET", "/api/v1/servers/catalog", 200, params={"query": "vendor"})
+    await contract.check(api, "POST", "/api/v1/servers/risk", 200, json={"server": server})
+    await contract.check(api, "POST", "/api/v1/servers/test", 200, json={"server": server})
+    await contract.check(api, "POST", "/api/v1/servers", 200, json=server)
+    # The person's own variable is not set: the catalog server is registered, and disabled until it is.
+    await contract.check(api, "POST", "/api/v1/servers/catalog", 200, json={"catalogName": "sentry"})
+
+    async def connected() -> bool:
+        listed = await contract.check(api, "GET", "/api/v1/servers", 200)
+        return any(found["id"] == "echoes" and found["state"] == "connected" for found in listed)
+
+    await eventually(connected)
+    await contract.check(api, "GET", "/api/v1/servers/{serverId}/tools", 200, name="echoes")
+    change = {"add": [{"serverId": "echoes", "tool": "echo", "hitl": True}]}
+    planned = await contract.check(api, "POST", "/api/v1/exposure/plan", 200, json=change)
+    assert planned["refused"] == [], planned
+    await contract.check(api, "POST", "/api/v1/exposure", 200, json=change)
+    exposed = await contract.check(api, "GET", "/api/v1/exposure", 200)
+    assert [tool["name"] for tool in exposed["tools"]] == ["echo"]
+    await contract.check(api, "POST", "/api/v1/servers/{serverId}/reconnect", 200, name="echoes")
+    await contract.check(api, "DELETE", "/api/v1/servers/{serverId}", 200, name="sentry")
+    await contract.check(api, "DELETE", "/api/v1/servers/{serverId}", 200, name="echoes")
+    await contract.check(api, "POST", "/api/v1/exposure", 400, json={"add": [{"serverId": "gone", "tool": "echo"}]})
 
 
 async def _knowledge_routes(api: httpx.AsyncClient, contract: Contract) -> None:

@@ -129,6 +129,7 @@ async def connect(
     message_handler: MessageHandlerFnT | None = None,
 ) -> AsyncIterator[Client]:
     """One open SDK client to the server (either era), refused when it turns out to be saip's own /mcp."""
+    registry.references_set(server)  # an unset variable is refused before anything touches the network
     await check_target(server, limits)
     async with AsyncExitStack() as stack:
         match server.transport:

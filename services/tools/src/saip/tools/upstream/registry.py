@@ -107,10 +107,10 @@ def resolve(value: str, environ: Mapping[str, str] | None = None) -> str:
     return REFERENCE.sub(fill, value)
 
 
-def references(server: upstream_pb2.Server) -> list[str]:
-    """The variables a server's definition refers to (the resolved values are masked wherever they appear)."""
-    values = [server.url, *server.headers.values(), *server.env.values()]
-    return sorted({name for value in values for name in REFERENCE.findall(value)})
+def references_set(server: upstream_pb2.Server, environ: Mapping[str, str] | None = None) -> None:
+    """Refuse a server whose variables are not all set for the tools service, naming the first one missing."""
+    for value in [server.url, *server.headers.values(), *server.env.values()]:
+        resolve(value, environ)
 
 
 def declared(documents: list[dict[str, Any]], key: str) -> dict[str, upstream_pb2.Server]:
