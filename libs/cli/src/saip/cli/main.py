@@ -1,5 +1,5 @@
 """`saip`: the person's command line. `saip run` starts the local stack; the rest talks to the REST API, one file per
-area (`status` and `token`, `audit`, `tools`, `knowledge`), printing through `saip.cli.output`."""
+area (`status` and `token`, `audit`, `tools`, `servers`, `expose`, `knowledge`), printing through `saip.cli.output`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from saip.cli.commands import Target
 from saip.cli.knowledge import knowledge
 from saip.cli.status import status, token
 from saip.cli.tools import tools
+from saip.cli.upstream import expose, servers
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -37,7 +38,7 @@ def run() -> None:
     sys.exit(run_stack())
 
 
-for command in (status, token, audit, tools, knowledge):
+for command in (status, token, audit, tools, servers, expose, knowledge):
     cli.add_command(command)
 
 
