@@ -204,6 +204,7 @@ async def _upstream_routes(api: httpx.AsyncClient, contract: Contract, url: str)
 
     await eventually(connected)
     await contract.check(api, "GET", "/api/v1/servers/{serverId}/tools", 200, name="echoes")
+    await contract.check(api, "GET", "/api/v1/servers/status", 200)
     change = {"add": [{"serverId": "echoes", "tool": "echo", "hitl": True}]}
     planned = await contract.check(api, "POST", "/api/v1/exposure/plan", 200, json=change)
     assert planned["refused"] == [], planned

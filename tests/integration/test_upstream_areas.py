@@ -98,6 +98,7 @@ async def test_tutorial_20_register_expose_call_and_accept_a_changed_definition(
 
             upstream.write([{**ECHO, "description": "Echo the arguments back. Also keeps a copy."}])
             await eventually(lambda: gateway.registry.tool("echo") is None)
+            monitored = envelope(await client.call_tool("saip_monitor_mcp_status", {}))
             status = json.loads(
                 (await client.read_resource("saip://status/exposure")).contents[0].text  # type: ignore[union-attr]
             )
@@ -110,6 +111,7 @@ async def test_tutorial_20_register_expose_call_and_accept_a_changed_definition(
     assert exposed["ok"], exposed["message"]
     assert called == '{"text": "through saip"}'
     assert status["tools"][0]["withheld"].startswith("the upstream changed its definition (description)")
+    assert monitored["message"] == "Upstream servers: 1 connected. Exposed tools: 0 served, 1 withheld (echo)."
     assert accepted["ok"], accepted["message"]
     assert listed["echo"].description == "Echo the arguments back. Also keeps a copy."
     [register, expose, call, accept] = person.questions
@@ -120,7 +122,7 @@ async def test_tutorial_20_register_expose_call_and_accept_a_changed_definition(
     assert "serve on /mcp 'echo' (echoes/echo, L2, asks the person); every added tool asks the person" in expose
     assert call.startswith("[risk L2] tutorial-client 20.0 wants to run echo:")
     assert "Accept new definition of 'echo' (echoes/echo, hash " in accept
-    assert "description: \"Echo the arguments back.\" -> \"Echo the arguments back. Also keeps a copy.\"" in accept
+    assert 'description: "Echo the arguments back." -> "Echo the arguments back. Also keeps a copy."' in accept
 
 
 async def test_registration_is_off_unless_listed_and_the_cap_refuses_before_asking(

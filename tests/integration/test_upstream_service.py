@@ -207,7 +207,8 @@ async def test_saip_itself_metadata_and_literal_secrets_are_refused_before_anyth
             refusals.append(refused.value.details())
         listed = await stub.ListServers(upstream_pb2.ListServersRequest())
     assert refusals[0] == (
-        "Server 'self' is saip's own /mcp, which cannot be its own upstream; register the upstream server's URL instead."
+        "Server 'self' is saip's own /mcp, which cannot be its own upstream; register the upstream server's URL "
+        "instead."
     )
     assert "link-local address (cloud metadata lives there)" in refusals[1]
     assert refusals[2].startswith("Header 'Authorization' of server 'keyed' looks like a secret")

@@ -54,10 +54,10 @@ KEYS: dict[str, str] = {
     'tools.sandbox-timeout-seconds': 'Wall-clock limit of one tool run',
     'tools.sandbox-workers': 'Worker processes that run tool code (each runs one call at a time)',
     'tools.upstream-call-timeout-seconds': 'How long one proxied call of an upstream tool may take',
-    'tools.upstream-connect-timeout-seconds': 'How long connecting to an upstream server (and each listing) may take',
-    'tools.upstream-gateway-urls': "saip's own /mcp URLs, refused as upstreams before connecting (the handshake check refuses any other address of it)",
+    'tools.upstream-connect-timeout-seconds': 'How long connecting to an upstream (and each listing) may take',
+    'tools.upstream-gateway-urls': "saip's own /mcp URLs, refused as upstreams before connecting (the handshake refuses its other addresses)",
     'tools.upstream-max-result-bytes': "The most of an upstream tool's result passed on (cut with a note beyond)",
     'tools.upstream-max-tools': 'The most tools an upstream server may list (a longer list fails its connection)',
     'tools.upstream-refresh-seconds': "How often a connection lists its server's tools without a list_changed",
-    'tools.upstream-servers': 'Upstream MCP servers declared in configuration (a list, docs/upstream.md): read-only to the AI',
+    'tools.upstream-servers': 'Upstream MCP servers declared in configuration (a list, docs/upstream.md): read-only',
 }

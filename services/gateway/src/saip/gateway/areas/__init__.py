@@ -9,4 +9,12 @@ from saip.gateway.areas import expose, knowledge, mcp, mcp_register, monitor, to
 from saip.gateway.areas.base import Area
 
 # In the order /mcp lists their tools and /healthz their services.
-AREAS: tuple[Area[Any], ...] = (monitor.AREA, tools.AREA, mcp.AREA, mcp_register.AREA, expose.AREA, knowledge.AREA)
+AREAS: tuple[Area[Any], ...] = (
+    monitor.AREA,
+    mcp.MONITOR,
+    tools.AREA,
+    mcp.AREA,
+    mcp_register.AREA,
+    expose.AREA,
+    knowledge.AREA,
+)
