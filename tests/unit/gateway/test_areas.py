@@ -18,15 +18,25 @@ ADMIN = "a" * 40
 
 def test_each_area_names_a_service_with_an_address_key() -> None:
     for area in AREAS:
-        assert f"{area.service.name}.addr" in GatewaySettings.keys
+        assert f"{area.service.addressed}.addr" in GatewaySettings.keys
 
 
 def test_each_area_offers_its_tools_under_its_own_prefix() -> None:
     gateway = Gateway(GatewaySettings.load(admin_token=ADMIN, approval_sealing_key=SEALING_KEY))
-    assert [area.name for area in gateway.areas] == ["monitor", "tools", "knowledge"]
+    assert [area.name for area in gateway.areas] == [
+        "monitor",
+        "monitor",  # saip_monitor_mcp_status, over the upstream service
+        "tools",
+        "mcp",
+        "mcp-register",
+        "expose",
+        "knowledge",
+    ]
     for area in gateway.areas:
         assert area.name in CATEGORIES
-        assert all(tool.name.startswith(f"saip_{area.name}_") for tool in area.contribution.tools())
+        # mcp-register extends the mcp area: its tools are saip_mcp_*.
+        prefix = "saip_mcp_" if area.name == "mcp-register" else f"saip_{area.name}_"
+        assert all(tool.name.startswith(prefix) for tool in area.contribution.tools())
         assert area.router.routes
 
 

@@ -13,7 +13,7 @@ from saip.gateway.areas.mcp.client import UpstreamClient
 from saip.gateway.areas.mcp.contribution import ServerId, ServerIdInput, ServerInput
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.declare import Declared, tool
-from saip.gateway.surface.management import Approval, Input, Level, ManagementResult
+from saip.gateway.surface.management import MAX_INTEGER, Approval, Input, Level, ManagementResult
 from saip.v1 import upstream_pb2 as pb
 
 # The risk level from which a registration is a high-risk action (the seed's gate table: L4 and above).
@@ -49,7 +49,9 @@ class CustomAddInput(Input):
 
 class RemoveInput(Input):
     serverId: str = ServerId
-    expectedRevision: int = Field(default=0, ge=0, description="The revision you read; 0 for whatever it is now.")
+    expectedRevision: int = Field(
+        default=0, ge=0, le=MAX_INTEGER, description="The revision you read; 0 for whatever it is now."
+    )
 
 
 class McpRegisterArea(Declared):
