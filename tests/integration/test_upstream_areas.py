@@ -15,10 +15,12 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client import ClientRequestContext
 
 from saip.common.natsd import LocalNats
+from saip.gateway.areas.mcp.contribution import McpArea
+from saip.gateway.areas.mcp_register.contribution import CustomAddInput, McpRegisterArea
 from saip.gateway.server import Gateway
+from tests.integration.answers import Person, envelope, text
 from tests.integration.gateways import replica_settings
 from tests.integration.tools_support import running_tools
 from tests.upstreams.running import ECHO, started, tool
@@ -31,17 +33,6 @@ TOKEN = "t" * 32
 FAST = {"tools_upstream_refresh_seconds": 0.2, "tools_upstream_call_timeout_seconds": 5.0}
 
 
-class Person:
-    """Accepts every question and keeps its text."""
-
-    def __init__(self) -> None:
-        self.questions: list[str] = []
-
-    async def __call__(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-        self.questions.append(params.message)
-        return types.ElicitResult(action="accept", content={"approve": ["run"]})
-
-
 @asynccontextmanager
 async def stack(nats_url: str, home: Path, **overrides: Any) -> AsyncIterator[Gateway]:
     async with running_tools(nats_url, **FAST) as tools:
@@ -52,20 +43,6 @@ async def stack(nats_url: str, home: Path, **overrides: Any) -> AsyncIterator[Ga
         async with gateway.running():
             await eventually(lambda: gateway.registry.tool("saip_expose_get") is not None)
             yield gateway
-
-
-def envelope(result: Any) -> dict[str, Any]:
-    assert isinstance(result, types.CallToolResult)
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return json.loads(block.text)  # type: ignore[no-any-return]
-
-
-def text(result: Any) -> str:
-    assert isinstance(result, types.CallToolResult)
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 @pytest.mark.parametrize("era", ["legacy", "auto"])
@@ -139,9 +116,8 @@ async def test_registration_is_off_unless_listed_and_the_cap_refuses_before_aski
             # The person registers it (the REST API's method, the same code without the AI's gate).
             register = next(area for area in gateway.areas if area.name == "mcp-register").contribution
             server = {"id": "risky", "transport": "streamable-http", "url": upstream.url, "docsUrl": "https://x.test"}
-            from saip.gateway.areas.mcp_register.contribution import CustomAddInput
-
-            await register.add_custom(CustomAddInput.model_validate({"server": server}))  # type: ignore[attr-defined]
+            assert isinstance(register, McpRegisterArea)
+            await register.add_custom(CustomAddInput.model_validate({"server": server}))
             await eventually(lambda: _has_tools(gateway))
             refused = envelope(
                 await client.call_tool(
@@ -156,5 +132,6 @@ async def test_registration_is_off_unless_listed_and_the_cap_refuses_before_aski
 
 async def _has_tools(gateway: Gateway) -> bool:
     mcp = next(area for area in gateway.areas if area.name == "mcp").contribution
-    listed = await mcp.list_servers()  # type: ignore[attr-defined]
+    assert isinstance(mcp, McpArea)
+    listed = await mcp.list_servers()
     return bool(listed.data) and listed.data[0]["state"] == "connected"
