@@ -9,7 +9,7 @@ from typing import Annotated, Any, ClassVar, Self
 from pydantic import BeforeValidator, Field
 from pydantic_settings import NoDecode
 
-from saip.common.settings import Port, SaipSettings, endpoint_keys
+from saip.common.settings import Port, SaipSettings, StrList, endpoint_keys
 from saip.tools import catalog
 from saip.tools.upstream import registry
 
@@ -66,7 +66,7 @@ class ToolsSettings(SaipSettings):
     tools_upstream_max_result_bytes: int = Field(default=1024 * 1024, ge=1024, le=64 * 1024 * 1024)
     tools_upstream_max_tools: int = Field(default=1000, ge=1, le=100_000)
     tools_upstream_refresh_seconds: float = Field(default=30.0, gt=0, le=3600)
-    tools_upstream_gateway_urls: Annotated[list[str], NoDecode, BeforeValidator(_json_list)] = Field(
+    tools_upstream_gateway_urls: StrList = Field(
         default_factory=lambda: ["http://127.0.0.1:8282/mcp", "http://localhost:8282/mcp"]
     )
     expose_risk_cap: int = Field(default=3, ge=1, le=5)

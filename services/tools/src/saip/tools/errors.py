@@ -5,7 +5,8 @@ ToolsError
 ├── ToolNotFound           no tool of that name                            -> NOT_FOUND
 ├── AlreadyPublished       publishing or drafting over a published tool    -> ALREADY_EXISTS
 ├── RuleRefused            any other rule (read-only, draft exposure, ...) -> FAILED_PRECONDITION
-│   └── LiteralSecret      a static variable, header or env value that looks like a secret is a literal
+│   ├── LiteralSecret      a static variable, header or env value that looks like a secret is a literal
+│   └── OwnMcp             an upstream that is saip's own /mcp (by URL or by its handshake)
 ├── ServerNotFound         no upstream server of that id                    -> NOT_FOUND
 ├── ServerExists           an upstream server of that id is registered      -> ALREADY_EXISTS
 ├── UnreadableRecord       a stored record no longer parses                -> FAILED_PRECONDITION
@@ -61,6 +62,14 @@ class LiteralSecret(RuleRefused):
             f"{suggestion}), then use '${{{suggestion}}}' {instead} instead."
         )
         self.where = where
+
+
+class OwnMcp(RuleRefused):
+    def __init__(self, server_id: str) -> None:
+        super().__init__(
+            f"Server '{server_id}' is saip's own /mcp, which cannot be its own upstream; register the upstream "
+            "server's URL instead."
+        )
 
 
 class ServerNotFound(ToolsError):

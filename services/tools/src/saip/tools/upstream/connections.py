@@ -39,7 +39,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from saip.common import names
 from saip.common.masking import Masker
-from saip.tools.errors import RuleRefused, ToolsError
+from saip.tools.errors import OwnMcp, RuleRefused, ToolsError
 from saip.tools.upstream import registry, risk
 from saip.v1 import upstream_pb2
 
@@ -110,15 +110,8 @@ async def check_target(server: upstream_pb2.Server, limits: Limits) -> risk.Reac
     """Refuse saip's own /mcp by URL, and metadata and link-local targets; say where the server is."""
     http = server.transport != upstream_pb2.TRANSPORT_STDIO
     if http and any(same_url(server.url, url) for url in limits.gateway_urls):
-        raise RuleRefused(own_mcp(server.id))
+        raise OwnMcp(server.id)
     return await risk.reach(server)
-
-
-def own_mcp(server_id: str) -> str:
-    return (
-        f"Server '{server_id}' is saip's own /mcp, which cannot be its own upstream; register the upstream server's "
-        "URL instead."
-    )
 
 
 @asynccontextmanager
@@ -165,7 +158,7 @@ async def connect(
         await stack.enter_async_context(client)
         info = client.server_info
         if info is not None and info.name == names.GATEWAY_MCP_NAME and info.title == names.GATEWAY_MCP_TITLE:
-            raise RuleRefused(own_mcp(server.id))
+            raise OwnMcp(server.id)
         yield client
 
 

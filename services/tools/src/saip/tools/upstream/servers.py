@@ -8,6 +8,7 @@ once per definition.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,7 +16,7 @@ import anyio
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from saip.common.risk import INFO, POISONING_HIT, WARN
-from saip.tools.errors import InvalidSpec, RuleRefused, ToolsError
+from saip.tools.errors import InvalidSpec, OwnMcp, RuleRefused, ToolsError
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.ports import RiskSink
 from saip.tools.upstream import catalog, connections, risk
@@ -23,6 +24,8 @@ from saip.tools.upstream.connections import Connections, Live
 from saip.tools.upstream.ledger import Ledger, as_tool
 from saip.tools.upstream.registry import Registry, validate
 from saip.v1 import upstream_pb2
+
+logger = logging.getLogger(__name__)
 
 SERVER_RISK_COMPUTED = "server-risk-computed"
 FLOOR_OVERRIDE_TRIGGERED = "floor-override-triggered"
@@ -188,10 +191,26 @@ class Servers:
             server.source = upstream_pb2.SERVER_SOURCE_CUSTOM
             server.catalog_name = ""
         validate(server)
-        await connections.check_target(server, self.connections.limits)
+        await self._not_saip(server)
         stored = await self.registry.add(server)
         await self.sync()
         return await self.status(stored)
+
+    async def _not_saip(self, server: upstream_pb2.Server) -> None:
+        """Refuse saip's own /mcp, whatever address points at it: by URL, and by the handshake of one connection
+        when it can be made now (a server that cannot be reached yet is registered, its state says why)."""
+        limits = self.connections.limits
+        await connections.check_target(server, limits)
+        try:
+            with anyio.fail_after(limits.connect_timeout):
+                async with connections.connect(server, limits):
+                    pass
+        except OwnMcp:
+            raise
+        except Exception as exc:  # the upstream's failure (or an unset variable) is its state once registered
+            logger.info(
+                "registered upstream not reachable yet", extra={"server": server.id, "reason": connections.failure(exc)}
+            )
 
     async def remove(self, server_id: str, expected_revision: int) -> upstream_pb2.Server:
         removed = await self.registry.remove(server_id, expected_revision)
