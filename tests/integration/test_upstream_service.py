@@ -13,9 +13,13 @@ from typing import Any
 import grpc
 import pytest
 
-from saip.common.natsd import LocalNats
+from saip.common.natsd import LocalNats, free_port
+from saip.gateway.server import Gateway
+from saip.gateway.serving import over_http
+from saip.tools.errors import OwnMcp
 from saip.tools.server import Running
 from saip.v1 import common_pb2, upstream_pb2, upstream_pb2_grpc
+from tests.integration.gateways import replica_settings
 from tests.integration.tools_support import running_tools
 from tests.upstreams.running import ECHO, started, stdio_server, tool
 from tests.waiting import eventually
@@ -231,3 +235,36 @@ async def test_an_upstream_that_speaks_no_json_rpc_fails_with_its_reason_and_blo
 
             status = await eventually(failed)
     assert status.reason
+
+
+async def test_saip_own_mcp_at_an_address_no_url_names_is_refused_by_its_handshake(
+    nats_server: LocalNats, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "h" * 40
+    monkeypatch.setenv("GATEWAY_TOKEN", token)
+    async with service(nats_server.url) as (tools, stub):
+        port = free_port()
+        settings = replica_settings(
+            tmp_path,
+            nats_server.url,
+            "one",
+            gateway_port=port,
+            tools_addr=f"127.0.0.1:{tools.port}",
+            mcp_server_auth_token=token,
+        )
+        async with over_http(Gateway(settings)):
+            myself = upstream_pb2.Server(
+                id="myself",
+                transport=HTTP,
+                url=f"http://localhost:{port}/mcp",
+                headers={"Authorization": "Bearer ${GATEWAY_TOKEN}"},
+            )
+            refusals = []
+            for call in (
+                stub.TestConnection(upstream_pb2.TestConnectionRequest(server=myself)),
+                stub.AddServer(upstream_pb2.AddServerRequest(server=myself)),
+            ):
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await call
+                refusals.append((refused.value.code(), refused.value.details()))
+    assert refusals == [(grpc.StatusCode.FAILED_PRECONDITION, str(OwnMcp("myself")))] * 2

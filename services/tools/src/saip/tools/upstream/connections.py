@@ -157,9 +157,11 @@ async def connect(
         )
         await stack.enter_async_context(client)
         info = client.server_info
-        if info is not None and info.name == names.GATEWAY_MCP_NAME and info.title == names.GATEWAY_MCP_TITLE:
-            raise OwnMcp(server.id)
-        yield client
+        if info is None or (info.name, info.title) != (names.GATEWAY_MCP_NAME, names.GATEWAY_MCP_TITLE):
+            yield client
+            return
+    # Raised once the session is closed: inside it, the SDK's task group would wrap the refusal in a group.
+    raise OwnMcp(server.id)
 
 
 async def _decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
