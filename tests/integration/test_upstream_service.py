@@ -219,22 +219,30 @@ async def test_saip_itself_metadata_and_literal_secrets_are_refused_before_anyth
     assert list(listed.servers) == []
 
 
-async def test_an_upstream_that_speaks_no_json_rpc_fails_with_its_reason_and_blocks_nothing(
+async def test_an_upstream_that_speaks_no_json_rpc_or_lists_too_many_tools_fails_with_its_reason_alone(
     nats_server: LocalNats, tmp_path: Path
 ) -> None:
-    with started("garbage", tmp_path / "tools.json", []) as broken, started("http", tmp_path / "ok.json", [ECHO]) as ok:
-        async with service(nats_server.url) as (_, stub):
+    crowd = [tool(f"tool_{index}", readOnlyHint=True) for index in range(6)]
+    with (
+        started("garbage", tmp_path / "tools.json", []) as broken,
+        started("http", tmp_path / "crowd.json", crowd) as crowded,
+        started("http", tmp_path / "ok.json", [ECHO]) as ok,
+    ):
+        async with service(nats_server.url, tools_upstream_max_tools=5) as (_, stub):
             await stub.AddServer(upstream_pb2.AddServerRequest(server=broken.server("broken", HTTP)))
+            await stub.AddServer(upstream_pb2.AddServerRequest(server=crowded.server("crowded", HTTP)))
             await stub.AddServer(upstream_pb2.AddServerRequest(server=ok.server("fine", HTTP)))
             await connected(stub, "fine")
 
-            async def failed() -> upstream_pb2.ServerStatus | None:
+            async def failed(server_id: str) -> upstream_pb2.ServerStatus | None:
                 reply = await stub.ListServers(upstream_pb2.ListServersRequest())
-                status = next(status for status in reply.servers if status.server.id == "broken")
+                status = next(status for status in reply.servers if status.server.id == server_id)
                 return status if status.state == upstream_pb2.CONNECTION_STATE_FAILED else None
 
-            status = await eventually(failed)
-    assert status.reason
+            garbage = await eventually(lambda: failed("broken"))
+            too_many = await eventually(lambda: failed("crowded"))
+    assert garbage.reason
+    assert "Server 'crowded' lists more than 5 tools (tools.upstream-max-tools)" in too_many.reason
 
 
 async def test_saip_own_mcp_at_an_address_no_url_names_is_refused_by_its_handshake(

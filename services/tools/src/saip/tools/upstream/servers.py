@@ -21,7 +21,7 @@ from saip.tools.metrics import ToolsMetrics
 from saip.tools.ports import RiskSink
 from saip.tools.upstream import catalog, connections, risk
 from saip.tools.upstream.connections import Connections, Live
-from saip.tools.upstream.ledger import Ledger, as_tool
+from saip.tools.upstream.ledger import Ledger, as_tool, fingerprint
 from saip.tools.upstream.registry import Registry, validate
 from saip.v1 import upstream_pb2
 
@@ -43,12 +43,19 @@ class Servers:
         self._reach: dict[tuple[str, int], risk.Reach] = {}
         self._scored: dict[str, risk.Score] = {}
         self._poisoned: set[tuple[str, str, str]] = set()
+        # What each server's last listing recorded, so a listing reads the ledger only for definitions that changed.
+        self._recorded: dict[str, dict[str, str]] = {}
 
     # What every listing does.
 
     async def listed(self, server: upstream_pb2.Server, live: Live) -> None:
         """A connection listed the server's tools: the ledger sees them, the risk is computed and raised."""
-        await self.ledger.observe(server.id, live.tools.values())
+        recorded = self._recorded.setdefault(server.id, {})
+        fresh = {name: fingerprint(definition) for name, definition in live.tools.items()}
+        await self.ledger.observe(
+            server.id, [live.tools[name] for name, digest in fresh.items() if recorded.get(name) != digest]
+        )
+        self._recorded[server.id] = fresh
         score = await self.score(server, live)
         if self._scored.get(server.id) != score:
             self._scored[server.id] = score
