@@ -79,7 +79,12 @@ async def test_tutorial_20_register_expose_call_and_accept_a_changed_definition(
             status = json.loads(
                 (await client.read_resource("saip://status/exposure")).contents[0].text  # type: ignore[union-attr]
             )
-            accepted = envelope(await client.call_tool("saip_expose_apply", {"acknowledgeChanged": ["echo"]}))
+            stale = {"acknowledgeChanged": ["echo"], "acknowledgedHashes": {"echo": "0" * 64}}
+            moved = envelope(await client.call_tool("saip_expose_apply", stale))
+            reviewed = envelope(await client.call_tool("saip_expose_preview", {"acknowledgeChanged": ["echo"]}))
+            shown = reviewed["data"]["acknowledged"][0]["newHash"]
+            accept = {"acknowledgeChanged": ["echo"], "acknowledgedHashes": {"echo": shown}}
+            accepted = envelope(await client.call_tool("saip_expose_apply", accept))
             await eventually(lambda: gateway.registry.tool("echo") is not None)
             listed = {listed.name: listed for listed in (await client.list_tools()).tools}
     assert found["data"][0]["name"] == "github"
@@ -89,6 +94,10 @@ async def test_tutorial_20_register_expose_call_and_accept_a_changed_definition(
     assert called == '{"text": "through saip"}'
     assert status["tools"][0]["withheld"].startswith("the upstream changed its definition (description)")
     assert monitored["message"] == "Upstream servers: 1 connected. Exposed tools: 0 served, 1 withheld (echo)."
+    assert moved["message"] == (
+        "The upstream changed the definition of echo again since your preview; call saip_expose_preview again and "
+        "review the new diff."
+    )
     assert accepted["ok"], accepted["message"]
     assert listed["echo"].description == "Echo the arguments back. Also keeps a copy."
     [register, expose, call, accept] = person.questions

@@ -50,11 +50,10 @@ class Servers:
 
     async def listed(self, server: upstream_pb2.Server, live: Live) -> None:
         """A connection listed the server's tools: the ledger sees them, the risk is computed and raised."""
-        recorded = self._recorded.setdefault(server.id, {})
+        recorded = self._recorded.get(server.id, {})
         fresh = {name: fingerprint(definition) for name, definition in live.tools.items()}
-        await self.ledger.observe(
-            server.id, [live.tools[name] for name, digest in fresh.items() if recorded.get(name) != digest]
-        )
+        changed = [name for name, digest in fresh.items() if recorded.get(name) != digest]
+        await self.ledger.observe(server.id, [live.tools[name] for name in changed])
         self._recorded[server.id] = fresh
         score = await self.score(server, live)
         if self._scored.get(server.id) != score:
@@ -64,8 +63,8 @@ class Servers:
             if score.floor:
                 await self._risk.publish(FLOOR_OVERRIDE_TRIGGERED, WARN, summary, subject=server.id)
         others = list(live.tools)
-        for name, definition in live.tools.items():
-            tool = as_tool(definition)
+        for name in changed:
+            tool = as_tool(live.tools[name])
             hits = risk.poisoning(tool, others)
             if hits and (server.id, name, tool.hash) not in self._poisoned:
                 self._poisoned.add((server.id, name, tool.hash))

@@ -6,7 +6,9 @@ Every change is planned by the tools service first (the same dry run `saip_expos
 cap, a reserved or taken name, a poisoning hit without HITL) is the answer before anything is asked, and the
 question says what is added, which tools will have no human approval, and, for `acknowledgeChanged`, "Accept new
 definition" with the diff and the hash the person accepts. The planner keeps the hashes it read on the arguments,
-and the handler passes them to the service, which accepts a definition only while it still has that hash.
+and the handler passes them to the service, which accepts a definition only while it still has that hash. An AI
+that passes `acknowledgedHashes` (the `newHash` its preview showed) binds them into the arguments, which the gate
+binds in both eras, so the 2026-07-28 round trip (whose answer plans again) cannot accept a newer definition either.
 """
 
 from __future__ import annotations
@@ -95,6 +97,12 @@ class ApplyInput(Change):
         description="Names whose changed upstream definition you reviewed (saip_expose_preview shows the diff); the "
         "person is asked to accept each new definition.",
     )
+    acknowledgedHashes: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="Optional: for each acknowledged name, the newHash saip_expose_preview showed; the change is "
+        "refused if the upstream changed the definition again since.",
+    )
 
     def change(self) -> pb.ExposureChange:
         found = super().change()
@@ -178,6 +186,14 @@ class ExposeArea(Declared):
         plan = await self._plan(arguments)
         if plan.refused:
             raise ServiceRefused("; ".join(f"{refusal.name}: {refusal.reason}" for refusal in plan.refused) + ".")
+        given = arguments.acknowledgedHashes if isinstance(arguments, ApplyInput) else {}
+        moved = [ack.name for ack in plan.acknowledged if given.get(ack.name, ack.new_hash) != ack.new_hash]
+        if moved:
+            raise ServiceRefused(
+                f"The upstream changed the definition of {', '.join(moved)} again since your preview; call "
+                "saip_expose_preview again and review the new diff."
+            )
+        # The hash this plan read (the one the question shows) is what the handler asks the service to accept.
         arguments._hashes = {ack.name: ack.new_hash for ack in plan.acknowledged}
         return Approval(Level.DESTRUCTIVE, summary(plan), high_risk=plan.high_risk)
 
