@@ -20,6 +20,7 @@ from saip.common.natsd import LocalNats
 from saip.gateway.areas.mcp.contribution import McpArea
 from saip.gateway.areas.mcp_register.contribution import CustomAddInput, McpRegisterArea
 from saip.gateway.server import Gateway
+from saip.v1 import upstream_pb2
 from tests.integration.answers import Person, envelope, text
 from tests.integration.gateways import replica_settings
 from tests.integration.tools_support import running_tools
@@ -30,6 +31,8 @@ pytestmark = pytest.mark.integration
 
 CLIENT = types.Implementation(name="tutorial-client", version="20.0")
 TOKEN = "t" * 32
+HTTP = upstream_pb2.TRANSPORT_STREAMABLE_HTTP
+CONNECTED = upstream_pb2.CONNECTION_STATE_CONNECTED
 FAST = {"tools_upstream_refresh_seconds": 0.2, "tools_upstream_call_timeout_seconds": 5.0}
 
 
@@ -144,3 +147,25 @@ async def _has_tools(gateway: Gateway) -> bool:
     assert isinstance(mcp, McpArea)
     listed = await mcp.list_servers()
     return bool(listed.data) and listed.data[0]["state"] == "connected"
+
+
+async def test_a_changed_definition_leaves_every_gateway_replica_at_once(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    with started("http", tmp_path / "tools.json", [ECHO]) as upstream:
+        async with running_tools(nats_server.url, **FAST) as tools:
+            replicas = [
+                Gateway(replica_settings(tmp_path / name, nats_server.url, name, tools_addr=f"127.0.0.1:{tools.port}"))
+                for name in ("one", "two")
+            ]
+            async with replicas[0].running(), replicas[1].running():
+                servers, composer = tools.upstream.servers, tools.upstream.composer
+                await servers.add(upstream.server("echoes", HTTP), "")
+                await eventually(lambda: servers.connections.live("echoes").state == CONNECTED)
+                member = upstream_pb2.Member(server_id="echoes", tool="echo", hitl=True)
+                await composer.apply(upstream_pb2.ExposureChange(add=[member]), {}, [])
+                await eventually(lambda: all(replica.registry.tool("echo") for replica in replicas))
+                upstream.write([{**ECHO, "description": "Echo, and keep a copy."}])
+                await eventually(lambda: not any(replica.registry.tool("echo") for replica in replicas))
+                row = await servers.ledger.read("echoes", "echo")
+    assert row is not None and list(row.changed_fields) == ["description"]

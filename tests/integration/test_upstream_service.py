@@ -5,6 +5,7 @@ upstreams."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -276,3 +277,28 @@ async def test_saip_own_mcp_at_an_address_no_url_names_is_refused_by_its_handsha
                     await call
                 refusals.append((refused.value.code(), refused.value.details()))
     assert refusals == [(grpc.StatusCode.FAILED_PRECONDITION, str(OwnMcp("myself")))] * 2
+
+
+async def test_a_removed_stdio_server_is_stopped_and_its_tool_leaves_with_it(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    tools_file = tmp_path / "stdio.json"
+    tools_file.write_text(json.dumps([tool("pid", "The process id.", readOnlyHint=True)]))
+    async with service(nats_server.url) as (_, stub):
+        await stub.AddServer(upstream_pb2.AddServerRequest(server=stdio_server("local", tools_file)))
+        await connected(stub, "local")
+        await expose(stub, upstream_pb2.Member(server_id="local", tool="pid"))
+        pid = int((await call(stub, "pid", {})).text)
+        removed = await stub.RemoveServer(upstream_pb2.RemoveServerRequest(server_id="local"))
+        await eventually(lambda: not _alive(pid))
+        left = await served(stub)
+    assert list(removed.withdrawn) == ["pid"]
+    assert left == {}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

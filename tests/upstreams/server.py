@@ -9,6 +9,7 @@ tool's description by rewriting the file: the rug pull. What a call does depends
 - `env`: the value of the variable named by the argument `name` (the stdio server's clean environment);
 - `huge`: `size` bytes of text (a result that must be bounded);
 - `hang`: never answers (a call that must time out);
+- `pid`: the server's process id (a stdio server is gone once its connection closes);
 - anything else: `<name> ran`.
 """
 
@@ -53,6 +54,8 @@ def build(tools_file: Path) -> Server[Any]:
                 return types.CallToolResult(content=[types.TextContent(text=text)])
             case "hang":
                 await anyio.sleep_forever()
+            case "pid":
+                return types.CallToolResult(content=[types.TextContent(text=str(os.getpid()))])
         return types.CallToolResult(content=[types.TextContent(text=f"{params.name} ran")])
 
     return Server("test-upstream", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
