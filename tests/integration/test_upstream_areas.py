@@ -17,6 +17,7 @@ import pytest
 from mcp import Client
 
 from saip.common.natsd import LocalNats
+from saip.gateway.areas.expose.contribution import ApplyInput, ExposeArea
 from saip.gateway.areas.mcp.contribution import McpArea
 from saip.gateway.areas.mcp_register.contribution import CustomAddInput, McpRegisterArea
 from saip.gateway.server import Gateway
@@ -169,3 +170,31 @@ async def test_a_changed_definition_leaves_every_gateway_replica_at_once(
                 await eventually(lambda: not any(replica.registry.tool("echo") for replica in replicas))
                 row = await servers.ledger.read("echoes", "echo")
     assert row is not None and list(row.changed_fields) == ["description"]
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+async def test_an_upstreams_progress_reaches_the_caller(nats_server: LocalNats, tmp_path: Path, era: str) -> None:
+    reports: list[str | None] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append(message)
+
+    slow = tool("slow", "Takes a while.", readOnlyHint=True)
+    with started("http", tmp_path / "tools.json", [slow]) as upstream:
+        async with (
+            stack(nats_server.url, tmp_path) as gateway,
+            Client(gateway.mcp, mode=era, client_info=CLIENT) as client,
+        ):
+            tools = next(area for area in gateway.areas if area.name == "expose").contribution
+            servers = next(area for area in gateway.areas if area.name == "mcp-register").contribution
+            assert isinstance(tools, ExposeArea) and isinstance(servers, McpRegisterArea)
+            server = {"id": "slow", "transport": "streamable-http", "url": upstream.url, "docsUrl": "https://x.test"}
+            await servers.add_custom(CustomAddInput.model_validate({"server": server}))
+            await eventually(lambda: _has_tools(gateway))
+            change = ApplyInput.model_validate({"add": [{"serverId": "slow", "tool": "slow", "hitl": False}]})
+            await tools.plan_change(change)
+            await tools.apply(change)
+            await eventually(lambda: gateway.registry.tool("slow") is not None)
+            answered = text(await client.call_tool("slow", {}, progress_callback=on_progress))
+    assert answered == "slow ran"
+    assert reports == ["half way", "done"]

@@ -9,6 +9,7 @@ tool's description by rewriting the file: the rug pull. What a call does depends
 - `env`: the value of the variable named by the argument `name` (the stdio server's clean environment);
 - `huge`: `size` bytes of text (a result that must be bounded);
 - `hang`: never answers (a call that must time out);
+- `slow`: reports progress twice ("half way", "done"), then answers;
 - `pid`: the server's process id (a stdio server is gone once its connection closes);
 - anything else: `<name> ran`.
 """
@@ -54,6 +55,10 @@ def build(tools_file: Path) -> Server[Any]:
                 return types.CallToolResult(content=[types.TextContent(text=text)])
             case "hang":
                 await anyio.sleep_forever()
+            case "slow":
+                await ctx.session.report_progress(1, 2, "half way")
+                await ctx.session.report_progress(2, 2, "done")
+                return types.CallToolResult(content=[types.TextContent(text="slow ran")])
             case "pid":
                 return types.CallToolResult(content=[types.TextContent(text=str(os.getpid()))])
         return types.CallToolResult(content=[types.TextContent(text=f"{params.name} ran")])

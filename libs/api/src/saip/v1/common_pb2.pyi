@@ -134,6 +134,24 @@ class CallServedToolRequest(_message.Message):
     caller: Caller
     def __init__(self, name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
 
+class ServedToolEvent(_message.Message):
+    __slots__ = ("progress", "reply")
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    REPLY_FIELD_NUMBER: _ClassVar[int]
+    progress: ServedProgress
+    reply: CallServedToolReply
+    def __init__(self, progress: _Optional[_Union[ServedProgress, _Mapping]] = ..., reply: _Optional[_Union[CallServedToolReply, _Mapping]] = ...) -> None: ...
+
+class ServedProgress(_message.Message):
+    __slots__ = ("progress", "total", "message")
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    progress: float
+    total: float
+    message: str
+    def __init__(self, progress: _Optional[float] = ..., total: _Optional[float] = ..., message: _Optional[str] = ...) -> None: ...
+
 class CallServedToolReply(_message.Message):
     __slots__ = ("is_error", "text", "structured_json")
     IS_ERROR_FIELD_NUMBER: _ClassVar[int]

@@ -100,6 +100,11 @@ class UpstreamServiceStub:
                 request_serializer=saip_dot_v1_dot_common__pb2.CallServedToolRequest.SerializeToString,
                 response_deserializer=saip_dot_v1_dot_common__pb2.CallServedToolReply.FromString,
                 _registered_method=True)
+        self.CallServedToolStream = channel.unary_stream(
+                '/saip.v1.UpstreamService/CallServedToolStream',
+                request_serializer=saip_dot_v1_dot_common__pb2.CallServedToolRequest.SerializeToString,
+                response_deserializer=saip_dot_v1_dot_common__pb2.ServedToolEvent.FromString,
+                _registered_method=True)
 
 
 class UpstreamServiceServicer:
@@ -183,6 +188,13 @@ class UpstreamServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CallServedToolStream(self, request, context):
+        """The same call, with the upstream's progress relayed as it comes (the gateway uses it for exposed tools).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_UpstreamServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -250,6 +262,11 @@ def add_UpstreamServiceServicer_to_server(servicer, server):
                     servicer.CallServedTool,
                     request_deserializer=saip_dot_v1_dot_common__pb2.CallServedToolRequest.FromString,
                     response_serializer=saip_dot_v1_dot_common__pb2.CallServedToolReply.SerializeToString,
+            ),
+            'CallServedToolStream': grpc.unary_stream_rpc_method_handler(
+                    servicer.CallServedToolStream,
+                    request_deserializer=saip_dot_v1_dot_common__pb2.CallServedToolRequest.FromString,
+                    response_serializer=saip_dot_v1_dot_common__pb2.ServedToolEvent.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -603,6 +620,33 @@ class UpstreamService:
             '/saip.v1.UpstreamService/CallServedTool',
             saip_dot_v1_dot_common__pb2.CallServedToolRequest.SerializeToString,
             saip_dot_v1_dot_common__pb2.CallServedToolReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CallServedToolStream(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/saip.v1.UpstreamService/CallServedToolStream',
+            saip_dot_v1_dot_common__pb2.CallServedToolRequest.SerializeToString,
+            saip_dot_v1_dot_common__pb2.ServedToolEvent.FromString,
             options,
             channel_credentials,
             insecure,

@@ -188,7 +188,12 @@ class Gateway:
         for service in self.services:
             if service.serves is None or not self._configured(service):
                 continue
-            client = ServedToolsClient(self.channels[service.addressed], service.serves.grpc_service, service.name)
+            client = ServedToolsClient(
+                self.channels[service.addressed],
+                service.serves.grpc_service,
+                service.name,
+                streams=service.serves.streams,
+            )
             source = PublishedSource(client=client, registry=self.registry, notifier=self.notifier, gate=gate)
             watches.append((source.keep_listing, f"{service.name} listing"))
             for bucket in service.serves.buckets:

@@ -24,6 +24,7 @@ class Serving:
     grpc_service: str
     bucket: str
     also: tuple[str, ...] = ()  # further buckets whose changes change what it serves
+    streams: bool = False  # offers CallServedToolStream (a call's progress relayed as it comes)
 
     @property
     def buckets(self) -> tuple[str, ...]:

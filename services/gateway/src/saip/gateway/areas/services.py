@@ -13,5 +13,5 @@ KNOWLEDGE = Service("knowledge", serves=Serving("saip.v1.KnowledgeService", name
 UPSTREAM = Service(
     "upstream",
     host="tools",
-    serves=Serving("saip.v1.UpstreamService", names.SERVERS_BUCKET, also=(names.LEDGER_BUCKET,)),
+    serves=Serving("saip.v1.UpstreamService", names.SERVERS_BUCKET, also=(names.LEDGER_BUCKET,), streams=True),
 )

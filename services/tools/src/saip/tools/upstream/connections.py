@@ -35,6 +35,7 @@ from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from saip.common import names
@@ -273,7 +274,9 @@ class Connection:
         self.live.state = state
         self.live.reason = reason
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def call(
+        self, tool: str, arguments: dict[str, Any], progress: ProgressFnT | None = None
+    ) -> types.CallToolResult:
         """Call a tool on the open session, bounded by the call timeout; a server that is not connected is a
         RuleRefused naming it and its state."""
         client = self._client
@@ -284,7 +287,9 @@ class Connection:
                 "again shortly, or ask the person to check the server (saip_mcp_list_servers shows its state)."
             )
         with anyio.fail_after(self._limits.call_timeout):
-            return await client.call_tool(tool, arguments, read_timeout_seconds=self._limits.call_timeout)
+            return await client.call_tool(
+                tool, arguments, read_timeout_seconds=self._limits.call_timeout, progress_callback=progress
+            )
 
 
 def failure(exc: BaseException) -> str:

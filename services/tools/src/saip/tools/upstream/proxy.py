@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
@@ -28,6 +29,7 @@ from saip.tools.upstream.servers import Servers
 from saip.v1 import common_pb2, upstream_pb2
 
 SERVED_SOURCE = "exposed"
+Progress = Callable[[float, float, str], Awaitable[None]]  # done, total (0: unknown), message
 TRUNCATED = "\n[saip: the upstream's result was cut at {limit} bytes (tools.upstream-max-result-bytes)]"
 
 
@@ -41,7 +43,10 @@ class Proxy:
         entries, _ = await self._composer.everything()
         return [served_tool(entry) for entry in entries if not entry.withheld and entry.tool is not None]
 
-    async def call(self, name: str, arguments_json: str) -> common_pb2.CallServedToolReply:
+    async def call(
+        self, name: str, arguments_json: str, progress: Progress | None = None
+    ) -> common_pb2.CallServedToolReply:
+        """Proxy one call; `progress` receives the upstream's progress reports, masked, as they come."""
         entries, _ = await self._composer.everything()
         entry = next((entry for entry in entries if entry.name == name), None)
         if entry is None:
@@ -55,15 +60,24 @@ class Proxy:
         if not isinstance(arguments, dict):
             return common_pb2.CallServedToolReply(is_error=True, text="The arguments are not a JSON object.")
         started = time.perf_counter()
-        reply, outcome = await self._proxied(entry, arguments)
+        reply, outcome = await self._proxied(entry, arguments, progress)
         self._metrics.upstream_calls.labels(outcome).inc()
         self._metrics.upstream_call_seconds.observe(time.perf_counter() - started)
         return reply
 
-    async def _proxied(self, entry: Composed, arguments: dict[str, Any]) -> tuple[common_pb2.CallServedToolReply, str]:
+    async def _proxied(
+        self, entry: Composed, arguments: dict[str, Any], progress: Progress | None
+    ) -> tuple[common_pb2.CallServedToolReply, str]:
         """The call on this replica's connection, and how it ended (a bounded label)."""
         server_id, tool = entry.member.server_id, entry.member.tool
         connection = self._servers.connections.connection(server_id)
+        masker = Masker(resolved_secrets(entry.server))
+        report = progress
+
+        async def relay(progress: float, total: float | None, message: str | None) -> None:
+            if report is not None:
+                await report(progress, total or 0.0, masker.text(message or ""))
+
         try:
             if connection is None:
                 raise RuleRefused(
@@ -76,7 +90,7 @@ class Proxy:
                 raise RuleRefused(
                     f"'{entry.name}' changed upstream just now; it is withheld until the person accepts it."
                 )
-            result = await connection.call(tool, arguments)
+            result = await connection.call(tool, arguments, relay if report is not None else None)
         except RuleRefused as exc:
             return common_pb2.CallServedToolReply(is_error=True, text=str(exc)), "refused"
         except TimeoutError:
@@ -86,7 +100,6 @@ class Proxy:
         except Exception as exc:  # an upstream's failure is the call's error result, never the service's
             text = f"Upstream server '{server_id}' failed: {failure(exc)}."
             return common_pb2.CallServedToolReply(is_error=True, text=text), "error"
-        masker = Masker(resolved_secrets(entry.server))
         reply = reply_of(result, self._servers.connections.limits.max_result_bytes, masker)
         return reply, "error" if reply.is_error else "ok"
 
