@@ -95,13 +95,13 @@ def add(
     as_json: bool,
 ) -> None:
     """Register a server: from the catalog (--catalog) or custom; values of --header and --env are ${ENV} references."""
-    pairs = {"headers": _pairs(headers), "env": _pairs(env)}
+    given = {"headers": pairs(headers), "env": pairs(env)}
     if catalog_name:
-        body: dict[str, Any] = {"catalogName": catalog_name, "serverId": server_id, **pairs}
+        body: dict[str, Any] = {"catalogName": catalog_name, "serverId": server_id, **given}
         report(call(context, "POST", "/servers/catalog", json=body, timeout=CONNECT_TIMEOUT), as_json)
         return
     body = {"id": server_id, "transport": transport, "url": url, "command": command, "args": list(args)}
-    body |= {**pairs, "docsUrl": docs_url}
+    body |= {**given, "docsUrl": docs_url}
     report(call(context, "POST", "/servers", json=body, timeout=CONNECT_TIMEOUT), as_json)
 
 
@@ -146,7 +146,10 @@ def list_exposed(context: click.Context, as_json: bool) -> None:
     listing(envelope, as_json, show)
 
 
-def _change(add: tuple[str, ...], remove: tuple[str, ...], accept: tuple[str, ...], no_hitl: bool) -> dict[str, Any]:
+def change_body(
+    add: tuple[str, ...], remove: tuple[str, ...], accept: tuple[str, ...], no_hitl: bool
+) -> dict[str, Any]:
+    """The body of POST /exposure from the options: members as SERVER/TOOL or SERVER/TOOL=ALIAS."""
     members = []
     for member in add:
         server_id, _, rest = member.partition("/")
@@ -175,11 +178,12 @@ def apply(
     as_json: bool,
 ) -> None:
     """Change what /mcp serves of the upstream tools (--dry-run shows the plan: names, refusals, diffs)."""
-    body = _change(add, remove, accept, no_hitl)
+    body = change_body(add, remove, accept, no_hitl)
     report(call(context, "POST", "/exposure/plan" if dry_run else "/exposure", json=body), as_json)
 
 
-def _pairs(values: tuple[str, ...]) -> dict[str, str]:
+def pairs(values: tuple[str, ...]) -> dict[str, str]:
+    """NAME=${ENV} options as a mapping."""
     found = {}
     for value in values:
         name, sign, reference = value.partition("=")
