@@ -315,7 +315,8 @@ class Connections:
 
     def live(self, server_id: str) -> Live:
         connection = self._connections.get(server_id)
-        return connection.live if connection else Live(state=DISABLED, reason="not connected on this replica yet")
+        # Registered a moment ago (the registry's watch starts its connection): about to connect.
+        return connection.live if connection else Live(state=CONNECTING)
 
     def connection(self, server_id: str) -> Connection | None:
         return self._connections.get(server_id)

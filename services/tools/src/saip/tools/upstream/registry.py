@@ -186,10 +186,10 @@ class Registry:
         server.revision = 0
         try:
             server.revision = await self.records.create(SERVER_PREFIX + server.id, server.SerializeToString())
-        except ToolsError as exc:
+        except ToolsError:
             if await self._read(SERVER_PREFIX + server.id) is not None:
                 raise ServerExists(server.id) from None
-            raise exc
+            raise
         return server
 
     async def remove(self, server_id: str, expected_revision: int) -> upstream_pb2.Server:
