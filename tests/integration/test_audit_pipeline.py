@@ -72,7 +72,7 @@ async def test_lists_are_newest_first_with_filters_and_derived_management_events
         for record in (
             management_call("m-1", outcome=common_pb2.OUTCOME_DECLINED),
             management_call("m-2", tool="saip_tools_list", level=common_pb2.APPROVAL_LEVEL_READ),
-            tool_call("t-1"),
+            tool_call("t-1", source="authored"),
             risk_event("r-1", risk_type="poisoning-hit"),
             management_call("m-3", tool="saip_tools_delete"),
             tool_call("t-2", tool="wiki_search"),
@@ -87,6 +87,7 @@ async def test_lists_are_newest_first_with_filters_and_derived_management_events
         deletes = await stub.ListManagementCalls(audit_pb2.ListManagementCallsRequest(tool="saip_tools_delete"))
         tools = await stub.ListToolCalls(audit_pb2.ListToolCallsRequest())
         searches = await stub.ListToolCalls(audit_pb2.ListToolCallsRequest(tool="wiki_search"))
+        proxied = await stub.ListToolCalls(audit_pb2.ListToolCallsRequest(source="exposed"))
         risks = await stub.ListRiskEvents(audit_pb2.ListRiskEventsRequest())
         managements = await stub.ListRiskEvents(audit_pb2.ListRiskEventsRequest(type="MANAGEMENT"))
 
@@ -97,6 +98,7 @@ async def test_lists_are_newest_first_with_filters_and_derived_management_events
     assert [e.record.management.id for e in deletes.entries] == ["m-3"]
     assert [e.record.tool_call.id for e in tools.entries] == ["t-2", "t-1"]
     assert [e.record.tool_call.id for e in searches.entries] == ["t-2"]
+    assert [e.record.tool_call.id for e in proxied.entries] == ["t-2"]
     # The successful read (m-2) raises no MANAGEMENT event; the declined and the destructive calls do.
     assert [e.event.id for e in risks.entries] == ["m-3:management", "r-1", "m-1:management"]
     assert [e.event.severity for e in managements.entries] == [common_pb2.SEVERITY_WARN] * 2

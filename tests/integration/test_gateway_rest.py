@@ -32,6 +32,7 @@ from tests.integration.shipyard_support import running_shipyard
 from tests.integration.tools_support import running_tools
 from tests.model_server import MODEL, say, scripted_model
 from tests.unit.tools.specs import document
+from tests.upstreams.running import ECHO, started
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -55,10 +56,10 @@ class Contract:
         }
 
     async def check(self, api: httpx.AsyncClient, method: str, route: str, status: int, **request: Any) -> Any:
-        """Send one request to `route` (its path parameter, {name} or {question_id}, filled in by `name=`), expect
-        `status`, validate the body; returns the envelope's data."""
+        """Send one request to `route` (its path parameter, {name}, {question_id} or {serverId}, filled in by `name=`),
+        expect `status`, validate the body; returns the envelope's data."""
         name = request.pop("name", "x")
-        reply = await api.request(method, re.sub(r"\{[a-z_]+\}", name, route), **request)
+        reply = await api.request(method, re.sub(r"\{\w+\}", name, route), **request)
         assert reply.status_code == status, f"{method} {route}: {reply.status_code} {reply.text}"
         documented = self.openapi["paths"][route][method.lower()]["responses"].get(str(status))
         assert documented is not None, f"{method} {route} answered {status}, which /api/docs does not list"
@@ -133,6 +134,8 @@ async def _every_route(tmp_path: Path, url: str, ports: Ports, model: str) -> No
         await _knowledge_routes(api, contract)
         await _shipyard_routes(api, contract)
         await _chat_routes(api, contract)
+        with started("http", tmp_path / "upstream.json", [ECHO]) as upstream:
+            await _upstream_routes(api, contract, upstream.url)
         async with httpx.AsyncClient(base_url=str(api.base_url), timeout=10) as anonymous:
             for method, route in sorted(contract.operations()):
                 await contract.check(anonymous, method, route, 401)
@@ -246,6 +249,34 @@ async def _chat_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     listed = await contract.check(api, "GET", "/api/v1/chat/conversations", 200)
     assert [entry["conversationId"] for entry in listed["conversations"]] == [answered["conversationId"]]
     await contract.check(api, "POST", "/api/v1/chat/ask", 422, json={"prompt": ""})
+
+
+async def _upstream_routes(api: httpx.AsyncClient, contract: Contract, url: str) -> None:
+    server = {"id": "echoes", "transport": "streamable-http", "url": url, "docsUrl": "https://x.test"}
+    await contract.check(api, "GET", "/api/v1/servers/catalog", 200, params={"query": "vendor"})
+    await contract.check(api, "POST", "/api/v1/servers/risk", 200, json={"server": server})
+    await contract.check(api, "POST", "/api/v1/servers/test", 200, json={"server": server})
+    await contract.check(api, "POST", "/api/v1/servers", 200, json=server)
+    # The person's own variable is not set: the catalog server is registered, and disabled until it is.
+    await contract.check(api, "POST", "/api/v1/servers/catalog", 200, json={"catalogName": "sentry"})
+
+    async def connected() -> bool:
+        listed = await contract.check(api, "GET", "/api/v1/servers", 200)
+        return any(found["id"] == "echoes" and found["state"] == "connected" for found in listed)
+
+    await eventually(connected)
+    await contract.check(api, "GET", "/api/v1/servers/{serverId}/tools", 200, name="echoes")
+    await contract.check(api, "GET", "/api/v1/servers/status", 200)
+    change = {"add": [{"serverId": "echoes", "tool": "echo", "hitl": True}]}
+    planned = await contract.check(api, "POST", "/api/v1/exposure/plan", 200, json=change)
+    assert planned["refused"] == [], planned
+    await contract.check(api, "POST", "/api/v1/exposure", 200, json=change)
+    exposed = await contract.check(api, "GET", "/api/v1/exposure", 200)
+    assert [tool["name"] for tool in exposed["tools"]] == ["echo"]
+    await contract.check(api, "POST", "/api/v1/servers/{serverId}/reconnect", 200, name="echoes")
+    await contract.check(api, "DELETE", "/api/v1/servers/{serverId}", 200, name="sentry")
+    await contract.check(api, "DELETE", "/api/v1/servers/{serverId}", 200, name="echoes")
+    await contract.check(api, "POST", "/api/v1/exposure", 400, json={"add": [{"serverId": "gone", "tool": "echo"}]})
 
 
 async def _knowledge_routes(api: httpx.AsyncClient, contract: Contract) -> None:

@@ -12,12 +12,12 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
 from saip.common.natsd import LocalNats
 from saip.gateway.server import Gateway
 from saip.gateway.surface.registry import ServedSet, ServedTool
+from tests.integration.answers import Person, envelope
 from tests.integration.gateways import replica_settings
 from tests.integration.tools_support import running_tools
 from tests.unit.tools.specs import document
@@ -27,15 +27,6 @@ pytestmark = pytest.mark.integration
 
 CLIENT = types.Implementation(name="area-client", version="3.1")
 TOKEN = "t" * 24
-
-
-class Person:
-    def __init__(self) -> None:
-        self.questions: list[str] = []
-
-    async def __call__(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-        self.questions.append(params.message)
-        return types.ElicitResult(action="accept", content={"approve": ["run"]})
 
 
 @asynccontextmanager
@@ -48,13 +39,6 @@ async def area(nats_url: str, home: Path, **overrides: Any) -> AsyncIterator[Gat
         async with gateway.running():
             await eventually(lambda: gateway.registry.tool("saip_tools_publish") is not None)
             yield gateway
-
-
-def envelope(result: Any) -> dict[str, Any]:
-    assert isinstance(result, types.CallToolResult)
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return json.loads(block.text)  # type: ignore[no-any-return]
 
 
 async def test_a_sandbox_above_the_baseline_makes_the_test_a_question(nats_server: LocalNats, tmp_path: Path) -> None:

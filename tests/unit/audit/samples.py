@@ -62,12 +62,13 @@ def tool_call(
     outcome: common_pb2.Outcome = common_pb2.OUTCOME_OK,
     hitl: common_pb2.HitlDecision = common_pb2.HITL_DECISION_UNSPECIFIED,
     side: common_pb2.HitlSide = common_pb2.HITL_SIDE_UNSPECIFIED,
+    source: str = "exposed",
 ) -> events_pb2.AuditRecord:
     call = events_pb2.ToolCall(
         id=record_id,
         caller=claude(),
         tool=tool,
-        source="exposed",
+        source=source,
         outcome=outcome,
         duration_ms=40,
         hitl=hitl,

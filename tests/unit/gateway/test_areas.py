@@ -22,15 +22,27 @@ def test_each_area_names_a_service_with_an_address_key_or_runs_in_the_gateway() 
     assert [area.router.__module__ for area in in_gateway] == ["saip.gateway.areas.chat.rest"]
     for area in AREAS:
         if area.service is not None:
-            assert f"{area.service.name}.addr" in GatewaySettings.keys
+            assert f"{area.service.addressed}.addr" in GatewaySettings.keys
 
 
 def test_each_area_offers_its_tools_under_its_own_prefix() -> None:
     gateway = Gateway(GatewaySettings.load(admin_token=ADMIN, approval_sealing_key=SEALING_KEY))
-    assert [area.name for area in gateway.areas] == ["monitor", "tools", "knowledge", "shipyard", "chat"]
+    assert [area.name for area in gateway.areas] == [
+        "monitor",
+        "monitor",  # saip_monitor_mcp_status, over the upstream service
+        "tools",
+        "mcp",
+        "mcp-register",
+        "expose",
+        "knowledge",
+        "shipyard",
+        "chat",
+    ]
     for area in gateway.areas:
         assert area.name in CATEGORIES
-        assert all(tool.name.startswith(f"saip_{area.name}_") for tool in area.contribution.tools())
+        # mcp-register extends the mcp area: its tools are saip_mcp_*.
+        prefix = "saip_mcp_" if area.name == "mcp-register" else f"saip_{area.name}_"
+        assert all(tool.name.startswith(prefix) for tool in area.contribution.tools())
         assert area.router.routes
 
 

@@ -27,7 +27,7 @@ from saip.v1 import common_pb2 as saip_dot_v1_dot_common__pb2
 from saip.v1 import events_pb2 as saip_dot_v1_dot_events__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13saip/v1/audit.proto\x12\x07saip.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14saip/v1/common.proto\x1a\x14saip/v1/events.proto\"Q\n\rChainedRecord\x12\r\n\x05index\x18\x01 \x01(\x04\x12\x0b\n\x03seq\x18\x02 \x01(\x04\x12$\n\x06record\x18\x03 \x01(\x0b\x32\x14.saip.v1.AuditRecord\"\x14\n\x12GetOverviewRequest\"@\n\x0cOutcomeCount\x12!\n\x07outcome\x18\x01 \x01(\x0e\x32\x10.saip.v1.Outcome\x12\r\n\x05\x63ount\x18\x02 \x01(\x04\"(\n\tTypeCount\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x04\"\xb8\x02\n\x13GetOverviewResponse\x12\x0e\n\x06window\x18\x01 \x01(\r\x12\x32\n\x13management_outcomes\x18\x02 \x03(\x0b\x32\x15.saip.v1.OutcomeCount\x12\'\n\x0brisk_events\x18\x03 \x03(\x0b\x32\x12.saip.v1.TypeCount\x12\x14\n\x0c\x63hain_length\x18\x04 \x01(\x04\x12\x11\n\thead_hash\x18\x05 \x01(\t\x12\x33\n\x0flast_entry_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07pending\x18\x07 \x01(\x04\x12\x33\n\x0f\x63ollector_since\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x63\x61pacity\x18\t \x01(\r\"p\n\x1aListManagementCallsRequest\x12\r\n\x05limit\x18\x01 \x01(\r\x12\x12\n\nbefore_seq\x18\x02 \x01(\x04\x12\x0c\n\x04tool\x18\x03 \x01(\t\x12!\n\x07outcome\x18\x04 \x01(\x0e\x32\x10.saip.v1.Outcome\"_\n\x1bListManagementCallsResponse\x12\'\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x16.saip.v1.ChainedRecord\x12\x17\n\x0fnext_before_seq\x18\x02 \x01(\x04\"G\n\x14ListToolCallsRequest\x12\r\n\x05limit\x18\x01 \x01(\r\x12\x12\n\nbefore_seq\x18\x02 \x01(\x04\x12\x0c\n\x04tool\x18\x03 \x01(\t\"Y\n\x15ListToolCallsResponse\x12\'\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x16.saip.v1.ChainedRecord\x12\x17\n\x0fnext_before_seq\x18\x02 \x01(\x04\"H\n\x15ListRiskEventsRequest\x12\r\n\x05limit\x18\x01 \x01(\r\x12\x12\n\nbefore_seq\x18\x02 \x01(\x04\x12\x0c\n\x04type\x18\x03 \x01(\t\"O\n\x0eRiskEventEntry\x12\r\n\x05index\x18\x01 \x01(\x04\x12\x0b\n\x03seq\x18\x02 \x01(\x04\x12!\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x12.saip.v1.RiskEvent\"[\n\x16ListRiskEventsResponse\x12(\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x17.saip.v1.RiskEventEntry\x12\x17\n\x0fnext_before_seq\x18\x02 \x01(\x04\"\'\n\x15GetHitlSummaryRequest\x12\x0e\n\x06recent\x18\x01 \x01(\r\"d\n\tHitlCount\x12\x1f\n\x04side\x18\x01 \x01(\x0e\x32\x11.saip.v1.HitlSide\x12\'\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0e\x32\x15.saip.v1.HitlDecision\x12\r\n\x05\x63ount\x18\x03 \x01(\x04\"\xc3\x01\n\x16GetHitlSummaryResponse\x12\"\n\x06\x63ounts\x18\x01 \x03(\x0b\x32\x12.saip.v1.HitlCount\x12\x15\n\rapproval_rate\x18\x02 \x01(\x01\x12\x11\n\tquestions\x18\x03 \x01(\x04\x12&\n\x06recent\x18\x04 \x03(\x0b\x32\x16.saip.v1.ChainedRecord\x12\x33\n\x0f\x63ollector_since\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x14\n\x12VerifyChainRequest\"8\n\nBrokenLink\x12\r\n\x05index\x18\x01 \x01(\x04\x12\x0b\n\x03seq\x18\x02 \x01(\x04\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\x80\x01\n\x13VerifyChainResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x0f\n\x07\x63hecked\x18\x02 \x01(\x04\x12\x13\n\x0b\x66irst_index\x18\x03 \x01(\x04\x12\x12\n\nlast_index\x18\x04 \x01(\x04\x12#\n\x06\x62roken\x18\x05 \x01(\x0b\x32\x13.saip.v1.BrokenLink\"%\n\x12TailEntriesRequest\x12\x0f\n\x07\x62\x61\x63klog\x18\x01 \x01(\r2\xc0\x04\n\x0c\x41uditService\x12H\n\x0bGetOverview\x12\x1b.saip.v1.GetOverviewRequest\x1a\x1c.saip.v1.GetOverviewResponse\x12`\n\x13ListManagementCalls\x12#.saip.v1.ListManagementCallsRequest\x1a$.saip.v1.ListManagementCallsResponse\x12N\n\rListToolCalls\x12\x1d.saip.v1.ListToolCallsRequest\x1a\x1e.saip.v1.ListToolCallsResponse\x12Q\n\x0eListRiskEvents\x12\x1e.saip.v1.ListRiskEventsRequest\x1a\x1f.saip.v1.ListRiskEventsResponse\x12Q\n\x0eGetHitlSummary\x12\x1e.saip.v1.GetHitlSummaryRequest\x1a\x1f.saip.v1.GetHitlSummaryResponse\x12H\n\x0bVerifyChain\x12\x1b.saip.v1.VerifyChainRequest\x1a\x1c.saip.v1.VerifyChainResponse\x12\x44\n\x0bTailEntries\x12\x1b.saip.v1.TailEntriesRequest\x1a\x16.saip.v1.ChainedRecord0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13saip/v1/audit.proto\x12\x07saip.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14saip/v1/common.proto\x1a\x14saip/v1/events.proto\"Q\n\rChainedRecord\x12\r\n\x05index\x18\x01 \x01(\x04\x12\x0b\n\x03seq\x18\x02 \x01(\x04\x12$\n\x06record\x18\x03 \x01(\x0b\x32\x14.saip.v1.AuditRecord\"\x14\n\x12GetOverviewRequest\"@\n\x0cOutcomeCount\x12!\n\x07outcome\x18\x01 \x01(\x0e\x32\x10.saip.v1.Outcome\x12\r\n\x05\x63ount\x18\x02 \x01(\x04\"(\n\tTypeCount\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x04\"\xb8\x02\n\x13GetOverviewResponse\x12\x0e\n\x06window\x18\x01 \x01(\r\x12\x32\n\x13management_outcomes\x18\x02 \x03(\x0b\x32\x15.saip.v1.OutcomeCount\x12\'\n\x0brisk_events\x18\x03 \x03(\x0b\x32\x12.saip.v1.TypeCount\x12\x14\n\x0c\x63hain_length\x18\x04 \x01(\x04\x12\x11\n\thead_hash\x18\x05 \x01(\t\x12\x33\n\x0flast_entry_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07pending\x18\x07 \x01(\x04\x12\x33\n\x0f\x63ollector_since\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x63\x61pacity\x18\t \x01(\r\"p\n\x1aListManagementCallsRequest\x12\r\n\x05limit\x18\x01 \x01(\r\x12\x12\n\nbefore_seq\x18\x02 \x01(\x04\x12\x0c\n\x04tool\x18\x03 \x01(\t\x12!\n\x07outcome\x18\x04 \x01(\x0e\x32\x10.saip.v1.Outcome\"_\n\x1bListManagementCallsResponse\x12\'\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x16.saip.v1.ChainedRecord\x12\x17\n\x0fnext_before_seq\x18\x02 \x01(\x04\"W\n\x14ListToolCallsRequest\x12\r\n\x05limit\x18\x01 \x01(\r\x12\x12\n\nbefore_seq\x18\x02 \x01(\x04\x12\x0c\n\x04tool\x18\x03 \x01(\t\x12\x0e\n\x06source\x18\x04 \x01(\t\"Y\n\x15ListToolCallsResponse\x12\'\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x16.saip.v1.ChainedRecord\x12\x17\n\x0fnext_before_seq\x18\x02 \x01(\x04\"H\n\x15ListRiskEventsRequest\x12\r\n\x05limit\x18\x01 \x01(\r\x12\x12\n\nbefore_seq\x18\x02 \x01(\x04\x12\x0c\n\x04type\x18\x03 \x01(\t\"O\n\x0eRiskEventEntry\x12\r\n\x05index\x18\x01 \x01(\x04\x12\x0b\n\x03seq\x18\x02 \x01(\x04\x12!\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x12.saip.v1.RiskEvent\"[\n\x16ListRiskEventsResponse\x12(\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x17.saip.v1.RiskEventEntry\x12\x17\n\x0fnext_before_seq\x18\x02 \x01(\x04\"\'\n\x15GetHitlSummaryRequest\x12\x0e\n\x06recent\x18\x01 \x01(\r\"d\n\tHitlCount\x12\x1f\n\x04side\x18\x01 \x01(\x0e\x32\x11.saip.v1.HitlSide\x12\'\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0e\x32\x15.saip.v1.HitlDecision\x12\r\n\x05\x63ount\x18\x03 \x01(\x04\"\xc3\x01\n\x16GetHitlSummaryResponse\x12\"\n\x06\x63ounts\x18\x01 \x03(\x0b\x32\x12.saip.v1.HitlCount\x12\x15\n\rapproval_rate\x18\x02 \x01(\x01\x12\x11\n\tquestions\x18\x03 \x01(\x04\x12&\n\x06recent\x18\x04 \x03(\x0b\x32\x16.saip.v1.ChainedRecord\x12\x33\n\x0f\x63ollector_since\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x14\n\x12VerifyChainRequest\"8\n\nBrokenLink\x12\r\n\x05index\x18\x01 \x01(\x04\x12\x0b\n\x03seq\x18\x02 \x01(\x04\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\x80\x01\n\x13VerifyChainResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x0f\n\x07\x63hecked\x18\x02 \x01(\x04\x12\x13\n\x0b\x66irst_index\x18\x03 \x01(\x04\x12\x12\n\nlast_index\x18\x04 \x01(\x04\x12#\n\x06\x62roken\x18\x05 \x01(\x0b\x32\x13.saip.v1.BrokenLink\"%\n\x12TailEntriesRequest\x12\x0f\n\x07\x62\x61\x63klog\x18\x01 \x01(\r2\xc0\x04\n\x0c\x41uditService\x12H\n\x0bGetOverview\x12\x1b.saip.v1.GetOverviewRequest\x1a\x1c.saip.v1.GetOverviewResponse\x12`\n\x13ListManagementCalls\x12#.saip.v1.ListManagementCallsRequest\x1a$.saip.v1.ListManagementCallsResponse\x12N\n\rListToolCalls\x12\x1d.saip.v1.ListToolCallsRequest\x1a\x1e.saip.v1.ListToolCallsResponse\x12Q\n\x0eListRiskEvents\x12\x1e.saip.v1.ListRiskEventsRequest\x1a\x1f.saip.v1.ListRiskEventsResponse\x12Q\n\x0eGetHitlSummary\x12\x1e.saip.v1.GetHitlSummaryRequest\x1a\x1f.saip.v1.GetHitlSummaryResponse\x12H\n\x0bVerifyChain\x12\x1b.saip.v1.VerifyChainRequest\x1a\x1c.saip.v1.VerifyChainResponse\x12\x44\n\x0bTailEntries\x12\x1b.saip.v1.TailEntriesRequest\x1a\x16.saip.v1.ChainedRecord0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -49,29 +49,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTMANAGEMENTCALLSRESPONSE']._serialized_start=751
   _globals['_LISTMANAGEMENTCALLSRESPONSE']._serialized_end=846
   _globals['_LISTTOOLCALLSREQUEST']._serialized_start=848
-  _globals['_LISTTOOLCALLSREQUEST']._serialized_end=919
-  _globals['_LISTTOOLCALLSRESPONSE']._serialized_start=921
-  _globals['_LISTTOOLCALLSRESPONSE']._serialized_end=1010
-  _globals['_LISTRISKEVENTSREQUEST']._serialized_start=1012
-  _globals['_LISTRISKEVENTSREQUEST']._serialized_end=1084
-  _globals['_RISKEVENTENTRY']._serialized_start=1086
-  _globals['_RISKEVENTENTRY']._serialized_end=1165
-  _globals['_LISTRISKEVENTSRESPONSE']._serialized_start=1167
-  _globals['_LISTRISKEVENTSRESPONSE']._serialized_end=1258
-  _globals['_GETHITLSUMMARYREQUEST']._serialized_start=1260
-  _globals['_GETHITLSUMMARYREQUEST']._serialized_end=1299
-  _globals['_HITLCOUNT']._serialized_start=1301
-  _globals['_HITLCOUNT']._serialized_end=1401
-  _globals['_GETHITLSUMMARYRESPONSE']._serialized_start=1404
-  _globals['_GETHITLSUMMARYRESPONSE']._serialized_end=1599
-  _globals['_VERIFYCHAINREQUEST']._serialized_start=1601
-  _globals['_VERIFYCHAINREQUEST']._serialized_end=1621
-  _globals['_BROKENLINK']._serialized_start=1623
-  _globals['_BROKENLINK']._serialized_end=1679
-  _globals['_VERIFYCHAINRESPONSE']._serialized_start=1682
-  _globals['_VERIFYCHAINRESPONSE']._serialized_end=1810
-  _globals['_TAILENTRIESREQUEST']._serialized_start=1812
-  _globals['_TAILENTRIESREQUEST']._serialized_end=1849
-  _globals['_AUDITSERVICE']._serialized_start=1852
-  _globals['_AUDITSERVICE']._serialized_end=2428
+  _globals['_LISTTOOLCALLSREQUEST']._serialized_end=935
+  _globals['_LISTTOOLCALLSRESPONSE']._serialized_start=937
+  _globals['_LISTTOOLCALLSRESPONSE']._serialized_end=1026
+  _globals['_LISTRISKEVENTSREQUEST']._serialized_start=1028
+  _globals['_LISTRISKEVENTSREQUEST']._serialized_end=1100
+  _globals['_RISKEVENTENTRY']._serialized_start=1102
+  _globals['_RISKEVENTENTRY']._serialized_end=1181
+  _globals['_LISTRISKEVENTSRESPONSE']._serialized_start=1183
+  _globals['_LISTRISKEVENTSRESPONSE']._serialized_end=1274
+  _globals['_GETHITLSUMMARYREQUEST']._serialized_start=1276
+  _globals['_GETHITLSUMMARYREQUEST']._serialized_end=1315
+  _globals['_HITLCOUNT']._serialized_start=1317
+  _globals['_HITLCOUNT']._serialized_end=1417
+  _globals['_GETHITLSUMMARYRESPONSE']._serialized_start=1420
+  _globals['_GETHITLSUMMARYRESPONSE']._serialized_end=1615
+  _globals['_VERIFYCHAINREQUEST']._serialized_start=1617
+  _globals['_VERIFYCHAINREQUEST']._serialized_end=1637
+  _globals['_BROKENLINK']._serialized_start=1639
+  _globals['_BROKENLINK']._serialized_end=1695
+  _globals['_VERIFYCHAINRESPONSE']._serialized_start=1698
+  _globals['_VERIFYCHAINRESPONSE']._serialized_end=1826
+  _globals['_TAILENTRIESREQUEST']._serialized_start=1828
+  _globals['_TAILENTRIESREQUEST']._serialized_end=1865
+  _globals['_AUDITSERVICE']._serialized_start=1868
+  _globals['_AUDITSERVICE']._serialized_end=2444
 # @@protoc_insertion_point(module_scope)

@@ -84,14 +84,16 @@ class ListManagementCallsResponse(_message.Message):
     def __init__(self, entries: _Optional[_Iterable[_Union[ChainedRecord, _Mapping]]] = ..., next_before_seq: _Optional[int] = ...) -> None: ...
 
 class ListToolCallsRequest(_message.Message):
-    __slots__ = ("limit", "before_seq", "tool")
+    __slots__ = ("limit", "before_seq", "tool", "source")
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     BEFORE_SEQ_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     limit: int
     before_seq: int
     tool: str
-    def __init__(self, limit: _Optional[int] = ..., before_seq: _Optional[int] = ..., tool: _Optional[str] = ...) -> None: ...
+    source: str
+    def __init__(self, limit: _Optional[int] = ..., before_seq: _Optional[int] = ..., tool: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
 
 class ListToolCallsResponse(_message.Message):
     __slots__ = ("entries", "next_before_seq")

@@ -86,7 +86,7 @@ class Caller(_message.Message):
     def __init__(self, client_name: _Optional[str] = ..., client_version: _Optional[str] = ..., elicitation: _Optional[bool] = ..., loopback: _Optional[bool] = ..., protocol_version: _Optional[str] = ...) -> None: ...
 
 class ServedTool(_message.Message):
-    __slots__ = ("name", "title", "description", "input_schema_json", "read_only", "destructive", "idempotent", "open_world", "hitl_required", "hitl_prompt", "risk_level", "source")
+    __slots__ = ("name", "title", "description", "input_schema_json", "read_only", "destructive", "idempotent", "open_world", "hitl_required", "hitl_prompt", "risk_level", "source", "upstream_server", "upstream_tool")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -99,6 +99,8 @@ class ServedTool(_message.Message):
     HITL_PROMPT_FIELD_NUMBER: _ClassVar[int]
     RISK_LEVEL_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
+    UPSTREAM_SERVER_FIELD_NUMBER: _ClassVar[int]
+    UPSTREAM_TOOL_FIELD_NUMBER: _ClassVar[int]
     name: str
     title: str
     description: str
@@ -111,7 +113,9 @@ class ServedTool(_message.Message):
     hitl_prompt: str
     risk_level: int
     source: str
-    def __init__(self, name: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., read_only: _Optional[bool] = ..., destructive: _Optional[bool] = ..., idempotent: _Optional[bool] = ..., open_world: _Optional[bool] = ..., hitl_required: _Optional[bool] = ..., hitl_prompt: _Optional[str] = ..., risk_level: _Optional[int] = ..., source: _Optional[str] = ...) -> None: ...
+    upstream_server: str
+    upstream_tool: str
+    def __init__(self, name: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., read_only: _Optional[bool] = ..., destructive: _Optional[bool] = ..., idempotent: _Optional[bool] = ..., open_world: _Optional[bool] = ..., hitl_required: _Optional[bool] = ..., hitl_prompt: _Optional[str] = ..., risk_level: _Optional[int] = ..., source: _Optional[str] = ..., upstream_server: _Optional[str] = ..., upstream_tool: _Optional[str] = ...) -> None: ...
 
 class ListServedToolsRequest(_message.Message):
     __slots__ = ()
@@ -132,6 +136,24 @@ class CallServedToolRequest(_message.Message):
     arguments_json: str
     caller: Caller
     def __init__(self, name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
+
+class ServedToolEvent(_message.Message):
+    __slots__ = ("progress", "reply")
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    REPLY_FIELD_NUMBER: _ClassVar[int]
+    progress: ServedProgress
+    reply: CallServedToolReply
+    def __init__(self, progress: _Optional[_Union[ServedProgress, _Mapping]] = ..., reply: _Optional[_Union[CallServedToolReply, _Mapping]] = ...) -> None: ...
+
+class ServedProgress(_message.Message):
+    __slots__ = ("progress", "total", "message")
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    progress: float
+    total: float
+    message: str
+    def __init__(self, progress: _Optional[float] = ..., total: _Optional[float] = ..., message: _Optional[str] = ...) -> None: ...
 
 class CallServedToolReply(_message.Message):
     __slots__ = ("is_error", "text", "structured_json")

@@ -46,7 +46,7 @@ class ManagementCall(_message.Message):
     def __init__(self, id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ..., caller: _Optional[_Union[_common_pb2.Caller, _Mapping]] = ..., tool: _Optional[str] = ..., category: _Optional[str] = ..., level: _Optional[_Union[_common_pb2.ApprovalLevel, str]] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., duration_ms: _Optional[int] = ..., summary: _Optional[str] = ..., arguments: _Optional[str] = ..., result: _Optional[str] = ..., high_risk: _Optional[bool] = ..., hitl: _Optional[_Union[_common_pb2.HitlDecision, str]] = ..., approval_seconds: _Optional[float] = ..., answered_via: _Optional[str] = ...) -> None: ...
 
 class ToolCall(_message.Message):
-    __slots__ = ("id", "time", "gateway", "caller", "tool", "source", "outcome", "duration_ms", "arguments", "result", "hitl", "approval_seconds", "side", "answered_via")
+    __slots__ = ("id", "time", "gateway", "caller", "tool", "source", "outcome", "duration_ms", "arguments", "result", "hitl", "approval_seconds", "side", "answered_via", "proxied")
     ID_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     GATEWAY_FIELD_NUMBER: _ClassVar[int]
@@ -61,6 +61,7 @@ class ToolCall(_message.Message):
     APPROVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
     SIDE_FIELD_NUMBER: _ClassVar[int]
     ANSWERED_VIA_FIELD_NUMBER: _ClassVar[int]
+    PROXIED_FIELD_NUMBER: _ClassVar[int]
     id: str
     time: _timestamp_pb2.Timestamp
     gateway: str
@@ -75,7 +76,18 @@ class ToolCall(_message.Message):
     approval_seconds: float
     side: _common_pb2.HitlSide
     answered_via: str
-    def __init__(self, id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ..., caller: _Optional[_Union[_common_pb2.Caller, _Mapping]] = ..., tool: _Optional[str] = ..., source: _Optional[str] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., duration_ms: _Optional[int] = ..., arguments: _Optional[str] = ..., result: _Optional[str] = ..., hitl: _Optional[_Union[_common_pb2.HitlDecision, str]] = ..., approval_seconds: _Optional[float] = ..., side: _Optional[_Union[_common_pb2.HitlSide, str]] = ..., answered_via: _Optional[str] = ...) -> None: ...
+    proxied: ProxiedCall
+    def __init__(self, id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ..., caller: _Optional[_Union[_common_pb2.Caller, _Mapping]] = ..., tool: _Optional[str] = ..., source: _Optional[str] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., duration_ms: _Optional[int] = ..., arguments: _Optional[str] = ..., result: _Optional[str] = ..., hitl: _Optional[_Union[_common_pb2.HitlDecision, str]] = ..., approval_seconds: _Optional[float] = ..., side: _Optional[_Union[_common_pb2.HitlSide, str]] = ..., answered_via: _Optional[str] = ..., proxied: _Optional[_Union[ProxiedCall, _Mapping]] = ...) -> None: ...
+
+class ProxiedCall(_message.Message):
+    __slots__ = ("server", "tool", "alias")
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ALIAS_FIELD_NUMBER: _ClassVar[int]
+    server: str
+    tool: str
+    alias: str
+    def __init__(self, server: _Optional[str] = ..., tool: _Optional[str] = ..., alias: _Optional[str] = ...) -> None: ...
 
 class RiskEvent(_message.Message):
     __slots__ = ("id", "time", "service", "type", "severity", "summary", "reason", "subject")

@@ -13,8 +13,17 @@ TOOLS_BUCKET = "saip-tools"
 KNOWLEDGE_BUCKET = "saip-knowledge"
 # The headless chat's conversations (saip_chat_ask), one key per conversation.
 CHAT_BUCKET = "saip-chat"
+# Upstream MCP servers (`server.<id>`) and the composition of their tools onto /mcp (`exposure`); the tools service
+# serves the composition, so gateways watch this bucket and the ledger's too.
+SERVERS_BUCKET = "saip-servers"
+# The fingerprint ledger of upstream tool definitions (one key per serverId::toolName, encoded: see upstream.proto).
+LEDGER_BUCKET = "saip-ledger"
 # The originals of ingested documents (the knowledge service), one object per ingest.
 DOCUMENTS_OBJECT_STORE = "saip-documents"
+
+# How saip's gateway names itself in the MCP handshake: an upstream that answers so is saip's own /mcp, refused.
+GATEWAY_MCP_NAME = "saip"
+GATEWAY_MCP_TITLE = "saip gateway"
 
 # The audit trail: one stream; publishers use the record subjects, the collector appends the chain.
 AUDIT_STREAM = "SAIP_AUDIT"

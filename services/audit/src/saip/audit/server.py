@@ -78,7 +78,13 @@ def _calls(request: Any) -> Callable[[views.Chained], bool]:
 
 
 def _tools(request: Any) -> Callable[[views.Chained], bool]:
-    return lambda entry: not request.tool or entry.record.tool_call.tool == request.tool
+    """Tool calls of the requested tool and source (either any when empty)."""
+
+    def matches(entry: views.Chained) -> bool:
+        call = entry.record.tool_call
+        return (not request.tool or call.tool == request.tool) and (not request.source or call.source == request.source)
+
+    return matches
 
 
 def _risks(request: Any) -> Callable[[views.RiskView], bool]:

@@ -95,7 +95,9 @@ class Gateway:
         # One channel per service, whichever areas talk to it; one contribution and router per area.
         self.services = list(dict.fromkeys(area.service for area in AREAS if area.service is not None))
         self.channels = {
-            service.name: ServiceChannel(service.name, settings.address(service.name), deadline=service.deadline)
+            service.addressed: ServiceChannel(
+                service.addressed, settings.address(service.addressed), deadline=service.deadline
+            )
             for service in self.services
         }
         self.areas: list[OpenArea] = [
@@ -113,7 +115,7 @@ class Gateway:
 
     def _channel(self, service: Service | None) -> ServiceChannel:
         """The channel to an area's service; an area that runs in the gateway gets one to nothing."""
-        return self.channels[service.name] if service is not None else ServiceChannel("gateway", None)
+        return self.channels[service.addressed] if service is not None else ServiceChannel("gateway", None)
 
     def _surroundings(self, service: Service | None) -> Surroundings:
         own = source_of(service.name) if service is not None else None
@@ -129,7 +131,7 @@ class Gateway:
         )
 
     def _configured(self, service: Service | None) -> bool:
-        return service is None or self.channels[service.name].configured
+        return service is None or self.channels[service.addressed].configured
 
     def published_tool(self, name: str) -> ServedTool | None:
         """A tool a serving service publishes on /mcp (never a management tool)."""
@@ -237,11 +239,17 @@ class Gateway:
         for service in self.services:
             if service.serves is None or not self._configured(service):
                 continue
-            client = ServedToolsClient(self.channels[service.name], service.serves.grpc_service)
+            client = ServedToolsClient(
+                self.channels[service.addressed],
+                service.serves.grpc_service,
+                service.name,
+                streams=service.serves.streams,
+            )
             source = PublishedSource(client=client, registry=self.registry, notifier=self.notifier, gate=gate)
-            kv = await bus.ensure_kv(js, service.serves.bucket, history=5, replicas=self.settings.nats_replicas)
             watches.append((source.keep_listing, f"{service.name} listing"))
-            watches.append((functools.partial(source.follow, kv), f"{service.name} bucket"))
+            for bucket in service.serves.buckets:
+                kv = await bus.ensure_kv(js, bucket, history=5, replicas=self.settings.nats_replicas)
+                watches.append((functools.partial(source.follow, kv), f"{service.name} bucket {bucket}"))
         return watches
 
     def _registrar(self, gate: Gate) -> Registrar:

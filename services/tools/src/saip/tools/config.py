@@ -12,11 +12,13 @@ from pydantic_settings import NoDecode
 
 from saip.common import secret_source
 from saip.common.secret_source import SecretSource
-from saip.common.settings import Port, SaipSettings, endpoint_keys
+from saip.common.settings import Port, SaipSettings, StrList, endpoint_keys
 from saip.tools import catalog
+from saip.tools.upstream import registry
 
 DECLARED_KEY = "tools.declared"
 SECRETS_KEY = "tools.secrets"
+UPSTREAM_SERVERS_KEY = "tools.upstream-servers"
 
 
 def _json_list(value: Any) -> Any:
@@ -40,6 +42,16 @@ class ToolsSettings(SaipSettings):
         "tools.sandbox-memory-mb": "Memory cap of one tool run (the V8 heap; array buffers are capped per worker)",
         "tools.declared": "Tools declared in configuration (a list of tool specs): served, read-only to the AI",
         SECRETS_KEY: "File of the secrets tool code may send, each bound to its hosts; the only source of ${NAME}",
+        UPSTREAM_SERVERS_KEY: "Upstream MCP servers declared in configuration (a list, docs/upstream.md): read-only",
+        "tools.upstream-connect-timeout-seconds": "How long connecting to an upstream (and each listing) may take",
+        "tools.upstream-call-timeout-seconds": "How long one proxied call of an upstream tool may take",
+        "tools.upstream-max-result-bytes": "The most of an upstream tool's result passed on (cut with a note beyond)",
+        "tools.upstream-max-tools": "The most tools an upstream server may list (a longer list fails its connection)",
+        "tools.upstream-refresh-seconds": "How often a connection lists its server's tools without a list_changed",
+        "tools.upstream-gateway-urls": (
+            "saip's own /mcp URLs, refused as upstreams before connecting (the handshake refuses its other addresses)"
+        ),
+        "expose.risk-cap": "The highest inherent risk level an exposed upstream tool may have (HITL does not lift it)",
     }
 
     tools_host: str = "127.0.0.1"
@@ -52,6 +64,18 @@ class ToolsSettings(SaipSettings):
     tools_sandbox_memory_mb: int = Field(default=128, ge=16, le=4096)
     tools_declared: Annotated[list[dict[str, Any]], NoDecode, BeforeValidator(_json_list)] = Field(default_factory=list)
     tools_secrets: Path | None = None
+    tools_upstream_servers: Annotated[list[dict[str, Any]], NoDecode, BeforeValidator(_json_list)] = Field(
+        default_factory=list
+    )
+    tools_upstream_connect_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+    tools_upstream_call_timeout_seconds: float = Field(default=60.0, gt=0, le=1800)
+    tools_upstream_max_result_bytes: int = Field(default=1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+    tools_upstream_max_tools: int = Field(default=1000, ge=1, le=100_000)
+    tools_upstream_refresh_seconds: float = Field(default=30.0, gt=0, le=3600)
+    tools_upstream_gateway_urls: StrList = Field(
+        default_factory=lambda: ["http://127.0.0.1:8282/mcp", "http://localhost:8282/mcp"]
+    )
+    expose_risk_cap: int = Field(default=3, ge=1, le=5)
 
     @classmethod
     def load(cls, **overrides: Any) -> Self:
@@ -60,6 +84,7 @@ class ToolsSettings(SaipSettings):
         settings = super().load(**overrides)
         catalog.declared(settings.tools_declared, DECLARED_KEY)
         settings.secrets()
+        registry.declared(settings.tools_upstream_servers, UPSTREAM_SERVERS_KEY)
         return settings
 
     @classmethod

@@ -5,7 +5,10 @@ ToolsError
 ├── ToolNotFound           no tool of that name                            -> NOT_FOUND
 ├── AlreadyPublished       publishing or drafting over a published tool    -> ALREADY_EXISTS
 ├── RuleRefused            any other rule (read-only, draft exposure, ...) -> FAILED_PRECONDITION
-│   └── LiteralSecret      a static variable that looks like a secret holds a literal value
+│   ├── LiteralSecret      a static variable, header or env value that looks like a secret is a literal
+│   └── OwnMcp             an upstream that is saip's own /mcp (by URL or by its handshake)
+├── ServerNotFound         no upstream server of that id                    -> NOT_FOUND
+├── ServerExists           an upstream server of that id is registered      -> ALREADY_EXISTS
 ├── UnreadableRecord       a stored record no longer parses                -> FAILED_PRECONDITION
 ├── Conflict               the record moved on since it was read           -> ABORTED
 └── StoreUnavailable       NATS did not answer in time                     -> UNAVAILABLE
@@ -52,6 +55,31 @@ class RuleRefused(ToolsError):
 class LiteralSecret(RuleRefused):
     """A value that looks like a secret is written out instead of being a ${NAME} reference (the sentence is
     `saip.common.literals`', the one every place that refuses a literal secret says)."""
+
+
+class OwnMcp(RuleRefused):
+    def __init__(self, server_id: str) -> None:
+        super().__init__(
+            f"Server '{server_id}' is saip's own /mcp, which cannot be its own upstream; register the upstream "
+            "server's URL instead."
+        )
+
+
+class ServerNotFound(ToolsError):
+    def __init__(self, server_id: str) -> None:
+        super().__init__(
+            f"No upstream server with the id '{server_id}'. Call saip_mcp_list_servers for the registered servers."
+        )
+        self.server_id = server_id
+
+
+class ServerExists(ToolsError):
+    def __init__(self, server_id: str) -> None:
+        super().__init__(
+            f"An upstream server with the id '{server_id}' is registered already. Choose another id, or remove it "
+            "with saip_mcp_remove_server first."
+        )
+        self.server_id = server_id
 
 
 class UnreadableRecord(ToolsError):

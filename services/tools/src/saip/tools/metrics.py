@@ -14,6 +14,7 @@ GUARD_REASONS = (*(reason.value for reason in Reason), *job.GUARD_REASONS)
 RUN_KINDS = ("test", "call")
 STATES = ("draft", "published", "missing-requirements")
 CHANGES = ("save-draft", "test", "publish", "delete", "exposure")
+PROXIED_OUTCOMES = ("ok", "error", "refused", "timeout")
 RUN_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 
@@ -55,3 +56,18 @@ class ToolsMetrics(Metrics):
             "saip_tools_tools", "Authored tools by state, as of the last listing", ["state"], known=each(*STATES)
         )
         self.workers = self.gauge("saip_tools_sandbox_workers", "Sandbox worker processes")
+        self.upstream_calls = self.counter(
+            "saip_tools_upstream_calls",
+            "Calls of exposed upstream tools proxied to their server, by outcome",
+            ["outcome"],
+            known=each(*PROXIED_OUTCOMES),
+        )
+        self.upstream_call_seconds = self.histogram(
+            "saip_tools_upstream_call_seconds", "Wall-clock time of one proxied upstream call", buckets=RUN_BUCKETS
+        )
+        self.ledger_mismatches = self.counter(
+            "saip_tools_ledger_mismatches", "Upstream tool definitions that changed from the accepted fingerprint"
+        )
+        self.cap_refusals = self.counter(
+            "saip_tools_exposure_cap_refusals", "Exposure changes refused because a member is above expose.risk-cap"
+        )

@@ -1,6 +1,7 @@
 """Wiring of the tools service: its lifespan opens the sandbox pool, NATS (its bucket, risk events), Tool Studio,
-and the gRPC API with /metrics, and closes them in reverse. The servicer converts protobuf to calls of the studio,
-the exposure setting and the served tools; errors become statuses at the RPC edge (`RpcEdge`).
+the upstream servers (`saip.tools.upstream`), and the gRPC API with /metrics, and closes them in reverse. The
+servicer converts protobuf to calls of the studio, the exposure setting and the served tools; errors become statuses
+at the RPC edge (`saip.tools.edge`).
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import grpc
 from nats.aio.client import Client as NatsClient
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from saip.common import bus, lifecycle, names
-from saip.common.grpc_server import Endpoints, RpcEdge, endpoints
+from saip.common.grpc_server import Endpoints, endpoints
 from saip.common.risk import RiskPublisher
 from saip.common.watch import Restarts, keep_alive
 from saip.sandbox.job import Limits
@@ -26,25 +26,15 @@ from saip.sandbox.pool import Sandbox
 from saip.tools import catalog
 from saip.tools.clients import HISTORY, KvRecords
 from saip.tools.config import DECLARED_KEY, ToolsSettings
-from saip.tools.errors import (
-    AlreadyPublished,
-    Conflict,
-    InvalidSpec,
-    RuleRefused,
-    SandboxError,
-    SandboxUnavailable,
-    StoreUnavailable,
-    ToolNotFound,
-    ToolsError,
-    UnreadableRecord,
-)
+from saip.tools.edge import EDGE
 from saip.tools.exposure import ExposureSetting
 from saip.tools.library import Library
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.runs import Runs
 from saip.tools.serving import Serving
 from saip.tools.studio import Studio
-from saip.v1 import common_pb2, tools_pb2, tools_pb2_grpc
+from saip.tools.upstream import server as upstream
+from saip.v1 import common_pb2, tools_pb2, tools_pb2_grpc, upstream_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -52,22 +42,7 @@ SERVICE_NAME = "saip.v1.ToolsService"
 STOP_GRACE = 3.0
 START_WITHIN = 60.0
 
-# The status of each of the service's errors: a parallel table, one in every service's server.py.
-_EDGE = RpcEdge(
-    "tools",
-    (ToolsError, SandboxError),
-    {
-        InvalidSpec: grpc.StatusCode.INVALID_ARGUMENT,
-        ToolNotFound: grpc.StatusCode.NOT_FOUND,
-        AlreadyPublished: grpc.StatusCode.ALREADY_EXISTS,
-        RuleRefused: grpc.StatusCode.FAILED_PRECONDITION,
-        Conflict: grpc.StatusCode.ABORTED,
-        UnreadableRecord: grpc.StatusCode.FAILED_PRECONDITION,
-        StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
-        SandboxUnavailable: grpc.StatusCode.UNAVAILABLE,
-    },
-)
-_unary = _EDGE.unary
+_unary = EDGE.unary
 
 
 class ToolsServicer:
@@ -135,6 +110,7 @@ class Running(Endpoints):
 
     metrics: ToolsMetrics
     studio: Studio
+    upstream: upstream.Upstream
 
 
 def cannot_serve(nc: NatsClient, records: KvRecords) -> str | None:
@@ -183,18 +159,27 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
         exposure = ExposureSetting(library, metrics)
         runs = Runs(sandbox, risk, metrics)
         studio = Studio(library, exposure, runs, risk, metrics)
+        upstreams = await stack.enter_async_context(upstream.opened(settings, js, risk, metrics, restarts))
         await sandbox.warm()
         servicer = ToolsServicer(studio, exposure, Serving(library, exposure, runs))
-        register = functools.partial(tools_pb2_grpc.add_ToolsServiceServicer_to_server, servicer)
+        registers = [
+            (SERVICE_NAME, functools.partial(tools_pb2_grpc.add_ToolsServiceServicer_to_server, servicer)),
+            (
+                upstream.SERVICE_NAME,
+                functools.partial(
+                    upstream_pb2_grpc.add_UpstreamServiceServicer_to_server, upstream.UpstreamServicer(upstreams)
+                ),
+            ),
+        ]
         said = {"bundled": len(bundled), "declared": len(declared), "workers": settings.tools_sandbox_workers}
         served = await stack.enter_async_context(
             endpoints(
                 settings,
-                [(SERVICE_NAME, register)],
+                registers,
                 registry=registry,
                 grace=STOP_GRACE,
                 said=said,
                 cannot_serve=functools.partial(cannot_serve, nc, records),
             )
         )
-        yield Running(served.port, served.metrics_port, metrics, studio)
+        yield Running(served.port, served.metrics_port, metrics, studio, upstreams)

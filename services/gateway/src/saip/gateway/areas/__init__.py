@@ -5,8 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from saip.gateway.areas import chat, knowledge, monitor, shipyard, tools
+from saip.gateway.areas import chat, expose, knowledge, mcp, mcp_register, monitor, shipyard, tools
 from saip.gateway.areas.base import Area
 
 # In the order /mcp lists their tools and /healthz their services.
-AREAS: tuple[Area[Any], ...] = (monitor.AREA, tools.AREA, knowledge.AREA, shipyard.AREA, chat.AREA)
+AREAS: tuple[Area[Any], ...] = (
+    monitor.AREA,
+    mcp.MONITOR,
+    tools.AREA,
+    mcp.AREA,
+    mcp_register.AREA,
+    expose.AREA,
+    knowledge.AREA,
+    shipyard.AREA,
+    chat.AREA,
+)

@@ -29,6 +29,12 @@ class Serving:
 
     grpc_service: str
     bucket: str
+    also: tuple[str, ...] = ()  # further buckets whose changes change what it serves
+    streams: bool = False  # offers CallServedToolStream (a call's progress relayed as it comes)
+
+    @property
+    def buckets(self) -> tuple[str, ...]:
+        return (self.bucket, *self.also)
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,13 @@ class Service:
     name: str
     deadline: float = 10.0
     serves: Serving | None = None
+    # The service whose address (and channel) it uses, when it is a second gRPC service of one process (the
+    # upstream side of the tools service); empty: its own name.
+    host: str = ""
+
+    @property
+    def addressed(self) -> str:
+        return self.host or self.name
 
 
 @dataclass(frozen=True)

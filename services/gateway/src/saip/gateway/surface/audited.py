@@ -96,12 +96,13 @@ class ManagementToolCall(Call):
 @dataclass
 class PublishedToolCall(Call):
     source: str = ""
+    proxied: events_pb2.ProxiedCall | None = None  # an exposed upstream tool: its server and upstream name
 
     def audit_record(self, common: dict[str, Any], masker: Masker) -> tuple[str, events_pb2.AuditRecord]:
         side = common_pb2.HITL_SIDE_UNSPECIFIED
         if self.decision:
             side = common_pb2.HITL_SIDE_CHAT if self.caller.chat else common_pb2.HITL_SIDE_SERVER
-        record = events_pb2.ToolCall(**common, source=self.source, side=side)
+        record = events_pb2.ToolCall(**common, source=self.source, side=side, proxied=self.proxied)
         return names.AUDIT_TOOL, events_pb2.AuditRecord(tool_call=record)
 
     def observe(self, metrics: GatewayMetrics, outcome: Outcome, seconds: float) -> None:

@@ -113,6 +113,9 @@ class Declared:
     """An area's contribution made of its declared methods (what the registrar reads: `Contribution`)."""
 
     category: str  # set by each area's class
+    # The middle of its tools' names, `saip_<naming>_<verb>`: the category's unless an opt-in category names its
+    # tools as the area it extends (mcp-register's tools are saip_mcp_*).
+    naming: str = ""
 
     def tools(self) -> list[ManagementTool]:
         return [self._tool(attr, mark) for attr, mark, _ in self._marked(_Tool)]
@@ -151,7 +154,7 @@ class Declared:
             return result
 
         return ManagementTool(
-            name=f"saip_{self.category.replace('-', '_')}_{mark.verb or attr}",
+            name=f"saip_{(self.naming or self.category).replace('-', '_')}_{mark.verb or attr}",
             category=self.category,
             title=mark.title,
             description=_description(attr, method),

@@ -29,6 +29,7 @@ from mcp.server.subscriptions import (
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from saip.common import names
 from saip.common.tokens import token_hash
 from saip.gateway.auth import bearer
 from saip.gateway.metrics import GatewayMetrics
@@ -246,9 +247,9 @@ def build_server(
         return await prompt.render(dict(params.arguments or {}))
 
     server = GatewayServer(
-        "saip",
+        names.GATEWAY_MCP_NAME,
         version=version,
-        title="saip gateway",
+        title=names.GATEWAY_MCP_TITLE,
         instructions=INSTRUCTIONS,
         get_tool_input_schema=registry.input_schema,
         on_list_tools=list_tools,

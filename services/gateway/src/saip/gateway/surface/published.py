@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 import anyio
@@ -25,16 +25,18 @@ from nats.js.kv import KeyValue
 from saip.common import jsondepth
 from saip.common.masking import Masker
 from saip.gateway.clients import ServiceChannel
+from saip.gateway.errors import ServiceUnavailable
 from saip.gateway.surface.approval import Approvals, Asked, Interaction
 from saip.gateway.surface.audited import Auditor, Ended, Failed, PublishedToolCall
 from saip.gateway.surface.gate import GateResult, consult, seconds
 from saip.gateway.surface.management import Caller, Outcome
 from saip.gateway.surface.registry import Changes, Registry, ServedSet, ServedTool
-from saip.v1 import common_pb2
+from saip.v1 import common_pb2, events_pb2
 
 logger = logging.getLogger(__name__)
 
 SOURCE_PREFIX = "published:"
+Progress = Callable[[float, float, str], Awaitable[None]]  # done, total (0: unknown), message
 CALL_DEADLINE = 120.0  # a sandboxed tool has 30 s of wall clock by default; the service enforces its own limit
 
 
@@ -52,28 +54,48 @@ class ServedStub:
             request_serializer=common_pb2.CallServedToolRequest.SerializeToString,
             response_deserializer=common_pb2.CallServedToolReply.FromString,
         )
+        self.stream = channel.unary_stream(
+            f"/{grpc_service}/CallServedToolStream",
+            request_serializer=common_pb2.CallServedToolRequest.SerializeToString,
+            response_deserializer=common_pb2.ServedToolEvent.FromString,
+        )
 
 
 class ServedToolsClient:
     """The tools one serving service serves, over the gateway's one channel to that service."""
 
-    def __init__(self, channel: ServiceChannel, grpc_service: str) -> None:
+    def __init__(self, channel: ServiceChannel, grpc_service: str, name: str = "", *, streams: bool = False) -> None:
+        """`name`: what its tools are a source of (the channel's service unless a second gRPC service shares it);
+        `streams`: the service offers CallServedToolStream, whose progress the call relays."""
         self.channel = channel
+        self._name = name or channel.service
+        self._streams = streams
         self._stub = lambda grpc_channel: ServedStub(grpc_channel, grpc_service)
 
     @property
     def service(self) -> str:
-        return self.channel.service
+        return self._name
 
     async def list(self) -> list[common_pb2.ServedTool]:
         reply = await self.channel.call(self.channel.stub(self._stub).list, common_pb2.ListServedToolsRequest())
         return list(reply.tools)
 
-    async def call(self, name: str, arguments: dict[str, Any], caller: Caller) -> common_pb2.CallServedToolReply:
+    async def call(
+        self, name: str, arguments: dict[str, Any], caller: Caller, progress: Progress | None = None
+    ) -> common_pb2.CallServedToolReply:
+        """The tool's reply; on a streaming service, its progress goes to `progress` as it comes."""
         request = common_pb2.CallServedToolRequest(
             name=name, arguments_json=json.dumps(arguments, ensure_ascii=False), caller=caller.proto
         )
-        return await self.channel.call(self.channel.stub(self._stub).call, request, CALL_DEADLINE)
+        stub = self.channel.stub(self._stub)
+        if not self._streams or progress is None:
+            return await self.channel.call(stub.call, request, CALL_DEADLINE)
+        async for event in self.channel.stream(lambda: stub.stream(request, timeout=CALL_DEADLINE)):
+            found: common_pb2.ServedToolEvent = event
+            if found.HasField("reply"):
+                return found.reply
+            await progress(found.progress.progress, found.progress.total, found.progress.message)
+        raise ServiceUnavailable(self.service, f"the call of '{name}' ended without an answer")
 
 
 class Notifier(Protocol):
@@ -159,7 +181,7 @@ class PublishedTools:
         caller: Caller,
         interaction: Interaction,
     ) -> GateResult:
-        call = PublishedToolCall(spec.name, caller, dict(arguments or {}), source=spec.source)
+        call = PublishedToolCall(spec.name, caller, dict(arguments or {}), source=spec.source, proxied=proxied_of(spec))
         ended = await self._auditor.run(call, lambda: self._run(spec, client, call, interaction))
         if isinstance(ended, Asked):
             return GateResult(question=ended)
@@ -181,11 +203,20 @@ class PublishedTools:
                 return verdict.asked
             if verdict.refusal is not None:
                 return _failed(verdict.refusal, verdict.outcome)
-        ran = await self._auditor.attempt(call, lambda: client.call(spec.name, arguments, call.caller))
+        ran = await self._auditor.attempt(
+            call, lambda: client.call(spec.name, arguments, call.caller, interaction.progress)
+        )
         if isinstance(ran, Failed):
             return _failed(ran.message, Outcome.ERROR)
         result = GateResult(text=ran.text, structured=_object(ran.structured_json), is_error=ran.is_error)
         return Ended(result, Outcome.ERROR if ran.is_error else Outcome.OK, ran.text)
+
+
+def proxied_of(spec: common_pb2.ServedTool) -> events_pb2.ProxiedCall | None:
+    """An exposed upstream tool's ProxiedCall: which server and which of its tools the name on /mcp stands for."""
+    if not spec.upstream_server:
+        return None
+    return events_pb2.ProxiedCall(server=spec.upstream_server, tool=spec.upstream_tool, alias=spec.name)
 
 
 def _failed(message: str, outcome: Outcome) -> Ended[GateResult]:

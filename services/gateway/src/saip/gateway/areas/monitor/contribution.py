@@ -18,6 +18,9 @@ from saip.gateway.surface.management import MAX_INTEGER, Input, Level, Managemen
 from saip.gateway.surface.registrar import described
 from saip.v1 import audit_pb2
 
+# The ToolCall source of an exposed upstream tool (the tools service's upstream proxy serves them under it).
+EXPOSED = "exposed"
+
 
 class Page(Protocol):
     """A page of the trail as the audit service answers it (management calls, tool calls, risk events)."""
@@ -118,6 +121,16 @@ class MonitorArea(Declared):
             limit=arguments.limit, before_seq=arguments.before, tool=arguments.tool or ""
         )
         return _listed(await self._audit.tool_calls(request), views.tool_call, "tool call")
+
+    @tool(Level.READ, "Proxied calls", idempotent=True)
+    async def proxied_calls(self, arguments: ToolCallsInput) -> ManagementResult:
+        """Recent calls of the exposed upstream tools, newest first, from the durable audit trail: the client, the
+        name on /mcp, the upstream server and tool it proxied to, outcome, duration, the person's decision, and
+        masked arguments and results. Page with `before`."""
+        request = audit_pb2.ListToolCallsRequest(
+            limit=arguments.limit, before_seq=arguments.before, tool=arguments.tool or "", source=EXPOSED
+        )
+        return _listed(await self._audit.tool_calls(request), views.tool_call, "proxied call")
 
     @tool(Level.READ, "Risk events", idempotent=True)
     async def risk_events(self, arguments: RiskEventsInput) -> ManagementResult:

@@ -74,6 +74,7 @@ def tool_call(entry: audit_pb2.ChainedRecord) -> dict[str, Any]:
         "arguments": call.arguments,
         "result": call.result,
         "approval": DECISIONS.get(call.hitl),
+        "proxied": {"server": call.proxied.server, "tool": call.proxied.tool} if call.HasField("proxied") else None,
     }
 
 

@@ -1,0 +1,27 @@
+"""The person's exposure under /api/v1/exposure: the same plan and apply the saip_expose_* tools call, without the
+gate. The person's own `acknowledgeChanged` accepts the definitions the plan shows: the route plans, then applies
+with the hashes that plan read, so a definition that changed in between is refused."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from saip.gateway.areas.expose.contribution import ApplyInput, ExposeArea
+from saip.gateway.rest import Envelope, area_router
+
+
+def router(area: ExposeArea) -> APIRouter:
+    api = area_router(
+        "/exposure", {"": ("The exposed upstream tools, with HITL, risk and fingerprint state", area.get)}
+    )
+
+    @api.post("/plan", summary="The dry run of a change: what would be added, refused, and accepted")
+    async def preview(body: ApplyInput) -> Envelope:
+        return Envelope.of(await area.preview(body))
+
+    @api.post("", summary="Apply a change: add, remove, set HITL, accept changed definitions")
+    async def apply(body: ApplyInput) -> Envelope:
+        await area.plan_change(body)
+        return Envelope.of(await area.apply(body))
+
+    return api

@@ -1,0 +1,354 @@
+"""Connections to the upstream servers with the official `mcp` SDK client: one kept alive per registered server.
+
+A connection speaks either era: `mcp.Client(mode="auto")` probes `server/discover` (2026-07-28) and falls back to
+the `initialize` handshake (2025-11-25). Streamable HTTP and SSE go through `httpx2` with the server's headers
+resolved from the tools service's environment; a stdio server is a child process of the tools service started by
+the SDK in its own session (process group) with a clean environment (the declared variables over the SDK's short
+list of inherited ones: PATH, HOME, USER, SHELL, TERM, LOGNAME), and killed with its process group on close.
+
+Before anything connects, the target is checked: saip's own /mcp is refused by URL (`tools.upstream-gateway-urls`)
+and, whatever address points at it, by the handshake (the gateway announces itself as `saip` / `saip gateway`);
+cloud metadata and link-local targets are refused (`risk.reach`). A connection lists the tools at once, again on
+the server's `list_changed` and every `tools.upstream-refresh-seconds`, and each listing goes to the ledger. A
+failure is the state FAILED with its reason, and the connection is tried again after an exponential backoff with
+jitter; a refusal (saip's own /mcp, a metadata address, an unset variable) is DISABLED and not retried until the
+server is reconnected or changed.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+from anyio.abc import TaskGroup
+from mcp import Client
+from mcp.client.session import MessageHandlerFnT
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.dispatcher import ProgressFnT
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from saip.common import names
+from saip.common.masking import Masker
+from saip.tools.errors import OwnMcp, RuleRefused, ToolsError
+from saip.tools.upstream import registry, risk
+from saip.v1 import upstream_pb2
+
+logger = logging.getLogger(__name__)
+
+VERSION = version("saip-tools")
+State = upstream_pb2.ConnectionState
+CONNECTING = upstream_pb2.CONNECTION_STATE_CONNECTING
+CONNECTED = upstream_pb2.CONNECTION_STATE_CONNECTED
+FAILED = upstream_pb2.CONNECTION_STATE_FAILED
+DISABLED = upstream_pb2.CONNECTION_STATE_DISABLED
+STATE_WORDS: dict[State, str] = {
+    CONNECTING: "connecting",
+    CONNECTED: "connected",
+    FAILED: "failed",
+    DISABLED: "disabled",
+}
+BACKOFF_FIRST = 0.5
+BACKOFF_MAX = 30.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    connect_timeout: float = 10.0
+    call_timeout: float = 60.0
+    max_result_bytes: int = 1024 * 1024
+    max_tools: int = 1000
+    refresh_seconds: float = 30.0
+    gateway_urls: tuple[str, ...] = ()
+
+
+@dataclass
+class Live:
+    """What one server's connection knows right now."""
+
+    state: State = CONNECTING
+    reason: str = ""
+    server_name: str = ""
+    server_version: str = ""
+    protocol: str = ""
+    capabilities: tuple[str, ...] = ()
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> definition (ledger.FIELDS)
+    since: float = field(default_factory=time.time)
+
+    @property
+    def word(self) -> str:
+        return STATE_WORDS[self.state]
+
+
+def definition_of(tool: types.Tool) -> dict[str, Any]:
+    """The fingerprinted fields of a tool, as the wire names them."""
+    annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
+    if tool.title and annotations is not None:
+        annotations.setdefault("title", tool.title)
+    return {
+        "name": tool.name,
+        "description": tool.description or "",
+        "inputSchema": tool.input_schema,
+        "annotations": annotations,
+    }
+
+
+def same_url(a: str, b: str) -> bool:
+    return a.rstrip("/").lower() == b.rstrip("/").lower()
+
+
+async def check_target(server: upstream_pb2.Server, limits: Limits) -> risk.Reach:
+    """Refuse saip's own /mcp by URL, and metadata and link-local targets; say where the server is."""
+    http = server.transport != upstream_pb2.TRANSPORT_STDIO
+    if http and any(same_url(server.url, url) for url in limits.gateway_urls):
+        raise OwnMcp(server.id)
+    return await risk.reach(server)
+
+
+@asynccontextmanager
+async def connect(
+    server: upstream_pb2.Server,
+    limits: Limits,
+    *,
+    message_handler: MessageHandlerFnT | None = None,
+) -> AsyncIterator[Client]:
+    """One open SDK client to the server (either era), refused when it turns out to be saip's own /mcp."""
+    registry.references_set(server)  # an unset variable is refused before anything touches the network
+    await check_target(server, limits)
+    async with AsyncExitStack() as stack:
+        match server.transport:
+            case upstream_pb2.TRANSPORT_STDIO:
+                env = {name: registry.resolve(value) for name, value in server.env.items()}
+                params = StdioServerParameters(command=server.command, args=list(server.args), env=env)
+                transport: Any = stdio_client(params)
+            case upstream_pb2.TRANSPORT_SSE:
+                headers = {name: registry.resolve(value) for name, value in server.headers.items()}
+                transport = sse_client(
+                    registry.resolve(server.url),
+                    headers=headers,
+                    timeout=limits.connect_timeout,
+                    sse_read_timeout=limits.call_timeout + limits.refresh_seconds,
+                )
+            case _:
+                headers = {name: registry.resolve(value) for name, value in server.headers.items()}
+                http = await stack.enter_async_context(
+                    httpx2.AsyncClient(
+                        headers=headers, timeout=httpx2.Timeout(limits.connect_timeout, read=limits.call_timeout + 5)
+                    )
+                )
+                transport = streamable_http_client(registry.resolve(server.url), http_client=http)
+        client = Client(
+            transport,
+            mode="auto",
+            message_handler=message_handler,
+            elicitation_callback=_decline,
+            client_info=types.Implementation(name="saip-tools", version=VERSION),
+            read_timeout_seconds=limits.connect_timeout,
+            cache=None,
+        )
+        await stack.enter_async_context(client)
+        info = client.server_info
+        if info is None or (info.name, info.title) != (names.GATEWAY_MCP_NAME, names.GATEWAY_MCP_TITLE):
+            yield client
+            return
+    # Raised once the session is closed: inside it, the SDK's task group would wrap the refusal in a group.
+    raise OwnMcp(server.id)
+
+
+async def _decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    """An upstream's own question is declined, so it never waits on a person who cannot see it (relaying it to the
+    caller is a later step of issue 11)."""
+    return types.ElicitResult(action="decline")
+
+
+async def list_definitions(client: Client, limits: Limits, server_id: str) -> dict[str, dict[str, Any]]:
+    """Every tool the server lists (all pages), bounded by `limits.max_tools`."""
+    tools: dict[str, dict[str, Any]] = {}
+    cursor: str | None = None
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        for tool in page.tools:
+            tools[tool.name] = definition_of(tool)
+        if len(tools) > limits.max_tools:
+            raise RuleRefused(
+                f"Server '{server_id}' lists more than {limits.max_tools} tools (tools.upstream-max-tools); saip "
+                "does not take a tool list that long."
+            )
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+def describe(live: Live, client: Client) -> None:
+    info = client.server_info
+    live.server_name = info.name if info else ""
+    live.server_version = info.version if info else ""
+    live.protocol = client.protocol_version
+    capabilities = client.server_capabilities.model_dump(exclude_none=True)
+    live.capabilities = tuple(sorted(capabilities))
+
+
+Listed = Callable[[upstream_pb2.Server, Live], Awaitable[None]]
+
+
+class Connection:
+    """One server's connection, kept alive for as long as the server is registered (and unchanged)."""
+
+    def __init__(self, server: upstream_pb2.Server, limits: Limits, listed: Listed) -> None:
+        self.server = server
+        self.live = Live()
+        self._limits = limits
+        self._listed = listed
+        self._client: Client | None = None
+        self._changed = anyio.Event()
+        self.scope = anyio.CancelScope()
+        self.settled = anyio.Event()  # set once the first attempt connected, failed or was refused
+
+    async def keep(self) -> None:
+        """Connect, follow, and after a failure connect again after a backoff; a refusal stops here."""
+        delay = BACKOFF_FIRST
+        with self.scope:
+            while True:
+                try:
+                    await self._session()
+                    delay = BACKOFF_FIRST
+                except RuleRefused as exc:
+                    self._set(DISABLED, str(exc))
+                    return
+                except Exception as exc:  # any way an upstream can fail: its state says how, and it is retried
+                    self._set(FAILED, failure(exc))
+                    extra = {"server": self.server.id, "reason": self.live.reason}
+                    logger.info("upstream connection failed", extra=extra)
+                await anyio.sleep(delay * random.uniform(0.8, 1.2))
+                delay = min(delay * 2, BACKOFF_MAX)
+
+    async def _session(self) -> None:
+        self._set(CONNECTING, "")
+        async with connect(self.server, self._limits, message_handler=self._message) as client:
+            describe(self.live, client)
+            self._client = client
+            try:
+                async with anyio.create_task_group() as group:
+                    if client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+                        group.start_soon(self._listen, client)
+                    while True:
+                        self._changed = anyio.Event()
+                        self.live.tools = await list_definitions(client, self._limits, self.server.id)
+                        # Connected once the listing is in the ledger: what it lists can be exposed from then on.
+                        await self._listed(self.server, self.live)
+                        if self.live.state != CONNECTED:
+                            self._set(CONNECTED, "")
+                        with anyio.move_on_after(self._limits.refresh_seconds):
+                            await self._changed.wait()
+            finally:
+                self._client = None
+
+    async def _listen(self, client: Client) -> None:
+        """2026-07-28 servers announce list changes on subscriptions/listen; one that does not is refreshed."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    self._changed.set()
+        except Exception as exc:  # a server without subscriptions is still listed every refresh interval
+            logger.debug("upstream listen unavailable", extra={"server": self.server.id, "error": str(exc)})
+
+    async def _message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self._changed.set()
+
+    def _set(self, state: State, reason: str) -> None:
+        if state != self.live.state:
+            self.live.since = time.time()
+        if state != CONNECTING:
+            self.settled.set()
+        self.live.state = state
+        self.live.reason = reason
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any], progress: ProgressFnT | None = None
+    ) -> types.CallToolResult:
+        """Call a tool on the open session, bounded by the call timeout; a server that is not connected is a
+        RuleRefused naming it and its state."""
+        client = self._client
+        if client is None or self.live.state != CONNECTED:
+            reason = f" ({self.live.reason})" if self.live.reason else ""
+            raise RuleRefused(
+                f"Upstream server '{self.server.id}' is {self.live.word}{reason}, so '{tool}' cannot run now; try "
+                "again shortly, or ask the person to check the server (saip_mcp_list_servers shows its state)."
+            )
+        with anyio.fail_after(self._limits.call_timeout):
+            return await client.call_tool(
+                tool, arguments, read_timeout_seconds=self._limits.call_timeout, progress_callback=progress
+            )
+
+
+def failure(exc: BaseException) -> str:
+    """A short, masked reason for a failure (exception groups of the SDK's task groups unwrapped)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return Masker().text(f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text)[:300]
+
+
+class Connections:
+    """The connection of every registered server, kept in step with the registry (`sync` after every change)."""
+
+    def __init__(self, limits: Limits, listed: Listed) -> None:
+        self.limits = limits
+        self._listed = listed
+        self._connections: dict[str, Connection] = {}
+        self._group: TaskGroup | None = None
+        self._lock = anyio.Lock()
+
+    def start(self, group: TaskGroup) -> None:
+        self._group = group
+
+    def live(self, server_id: str) -> Live:
+        connection = self._connections.get(server_id)
+        # Registered a moment ago (the registry's watch starts its connection): about to connect.
+        return connection.live if connection else Live(state=CONNECTING)
+
+    def connection(self, server_id: str) -> Connection | None:
+        return self._connections.get(server_id)
+
+    async def sync(self, servers: list[upstream_pb2.Server]) -> None:
+        """Start a connection for each new or changed server, stop those of removed or changed ones."""
+        async with self._lock:
+            wanted = {server.id: server for server in servers}
+            for server_id, connection in list(self._connections.items()):
+                if wanted.get(server_id) != connection.server:
+                    connection.scope.cancel()
+                    del self._connections[server_id]
+            for server_id, server in wanted.items():
+                if server_id not in self._connections:
+                    self._start(server)
+
+    async def reconnect(self, server: upstream_pb2.Server) -> Connection:
+        async with self._lock:
+            old = self._connections.pop(server.id, None)
+            if old is not None:
+                old.scope.cancel()
+            return self._start(server)
+
+    def _start(self, server: upstream_pb2.Server) -> Connection:
+        if self._group is None:
+            raise ToolsError("The upstream connections are not started; the tools service is still starting.")
+        connection = Connection(server, self.limits, self._listed)
+        self._connections[server.id] = connection
+        self._group.start_soon(connection.keep)
+        return connection
+
+    def close(self) -> None:
+        for connection in self._connections.values():
+            connection.scope.cancel()
+        self._connections.clear()

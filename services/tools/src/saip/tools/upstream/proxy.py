@@ -1,0 +1,156 @@
+"""The exposed upstream tools on /mcp (the served-tools contract of `common.proto`) and each call proxied to them.
+
+What is served comes from the composition and the ledger only (never from one replica's connections), so every
+tools replica answers the same listing and every gateway serves the same tools: the accepted definition, the name
+on /mcp, HITL when the member asks for it or its description tripped the poisoning scan, and the effective level.
+A call goes to the server's connection on this replica, bounded in time (`tools.upstream-call-timeout-seconds`) and
+size (`tools.upstream-max-result-bytes`); an upstream that is not connected is an error result naming the server
+and its state, at once. The gateway's published-tools gate asks the person, audits the call (a ToolCall with its
+ProxiedCall) and counts it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+
+from saip.common.masking import Masker
+from saip.tools.errors import RuleRefused
+from saip.tools.metrics import ToolsMetrics
+from saip.tools.upstream import registry
+from saip.tools.upstream.connections import failure
+from saip.tools.upstream.exposure import Composed, Composer
+from saip.tools.upstream.ledger import fingerprint
+from saip.tools.upstream.servers import Servers
+from saip.v1 import common_pb2, upstream_pb2
+
+SERVED_SOURCE = "exposed"
+Progress = Callable[[float, float, str], Awaitable[None]]  # done, total (0: unknown), message
+TRUNCATED = "\n[saip: the upstream's result was cut at {limit} bytes (tools.upstream-max-result-bytes)]"
+
+
+class Proxy:
+    def __init__(self, composer: Composer, servers: Servers, metrics: ToolsMetrics) -> None:
+        self._composer = composer
+        self._servers = servers
+        self._metrics = metrics
+
+    async def served(self) -> list[common_pb2.ServedTool]:
+        entries, _ = await self._composer.everything()
+        return [served_tool(entry) for entry in entries if not entry.withheld and entry.tool is not None]
+
+    async def call(
+        self, name: str, arguments_json: str, progress: Progress | None = None
+    ) -> common_pb2.CallServedToolReply:
+        """Proxy one call; `progress` receives the upstream's progress reports, masked, as they come."""
+        entries, _ = await self._composer.everything()
+        entry = next((entry for entry in entries if entry.name == name), None)
+        if entry is None:
+            raise RuleRefused(f"'{name}' is not an exposed upstream tool; saip_expose_get lists the exposed tools.")
+        if entry.withheld or entry.server is None:
+            raise RuleRefused(f"'{name}' is not served right now: {entry.withheld}.")
+        try:
+            arguments = json.loads(arguments_json or "{}")
+        except ValueError:
+            return common_pb2.CallServedToolReply(is_error=True, text="The arguments are not a JSON object.")
+        if not isinstance(arguments, dict):
+            return common_pb2.CallServedToolReply(is_error=True, text="The arguments are not a JSON object.")
+        started = time.perf_counter()
+        reply, outcome = await self._proxied(entry, arguments, progress)
+        self._metrics.upstream_calls.labels(outcome).inc()
+        self._metrics.upstream_call_seconds.observe(time.perf_counter() - started)
+        return reply
+
+    async def _proxied(
+        self, entry: Composed, arguments: dict[str, Any], progress: Progress | None
+    ) -> tuple[common_pb2.CallServedToolReply, str]:
+        """The call on this replica's connection, and how it ended (a bounded label)."""
+        server_id, tool = entry.member.server_id, entry.member.tool
+        connection = self._servers.connections.connection(server_id)
+        masker = Masker(resolved_secrets(entry.server))
+        report = progress
+
+        async def relay(progress: float, total: float | None, message: str | None) -> None:
+            if report is not None:
+                await report(progress, total or 0.0, masker.text(message or ""))
+
+        try:
+            if connection is None:
+                raise RuleRefused(
+                    f"Upstream server '{server_id}' is not connected on this replica yet; try again soon."
+                )
+            live = connection.live.tools.get(tool)
+            if live is not None and entry.row is not None and fingerprint(live) != entry.row.hash:
+                # Changed since the ledger last saw it: recorded now (which withholds it), and not run.
+                await self._servers.ledger.observe(server_id, [live])
+                raise RuleRefused(
+                    f"'{entry.name}' changed upstream just now; it is withheld until the person accepts it."
+                )
+            result = await connection.call(tool, arguments, relay if report is not None else None)
+        except RuleRefused as exc:
+            return common_pb2.CallServedToolReply(is_error=True, text=str(exc)), "refused"
+        except TimeoutError:
+            limit = self._servers.connections.limits.call_timeout
+            text = f"Upstream server '{server_id}' did not answer '{tool}' within {limit:g} s."
+            return common_pb2.CallServedToolReply(is_error=True, text=text), "timeout"
+        except Exception as exc:  # an upstream's failure is the call's error result, never the service's
+            text = f"Upstream server '{server_id}' failed: {failure(exc)}."
+            return common_pb2.CallServedToolReply(is_error=True, text=text), "error"
+        reply = reply_of(result, self._servers.connections.limits.max_result_bytes, masker)
+        return reply, "error" if reply.is_error else "ok"
+
+
+def resolved_secrets(server: upstream_pb2.Server | None) -> list[str]:
+    """The values the server's references resolve to: masked wherever an upstream's answer repeats them."""
+    values = [*server.headers.values(), *server.env.values()] if server is not None else []
+    resolved = []
+    for value in values:
+        try:
+            resolved.append(registry.resolve(value))
+        except RuleRefused:
+            continue
+    return resolved
+
+
+def served_tool(entry: Composed) -> common_pb2.ServedTool:
+    tool = entry.tool
+    assert tool is not None
+    return common_pb2.ServedTool(
+        name=entry.name,
+        title=tool.title,
+        description=tool.description,
+        input_schema_json=tool.input_schema_json,
+        read_only=tool.read_only,
+        destructive=tool.destructive,
+        idempotent=tool.idempotent,
+        open_world=tool.open_world,
+        hitl_required=entry.asks,
+        risk_level=entry.effective,
+        source=SERVED_SOURCE,
+        upstream_server=entry.member.server_id,
+        upstream_tool=entry.member.tool,
+    )
+
+
+def reply_of(result: types.CallToolResult, limit: int, masker: Masker) -> common_pb2.CallServedToolReply:
+    """The upstream's result as the model reads it: its text parts (other parts named), bounded, masked."""
+    parts = []
+    for content in result.content:
+        if isinstance(content, types.TextContent):
+            parts.append(content.text)
+        else:
+            parts.append(f"[{content.type} content]")
+    text = "\n".join(parts)
+    structured = json.dumps(result.structured_content, ensure_ascii=False) if result.structured_content else ""
+    encoded = text.encode()
+    if len(encoded) > limit:
+        text = encoded[:limit].decode(errors="ignore") + TRUNCATED.format(limit=limit)
+    if len(structured.encode()) > limit:
+        structured = ""
+    return common_pb2.CallServedToolReply(
+        is_error=bool(result.is_error), text=masker.text(text), structured_json=masker.text(structured)
+    )

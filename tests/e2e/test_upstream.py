@@ -1,0 +1,125 @@
+"""Tutorial 20 end to end, started as `make run` starts it, through a real MCP client over HTTP in both protocol
+eras: an AI registers an upstream MCP server, previews its risk, exposes one of its tools with HITL, calls it
+through saip (the call on the audit trail as a proxied call), and when the upstream silently changes the tool's
+description the tool is withheld until the person accepts the new definition. And saip refuses its own /mcp as an
+upstream by its handshake, whatever address points at it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.stack import Stack, mcp_client, start_stack
+from tests.integration.answers import Person, envelope, text
+from tests.upstreams.running import ECHO, started
+from tests.waiting import eventually
+
+pytestmark = pytest.mark.e2e
+
+ERAS = [pytest.param("legacy", id="2025-11-25"), pytest.param("auto", id="2026-07-28")]
+TOKEN = "e2e-upstream-token-" + "x" * 24
+CHANGED = "Echo the arguments back. Also keeps a copy."
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """A stack whose AI may register servers, whose tools service lists upstreams often, and whose MCP token the
+    tools service can also read (to try to register saip's own /mcp with it)."""
+    env = {
+        "SAIP_MANAGEMENT_TOOLS": "mcp,mcp-register,expose,monitor",
+        "SAIP_MCP_SERVER_AUTH_TOKEN": TOKEN,
+        "E2E_GATEWAY_TOKEN": TOKEN,
+        "SAIP_TOOLS_UPSTREAM_REFRESH_SECONDS": "0.5",
+    }
+    running = start_stack(tmp_path_factory.mktemp("saip-home"), env=env)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+async def names(client: Any) -> set[str]:
+    return {tool.name for tool in (await client.list_tools()).tools}
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_tutorial_20_register_preview_expose_call_and_accept_a_changed_definition(
+    stack: Stack, mode: str, tmp_path: Path
+) -> None:
+    era = "legacy" if mode == "legacy" else "modern"
+    alias = f"echo_{era}"
+    person = Person()
+    # Each era has its own upstream process, so the rug pull of one does not touch the other.
+    with started("http", tmp_path / "tools.json", [ECHO]) as own:
+        custom = {"id": f"echoes-{era}", "transport": "streamable-http", "url": own.url, "docsUrl": "https://x.test"}
+        async with mcp_client(stack.mcp_url, stack.mcp_token, mode=mode, elicitation_callback=person) as client:
+            guide = await client.read_resource("saip://guide/proxy")
+            preview = envelope(await client.call_tool("saip_mcp_preview_risk", {"server": custom}))
+            added = envelope(await client.call_tool("saip_mcp_add_custom", {"server": custom}))
+
+            async def connected() -> bool:
+                tools = envelope(await client.call_tool("saip_mcp_server_tools", {"serverId": custom["id"]}))
+                return tools["data"]["server"]["state"] == "connected"
+
+            await eventually(connected, within=30)
+            member = {"serverId": custom["id"], "tool": "echo", "alias": alias, "hitl": True}
+            exposed = envelope(await client.call_tool("saip_expose_add_tools", {"tools": [member]}))
+            await eventually(lambda: _serves(client, alias), within=30)
+            called = text(await client.call_tool(alias, {"text": f"through saip, {era}"}))
+
+            own.write([{**ECHO, "description": CHANGED}])
+            await eventually(lambda: _serves(client, alias, expected=False), within=30)
+            withheld = envelope(await client.call_tool("saip_expose_get", {}))
+            accepted = envelope(await client.call_tool("saip_expose_apply", {"acknowledgeChanged": [alias]}))
+            await eventually(lambda: _serves(client, alias), within=30)
+            listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+
+            async def proxied() -> dict[str, Any] | None:
+                page = envelope(await client.call_tool("saip_monitor_proxied_calls", {"tool": alias}))
+                return page["data"]["entries"][0] if page["data"]["entries"] else None
+
+            audited = await eventually(proxied, within=30)
+    assert "Accept new definition" in guide.contents[0].text  # type: ignore[union-attr]
+    assert preview["data"]["risk"] == "L3"
+    assert added["ok"] and exposed["ok"], (added["message"], exposed["message"])
+    assert called == f'{{"text": "through saip, {era}"}}'
+    [entry] = [tool for tool in withheld["data"]["tools"] if tool["name"] == alias]
+    assert (entry["served"], entry["fingerprint"]) == (False, "awaiting-rereview")
+    assert accepted["ok"], accepted["message"]
+    assert listed[alias].description == CHANGED
+    assert audited["source"] == "exposed" and audited["proxied"] == {"server": custom["id"], "tool": "echo"}
+    assert audited["approval"] == "approved"
+    [register, expose, call, accept] = person.questions
+    assert f"register the custom server '{custom['id']}' (streamable-http at {own.url})" in register
+    assert "every added tool asks the person" in expose
+    assert call.startswith("[risk L2] e2e-client") and f"wants to run {alias}:" in call
+    assert f"Accept new definition of '{alias}'" in accept and CHANGED in accept
+
+
+async def _serves(client: Any, name: str, *, expected: bool = True) -> bool:
+    return (name in await names(client)) is expected
+
+
+async def test_saip_refuses_its_own_mcp_by_handshake_at_another_address(stack: Stack) -> None:
+    person = Person()
+    # localhost, not 127.0.0.1, and the stack's own port: no configured URL matches; the handshake does.
+    url = stack.mcp_url.replace("127.0.0.1", "localhost")
+    server = {
+        "id": "myself",
+        "transport": "streamable-http",
+        "url": url,
+        "headers": {"Authorization": "Bearer ${E2E_GATEWAY_TOKEN}"},
+        "docsUrl": "https://x.test",
+    }
+    async with mcp_client(stack.mcp_url, stack.mcp_token, mode="legacy", elicitation_callback=person) as client:
+        refused = envelope(await client.call_tool("saip_mcp_add_custom", {"server": server}))
+        listed = envelope(await client.call_tool("saip_mcp_list_servers", {}))
+    assert refused["ok"] is False
+    assert refused["message"] == (
+        "Server 'myself' is saip's own /mcp, which cannot be its own upstream; register the upstream server's URL "
+        "instead."
+    )
+    assert "myself" not in [found["id"] for found in listed["data"]]

@@ -1,0 +1,34 @@
+"""Shared by the integration tests that drive /mcp with the SDK client (it holds no tests itself): a person who
+accepts every question, and the result envelope of a management tool."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp_types as types
+from mcp.client import ClientRequestContext
+
+
+class Person:
+    """Accepts every question and keeps its text."""
+
+    def __init__(self) -> None:
+        self.questions: list[str] = []
+
+    async def __call__(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.questions.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": ["run"]})
+
+
+def text(result: Any) -> str:
+    """The first text block of a tool's result."""
+    assert isinstance(result, types.CallToolResult)
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def envelope(result: Any) -> dict[str, Any]:
+    """A management tool's answer: the envelope {ok, message, persisted, ...} its text holds."""
+    return json.loads(text(result))  # type: ignore[no-any-return]

@@ -1,0 +1,1 @@
+"""Real upstream MCP servers the tests start (streamable HTTP, SSE, stdio) and the helpers that start them."""

@@ -1,0 +1,102 @@
+"""A real upstream MCP server for the tests, built on the SDK's low-level `Server`: `python -m tests.upstreams.server
+<transport> <tools.json> [port]` with transport `http` (streamable HTTP on /mcp), `sse` (on /sse), `stdio`, or
+`garbage` (an HTTP endpoint on /mcp that answers every request with JSON that is not JSON-RPC).
+
+Its tools are read from the JSON file on every tools/list (a list of MCP tool definitions), so a test changes a
+tool's description by rewriting the file: the rug pull. What a call does depends on the tool's name:
+
+- `echo`: the arguments back, as text and structured content;
+- `env`: the value of the variable named by the argument `name` (the stdio server's clean environment);
+- `huge`: `size` bytes of text (a result that must be bounded);
+- `hang`: never answers (a call that must time out);
+- `slow`: reports progress twice ("half way", "done"), then answers;
+- `pid`: the server's process id (a stdio server is gone once its connection closes);
+- anything else: `<name> ran`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import uvicorn
+from mcp.server import Server, ServerRequestContext
+from mcp.server.sse import SseServerTransport
+from mcp.server.stdio import stdio_server
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+
+
+def build(tools_file: Path) -> Server[Any]:
+    async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
+        tools = json.loads(await anyio.Path(tools_file).read_text(encoding="utf-8"))
+        return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in tools])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        arguments = dict(params.arguments or {})
+        match params.name:
+            case "echo":
+                text = json.dumps(arguments, sort_keys=True)
+                return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=arguments)
+            case "env":
+                value = os.environ.get(str(arguments.get("name", "")), "(unset)")
+                return types.CallToolResult(content=[types.TextContent(text=value)])
+            case "huge":
+                text = "x" * int(arguments.get("size", 1))
+                return types.CallToolResult(content=[types.TextContent(text=text)])
+            case "hang":
+                await anyio.sleep_forever()
+            case "slow":
+                await ctx.session.report_progress(1, 2, "half way")
+                await ctx.session.report_progress(2, 2, "done")
+                return types.CallToolResult(content=[types.TextContent(text="slow ran")])
+            case "pid":
+                return types.CallToolResult(content=[types.TextContent(text=str(os.getpid()))])
+        return types.CallToolResult(content=[types.TextContent(text=f"{params.name} ran")])
+
+    return Server("test-upstream", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def main(argv: list[str]) -> None:
+    transport, tools_file = argv[0], Path(argv[1])
+    server = build(tools_file)
+    if transport == "stdio":
+
+        async def run() -> None:
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+
+        anyio.run(run)
+        return
+    port = int(argv[2])
+    if transport == "http":
+        app: Any = server.streamable_http_app()
+    elif transport == "garbage":
+
+        async def garbage(request: Request) -> Response:
+            return JSONResponse({"this is": "not JSON-RPC"})
+
+        app = Starlette(routes=[Route("/mcp", garbage, methods=["GET", "POST", "DELETE"])])
+    else:
+        sse = SseServerTransport("/messages/")
+
+        async def connect(request: Request) -> Response:
+            async with sse.connect_sse(request.scope, request.receive, request._send) as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+            return Response()
+
+        app = Starlette(routes=[Route("/sse", connect), Mount("/messages/", app=sse.handle_post_message)])
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
