@@ -32,6 +32,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "SAIP_MANAGEMENT_TOOLS": "mcp,mcp-register,expose,monitor",
         "SAIP_MCP_SERVER_AUTH_TOKEN": TOKEN,
         "E2E_GATEWAY_TOKEN": TOKEN,
+        "SAIP_TOOLS_UPSTREAM_VARIABLES": "E2E_GATEWAY_TOKEN",
         "SAIP_TOOLS_UPSTREAM_REFRESH_SECONDS": "0.5",
     }
     running = start_stack(tmp_path_factory.mktemp("saip-home"), env=env)

@@ -35,6 +35,8 @@ FAST = {
     "tools_upstream_call_timeout_seconds": 2.0,
     "tools_upstream_connect_timeout_seconds": 5.0,
     "tools_upstream_max_result_bytes": 4096,
+    # The variables the tests' servers reference, made available to them as a person would.
+    "tools_upstream_variables": ["UPSTREAM_GREETING", "GATEWAY_TOKEN"],
 }
 
 

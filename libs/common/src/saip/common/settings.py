@@ -116,6 +116,13 @@ def _split_list(value: Any) -> Any:
 StrList = Annotated[list[str], NoDecode, BeforeValidator(_split_list)]
 
 
+def listed_names(values: Mapping[str, Any], field: str) -> set[str]:
+    """The names a list key holds in `values` (a launcher's view: the list as written, or its comma-separated text)."""
+    listed = values.get(field) or []
+    names = listed.split(",") if isinstance(listed, str) else listed
+    return {str(name).strip() for name in names if str(name).strip()}
+
+
 def _flatten(data: Mapping[str, Any], fields: set[str], prefix: str = "") -> Iterator[tuple[str, Any]]:
     for name, value in data.items():
         key = f"{prefix}{name}"

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
-from saip.common.settings import Port, SaipSettings, StrList, endpoint_keys
+from saip.common.settings import Port, SaipSettings, StrList, endpoint_keys, listed_names
 
 # The same keys, with the same meaning, as the gateway's: one address of each service for every process.
 SERVICE_ADDRESS_KEYS = {
@@ -60,9 +60,7 @@ class ShipyardSettings(SaipSettings):
     @classmethod
     def launch_variables(cls, values: Mapping[str, Any]) -> set[str]:
         """Besides what the keys name, the variables listed for the shipped servers."""
-        listed = values.get("shipyard_variables") or []
-        names = listed.split(",") if isinstance(listed, str) else listed
-        return super().launch_variables(values) | {str(name).strip() for name in names if str(name).strip()}
+        return super().launch_variables(values) | listed_names(values, "shipyard_variables")
 
     def shipped_environment(self, environ: Mapping[str, str]) -> dict[str, str]:
         """What of `environ` a shipped server may be given: the listed variables only."""

@@ -24,17 +24,19 @@ CATCH_UP_WITHIN = 5.0  # how long a write or a listing waits for the bucket watc
 
 
 class KvRecords:
-    """Records by key in the saip-tools bucket. A write names the revision it read, so nothing is overwritten
-    implicitly: a write against a record that moved on (or a create of one that exists) is a Conflict.
+    """Records by key in one bucket (saip-tools; the upstream side keeps saip-servers and saip-ledger alike). A write
+    names the revision it read, so nothing is overwritten implicitly: a write against a record that moved on (or a
+    create of one that exists) is a Conflict.
 
     Values are read from the bucket itself (a direct get, no consumer). The keys are a snapshot that only the
     bucket's watch changes (`watch`, kept alive by the service, one ordered consumer for the service's life); a
     write returns once the watch has shown it, so a caller lists its own writes.
     """
 
-    def __init__(self, kv: KeyValue, js: JetStreamContext | None = None) -> None:
+    def __init__(self, kv: KeyValue, js: JetStreamContext | None = None, bucket: str = names.TOOLS_BUCKET) -> None:
         self._kv = kv
         self._js = js
+        self._bucket = bucket
         self._keys: set[str] = set()
         self._applied = Applied()
         self._ready = anyio.Event()
@@ -90,7 +92,7 @@ class KvRecords:
             with anyio.fail_after(CATCH_UP_WITHIN):
                 await self._ready.wait()
         except TimeoutError:
-            raise StoreUnavailable("The saip-tools bucket has not been read yet; try again shortly.") from None
+            raise StoreUnavailable(f"The {self._bucket} bucket has not been read yet; try again shortly.") from None
         return sorted(key for key in self._keys if key.startswith(prefix))
 
     # The watch.
@@ -103,14 +105,14 @@ class KvRecords:
         if self._js is None:
             return
         try:
-            info = await self._js.stream_info(f"KV_{names.TOOLS_BUCKET}")
+            info = await self._js.stream_info(f"KV_{self._bucket}")
         except (NatsError, TimeoutError) as exc:
             raise _away(exc) from None
         await self._caught_up(info.state.last_seq or 0)
 
     async def _caught_up(self, revision: int) -> None:
         if not await self._applied.reached(revision, CATCH_UP_WITHIN):
-            raise StoreUnavailable("The saip-tools bucket watch did not catch up with NATS in time; try again.")
+            raise StoreUnavailable(f"The {self._bucket} bucket watch did not catch up with NATS in time; try again.")
 
     async def watch(self) -> None:
         """One run of the watch: every key read afresh (swapped in at once), then each change, until it fails."""

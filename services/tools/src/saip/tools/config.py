@@ -12,7 +12,7 @@ from pydantic_settings import NoDecode
 
 from saip.common import secret_source
 from saip.common.secret_source import SecretSource
-from saip.common.settings import Port, SaipSettings, StrList, endpoint_keys
+from saip.common.settings import Port, SaipSettings, StrList, endpoint_keys, listed_names
 from saip.tools import catalog
 from saip.tools.upstream import registry
 
@@ -51,6 +51,7 @@ class ToolsSettings(SaipSettings):
         "tools.upstream-gateway-urls": (
             "saip's own /mcp URLs, refused as upstreams before connecting (the handshake refuses its other addresses)"
         ),
+        "tools.upstream-variables": "Environment variables an upstream server's ${NAME} may read; no other",
         "expose.risk-cap": "The highest inherent risk level an exposed upstream tool may have (HITL does not lift it)",
     }
 
@@ -75,6 +76,9 @@ class ToolsSettings(SaipSettings):
     tools_upstream_gateway_urls: StrList = Field(
         default_factory=lambda: ["http://127.0.0.1:8282/mcp", "http://localhost:8282/mcp"]
     )
+    # An upstream's headers, URL and stdio environment name variables; only these are read (and `saip run` hands the
+    # tools service these besides its own settings): a reference can never reach another variable of the service.
+    tools_upstream_variables: StrList = Field(default_factory=list)
     expose_risk_cap: int = Field(default=3, ge=1, le=5)
 
     @classmethod
@@ -89,10 +93,15 @@ class ToolsSettings(SaipSettings):
 
     @classmethod
     def launch_variables(cls, values: Mapping[str, Any]) -> set[str]:
-        """Besides what the keys name, the variables the secrets file reads (`env:`)."""
+        """Besides what the keys name, the variables the secrets file reads (`env:`) and tools.upstream-variables."""
         path = values.get("tools_secrets")
         named = secret_source.variables(Path(path), SECRETS_KEY) if isinstance(path, str | Path) else []
-        return super().launch_variables(values) | set(named)
+        upstream = listed_names(values, "tools_upstream_variables")
+        return super().launch_variables(values) | set(named) | upstream
+
+    def upstream_variables(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """What an upstream server's references may read: the listed variables, as set now."""
+        return {name: environ[name] for name in self.tools_upstream_variables if name in environ}
 
     def secrets(self) -> SecretSource:
         """The secrets file, read now: a malformed one is a ConfigurationError naming tools.secrets."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -70,6 +70,8 @@ class Limits:
     max_tools: int = 1000
     refresh_seconds: float = 30.0
     gateway_urls: tuple[str, ...] = ()
+    # What a server's `${NAME}` references may read (tools.upstream-variables); None: the whole environment (tests).
+    variables: Mapping[str, str] | None = None
 
 
 @dataclass
@@ -123,30 +125,32 @@ async def connect(
     message_handler: MessageHandlerFnT | None = None,
 ) -> AsyncIterator[Client]:
     """One open SDK client to the server (either era), refused when it turns out to be saip's own /mcp."""
-    registry.references_set(server)  # an unset variable is refused before anything touches the network
+    registry.references_set(
+        server, limits.variables
+    )  # an unset variable is refused before anything touches the network
     await check_target(server, limits)
     async with AsyncExitStack() as stack:
         match server.transport:
             case upstream_pb2.TRANSPORT_STDIO:
-                env = {name: registry.resolve(value) for name, value in server.env.items()}
+                env = {name: registry.resolve(value, limits.variables) for name, value in server.env.items()}
                 params = StdioServerParameters(command=server.command, args=list(server.args), env=env)
                 transport: Any = stdio_client(params)
             case upstream_pb2.TRANSPORT_SSE:
-                headers = {name: registry.resolve(value) for name, value in server.headers.items()}
+                headers = {name: registry.resolve(value, limits.variables) for name, value in server.headers.items()}
                 transport = sse_client(
-                    registry.resolve(server.url),
+                    registry.resolve(server.url, limits.variables),
                     headers=headers,
                     timeout=limits.connect_timeout,
                     sse_read_timeout=limits.call_timeout + limits.refresh_seconds,
                 )
             case _:
-                headers = {name: registry.resolve(value) for name, value in server.headers.items()}
+                headers = {name: registry.resolve(value, limits.variables) for name, value in server.headers.items()}
                 http = await stack.enter_async_context(
                     httpx2.AsyncClient(
                         headers=headers, timeout=httpx2.Timeout(limits.connect_timeout, read=limits.call_timeout + 5)
                     )
                 )
-                transport = streamable_http_client(registry.resolve(server.url), http_client=http)
+                transport = streamable_http_client(registry.resolve(server.url, limits.variables), http_client=http)
         client = Client(
             transport,
             mode="auto",

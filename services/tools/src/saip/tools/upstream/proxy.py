@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import mcp_types as types
@@ -71,7 +71,7 @@ class Proxy:
         """The call on this replica's connection, and how it ended (a bounded label)."""
         server_id, tool = entry.member.server_id, entry.member.tool
         connection = self._servers.connections.connection(server_id)
-        masker = Masker(resolved_secrets(entry.server))
+        masker = Masker(resolved_secrets(entry.server, self._servers.connections.limits.variables))
         report = progress
 
         async def relay(progress: float, total: float | None, message: str | None) -> None:
@@ -104,13 +104,13 @@ class Proxy:
         return reply, "error" if reply.is_error else "ok"
 
 
-def resolved_secrets(server: upstream_pb2.Server | None) -> list[str]:
+def resolved_secrets(server: upstream_pb2.Server | None, variables: Mapping[str, str] | None) -> list[str]:
     """The values the server's references resolve to: masked wherever an upstream's answer repeats them."""
     values = [*server.headers.values(), *server.env.values()] if server is not None else []
     resolved = []
     for value in values:
         try:
-            resolved.append(registry.resolve(value))
+            resolved.append(registry.resolve(value, variables))
         except RuleRefused:
             continue
     return resolved

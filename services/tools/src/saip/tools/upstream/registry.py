@@ -109,7 +109,8 @@ def resolve(value: str, environ: Mapping[str, str] | None = None) -> str:
             )
         if name not in environ:
             raise RuleRefused(
-                f"The variable {name} is not set for the tools service; ask the person to set it, then reconnect."
+                f"The variable {name} is not set for the tools service; ask the person to export it and list it in "
+                "tools.upstream-variables, then reconnect."
             )
         return environ[name]
 

@@ -7,6 +7,7 @@ connections in step with the registry on every replica.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -148,6 +149,7 @@ def limits(settings: ToolsSettings) -> connections.Limits:
         max_tools=settings.tools_upstream_max_tools,
         refresh_seconds=settings.tools_upstream_refresh_seconds,
         gateway_urls=tuple(settings.tools_upstream_gateway_urls),
+        variables=settings.upstream_variables(os.environ),
     )
 
 
@@ -159,16 +161,22 @@ async def opened(
     declared = registry.declared(settings.tools_upstream_servers, UPSTREAM_SERVERS_KEY)
     servers_kv = await bus.ensure_kv(js, names.SERVERS_BUCKET, history=HISTORY, replicas=settings.nats_replicas)
     ledger_kv = await bus.ensure_kv(js, names.LEDGER_BUCKET, history=HISTORY, replicas=settings.nats_replicas)
-    records = KvRecords(servers_kv)
+    # Like Tool Studio's bucket, each is listed from the watch the service keeps (a listing leaves no consumer).
+    records = KvRecords(servers_kv, js, bucket=names.SERVERS_BUCKET)
+    fingerprints = KvRecords(ledger_kv, js, bucket=names.LEDGER_BUCKET)
     servers = Servers(
         registry.Registry(records, declared, UPSTREAM_SERVERS_KEY),
-        Ledger(KvRecords(ledger_kv), risk, metrics),
+        Ledger(fingerprints, risk, metrics),
         risk,
         metrics,
         limits(settings),
     )
     composer = Composer(records, servers, risk, metrics, settings.expose_risk_cap)
     async with anyio.create_task_group() as group:
+        for watched, what in ((records, "upstream servers bucket"), (fingerprints, "ledger bucket")):
+            group.start_soon(functools.partial(keep_alive, watched.watch, what, restarts=restarts))
+        await records.ready()
+        await fingerprints.ready()
         servers.connections.start(group)
         follow = functools.partial(_follow, servers, servers_kv)
         group.start_soon(functools.partial(keep_alive, follow, "upstream servers", restarts=restarts))
