@@ -72,6 +72,7 @@ async def yard(nats_url: str, home: Path) -> AsyncIterator[Yard]:
     """Tools and knowledge with one tool each published, and the shipyard in front of them."""
     async with AsyncExitStack() as stack:
         # The tools service may give the tests' tools the shipped variable (tools.secrets), as a person would.
+        home.mkdir(parents=True, exist_ok=True)
         secrets = home / "tool-secrets.yaml"
         secrets.write_text(f"{SHIPPED_VARIABLE}:\n  env: {SHIPPED_VARIABLE}\n  hosts: [api.example.com]\n")
         tools = await stack.enter_async_context(running_tools(nats_url, tools_secrets=secrets))
