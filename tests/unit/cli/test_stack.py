@@ -9,6 +9,7 @@ import pytest
 
 from saip.cli.stack import plan
 from saip.common.settings import ConfigurationError, SaipSettings
+from saip.shipyard.config import ShipyardSettings
 from saip.tools.config import ToolsSettings
 
 SHELL_SECRETS = {
@@ -69,3 +70,24 @@ def test_the_environment_of_a_service_keeps_the_basics_only_besides_its_own(monk
     monkeypatch.delenv("SAIP_CONFIG", raising=False)
     given = SaipSettings.environment({"PATH": "/bin", "LC_ALL": "C", "SAIP_LOG_LEVEL": "DEBUG", "SECRET": "x"})
     assert given == {"PATH": "/bin", "LC_ALL": "C", "SAIP_LOG_LEVEL": "DEBUG"}
+
+
+def test_the_variables_a_person_lists_for_upstreams_and_shipped_servers_reach_those_services_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("SAIP_CONFIG", raising=False)
+    shell = {
+        "PATH": "/bin",
+        "WIKI_TOKEN": "w",
+        "SHIP_KEY": "s",
+        "OTHER": "o",
+        "SAIP_TOOLS_UPSTREAM_VARIABLES": "WIKI_TOKEN",
+        "SAIP_SHIPYARD_VARIABLES": "SHIP_KEY",
+    }
+    tools, shipyard = ToolsSettings.environment(shell), ShipyardSettings.environment(shell)
+    assert "WIKI_TOKEN" in tools and not {"SHIP_KEY", "OTHER"} & set(tools)
+    assert "SHIP_KEY" in shipyard and not {"WIKI_TOKEN", "OTHER"} & set(shipyard)
+    monkeypatch.setenv("SAIP_TOOLS_UPSTREAM_VARIABLES", "WIKI_TOKEN")
+    assert ToolsSettings.load().upstream_variables(shell) == {"WIKI_TOKEN": "w"}
+    with pytest.raises(ConfigurationError, match="SAIP_ADMIN_TOKEN are saip's own settings"):
+        ShipyardSettings.load(shipyard_variables=["SAIP_ADMIN_TOKEN"])

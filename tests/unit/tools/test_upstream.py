@@ -177,8 +177,12 @@ def test_an_unset_variable_is_named() -> None:
     with pytest.raises(RuleRefused) as unset:
         registry.references_set(server(headers={"Authorization": "Bearer ${WIKI_TOKEN}"}), environ={})
     assert str(unset.value) == (
-        "The variable WIKI_TOKEN is not set for the tools service; ask the person to set it, then reconnect."
+        "The variable WIKI_TOKEN is not set for the tools service; ask the person to export it and list it in "
+        "tools.upstream-variables, then reconnect."
     )
+    # saip's own settings are never an upstream's, whatever the environment holds.
+    with pytest.raises(RuleRefused, match=r"\$\{SAIP_ADMIN_TOKEN\} names one of saip's own settings"):
+        registry.references_set(server(headers={"X": "${SAIP_ADMIN_TOKEN}"}), environ={"SAIP_ADMIN_TOKEN": "t" * 32})
 
 
 def test_the_catalog_is_searched_by_words_and_every_entry_is_valid() -> None:

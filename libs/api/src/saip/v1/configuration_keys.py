@@ -75,4 +75,5 @@ KEYS: dict[str, str] = {
     'tools.upstream-max-tools': 'The most tools an upstream server may list (a longer list fails its connection)',
     'tools.upstream-refresh-seconds': "How often a connection lists its server's tools without a list_changed",
     'tools.upstream-servers': 'Upstream MCP servers declared in configuration (a list, docs/upstream.md): read-only',
+    'tools.upstream-variables': "Environment variables an upstream server's ${NAME} may read; no other",
 }
