@@ -67,15 +67,19 @@ async def running_shipyard(home: Path, nats_url: str, tools_port: int, knowledge
         yield running
 
 
+def _tool_secrets(home: Path) -> Path:
+    """The file through which the tools service may give the tests' tools the shipped variable, as a person would."""
+    home.mkdir(parents=True, exist_ok=True)
+    secrets = home / "tool-secrets.yaml"
+    secrets.write_text(f"{SHIPPED_VARIABLE}:\n  env: {SHIPPED_VARIABLE}\n  hosts: [api.example.com]\n")
+    return secrets
+
+
 @asynccontextmanager
 async def yard(nats_url: str, home: Path) -> AsyncIterator[Yard]:
     """Tools and knowledge with one tool each published, and the shipyard in front of them."""
     async with AsyncExitStack() as stack:
-        # The tools service may give the tests' tools the shipped variable (tools.secrets), as a person would.
-        home.mkdir(parents=True, exist_ok=True)
-        secrets = home / "tool-secrets.yaml"
-        secrets.write_text(f"{SHIPPED_VARIABLE}:\n  env: {SHIPPED_VARIABLE}\n  hosts: [api.example.com]\n")
-        tools = await stack.enter_async_context(running_tools(nats_url, tools_secrets=secrets))
+        tools = await stack.enter_async_context(running_tools(nats_url, tools_secrets=_tool_secrets(home)))
         knowledge = await stack.enter_async_context(running_knowledge(knowledge_settings(home, nats_url)))
         tools_stub = await stack.enter_async_context(tools_client(tools.port))
         knowledge_stub_ = await stack.enter_async_context(knowledge_stub(knowledge.port))
