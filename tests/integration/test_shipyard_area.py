@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client import ClientRequestContext
 
 from saip.common.natsd import LocalNats
 from saip.gateway.areas.shipyard.contribution import GUIDE_URI, STATUS_URI, TOKEN_HIDDEN
 from saip.gateway.server import Gateway
 from saip.v1 import shipyard_pb2
+from tests.integration.answers import Person, envelope
 from tests.integration.gateways import replica_settings
 from tests.integration.shipyard_support import AUTHORED_TOOL, KNOWLEDGE_TOOL, yard
 from tests.waiting import eventually
@@ -25,22 +24,6 @@ pytestmark = pytest.mark.integration
 
 CLIENT = types.Implementation(name="area-client", version="3.1")
 TOKEN = "t" * 24
-
-
-class Person:
-    def __init__(self) -> None:
-        self.questions: list[str] = []
-
-    async def __call__(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-        self.questions.append(params.message)
-        return types.ElicitResult(action="accept", content={"approve": ["run"]})
-
-
-def envelope(result: Any) -> dict[str, Any]:
-    assert isinstance(result, types.CallToolResult)
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return json.loads(block.text)  # type: ignore[no-any-return]
 
 
 async def test_ship_and_run_through_the_gateway_never_hand_the_ai_the_token(
