@@ -56,7 +56,7 @@ def test_healthz_is_200_when_every_service_is_healthy(stack: Stack) -> None:
     assert reply.status_code == 200
     assert reply.json() == {
         "status": "ok",
-        "checks": {"nats": "ok", "audit": "ok", "tools": "ok", "knowledge": "ok"},
+        "checks": {"nats": "ok", "audit": "ok", "tools": "ok", "knowledge": "ok", "shipyard": "ok"},
     }
 
 
