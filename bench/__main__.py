@@ -11,6 +11,7 @@ from bench import (
     knowledge_search,
     load,
     mcp_latency,
+    proxy_latency,
     shipyard,
     token_propagation,
     tool_latency,
@@ -28,6 +29,7 @@ def main() -> None:
         ("load", load),
         ("chat_turn", chat_turn),
         ("shipyard", shipyard),
+        ("proxy_latency", proxy_latency),
     )
     for name, benchmark in benchmarks:
         if len(sys.argv) > 1 and name not in sys.argv[1:]:

@@ -28,7 +28,7 @@ import anyio.lowlevel
 import httpx
 from mcp import types
 
-from bench.mcp_latency import _wait_listening
+from bench.mcp_latency import STACK_ENV, _wait_listening
 from bench.stats import summary, table
 from bench.tool_latency import ARGUMENTS, _publish, _served
 from saip.common.natsd import free_port
@@ -38,9 +38,6 @@ SECONDS = float(os.environ.get("SAIP_BENCH_LOAD_SECONDS", "60"))
 CLIENTS = int(os.environ.get("SAIP_BENCH_LOAD_CLIENTS", "32"))
 IDLE_SESSIONS = int(os.environ.get("SAIP_BENCH_IDLE_SESSIONS", "1000"))
 ERAS = ("legacy", "auto")
-# A benchmark measures what the call path sustains, so the per-client limit on management calls is lifted for it
-# (all 2026-07-28 clients of one name and version are one client to that limit).
-STACK_ENV = {"SAIP_MANAGEMENT_RATE_LIMIT": "0"}
 
 
 @dataclass
