@@ -27,13 +27,12 @@ from typing import Any
 import yaml
 
 from saip.common.netguard import Binding
-from saip.common.settings import ConfigurationError
+from saip.common.settings import ConfigurationError, is_own_variable
 
 logger = logging.getLogger(__name__)
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 HOST = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9.-]*[a-z0-9])?$|^\[[0-9a-f:.]+\]$")
-RESERVED_VARIABLES = "SAIP_"
 MAX_SECRETS = 256
 
 
@@ -126,7 +125,7 @@ def _check(name: str, entry: Any, where: str) -> None:
     variable = entry.get("env")
     if variable is not None and (not isinstance(variable, str) or not NAME.match(variable)):
         raise ConfigurationError(f"{where}: env must be the name of an environment variable")
-    if isinstance(variable, str) and variable.upper().startswith(RESERVED_VARIABLES):
+    if isinstance(variable, str) and is_own_variable(variable):
         raise ConfigurationError(
             f"{where}: env names {variable}, one of saip's own settings, which are never given to what saip fetches "
             "for others; set the value in another variable"

@@ -72,7 +72,15 @@ def field_name(key: str) -> str:
 
 
 def env_name(key: str) -> str:
-    return "SAIP_" + field_name(key).upper()
+    return OWN_PREFIX + field_name(key).upper()
+
+
+OWN_PREFIX = "SAIP_"
+
+
+def is_own_variable(name: str) -> bool:
+    """Whether a variable is one of saip's own settings, which nothing fetched or run for others is ever given."""
+    return name.upper().startswith(OWN_PREFIX)
 
 
 def known_keys() -> dict[str, str]:
@@ -121,6 +129,11 @@ def listed_names(values: Mapping[str, Any], field: str) -> set[str]:
     listed = values.get(field) or []
     names = listed.split(",") if isinstance(listed, str) else listed
     return {str(name).strip() for name in names if str(name).strip()}
+
+
+def listed_environment(names: list[str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables of `environ` that a list key names (what a service may hand on), as set now."""
+    return {name: environ[name] for name in names if name in environ}
 
 
 def _flatten(data: Mapping[str, Any], fields: set[str], prefix: str = "") -> Iterator[tuple[str, Any]]:

@@ -8,7 +8,15 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
-from saip.common.settings import Port, SaipSettings, StrList, endpoint_keys, listed_names
+from saip.common.settings import (
+    Port,
+    SaipSettings,
+    StrList,
+    endpoint_keys,
+    is_own_variable,
+    listed_environment,
+    listed_names,
+)
 
 # The same keys, with the same meaning, as the gateway's: one address of each service for every process.
 SERVICE_ADDRESS_KEYS = {
@@ -49,7 +57,7 @@ class ShipyardSettings(SaipSettings):
     @field_validator("shipyard_variables")
     @classmethod
     def _not_saip_own(cls, names: list[str]) -> list[str]:
-        own = [name for name in names if name.upper().startswith("SAIP_")]
+        own = [name for name in names if is_own_variable(name)]
         if own:
             raise ValueError(
                 f"{', '.join(own)} are saip's own settings, which are never given to a shipped server; "
@@ -64,4 +72,4 @@ class ShipyardSettings(SaipSettings):
 
     def shipped_environment(self, environ: Mapping[str, str]) -> dict[str, str]:
         """What of `environ` a shipped server may be given: the listed variables only."""
-        return {name: environ[name] for name in self.shipyard_variables if name in environ}
+        return listed_environment(self.shipyard_variables, environ)

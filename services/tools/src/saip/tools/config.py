@@ -12,7 +12,7 @@ from pydantic_settings import NoDecode
 
 from saip.common import secret_source
 from saip.common.secret_source import SecretSource
-from saip.common.settings import Port, SaipSettings, StrList, endpoint_keys, listed_names
+from saip.common.settings import Port, SaipSettings, StrList, endpoint_keys, listed_environment, listed_names
 from saip.tools import catalog
 from saip.tools.upstream import registry
 
@@ -101,7 +101,7 @@ class ToolsSettings(SaipSettings):
 
     def upstream_variables(self, environ: Mapping[str, str]) -> dict[str, str]:
         """What an upstream server's references may read: the listed variables, as set now."""
-        return {name: environ[name] for name in self.tools_upstream_variables if name in environ}
+        return listed_environment(self.tools_upstream_variables, environ)
 
     def secrets(self) -> SecretSource:
         """The secrets file, read now: a malformed one is a ConfigurationError naming tools.secrets."""

@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 from saip.common import literals
 from saip.common.literals import SECRET_VALUE
 from saip.common.masking import is_secret_name
-from saip.common.settings import ConfigurationError
+from saip.common.settings import ConfigurationError, is_own_variable
 from saip.tools.errors import InvalidSpec, LiteralSecret, RuleRefused, ServerExists, ServerNotFound, ToolsError
 from saip.tools.ports import Records
 from saip.tools.spec import env_suggestion
@@ -102,7 +102,7 @@ def resolve(value: str, environ: Mapping[str, str] | None = None) -> str:
 
     def fill(match: re.Match[str]) -> str:
         name = match.group(1)
-        if name.upper().startswith("SAIP_"):
+        if is_own_variable(name):
             raise RuleRefused(
                 f"${{{name}}} names one of saip's own settings, which are never given to an upstream server; ask "
                 "the person to export the value under another name, then reference that."
