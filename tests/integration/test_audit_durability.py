@@ -22,8 +22,9 @@ from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from saip.audit import records
-from saip.common import names
+from saip.common import bus, names
 from saip.common.natsd import LocalNats, free_port
+from saip.common.settings import SaipSettings
 from saip.gateway.clients import AuditPublisher
 from saip.gateway.spool import Spool
 from saip.v1 import audit_pb2, events_pb2
@@ -134,6 +135,29 @@ async def stream_order(js: JetStreamContext) -> list[str]:
                     return ids
     finally:
         await sub.unsubscribe()
+
+
+async def test_what_a_former_run_spooled_is_published_at_the_start_without_waiting_for_a_new_call(
+    nats_client: NatsClient, tmp_path: Path
+) -> None:
+    js = nats_client.jetstream(timeout=2)
+    await bus.ensure_stream(js, bus.audit_stream_config(SaipSettings.load(home=tmp_path)))
+    left = batch("left", 3)
+    former = Spool(tmp_path / "spool")  # a gateway that spooled while NATS was away, then was stopped
+    for record in left:
+        former.append(records.subject_of(record), records.record_id(record), record.SerializeToString())
+    former.close()
+    spool = Spool(tmp_path / "spool")
+    async with anyio.create_task_group() as flusher:
+        flusher.start_soon(AuditPublisher(nats_client, spool).flush_forever)
+
+        async def flushed() -> bool:
+            return len(spool) == 0
+
+        await eventually(flushed, within=15)
+        flusher.cancel_scope.cancel()
+    spool.close()
+    assert await stream_order(js) == [records.record_id(record) for record in left]
 
 
 async def test_every_record_is_chained_exactly_once_through_kill_9_and_a_nats_restart(

@@ -329,6 +329,7 @@ class Retry:
     """A 2026-07-28 retry as the SDK hands it over: the (unsealed) state and the answer."""
 
     roundtrip = True
+    reports_progress = False
 
     def __init__(self, state: str) -> None:
         self.state = state

@@ -55,6 +55,7 @@ def test_the_question_text() -> None:
 
 class _NoInteraction:
     roundtrip = False
+    reports_progress = False
     answer = None
     state = None
 

@@ -213,6 +213,8 @@ class AuditPublisher:
         self._wake = anyio.Event()
         self._lock = anyio.Lock()
         self._metrics.audit_spooled.set(len(spool))
+        if len(spool):  # records a former run of this gateway spooled go out at its start, not with its next call
+            self._wake.set()
 
     def wake(self) -> None:
         """Called when NATS comes back, so the spool is flushed at once."""

@@ -41,6 +41,9 @@ class Spool:
             raise SpoolInUse(directory) from None
         existing = self._files()
         self._next = int(existing[-1].stem) + 1 if existing else 1
+        # Counted here, not listed: the lock makes this object the folder's only writer, and every publish asks
+        # whether the spool is empty before it goes to NATS.
+        self._count = len(existing)
 
     def close(self) -> None:
         fcntl.flock(self._lock, fcntl.LOCK_UN)
@@ -50,7 +53,7 @@ class Spool:
         return sorted(self.directory.glob(f"*{SUFFIX}"))
 
     def __len__(self) -> int:
-        return len(self._files())
+        return self._count
 
     def append(self, subject: str, record_id: str, payload: bytes) -> None:
         """Durable before it returns: written to a temporary file, synced, then renamed into place."""
@@ -63,6 +66,7 @@ class Spool:
             handle.flush()
             os.fsync(handle.fileno())
         temporary.replace(final)
+        self._count += 1
         directory = os.open(self.directory, os.O_RDONLY)
         try:
             os.fsync(directory)
@@ -78,4 +82,8 @@ class Spool:
         return Spooled(files[0], subject.decode(), record_id.decode(), payload)
 
     def remove(self, item: Spooled) -> None:
-        item.path.unlink(missing_ok=True)
+        try:
+            item.path.unlink()
+        except FileNotFoundError:
+            return
+        self._count -= 1

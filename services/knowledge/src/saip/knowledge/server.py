@@ -29,6 +29,7 @@ from saip.knowledge.clients import GuardedFetcher, KvCatalog, ObjectOriginals
 from saip.knowledge.config import KnowledgeSettings
 from saip.knowledge.dense import DenseEncoder
 from saip.knowledge.edge import EdgeIndex, LocalModeFolder
+from saip.knowledge.encoding import Encoder
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, KnowledgeError, NotFound, Refused, StoreUnavailable
 from saip.knowledge.knowledge import Knowledge
 from saip.knowledge.metrics import KnowledgeMetrics
@@ -274,6 +275,8 @@ async def lifespan(
         with anyio.fail_after(START_WITHIN):
             await catalog.ready()
         originals = await ObjectOriginals.open(js)
+        encoder = Encoder(settings.knowledge_encode_workers)
+        stack.callback(encoder.close)
         dense = _dense_encoder(settings)
         shape = (dense.fingerprint[:12], dense.dimension) if dense else None
         index: QdrantIndex | EdgeIndex
@@ -296,6 +299,7 @@ async def lifespan(
             max_bytes=settings.knowledge_max_document_bytes,
             dense=dense,
             secrets=secrets,
+            encoder=encoder,
         )
         rules = Rules.over(knowledge)
         if earlier is not None:

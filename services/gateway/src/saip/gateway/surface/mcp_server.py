@@ -78,6 +78,13 @@ class McpInteraction:
     def state(self) -> str | None:
         return self._params.request_state
 
+    @property
+    def reports_progress(self) -> bool:
+        # Over HTTP a client follows progress only by sending a token; an in-process client (no HTTP request) may
+        # take progress through its callback without one, so it keeps the streamed call.
+        sent_token = self._params.meta is not None and "progress_token" in self._params.meta
+        return sent_token or self._ctx.request is None
+
     async def elicit(self, message: str, schema: dict[str, Any]) -> Answer:
         try:
             result = await self._ctx.session.elicit_form(message, schema, related_request_id=self._ctx.request_id)

@@ -203,9 +203,8 @@ class PublishedTools:
                 return verdict.asked
             if verdict.refusal is not None:
                 return _failed(verdict.refusal, verdict.outcome)
-        ran = await self._auditor.attempt(
-            call, lambda: client.call(spec.name, arguments, call.caller, interaction.progress)
-        )
+        progress = interaction.progress if interaction.reports_progress else None
+        ran = await self._auditor.attempt(call, lambda: client.call(spec.name, arguments, call.caller, progress))
         if isinstance(ran, Failed):
             return _failed(ran.message, Outcome.ERROR)
         result = GateResult(text=ran.text, structured=_object(ran.structured_json), is_error=ran.is_error)

@@ -108,6 +108,13 @@ class Composer:
             )
         return Composed(member, server, row, tool, level.level, hits, withheld)
 
+    async def named(self, name: str) -> Composed | None:
+        """The member served as `name`, composed: what one call needs, without composing every other member."""
+        composition, _ = await self.read()
+        names = [name_of(member) for member in composition.members]
+        member = next((member for member in composition.members if name_of(member) == name), None)
+        return await self.composed(member, names) if member is not None else None
+
     async def everything(self) -> tuple[list[Composed], int]:
         composition, revision = await self.read()
         names = [name_of(member) for member in composition.members]

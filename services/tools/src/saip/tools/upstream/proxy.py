@@ -47,8 +47,7 @@ class Proxy:
         self, name: str, arguments_json: str, progress: Progress | None = None
     ) -> common_pb2.CallServedToolReply:
         """Proxy one call; `progress` receives the upstream's progress reports, masked, as they come."""
-        entries, _ = await self._composer.everything()
-        entry = next((entry for entry in entries if entry.name == name), None)
+        entry = await self._composer.named(name)
         if entry is None:
             raise RuleRefused(f"'{name}' is not an exposed upstream tool; saip_expose_get lists the exposed tools.")
         if entry.withheld or entry.server is None:

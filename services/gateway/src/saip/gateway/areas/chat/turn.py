@@ -153,6 +153,10 @@ class TurnInteraction:
     def state(self) -> str | None:
         return self._state
 
+    @property
+    def reports_progress(self) -> bool:
+        return self._outer is not None and self._outer.reports_progress
+
     async def elicit(self, message: str, schema: dict[str, Any]) -> Answer:
         if self._outer is None:
             raise ElicitationFailed("this caller has no channel for questions")
