@@ -1,5 +1,5 @@
-"""The rules of a shippable proposal over fake sources: what validate refuses and says, what a build writes, and
-which parts go out of date when their definitions move."""
+"""The rules of a shippable proposal over fake sources (authored, knowledge and exposed upstream tools): what validate
+refuses and says, what a build writes, and which parts go out of date when their definitions move."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from saip.shipyard.errors import InvalidProposal
 from saip.tools.upstream import ledger
 from saip.v1 import knowledge_pb2, shipyard_pb2, upstream_pb2
 from tests.unit.shipyard.fakes import FakeSources
-from tests.upstreams.running import ECHO, tool
 from tests.unit.tools.specs import document
+from tests.upstreams.running import ECHO, tool
 
 
 def proposal(*tools: str, name: str = "ops") -> shipyard_pb2.BundleProposal:

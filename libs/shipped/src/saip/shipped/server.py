@@ -18,7 +18,6 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import weakref
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -28,10 +27,10 @@ from typing import Any, Protocol
 import anyio
 import mcp_types as types
 from mcp.server import Server
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
-from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
@@ -148,21 +147,25 @@ class ShippedServer(Server[Any]):
 
 
 class Listening:
-    """The 2025-11-25 sessions that listed tools, told when the tool list changes (a closed one is dropped)."""
+    """The 2025-11-25 connections that listed tools, told when the tool list changes (best effort, as the SDK's
+    notifications are); each is forgotten when it closes."""
 
     def __init__(self) -> None:
-        self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self._connections: dict[int, Connection] = {}
 
     def add(self, ctx: ServerRequestContext[Any, Any]) -> None:
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            self._sessions.add(ctx.session)
+        # Each request gets its own ServerSession over the client's `Connection`, which the SDK offers no public
+        # accessor to; the connection's exit stack is the signal that it closed (as the gateway's LegacySessions).
+        connection: Connection | None = getattr(ctx.session, "_connection", None)
+        key = id(connection)
+        if connection is None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or key in self._connections:
+            return
+        self._connections[key] = connection
+        connection.exit_stack.callback(self._connections.pop, key, None)
 
     async def tools_changed(self) -> None:
-        for session in list(self._sessions):
-            try:
-                await session.send_tool_list_changed()
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError, MCPError):
-                self._sessions.discard(session)
+        for connection in list(self._connections.values()):
+            await connection.send_tool_list_changed()  # best effort: it never raises
 
 
 def prompt_template(part: Mapping[str, Any]) -> str:

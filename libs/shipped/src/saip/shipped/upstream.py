@@ -89,7 +89,7 @@ class Upstreams:
         self._connections: dict[str, Connection] = {}
         self.members: list[UpstreamMember] = []
         self.listeners: list[Changed] = []
-        self._served: frozenset[str] = frozenset()
+        self._served: frozenset[str] | None = None  # None until `run` settled: nobody listed tools before that
         for part in parts:
             server = registry.validate(registry.from_document(part["server"], upstream_pb2.SERVER_SOURCE_CUSTOM))
             connection = self._connections.get(server.id)
@@ -116,7 +116,7 @@ class Upstreams:
     async def _listed(self, server: upstream_pb2.Server, live: Live) -> None:
         """After each listing of an upstream: tell the listeners when the served members changed."""
         serving = self._serving()
-        if serving == self._served:
+        if self._served is None or serving == self._served:
             return
         self._served = serving
         for name, reason in self.withheld().items():
