@@ -88,7 +88,7 @@ class Gate:
         client = _client(ctx)
         message = tool_question(level, client, tool, prompt_template, arguments, self.wait)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return self._roundtrip(params, message)
+            return self.roundtrip(params, message)
         try:
             with anyio.fail_after(self.wait):
                 answer = await ctx.session.elicit_form(message, APPROVAL_SCHEMA, related_request_id=ctx.request_id)
@@ -98,7 +98,9 @@ class Gate:
             return refused(NOT_ASKED.format(tool=tool, reason=str(exc) or type(exc).__name__))
         return None if approves(answer.action, answer.content) else refused(DECLINED.format(tool=tool))
 
-    def _roundtrip(self, params: types.CallToolRequestParams, message: str) -> Stopped | None:
+    def roundtrip(self, params: types.CallToolRequestParams, message: str) -> Stopped | None:
+        """2026-07-28: the question with its state on the first call; on the retry (its state unsealed by the SDK)
+        None when the answer approves this very call, once."""
         tool, digest = params.name, arguments_hash(params.arguments or {})
         if params.request_state is None:
             state = json.dumps({"t": tool, "a": digest, "n": secrets.token_urlsafe(18)}, separators=(",", ":"))

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from anyio.abc import TaskGroup
 from mcp.shared.exceptions import MCPError
 
 from saip.shipped.answers import Answer, Relayed
@@ -97,7 +98,7 @@ class Upstreams:
                 connection = self._connections[server.id] = Connection(server, limits, self._listed)
             self.members.append(UpstreamMember(part, connection))
 
-    async def run(self, group: anyio.abc.TaskGroup, within: float) -> None:
+    async def run(self, group: TaskGroup, within: float) -> None:
         """Start every connection in `group` and wait (at most `within` s) until each connected or failed once, so
         the first tools/list already holds what can be served."""
         for connection in self._connections.values():
