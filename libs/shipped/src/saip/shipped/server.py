@@ -208,7 +208,8 @@ def build(served: Served, *, gate: Gate | None = None, token: str | None = None)
         if part is not None:
             stopped = await gate.check(ctx, params, int(part["riskLevel"]), prompt_template(part))
             if stopped is not None:
-                logger.info("tool not run", extra={"tool": params.name, "asked": True})
+                asked = isinstance(stopped, types.InputRequiredResult)
+                logger.info("approval", extra={"tool": params.name, "outcome": "asked" if asked else "not run"})
                 return stopped
         answer = await tool.call(dict(params.arguments or {}))
         logger.info("tool called", extra={"tool": params.name, "error": answer.is_error})

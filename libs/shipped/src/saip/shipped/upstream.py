@@ -67,6 +67,7 @@ class UpstreamMember:
         return types.Tool.model_validate({**self._definition, "name": self.name})
 
     async def call(self, arguments: dict[str, Any]) -> Answer | Relayed:
+        # Checked again here: the upstream may have moved while the person was asked to approve this call.
         withheld = self.withheld()
         if withheld is not None:
             return Answer(f"'{self.name}' was not run: {withheld}.", None, is_error=True)
