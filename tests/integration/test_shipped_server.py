@@ -1,8 +1,8 @@
 """A shipped server process (`python -m saip.shipped`) serving exposed upstream members from the real test upstreams
 (streamable HTTP and stdio) and asking the person before its HITL tools, with the real MCP SDK client in both eras:
 members are served while their live definition has the pinned ledger hash, a rug pull on the upstream withholds the
-member (list_changed, the reason in /healthz and in the call's answer), and approvals are asked, declined, or refused
-to a client that cannot elicit."""
+member (list_changed, the reason in /healthz and in the call's answer), and approvals are asked (over streamable
+HTTP and over stdio), declined, or refused to a client that cannot elicit."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import httpx
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
@@ -76,13 +76,15 @@ def authored_part(**changes: Any) -> dict[str, Any]:
     }
 
 
-def written(folder: Path, parts: list[dict[str, Any]], requirements: list[str]) -> Path:
+def written(
+    folder: Path, parts: list[dict[str, Any]], requirements: list[str], transport: str = "streamable-http"
+) -> Path:
     (folder / bundle.SNAPSHOTS).mkdir(parents=True)
     document_ = {
         "format": bundle.FORMAT,
         "name": "notes",
         "description": "Notes from upstream servers.",
-        "transport": "streamable-http",
+        "transport": transport,
         "version": 1,
         "shippedAt": "2026-12-01T12:00:00+00:00",
         "requirements": requirements,
@@ -250,3 +252,21 @@ async def test_hitl_tools_ask_the_person_first_and_run_only_when_approved(mode: 
                 cannot = await client.call_tool("adder", {"a": 1, "b": 1})
             assert cannot.is_error and "this client cannot ask for it" in text_of(cannot)
             assert len(questions) == 3  # a client that cannot ask is not asked
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_over_stdio_a_hitl_tool_asks_too(mode: str, tmp_path: Path) -> None:
+    """No web server and no bearer token: the 2026-07-28 question is sealed under a key of the process itself."""
+    folder = written(tmp_path / "bundle", [authored_part(humanInTheLoop={"mode": "REQUIRED"})], [], "stdio")
+    server = StdioServerParameters(command=sys.executable, args=["-m", "saip.shipped", "--bundle", str(folder)])
+    questions: list[str] = []
+    with anyio.fail_after(90):
+        async with Client(
+            server, mode=mode, client_info=CLIENT, elicitation_callback=answering(True, questions)
+        ) as client:
+            added = await client.call_tool("adder", {"a": 20, "b": 22})
+    assert not added.is_error and json.loads(text_of(added)) == {"sum": 42}
+    assert questions == [
+        '[risk L0] person-client 3.1 wants to run adder: run it with {"a": 20, "b": 22}. '
+        "Answer within 120 s, or the call is refused."
+    ]
