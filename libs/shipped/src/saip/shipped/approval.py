@@ -67,6 +67,8 @@ def boundary(token: str | None, wait: float) -> RequestStateBoundary:
 
 
 class Gate:
+    """Asks the person before a HITL tool runs; `wait` is how long they have to answer, in both eras."""
+
     def __init__(self, wait: float = WAIT_SECONDS, clock: Callable[[], float] = time.time) -> None:
         self.wait = wait
         self._clock = clock
