@@ -1,6 +1,6 @@
 """Shared by the shipyard integration tests (it holds no tests itself): the tools, knowledge and shipyard services
-in-process on a real nats-server, an authored tool and a knowledge tool published to ship, the shipyard's stub, and
-the real MCP SDK client for a shipped server."""
+in-process on a real nats-server, an authored tool and a knowledge tool published to ship, the shipyard's and the
+upstream registry's stubs, and the real MCP SDK client for a shipped server."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 import httpx2
@@ -17,7 +18,14 @@ from prometheus_client import CollectorRegistry
 
 from saip.shipyard.config import ShipyardSettings
 from saip.shipyard.server import Running, lifespan
-from saip.v1 import knowledge_pb2, knowledge_pb2_grpc, shipyard_pb2, shipyard_pb2_grpc, tools_pb2_grpc
+from saip.v1 import (
+    knowledge_pb2,
+    knowledge_pb2_grpc,
+    shipyard_pb2,
+    shipyard_pb2_grpc,
+    tools_pb2_grpc,
+    upstream_pb2_grpc,
+)
 from tests.integration.knowledge_support import ingest, knowledge_settings, knowledge_stub, running_knowledge
 from tests.integration.tools_support import publish_tested, running_tools, tools_client
 from tests.unit.tools.specs import document
@@ -37,6 +45,7 @@ class Yard:
     knowledge: knowledge_pb2_grpc.KnowledgeServiceStub
     running: Running
     home: Path
+    upstream: upstream_pb2_grpc.UpstreamServiceStub
 
 
 def proposal(name: str = "ops", *tools: str, transport: str = "") -> shipyard_pb2.BundleProposal:
@@ -76,10 +85,13 @@ def _tool_secrets(home: Path) -> Path:
 
 
 @asynccontextmanager
-async def yard(nats_url: str, home: Path) -> AsyncIterator[Yard]:
-    """Tools and knowledge with one tool each published, and the shipyard in front of them."""
+async def yard(nats_url: str, home: Path, **tools_settings: Any) -> AsyncIterator[Yard]:
+    """Tools and knowledge with one tool each published, and the shipyard in front of them (`tools_settings`: more
+    settings of the tools service)."""
     async with AsyncExitStack() as stack:
-        tools = await stack.enter_async_context(running_tools(nats_url, tools_secrets=_tool_secrets(home)))
+        tools = await stack.enter_async_context(
+            running_tools(nats_url, tools_secrets=_tool_secrets(home), **tools_settings)
+        )
         knowledge = await stack.enter_async_context(running_knowledge(knowledge_settings(home, nats_url)))
         tools_stub = await stack.enter_async_context(tools_client(tools.port))
         knowledge_stub_ = await stack.enter_async_context(knowledge_stub(knowledge.port))
@@ -93,7 +105,9 @@ async def yard(nats_url: str, home: Path) -> AsyncIterator[Yard]:
         running = await stack.enter_async_context(running_shipyard(home, nats_url, tools.port, knowledge.port))
         channel = await stack.enter_async_context(grpc.aio.insecure_channel(f"127.0.0.1:{running.port}"))
         stub = shipyard_pb2_grpc.ShipyardServiceStub(channel)  # type: ignore[no-untyped-call]
-        yield Yard(stub, tools_stub, knowledge_stub_, running, home)
+        tools_channel = await stack.enter_async_context(grpc.aio.insecure_channel(f"127.0.0.1:{tools.port}"))
+        upstream = upstream_pb2_grpc.UpstreamServiceStub(tools_channel)  # type: ignore[no-untyped-call]
+        yield Yard(stub, tools_stub, knowledge_stub_, running, home, upstream)
 
 
 @asynccontextmanager

@@ -1,6 +1,6 @@
 """The shipyard over gRPC with the real tools and knowledge services on a real nats-server: ship, run locally,
-connect with the MCP SDK in both eras, call an authored and a knowledge tool, out-of-date, stop, delete, tokens,
-crash restarts, and the refusals of bad input."""
+connect with the MCP SDK in both eras, call an authored and a knowledge tool and an exposed member of a real upstream
+(withheld on a rug pull), out-of-date, stop, delete, tokens, crash restarts, and the refusals of bad input."""
 
 from __future__ import annotations
 
@@ -20,16 +20,18 @@ from mcp import Client, StdioServerParameters
 
 from saip.common.natsd import LocalNats
 from saip.shipped.bundle import BUNDLE_FILE
-from saip.v1 import shipyard_pb2, tools_pb2
+from saip.v1 import shipyard_pb2, tools_pb2, upstream_pb2
 from tests.integration.shipyard_support import (
     AUTHORED_TOOL,
     KNOWLEDGE_TOOL,
+    SHIPPED_VARIABLE,
     proposal,
     shipped_client,
     yard,
 )
 from tests.integration.tools_support import publish_tested, save
 from tests.unit.tools.specs import document
+from tests.upstreams.running import ECHO, started
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -94,6 +96,64 @@ async def test_ship_run_connect_in_both_eras_call_both_kinds_then_stop_and_delet
         assert list(listed.servers) == []
 
 
+async def test_an_exposed_upstream_member_ships_runs_and_is_withheld_by_the_shipped_server_on_a_rug_pull(
+    nats_server: LocalNats, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SHIPPED_VARIABLE, "k3y-value-for-the-test")
+    monkeypatch.setenv("SAIP_SHIPPED_UPSTREAM_REFRESH_SECONDS", "0.2")  # the local target's child reads it
+    fast = {"tools_upstream_refresh_seconds": 0.2, "tools_upstream_variables": [SHIPPED_VARIABLE]}
+    with started("http", tmp_path / "upstream.json", [ECHO]) as upstream:
+        async with yard(nats_server.url, tmp_path, **fast) as y:
+            headers = {"Authorization": f"Bearer ${{{SHIPPED_VARIABLE}}}"}
+            transport, vendor = upstream_pb2.TRANSPORT_STREAMABLE_HTTP, upstream_pb2.TRUST_VENDOR
+            server = upstream.server("notes", transport, headers=headers, trust=vendor)  # L2: under the cap
+            await y.upstream.AddServer(upstream_pb2.AddServerRequest(server=server))
+
+            async def listed() -> bool:
+                reply = await y.upstream.ListServers(upstream_pb2.ListServersRequest())
+                return reply.servers[0].state == upstream_pb2.CONNECTION_STATE_CONNECTED
+
+            await eventually(listed)
+            member = upstream_pb2.Member(server_id="notes", tool="echo", alias="notes_echo")
+            await y.upstream.ApplyExposure(
+                upstream_pb2.ApplyExposureRequest(change=upstream_pb2.ExposureChange(add=[member]))
+            )
+            shippable = await y.shipyard.ListShippable(shipyard_pb2.ListShippableRequest())
+            assert [(t.name, t.ready) for t in shippable.tools if t.kind == "upstream"] == [("notes_echo", True)]
+            report = await y.shipyard.Validate(proposal("notes", "notes_echo"))
+            assert report.ok, report.problems
+            assert [(t.kind, list(t.requirements)) for t in report.tools] == [("upstream", [SHIPPED_VARIABLE])]
+            await y.shipyard.Ship(proposal("notes", "notes_echo"))
+            status = await y.shipyard.Run(shipyard_pb2.RunRequest(name="notes"))
+            token = (await y.shipyard.GetToken(shipyard_pb2.ShippedServerRequest(name="notes"))).token
+            for mode in ("legacy", "auto"):
+                async with shipped_client(status.endpoint, token, mode=mode) as client:
+                    assert [t.name for t in (await client.list_tools()).tools] == ["notes_echo"]
+                    echoed = await client.call_tool("notes_echo", {"text": "hi"})
+                    assert not echoed.is_error and echoed.structured_content == {"text": "hi"}
+
+            upstream.write([{**ECHO, "description": "Echo the arguments back, and remember them."}])
+            async with shipped_client(status.endpoint, token, mode="auto") as client:
+
+                async def withheld() -> bool:
+                    return [t.name for t in (await client.list_tools()).tools] == []
+
+                await eventually(withheld, within=30)
+                refused_call = await client.call_tool("notes_echo", {"text": "hi"})
+            assert refused_call.is_error and "(description) since the ship" in refused_call.content[0].text  # type: ignore[union-attr]
+
+            # Once the person accepts the new definition in saip, the shipped bundle is out of date, naming the part.
+            acknowledge = upstream_pb2.ExposureChange(acknowledge_changed=["notes_echo"])
+            [asked] = (await y.upstream.PlanExposure(acknowledge)).acknowledged
+            hashes = {"notes_echo": asked.new_hash}
+            await y.upstream.ApplyExposure(
+                upstream_pb2.ApplyExposureRequest(change=acknowledge, acknowledged_hashes=hashes)
+            )
+            stale = await y.shipyard.GetStatus(shipyard_pb2.ShippedServerRequest(name="notes"))
+            assert stale.out_of_date and [line.split(":")[0] for line in stale.stale_parts] == ["notes_echo"]
+            await y.shipyard.Stop(shipyard_pb2.ShippedServerRequest(name="notes"))
+
+
 async def test_a_crashed_local_server_is_restarted_and_status_counts_it(nats_server: LocalNats, tmp_path: Any) -> None:
     async with yard(nats_server.url, tmp_path) as y:
         await y.shipyard.Ship(proposal())
@@ -144,7 +204,7 @@ async def test_bad_proposals_are_refused_with_what_to_do_and_nothing_is_shipped(
         assert "'saip_ops' starts with 'saip_'" in text
         assert "named more than once" in text
         assert "untested: its current revision has no Local Pass" in text
-        assert "nowhere: no authored or knowledge tool has this name" in text
+        assert "nowhere: no authored tool, knowledge tool or exposed upstream member has this name" in text
         refusal = await refused(y.shipyard.Ship(proposal("saip_ops")), grpc.StatusCode.FAILED_PRECONDITION)
         assert "cannot ship" in refusal and "saip_shipyard_validate" in refusal
         assert list((await y.shipyard.ListServers(shipyard_pb2.ListShippedServersRequest())).servers) == []

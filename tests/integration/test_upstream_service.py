@@ -141,6 +141,9 @@ async def test_a_changed_description_is_withheld_until_the_person_accepts_that_e
     assert stale.value.code() == grpc.StatusCode.ABORTED
     assert back["echo"].description == "Echo the arguments back, and remember them."
     assert view.tools[0].fingerprint == upstream_pb2.FINGERPRINT_STATUS_ACTIVE
+    # What a shipped server pins: the accepted definition and its hash.
+    assert view.tools[0].ledger_hash == asked.new_hash
+    assert json.loads(view.tools[0].definition_json)["description"] == back["echo"].description
 
 
 async def _without(stub: upstream_pb2_grpc.UpstreamServiceStub, name: str) -> bool:

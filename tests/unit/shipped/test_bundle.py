@@ -88,3 +88,27 @@ def test_the_knowledge_definition_moves_with_what_the_tool_searches() -> None:
     assert first == bundle.knowledge_definition("kb", "Searches.", pipeline, list(reversed(documents)))
     assert first != bundle.knowledge_definition("kb", "Searches.", {**pipeline, "topK": 6}, documents)
     assert first != bundle.knowledge_definition("kb", "Searches.", pipeline, [{"sha256": "a"}])
+
+
+def test_an_upstream_part_carries_references_only_and_its_pinned_hash(tmp_path: Path) -> None:
+    definition = {"name": "echo", "description": "Echo.", "inputSchema": {"type": "object"}, "annotations": None}
+    part = {
+        "kind": "upstream",
+        "name": "notes_echo",
+        "server": {"id": "notes", "transport": "streamable-http", "url": "https://notes.example.com/mcp"},
+        "member": "echo",
+        "definition": definition,
+        "ledgerHash": "a" * 64,
+        "riskLevel": 2,
+        "hitl": True,
+        "definitionSha256": "a" * 64,
+    }
+    part["server"]["headers"] = {"Authorization": "Bearer ${NOTES_TOKEN}"}
+    bundle.verify(bundle.seal(sealed(tools=[part])), tmp_path)
+    part["server"]["headers"] = {"Authorization": "Bearer sk-live-0123456789abcdef0123"}
+    with pytest.raises(BundleInvalid, match=r"tools/0/server/headers/Authorization: .* does not match") as literal:
+        bundle.verify(bundle.seal(sealed(tools=[part])), tmp_path)
+    assert "sk-live-0123456789abcdef0123" not in str(literal.value)  # refused without being repeated
+    del part["ledgerHash"]
+    with pytest.raises(BundleInvalid, match="'ledgerHash' is a required property"):
+        bundle.verify(bundle.seal(sealed(tools=[part])), tmp_path)

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 
 from saip.shipyard.ports import Completed
-from saip.v1 import knowledge_pb2, tools_pb2
+from saip.v1 import knowledge_pb2, tools_pb2, upstream_pb2
 
 
 @dataclass
@@ -31,10 +31,13 @@ class FakeCommands:
 
 @dataclass
 class FakeSources:
-    """The tools and knowledge services as two tables of current definitions."""
+    """The tools and knowledge services as tables of current definitions (the exposed upstream members and their
+    servers among them)."""
 
     authored_details: dict[str, tools_pb2.ToolDetail] = field(default_factory=dict)
     definitions: dict[str, knowledge_pb2.KnowledgeToolDefinition] = field(default_factory=dict)
+    exposed: dict[str, upstream_pb2.ExposedTool] = field(default_factory=dict)
+    servers: dict[str, upstream_pb2.Server] = field(default_factory=dict)
 
     def author(self, spec: dict[str, Any], *, tested: bool = True) -> None:
         summary = tools_pb2.ToolSummary(name=spec["name"], tested=tested, state=tools_pb2.TOOL_STATE_PUBLISHED)
@@ -55,3 +58,9 @@ class FakeSources:
     async def snapshot(self, name: str, target: Path) -> knowledge_pb2.KnowledgeToolDefinition:
         await anyio.Path(target).write_bytes(b"a snapshot")
         return self.definitions[name]
+
+    async def exposed_tools(self) -> list[upstream_pb2.ExposedTool]:
+        return list(self.exposed.values())
+
+    async def upstream_server(self, server_id: str) -> upstream_pb2.Server | None:
+        return self.servers.get(server_id)

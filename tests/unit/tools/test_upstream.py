@@ -185,6 +185,19 @@ def test_an_unset_variable_is_named() -> None:
         registry.references_set(server(headers={"X": "${SAIP_ADMIN_TOKEN}"}), environ={"SAIP_ADMIN_TOKEN": "t" * 32})
 
 
+def test_a_server_document_reads_back_as_the_same_server_and_names_its_references() -> None:
+    http = server(
+        url="https://wiki.example.com/mcp?team=${WIKI_TEAM}", headers={"Authorization": "Bearer ${WIKI_TOKEN}"}
+    )
+    http.trust, http.docs_url, http.description = pb.TRUST_VENDOR, "https://wiki.example.com/docs", "The wiki."
+    stdio = pb.Server(id="local", transport=pb.TRANSPORT_STDIO, command="wiki-mcp", args=["--ro"], env={"K": "${K}"})
+    for original in (http, stdio):
+        document = registry.document_of(original)
+        assert json.loads(json.dumps(document)) == document  # plain JSON: what a bundle carries
+        assert registry.from_document(document, original.source) == original
+    assert registry.references(http) == ["WIKI_TEAM", "WIKI_TOKEN"] and registry.references(stdio) == ["K"]
+
+
 def test_the_catalog_is_searched_by_words_and_every_entry_is_valid() -> None:
     assert [entry.name for entry in catalog.search("issues pull requests")] == ["github"]
     assert {entry.name for entry in catalog.search("reference server")} >= {"fetch", "time", "memory"}

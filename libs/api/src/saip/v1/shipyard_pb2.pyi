@@ -22,18 +22,20 @@ class BundleProposal(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., transport: _Optional[str] = ..., tools: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ToolCheck(_message.Message):
-    __slots__ = ("name", "kind", "risk_level", "problems", "requirements")
+    __slots__ = ("name", "kind", "risk_level", "problems", "requirements", "hitl")
     NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     RISK_LEVEL_FIELD_NUMBER: _ClassVar[int]
     PROBLEMS_FIELD_NUMBER: _ClassVar[int]
     REQUIREMENTS_FIELD_NUMBER: _ClassVar[int]
+    HITL_FIELD_NUMBER: _ClassVar[int]
     name: str
     kind: str
     risk_level: int
     problems: _containers.RepeatedScalarFieldContainer[str]
     requirements: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., risk_level: _Optional[int] = ..., problems: _Optional[_Iterable[str]] = ..., requirements: _Optional[_Iterable[str]] = ...) -> None: ...
+    hitl: bool
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., risk_level: _Optional[int] = ..., problems: _Optional[_Iterable[str]] = ..., requirements: _Optional[_Iterable[str]] = ..., hitl: _Optional[bool] = ...) -> None: ...
 
 class ValidationReport(_message.Message):
     __slots__ = ("name", "ok", "problems", "tools", "requirements", "risk_level")

@@ -349,7 +349,7 @@ class GetCompositionRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class ExposedTool(_message.Message):
-    __slots__ = ("member", "name", "inherent_level", "effective_level", "served", "withheld", "fingerprint", "upstream", "poisoning")
+    __slots__ = ("member", "name", "inherent_level", "effective_level", "served", "withheld", "fingerprint", "upstream", "poisoning", "ledger_hash", "definition_json")
     MEMBER_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     INHERENT_LEVEL_FIELD_NUMBER: _ClassVar[int]
@@ -359,6 +359,8 @@ class ExposedTool(_message.Message):
     FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
     UPSTREAM_FIELD_NUMBER: _ClassVar[int]
     POISONING_FIELD_NUMBER: _ClassVar[int]
+    LEDGER_HASH_FIELD_NUMBER: _ClassVar[int]
+    DEFINITION_JSON_FIELD_NUMBER: _ClassVar[int]
     member: Member
     name: str
     inherent_level: int
@@ -368,7 +370,9 @@ class ExposedTool(_message.Message):
     fingerprint: FingerprintStatus
     upstream: ConnectionState
     poisoning: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, member: _Optional[_Union[Member, _Mapping]] = ..., name: _Optional[str] = ..., inherent_level: _Optional[int] = ..., effective_level: _Optional[int] = ..., served: _Optional[bool] = ..., withheld: _Optional[str] = ..., fingerprint: _Optional[_Union[FingerprintStatus, str]] = ..., upstream: _Optional[_Union[ConnectionState, str]] = ..., poisoning: _Optional[_Iterable[str]] = ...) -> None: ...
+    ledger_hash: str
+    definition_json: str
+    def __init__(self, member: _Optional[_Union[Member, _Mapping]] = ..., name: _Optional[str] = ..., inherent_level: _Optional[int] = ..., effective_level: _Optional[int] = ..., served: _Optional[bool] = ..., withheld: _Optional[str] = ..., fingerprint: _Optional[_Union[FingerprintStatus, str]] = ..., upstream: _Optional[_Union[ConnectionState, str]] = ..., poisoning: _Optional[_Iterable[str]] = ..., ledger_hash: _Optional[str] = ..., definition_json: _Optional[str] = ...) -> None: ...
 
 class CompositionView(_message.Message):
     __slots__ = ("tools", "revision", "cap")

@@ -2,8 +2,11 @@
 SIGINT (or, over stdio, until the client closes stdin).
 
 Over streamable HTTP it listens on `--host`/`--port` (SAIP_SHIPPED_HOST, SAIP_SHIPPED_PORT) and needs its bearer
-token in SAIP_SHIPPED_TOKEN; over stdio it speaks on stdin/stdout and logs to stderr. The bundle's hashes are
-checked before anything opens: a bundle that fails them, or a requirement that is unset, is one log line and exit 1.
+token in SAIP_SHIPPED_TOKEN; over stdio it speaks on stdin/stdout and logs to stderr. A tool with HITL on waits
+`--approval-wait` s (SAIP_SHIPPED_APPROVAL_SECONDS) for the person's answer; each upstream server of an exposed member
+is listed again every `--upstream-refresh` s (SAIP_SHIPPED_UPSTREAM_REFRESH_SECONDS) and on its list_changed. The
+bundle's hashes are checked before anything opens: a bundle that fails them, or a requirement that is unset, is one
+log line and exit 1.
 """
 
 from __future__ import annotations
@@ -25,8 +28,17 @@ from mcp.server.stdio import stdio_server
 from saip.common import lifecycle, logs
 from saip.common.http_serving import HttpServer, listening
 from saip.shipped import bundle as bundles
+from saip.shipped.approval import WAIT_SECONDS, Gate
 from saip.shipped.bundle import BUNDLE_FILE, STDIO, TRANSPORTS, BundleInvalid
-from saip.shipped.server import CannotServe, ShippedServer, build, checked_token, http_app, opened
+from saip.shipped.server import (
+    UPSTREAM_REFRESH_SECONDS,
+    CannotServe,
+    ShippedServer,
+    build,
+    checked_token,
+    http_app,
+    opened,
+)
 
 logger = logging.getLogger("saip.shipped")
 DRAIN_SECONDS = 3
@@ -49,6 +61,18 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
         default=os.environ.get("SAIP_SHIPPED_STATELESS", "") == "true",
         help="serve 2025-11-25 clients without sessions, so replicas need no affinity",
     )
+    parser.add_argument(
+        "--approval-wait",
+        type=float,
+        default=float(os.environ.get("SAIP_SHIPPED_APPROVAL_SECONDS", str(WAIT_SECONDS))),
+        help="seconds the person has to answer the approval question of a tool with HITL on",
+    )
+    parser.add_argument(
+        "--upstream-refresh",
+        type=float,
+        default=float(os.environ.get("SAIP_SHIPPED_UPSTREAM_REFRESH_SECONDS", str(UPSTREAM_REFRESH_SECONDS))),
+        help="seconds between two listings of an upstream server (a changed definition is withheld from then on)",
+    )
     return parser.parse_args(argv)
 
 
@@ -57,15 +81,15 @@ async def lifespan(options: argparse.Namespace) -> AsyncIterator[None]:
     bundle = bundles.read(options.bundle)
     transport = options.transport or bundle.transport
     with tempfile.TemporaryDirectory(prefix="saip-shipped-") as work:
-        async with opened(bundle, Path(work), os.environ) as served:
-            server = build(served)
+        token = None if transport == STDIO else checked_token(os.environ.get("SAIP_SHIPPED_TOKEN"))
+        async with opened(bundle, Path(work), os.environ, refresh=options.upstream_refresh) as served:
+            server = build(served, gate=Gate(options.approval_wait), token=token)
             said = {"server": bundle.name, "version": bundle.version, "tools": len(served.tools)}
-            if transport == STDIO:
+            if token is None:
                 async with over_stdio(server):
                     logger.info("shipped server serving", extra={**said, "transport": transport})
                     yield
                 return
-            token = checked_token(os.environ.get("SAIP_SHIPPED_TOKEN"))
             hosts = [host.strip() for host in options.allowed_hosts.split(",") if host.strip()]
             app = http_app(server, served, token, hosts, stateless=options.stateless)
             with listening(options.host, options.port, "pass --port (SAIP_SHIPPED_PORT)") as sock:

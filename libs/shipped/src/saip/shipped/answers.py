@@ -1,5 +1,5 @@
 """What a shipped tool answers: its text (the whole answer, which every client reads) and, when the result is a
-JSON object, the same object as structured content."""
+JSON object, the same object as structured content; an exposed upstream member's answer is relayed as it came."""
 
 from __future__ import annotations
 
@@ -24,3 +24,17 @@ class Answer:
             structured_content=self.structured if small else None,
             is_error=self.is_error,
         )
+
+
+@dataclass(frozen=True)
+class Relayed:
+    """An upstream's own answer to an exposed member's call, passed on as it came (every content block kept)."""
+
+    answer: types.CallToolResult
+
+    @property
+    def is_error(self) -> bool:
+        return bool(self.answer.is_error)
+
+    def result(self) -> types.CallToolResult:
+        return self.answer

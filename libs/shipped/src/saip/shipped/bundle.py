@@ -20,6 +20,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from saip.common.masking import Masker
+
 BUNDLE_FILE = "saip-bundle.json"
 SNAPSHOTS = "snapshots"
 FORMAT = 1
@@ -74,11 +76,14 @@ def schema() -> dict[str, Any]:
 
 
 def schema_problems(document: Any) -> list[str]:
+    """Each place the document fails its schema, with the value masked when it looks like a secret (a literal
+    token in an upstream header is refused without being repeated)."""
     validator = Draft202012Validator(schema())
+    masker = Masker()
     problems = []
     for error in sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path))):
         where = "/".join(str(part) for part in error.absolute_path) or "(the bundle)"
-        problems.append(f"{where}: {error.message}")
+        problems.append(f"{where}: {masker.text(error.message)}")
     return problems
 
 

@@ -3,8 +3,11 @@ says what keeps it from shipping; `build` writes the bundle folder (saip-bundle.
 sealed and checked against its schema; `stale` compares a shipped bundle's parts with the definitions now.
 
 The rules of a shippable tool: an authored tool has a Local Pass of its current revision, holds no literal secret
-and lists every `${ENV}` it needs; a knowledge tool is published over documents that still exist; no name takes the
-`saip_` prefix; each name appears once. Exposed upstream members are not built yet (issue 11).
+and lists every `${ENV}` it needs; a knowledge tool is published over documents that still exist; an exposed upstream
+member is served on saip's /mcp now (its server registered, its ledger row accepted) and its server definition holds
+`${ENV}` references only, each a requirement of the shipped server; no name takes the `saip_` prefix; each name
+appears once. Each part says whether the shipped server asks the person before running it (`hitl`): an authored
+tool whose approval is on (or that tripped the poisoning scan), an exposed member with HITL on.
 """
 
 from __future__ import annotations
@@ -22,13 +25,23 @@ import anyio
 
 from saip.common.vocabulary import is_reserved
 from saip.shipped import bundle as bundles
-from saip.shipped.bundle import AUTHORED, FORMAT, KNOWLEDGE, SNAPSHOTS, TRANSPORTS, Bundle, knowledge_definition
+from saip.shipped.bundle import (
+    AUTHORED,
+    FORMAT,
+    KNOWLEDGE,
+    SNAPSHOTS,
+    TRANSPORTS,
+    UPSTREAM,
+    Bundle,
+    knowledge_definition,
+)
 from saip.shipyard.errors import InvalidProposal
 from saip.shipyard.ports import Sources
 from saip.tools import spec as specs
 from saip.tools.errors import InvalidSpec, LiteralSecret
 from saip.tools.risk import assess
-from saip.v1 import knowledge_pb2, shipyard_pb2, tools_pb2
+from saip.tools.upstream import registry
+from saip.v1 import knowledge_pb2, shipyard_pb2, tools_pb2, upstream_pb2
 
 SERVER_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 MAX_TOOLS = 64
@@ -42,6 +55,8 @@ class Checked:
     check: shipyard_pb2.ToolCheck
     spec: specs.ToolSpec | None = None
     definition: knowledge_pb2.KnowledgeToolDefinition | None = None
+    exposed: upstream_pb2.ExposedTool | None = None
+    server: upstream_pb2.Server | None = None
 
 
 @dataclass
@@ -101,15 +116,57 @@ async def _check(sources: Sources, name: str) -> Checked:
     definition = await sources.knowledge(name)
     if definition is not None:
         return Checked(shipyard_pb2.ToolCheck(name=name, kind=KNOWLEDGE, risk_level=0), definition=definition)
+    exposed = await _exposed(sources, name)
+    if exposed is not None:
+        return await _check_exposed(sources, exposed)
     return Checked(
         shipyard_pb2.ToolCheck(
             name=name,
             problems=[
-                "no authored or knowledge tool has this name; saip_shipyard_list_shippable lists what can ship "
-                "(exposed upstream members cannot ship in this build)"
+                "no authored tool, knowledge tool or exposed upstream member has this name; "
+                "saip_shipyard_list_shippable lists what can ship"
             ],
         )
     )
+
+
+async def _exposed(sources: Sources, name: str) -> upstream_pb2.ExposedTool | None:
+    return next((tool for tool in await sources.exposed_tools() if tool.name == name), None)
+
+
+async def _check_exposed(sources: Sources, exposed: upstream_pb2.ExposedTool) -> Checked:
+    """An exposed member ships as /mcp serves it: its accepted definition, its ledger hash, its HITL, its effective
+    risk; its server definition goes along with its `${ENV}` references (never a value)."""
+    member = exposed.member
+    check = shipyard_pb2.ToolCheck(
+        name=exposed.name,
+        kind=UPSTREAM,
+        risk_level=exposed.effective_level,
+        hitl=member.hitl or bool(exposed.poisoning),
+    )
+    if not exposed.served:
+        check.problems.append(
+            f"it is not served on saip's /mcp now ({exposed.withheld}); settle that (saip_expose_get shows it), "
+            "then validate again"
+        )
+    server = await sources.upstream_server(member.server_id)
+    if server is None:
+        check.problems.append(f"its server '{member.server_id}' is not registered; saip_mcp_list_servers lists them")
+        return Checked(check, exposed=exposed)
+    copy = upstream_pb2.Server()
+    copy.CopyFrom(server)
+    try:
+        # The registry's own rules: a header or variable that is not a ${ENV} reference is refused with what to do.
+        registry.validate(copy)
+    except (InvalidSpec, LiteralSecret) as exc:
+        check.problems.append(str(exc))
+    if server.oauth_scopes:
+        check.problems.append(
+            f"its server '{server.id}' signs in with OAuth, which a shipped server cannot do; expose a member of a "
+            "server that takes a bearer token or API key header instead"
+        )
+    check.requirements.extend(registry.references(server))
+    return Checked(check, exposed=exposed, server=server)
 
 
 def _check_authored(name: str, detail: tools_pb2.ToolDetail) -> Checked:
@@ -119,8 +176,13 @@ def _check_authored(name: str, detail: tools_pb2.ToolDetail) -> Checked:
         spec = specs.parse(json.loads(detail.spec_json))
     except (InvalidSpec, LiteralSecret) as exc:
         return Checked(shipyard_pb2.ToolCheck(name=name, kind=AUTHORED, problems=[str(exc)]))
+    risk = assess(spec)
     check = shipyard_pb2.ToolCheck(
-        name=name, kind=AUTHORED, risk_level=assess(spec).level, requirements=spec.env_references()
+        name=name,
+        kind=AUTHORED,
+        risk_level=risk.level,
+        requirements=spec.env_references(),
+        hitl=risk.hitl_required or bool(risk.poisoning),  # as the tools service serves it on /mcp
     )
     if not detail.summary.tested:
         check.problems.append(
@@ -175,9 +237,13 @@ async def build(
                     "name": check.name,
                     "spec": tool.spec.document(),
                     "riskLevel": check.risk_level,
+                    "hitl": check.hitl,
                     "definitionSha256": tool.spec.sha256(),
                 }
             )
+            continue
+        if tool.exposed is not None and tool.server is not None:
+            parts.append(upstream_part(check, tool.exposed, tool.server))
             continue
         raw, target = scratch / f".{check.name}.snapshot", scratch / f"{check.name}.snapshot.gz"
         definition = await sources.snapshot(check.name, raw)
@@ -214,6 +280,24 @@ async def build(
     return bundles.write(folder, document)
 
 
+def upstream_part(
+    check: shipyard_pb2.ToolCheck, exposed: upstream_pb2.ExposedTool, server: upstream_pb2.Server
+) -> dict[str, Any]:
+    """An exposed member as the bundle holds it: the accepted definition and its ledger hash are what the shipped
+    server compares the upstream's live definition with (a different one is withheld there)."""
+    return {
+        "kind": UPSTREAM,
+        "name": check.name,
+        "server": registry.document_of(server),
+        "member": exposed.member.tool,
+        "definition": json.loads(exposed.definition_json),
+        "ledgerHash": exposed.ledger_hash,
+        "riskLevel": check.risk_level,
+        "hitl": check.hitl,
+        "definitionSha256": exposed.ledger_hash,
+    }
+
+
 def compress(raw: Path, target: Path) -> None:
     """Gzip a snapshot (its segments are mostly preallocated zeros: tens of MB that compress to a few KB)."""
     with raw.open("rb") as source, gzip.open(target, "wb", compresslevel=6) as sink:
@@ -228,6 +312,9 @@ async def stale(sources: Sources, server: shipyard_pb2.ShippedServer) -> list[st
         if part.kind == AUTHORED:
             detail = await sources.authored(part.name)
             now = _spec_sha256(detail) if detail is not None else None
+        elif part.kind == UPSTREAM:
+            exposed = await _exposed(sources, part.name)
+            now = exposed.ledger_hash if exposed is not None else None
         else:
             definition = await sources.knowledge(part.name)
             now = knowledge_sha256(definition) if definition is not None else None

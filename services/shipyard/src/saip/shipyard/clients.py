@@ -1,4 +1,5 @@
-"""The shipyard's outbound side: the tools and knowledge services over gRPC (what ships), the saip-shipyard bucket
+"""The shipyard's outbound side: the tools service (its authored tools and exposed upstream members) and the
+knowledge service over gRPC (what ships), the saip-shipyard bucket
 (records with revisions) and the saip-bundles object store (one archive a version). Every call is bounded by a
 deadline; the libraries' failures become the service's own errors."""
 
@@ -28,7 +29,7 @@ from nats.js.kv import KeyValue
 from nats.js.object_store import ObjectStore
 
 from saip.shipyard.errors import Conflict, RuleRefused, StoreUnavailable
-from saip.v1 import knowledge_pb2, knowledge_pb2_grpc, tools_pb2, tools_pb2_grpc
+from saip.v1 import knowledge_pb2, knowledge_pb2_grpc, tools_pb2, tools_pb2_grpc, upstream_pb2, upstream_pb2_grpc
 
 BUNDLES_OBJECT_STORE = "saip-bundles"
 SHIPYARD_BUCKET = "saip-shipyard"
@@ -44,15 +45,19 @@ class GrpcSources:
 
     def __init__(self, tools_addr: str | None, knowledge_addr: str | None) -> None:
         self._channels: list[grpc.aio.Channel] = []
-        self._tools = self._stub(tools_pb2_grpc.ToolsServiceStub, tools_addr)
-        self._knowledge = self._stub(knowledge_pb2_grpc.KnowledgeServiceStub, knowledge_addr)
+        tools = self._channel(tools_addr)
+        knowledge = self._channel(knowledge_addr)
+        self._tools = _stub(tools_pb2_grpc.ToolsServiceStub, tools)
+        # The upstream registry and exposure live in the tools service, on its address.
+        self._upstream = _stub(upstream_pb2_grpc.UpstreamServiceStub, tools)
+        self._knowledge = _stub(knowledge_pb2_grpc.KnowledgeServiceStub, knowledge)
 
-    def _stub(self, factory: Callable[[grpc.aio.Channel], Any], address: str | None) -> Any:
+    def _channel(self, address: str | None) -> grpc.aio.Channel | None:
         if not address:
             return None
         channel = grpc.aio.insecure_channel(address)
         self._channels.append(channel)
-        return factory(channel)
+        return channel
 
     async def close(self) -> None:
         for channel in self._channels:
@@ -88,6 +93,19 @@ class GrpcSources:
         )
         return definition
 
+    async def exposed_tools(self) -> list[upstream_pb2.ExposedTool]:
+        if self._upstream is None:
+            return []
+        request = upstream_pb2.GetCompositionRequest()
+        view = await _call("tools", self._upstream.GetComposition(request, timeout=CALL_WITHIN))
+        return list(view.tools)
+
+    async def upstream_server(self, server_id: str) -> upstream_pb2.Server | None:
+        if self._upstream is None:
+            return None
+        reply = await _call("tools", self._upstream.ListServers(upstream_pb2.ListServersRequest(), timeout=CALL_WITHIN))
+        return next((status.server for status in reply.servers if status.server.id == server_id), None)
+
     async def snapshot(self, name: str, target: Path) -> knowledge_pb2.KnowledgeToolDefinition:
         if self._knowledge is None:
             raise RuleRefused("the knowledge service is not configured (knowledge.addr); its tools cannot ship")
@@ -105,6 +123,10 @@ class GrpcSources:
         if definition is None:
             raise StoreUnavailable(f"the knowledge service sent no definition with the snapshot of '{name}'; retry")
         return definition
+
+
+def _stub(factory: Callable[[grpc.aio.Channel], Any], channel: grpc.aio.Channel | None) -> Any:
+    return factory(channel) if channel is not None else None
 
 
 async def _call(service: str, call: Any, **missing: Any) -> Any:

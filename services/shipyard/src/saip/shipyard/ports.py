@@ -1,7 +1,8 @@
 """What the shipyard rules need from outside, as protocols: the sources of what ships (the tools and knowledge
-services over gRPC, `clients.GrpcSources`), the records (the saip-shipyard bucket, `clients.KvRecords`), the bundle
-archives (the saip-bundles object store, `clients.ObjectBundles`) and the host's commands (`targets.HostCommands`,
-which runs `docker` and `kubectl`). tests/unit/shipyard/fakes.py holds in-memory ones."""
+services over gRPC, the upstream members the tools service exposes among them, `clients.GrpcSources`), the records
+(the saip-shipyard bucket, `clients.KvRecords`), the bundle archives (the saip-bundles object store,
+`clients.ObjectBundles`) and the host's commands (`targets.HostCommands`, which runs `docker` and `kubectl`).
+tests/unit/shipyard/fakes.py holds in-memory ones."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from saip.v1 import knowledge_pb2, tools_pb2
+from saip.v1 import knowledge_pb2, tools_pb2, upstream_pb2
 
 
 class Sources(Protocol):
@@ -22,6 +23,12 @@ class Sources(Protocol):
     async def snapshot(self, name: str, target: Path) -> knowledge_pb2.KnowledgeToolDefinition:
         """The tool's definition, and its snapshot written at `target`."""
         ...
+
+    async def exposed_tools(self) -> list[upstream_pb2.ExposedTool]:
+        """The upstream members exposed on saip's /mcp, each with its accepted definition and ledger hash."""
+        ...
+
+    async def upstream_server(self, server_id: str) -> upstream_pb2.Server | None: ...
 
 
 class Records(Protocol):

@@ -149,6 +149,17 @@ class Shipyard:
             )
             for knowledge in await self._sources.knowledge_tools()
         )
+        shippable.extend(
+            shipyard_pb2.Shippable(
+                name=exposed.name,
+                kind=bundle_files.UPSTREAM,
+                description=f"'{exposed.member.tool}' of the upstream server '{exposed.member.server_id}'",
+                risk_level=exposed.effective_level,
+                ready=exposed.served,
+                reason=exposed.withheld,
+            )
+            for exposed in await self._sources.exposed_tools()
+        )
         return shippable
 
     async def status(self, name: str) -> shipyard_pb2.ServerStatus:

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import anyio
 
 from saip.common import vocabulary
+from saip.common.approval_form import APPROVAL_SCHEMA, APPROVE_FIELD, RUN, approves
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.expected import NOTHING, Expected
@@ -32,27 +33,6 @@ from saip.gateway.surface.management import Caller, protobuf_values
 from saip.v1 import common_pb2, gateway_pb2
 
 logger = logging.getLogger(__name__)
-
-INPUT_KEY = "approval"
-APPROVE_FIELD = "approve"
-RUN = "run"
-
-# One required field, a single choice "Run this call" that arrives ticked: a person reads and clicks Accept; a client
-# that fills empty forms by itself sends no tick, which is a decline.
-APPROVAL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": [APPROVE_FIELD],
-    "properties": {
-        APPROVE_FIELD: {
-            "type": "array",
-            "title": "Approve",
-            "description": "Keep 'Run this call' ticked and accept to run it; untick or decline to refuse.",
-            "items": {"anyOf": [{"const": RUN, "title": "Run this call"}]},
-            "default": [RUN],
-            "maxItems": 1,
-        }
-    },
-}
 
 
 class Decision(StrEnum):
@@ -82,8 +62,7 @@ class Answer:
 
     @property
     def approves(self) -> bool:
-        ticked = (self.content or {}).get(APPROVE_FIELD)
-        return self.action == "accept" and isinstance(ticked, list) and ticked == [RUN]
+        return approves(self.action, self.content)
 
 
 class ElicitationFailed(Exception):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
+from saip.common.approval_form import seconds
 from saip.common.masking import Masker
 from saip.gateway.config import ApprovalMode
 from saip.gateway.errors import InvalidArguments, ServiceRefused, ServiceUnavailable
@@ -70,10 +71,6 @@ def question(level: Level, caller: Caller, tool: str, summary: str, wait: float)
         f"[{level.value}] {caller.label} wants to run {tool}: {summary.rstrip('.')}. "
         f"Answer within {seconds(wait)} s, or the call is refused."
     )
-
-
-def seconds(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 class Need(Enum):

@@ -30,11 +30,12 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from saip.common import names
+from saip.common.approval_form import INPUT_KEY
 from saip.common.tokens import token_hash
 from saip.gateway.auth import bearer
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface import results
-from saip.gateway.surface.approval import INPUT_KEY, Answer, ElicitationFailed
+from saip.gateway.surface.approval import Answer, ElicitationFailed
 from saip.gateway.surface.gate import GateResult
 from saip.gateway.surface.management import Caller
 from saip.gateway.surface.registry import Changes, Registry

@@ -22,13 +22,13 @@ import grpc
 import mcp_types as types
 from nats.js.kv import KeyValue
 
-from saip.common import jsondepth
+from saip.common import approval_form, jsondepth
 from saip.common.masking import Masker
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import ServiceUnavailable
 from saip.gateway.surface.approval import Approvals, Asked, Interaction
 from saip.gateway.surface.audited import Auditor, Ended, Failed, PublishedToolCall
-from saip.gateway.surface.gate import GateResult, consult, seconds
+from saip.gateway.surface.gate import GateResult, consult
 from saip.gateway.surface.management import Caller, Outcome
 from saip.gateway.surface.registry import Changes, Registry, ServedSet, ServedTool
 from saip.v1 import common_pb2, events_pb2
@@ -124,31 +124,9 @@ def definition(spec: common_pb2.ServedTool) -> types.Tool:
     )
 
 
-class _Placeholders(dict[str, str]):
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
-
-
 def tool_question(spec: common_pb2.ServedTool, caller: Caller, arguments: Mapping[str, Any], wait: float) -> str:
-    """`[risk Ln] <client> wants to run <tool>: <prompt>. Answer within <wait> s, or the call is refused.`
-
-    The prompt is the tool's own template with {name} placeholders filled from the (masked) arguments, or the
-    arguments themselves.
-    """
-    masker = Masker()
-    masked = masker.value(dict(arguments))
-    if spec.hitl_prompt:
-        values = _Placeholders({key: _plain(value) for key, value in masked.items()})
-        try:
-            prompt = spec.hitl_prompt.format_map(values)
-        except (ValueError, IndexError, AttributeError):
-            prompt = spec.hitl_prompt
-    else:
-        prompt = f"run it with {json.dumps(masked, ensure_ascii=False, sort_keys=True)[:500]}"
-    return (
-        f"[risk L{spec.risk_level}] {caller.label} wants to run {spec.name}: {prompt.rstrip('.')}. "
-        f"Answer within {seconds(wait)} s, or the call is refused."
-    )
+    """The published-tool question (`saip.common.approval_form.tool_question`), which shipped servers ask too."""
+    return approval_form.tool_question(spec.risk_level, caller.label, spec.name, spec.hitl_prompt, arguments, wait)
 
 
 def chat_question(spec: common_pb2.ServedTool, arguments: Mapping[str, Any]) -> str:
@@ -159,10 +137,6 @@ def chat_question(spec: common_pb2.ServedTool, arguments: Mapping[str, Any]) -> 
         f"[risk L{spec.risk_level}] Chat turn started by this client wants to run a tool. "
         f"Run '{spec.name}' with {masked}?"
     )
-
-
-def _plain(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 class PublishedTools:

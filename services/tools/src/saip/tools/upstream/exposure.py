@@ -136,6 +136,8 @@ class Composer:
                     fingerprint=entry.row.status if entry.row else upstream_pb2.FINGERPRINT_STATUS_UNSPECIFIED,
                     upstream=live.state,
                     poisoning=entry.poisoning,
+                    ledger_hash=entry.row.hash if entry.row else "",
+                    definition_json=entry.row.definition_json if entry.row else "",
                 )
             )
         return upstream_pb2.CompositionView(tools=tools, revision=revision, cap=self.cap)

@@ -43,6 +43,7 @@ TRUSTS: dict[str, upstream_pb2.Trust] = {
     "community": upstream_pb2.TRUST_COMMUNITY,
     "unknown": upstream_pb2.TRUST_UNSPECIFIED,
 }
+TRUST_WORDS = {value: word for word, value in TRUSTS.items()}
 
 
 def validate(server: upstream_pb2.Server) -> upstream_pb2.Server:
@@ -163,6 +164,31 @@ def from_document(document: Mapping[str, Any], source: upstream_pb2.ServerSource
         source=source,
         description=str(document.get("description", "")),
     )
+
+
+def document_of(server: upstream_pb2.Server) -> dict[str, Any]:
+    """A server in its YAML/JSON shape, the one `from_document` reads (what a shipped server's bundle carries):
+    only the fields that are set, its headers and variables still `${ENV}` references."""
+    document: dict[str, Any] = {
+        "id": server.id,
+        "name": server.name,
+        "transport": TRANSPORT_WORDS[server.transport],
+        "url": server.url,
+        "command": server.command,
+        "args": list(server.args),
+        "headers": dict(server.headers),
+        "env": dict(server.env),
+        "docs_url": server.docs_url,
+        "trust": TRUST_WORDS[server.trust],
+        "description": server.description,
+    }
+    return {name: value for name, value in document.items() if value}
+
+
+def references(server: upstream_pb2.Server) -> list[str]:
+    """The `${ENV}` variables the server's definition names (URL, headers, environment), sorted."""
+    values = [server.url, *server.headers.values(), *server.env.values()]
+    return sorted({name for value in values for name in REFERENCE.findall(value)})
 
 
 class Registry:

@@ -125,8 +125,8 @@ class ShipyardArea(Declared):
 
     @tool(Level.READ, "List shippable tools", verb="list_shippable", idempotent=True)
     async def list_shippable(self) -> ManagementResult:
-        """The tools a server can carry: authored tools (ready once their current revision passed its Local Pass)
-        and published knowledge tools, each with its kind and risk."""
+        """The tools a server can carry: authored tools (ready once their current revision passed its Local Pass),
+        published knowledge tools and exposed upstream members (ready while served), each with its kind and risk."""
         tools = [views.shippable(found) for found in (await self.client.shippable()).tools]
         ready = sum(1 for found in tools if found["ready"])
         return ManagementResult(True, f"{plural(len(tools), 'tool')}, {ready} ready to ship.", data=tools)

@@ -51,6 +51,7 @@ def report(found: pb.ValidationReport) -> dict[str, Any]:
                 "risk": f"L{tool.risk_level}",
                 "problems": list(tool.problems),
                 "requirements": list(tool.requirements),
+                "asksPerson": tool.hitl,  # the shipped server asks before each call
             }
             for tool in found.tools
         ],
