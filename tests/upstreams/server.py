@@ -1,5 +1,6 @@
 """A real upstream MCP server for the tests, built on the SDK's low-level `Server`: `python -m tests.upstreams.server
-<transport> <tools.json> [port]` with transport `http` (streamable HTTP on /mcp), `sse` (on /sse), `stdio`, or
+<transport> <tools.json> [port]` with transport `http` (streamable HTTP on /mcp, answers as SSE streams), `json`
+(streamable HTTP answering with JSON bodies), `sse` (on /sse), `stdio`, or
 `garbage` (an HTTP endpoint on /mcp that answers every request with JSON that is not JSON-RPC).
 
 Its tools are read from the JSON file on every tools/list (a list of MCP tool definitions), so a test changes a
@@ -129,8 +130,8 @@ def main(argv: list[str]) -> None:
         anyio.run(run)
         return
     port = int(argv[2])
-    if transport == "http":
-        app: Any = server.streamable_http_app()
+    if transport in ("http", "json"):
+        app: Any = server.streamable_http_app(json_response=transport == "json")
     elif transport == "garbage":
 
         async def garbage(request: Request) -> Response:

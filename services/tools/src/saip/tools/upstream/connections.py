@@ -14,6 +14,12 @@ failure is the state FAILED with its reason, and the connection is tried again a
 jitter; a refusal (saip's own /mcp, a metadata address, an unset variable) is DISABLED and not retried until the
 server is reconnected or changed.
 
+What an upstream sends is bounded while it is read, never after (`tools.upstream-max-response-bytes`): the body of
+each streamable-HTTP response to a POST is counted chunk by chunk as it arrives (`BoundedTransport`) and the read
+stops with an error past the limit, and so does one event of an SSE stream; the request fails with a sentence naming
+the limit, and the connection goes on. The SSE transport's events are bounded by the SDK (1 MiB each), and a stdio
+server's lines are read whole by the SDK (it offers no hook): a stdio server is a program the person installed.
+
 A call can relay the server's own questions (`elicitation/create`, form mode) to whoever asked for the call (`Ask`).
 The SDK names no call a 2025-11-25 question belongs to, so it goes to the call in flight when there is exactly one
 on the connection, and is declined when there are several (a question is never put to the wrong person); a
@@ -77,6 +83,7 @@ class Limits:
     connect_timeout: float = 10.0
     call_timeout: float = 60.0
     max_result_bytes: int = 1024 * 1024
+    max_response_bytes: int = 16 * 1024 * 1024
     max_tools: int = 1000
     refresh_seconds: float = 30.0
     gateway_urls: tuple[str, ...] = ()
@@ -113,6 +120,61 @@ def definition_of(tool: types.Tool) -> dict[str, Any]:
         "inputSchema": tool.input_schema,
         "annotations": annotations,
     }
+
+
+def too_large(limit: int) -> str:
+    return (
+        f"the upstream's response went past {limit} bytes (tools.upstream-max-response-bytes), so saip stopped "
+        "reading it"
+    )
+
+
+class ResponseTooLarge(httpx2.StreamError):
+    """A JSON response went past `tools.upstream-max-response-bytes` (the SDK fails the request with its text)."""
+
+
+class EventStreamTooLarge(httpx2.SSEError):
+    """An SSE response went past the limit (an SSE failure: the SDK fails the request with its text)."""
+
+
+class _Counted(httpx2.AsyncByteStream):
+    """A response body that fails as soon as more than `limit` bytes of it have arrived."""
+
+    def __init__(self, stream: httpx2.AsyncByteStream, limit: int, error: type[Exception]) -> None:
+        self._stream = stream
+        self._limit = limit
+        self._error = error
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        read = 0
+        async for chunk in self._stream:
+            read += len(chunk)
+            if read > self._limit:
+                raise self._error(too_large(self._limit))
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+class BoundedTransport(httpx2.AsyncBaseTransport):
+    """The HTTP transport of a streamable-HTTP upstream, counting the body of each answer to a POST (one request's
+    JSON, or its SSE stream) as it arrives. The GET stream lives as long as the session, so only its events are
+    bounded, one by one (the SDK's `max_sse_event_size`)."""
+
+    def __init__(self, limit: int, inner: httpx2.AsyncBaseTransport | None = None) -> None:
+        self._limit = limit
+        self._inner = inner or httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self._inner.handle_async_request(request)
+        if request.method == "POST" and isinstance(response.stream, httpx2.AsyncByteStream):
+            sse = response.headers.get("content-type", "").startswith("text/event-stream")
+            response.stream = _Counted(response.stream, self._limit, EventStreamTooLarge if sse else ResponseTooLarge)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 def same_url(a: str, b: str) -> bool:
@@ -158,10 +220,16 @@ async def connect(
                 headers = {name: registry.resolve(value, limits.variables) for name, value in server.headers.items()}
                 http = await stack.enter_async_context(
                     httpx2.AsyncClient(
-                        headers=headers, timeout=httpx2.Timeout(limits.connect_timeout, read=limits.call_timeout + 5)
+                        headers=headers,
+                        timeout=httpx2.Timeout(limits.connect_timeout, read=limits.call_timeout + 5),
+                        transport=BoundedTransport(limits.max_response_bytes),
                     )
                 )
-                transport = streamable_http_client(registry.resolve(server.url, limits.variables), http_client=http)
+                transport = streamable_http_client(
+                    registry.resolve(server.url, limits.variables),
+                    http_client=http,
+                    max_sse_event_size=limits.max_response_bytes,
+                )
         client = Client(
             transport,
             mode="auto",

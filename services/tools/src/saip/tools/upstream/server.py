@@ -132,6 +132,7 @@ def limits(settings: ToolsSettings) -> connections.Limits:
         connect_timeout=settings.tools_upstream_connect_timeout_seconds,
         call_timeout=settings.tools_upstream_call_timeout_seconds,
         max_result_bytes=settings.tools_upstream_max_result_bytes,
+        max_response_bytes=settings.tools_upstream_max_response_bytes,
         max_tools=settings.tools_upstream_max_tools,
         refresh_seconds=settings.tools_upstream_refresh_seconds,
         gateway_urls=tuple(settings.tools_upstream_gateway_urls),
