@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import anyio
 import grpc
 import mcp_types as types
+from anyio.abc import ObjectSendStream
 from nats.js.kv import KeyValue
 
 from saip.common import jsondepth
@@ -122,7 +123,7 @@ class ServedToolsClient:
 async def _relay_question(
     question: common_pb2.ServedQuestion,
     asks: Interaction | None,
-    answers: anyio.abc.ObjectSendStream[common_pb2.ServedToolInput],
+    answers: ObjectSendStream[common_pb2.ServedToolInput],
 ) -> None:
     """Put a served tool's own question to the caller (None: it cannot be asked, so it is declined) and send back
     the answer; a question the client could not take is a cancel."""

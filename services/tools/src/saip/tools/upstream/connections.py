@@ -367,7 +367,7 @@ class Connection:
         call = _current.get() or (self._calls[0] if len(self._calls) == 1 else None)
         if call is None or call.ask is None or not isinstance(params, types.ElicitRequestFormParams):
             extra = {"server": self.server.id, "calls": len(self._calls)}
-            logger.info("upstream question declined: no single call to relay it to", extra=extra)
+            logger.info("upstream question declined: no single call whose caller can answer it", extra=extra)
             return DECLINE
         return await call.ask(params.message, dict(params.requested_schema))
 
