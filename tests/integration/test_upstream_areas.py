@@ -200,13 +200,13 @@ async def test_an_upstreams_progress_reaches_the_caller(nats_server: LocalNats, 
     assert reports == ["half way", "done"]
 
 
-async def exposed(gateway: Gateway, server_id: str, url: str, name: str, transport: str = "streamable-http") -> None:
+async def exposed(gateway: Gateway, server_id: str, url: str, name: str) -> None:
     """Register the upstream at `url` and serve its tool `name` without HITL, as the person does (the REST API's
     methods), until /mcp lists it."""
     tools = next(area for area in gateway.areas if area.name == "expose").contribution
     servers = next(area for area in gateway.areas if area.name == "mcp-register").contribution
     assert isinstance(tools, ExposeArea) and isinstance(servers, McpRegisterArea)
-    server = {"id": server_id, "transport": transport, "url": url, "docsUrl": "https://x.test"}
+    server = {"id": server_id, "transport": "streamable-http", "url": url, "docsUrl": "https://x.test"}
     await servers.add_custom(CustomAddInput.model_validate({"server": server}))
     await eventually(lambda: _has_tools(gateway))
     change = ApplyInput.model_validate({"add": [{"serverId": server_id, "tool": name, "hitl": False}]})
@@ -215,11 +215,11 @@ async def exposed(gateway: Gateway, server_id: str, url: str, name: str, transpo
     await eventually(lambda: gateway.registry.tool(name) is not None)
 
 
-# The caller's era, and the upstream's: streamable HTTP speaks 2026-07-28 (its questions come in its call's result),
-# SSE only 2025-11-25 (its questions are pushed on the session).
-@pytest.mark.parametrize(("era", "upstream_transport"), [("legacy", "http"), ("legacy", "sse"), ("auto", "http")])
+# The caller's era, and the upstream's: `http` speaks 2026-07-28 (its questions come in its call's result), `legacy`
+# only 2025-11-25 (its questions are pushed on the session).
+@pytest.mark.parametrize(("era", "upstream_era"), [("legacy", "http"), ("legacy", "legacy"), ("auto", "http")])
 async def test_an_upstreams_own_question_is_relayed_to_a_2025_caller_and_declined_for_a_2026_one(
-    nats_server: LocalNats, tmp_path: Path, era: str, upstream_transport: str
+    nats_server: LocalNats, tmp_path: Path, era: str, upstream_era: str
 ) -> None:
     asked: list[str] = []
 
@@ -228,18 +228,17 @@ async def test_an_upstreams_own_question_is_relayed_to_a_2025_caller_and_decline
         return types.ElicitResult(action="accept", content={"colour": "green"})
 
     asking = [tool("ask", "Paint the fence.", readOnlyHint=True)]
-    with started(upstream_transport, tmp_path / "tools.json", asking) as upstream:
+    with started(upstream_era, tmp_path / "tools.json", asking) as upstream:
         async with (
             stack(nats_server.url, tmp_path) as gateway,
             Client(gateway.mcp, mode=era, client_info=CLIENT, elicitation_callback=painter) as client,
         ):
-            transport = "sse" if upstream_transport == "sse" else "streamable-http"
-            await exposed(gateway, "painter", upstream.url, "ask", transport)
+            await exposed(gateway, "painter", upstream.url, "ask")
             answered = text(await client.call_tool("ask", {}))
             mcp = next(area for area in gateway.areas if area.name == "mcp").contribution
             assert isinstance(mcp, McpArea)
             protocol = (await mcp.list_servers()).data[0]["protocolVersion"]
-    assert protocol == ("2025-11-25" if upstream_transport == "sse" else "2026-07-28")
+    assert protocol == ("2025-11-25" if upstream_era == "legacy" else "2026-07-28")
     if era == "legacy":
         assert answered == "colour: green"
         assert asked == ["Upstream server 'painter' asks (through ask): Which colour should the fence be?"]

@@ -1,6 +1,7 @@
 """A real upstream MCP server for the tests, built on the SDK's low-level `Server`: `python -m tests.upstreams.server
 <transport> <tools.json> [port]` with transport `http` (streamable HTTP on /mcp, answers as SSE streams), `json`
-(streamable HTTP answering with JSON bodies), `sse` (on /sse), `stdio`, or
+(streamable HTTP answering with JSON bodies), `legacy` (streamable HTTP that refuses `server/discover`, so clients
+speak 2025-11-25 with it), `sse` (on /sse), `stdio`, or
 `garbage` (an HTTP endpoint on /mcp that answers every request with JSON that is not JSON-RPC).
 
 Its tools are read from the JSON file on every tools/list (a list of MCP tool definitions), so a test changes a
@@ -118,6 +119,36 @@ def build(tools_file: Path) -> Server[Any]:
     return Server("test-upstream", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
+def handshake_only(app: Any) -> Any:
+    """The app, answering `server/discover` with HTTP 400: a client's probe fails and it falls back to `initialize`
+    (the 2025-11-25 era), as against a server that predates 2026-07-28."""
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        if b'"server/discover"' in body:
+            await JSONResponse({"error": "server/discover is not spoken here"}, status_code=400)(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await app(scope, replay, send)
+
+    return guarded
+
+
 def main(argv: list[str]) -> None:
     transport, tools_file = argv[0], Path(argv[1])
     server = build(tools_file)
@@ -132,6 +163,8 @@ def main(argv: list[str]) -> None:
     port = int(argv[2])
     if transport in ("http", "json"):
         app: Any = server.streamable_http_app(json_response=transport == "json")
+    elif transport == "legacy":
+        app = handshake_only(server.streamable_http_app())
     elif transport == "garbage":
 
         async def garbage(request: Request) -> Response:
