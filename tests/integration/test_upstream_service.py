@@ -282,7 +282,7 @@ async def test_ten_thousand_tools_meet_the_limit_with_a_clear_state_and_the_othe
 async def test_a_tool_whose_input_schema_is_not_json_schema_is_refused_naming_its_server(
     nats_server: LocalNats, tmp_path: Path
 ) -> None:
-    # The SDK refuses a listing whose inputSchema is not of type object; these pass it, and are still no JSON Schema.
+    # The SDK's server will not list an inputSchema whose type is not object; these pass it, and are no JSON Schema.
     odd = {
         "listed": {"type": "object", "properties": 5},
         "required": {"type": "object", "required": "text"},

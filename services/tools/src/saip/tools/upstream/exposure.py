@@ -47,8 +47,8 @@ def above_cap(level: int, cap: int) -> str:
 
 
 def schema_problem(server_id: str, tool: str, schema: Any) -> str:
-    """Why a tool's input schema cannot be served (empty when it can). The SDK already refuses a listing whose
-    `inputSchema` is not an object schema; what it lets through must also be a valid JSON Schema."""
+    """Why a tool's input schema cannot be served (empty when it can). The SDK's own types admit only `type: object`
+    there; what they let through must also be a valid JSON Schema."""
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
