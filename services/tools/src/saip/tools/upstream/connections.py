@@ -405,11 +405,13 @@ class Connection:
 
 
 def failure(exc: BaseException) -> str:
-    """A short, masked reason for a failure (exception groups of the SDK's task groups unwrapped)."""
+    """A short, masked reason for a failure (exception groups of the SDK's task groups unwrapped); saip's own rules
+    are their sentence alone, anything else is named by its type."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     text = str(exc) or type(exc).__name__
-    return Masker().text(f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text)[:300]
+    named = isinstance(exc, ToolsError) or text == type(exc).__name__
+    return Masker().text(text if named else f"{type(exc).__name__}: {text}")[:300]
 
 
 class Connections:
