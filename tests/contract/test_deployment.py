@@ -440,6 +440,7 @@ def test_the_safety_dashboard_shows_what_the_specification_asks_for() -> None:
         'type="poisoning-hit"',
         "saip_audit_tamper_rejects_total",
         "saip_audit_pipeline_lag_seconds_bucket",
+        "sum by (server, outcome) (rate(saip_tools_upstream_calls_total",
     ):
         assert shown in queried
 

@@ -1,7 +1,8 @@
 """Tutorial 20 through a real gateway, a real tools service and a real upstream SDK server, in both protocol eras:
 an AI registers an upstream server, previews its risk, exposes one of its tools with HITL, calls it through saip,
 and when the upstream silently changes the tool's description the tool is withheld until the person accepts the
-new definition. Also: mcp-register is off unless listed, and the cap's refusal comes back before anything is asked.
+new definition. Also: mcp-register is off unless listed, the cap's refusal comes back before anything is asked, an
+upstream's progress and its own questions reach the caller, and a caller's cancel reaches the upstream.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -21,6 +23,7 @@ from saip.gateway.areas.expose.contribution import ApplyInput, ExposeArea
 from saip.gateway.areas.mcp.contribution import McpArea
 from saip.gateway.areas.mcp_register.contribution import CustomAddInput, McpRegisterArea
 from saip.gateway.server import Gateway
+from saip.tools.server import Running
 from saip.v1 import upstream_pb2
 from tests.integration.answers import Person, envelope, text
 from tests.integration.gateways import replica_settings
@@ -39,6 +42,12 @@ FAST = {"tools_upstream_refresh_seconds": 0.2, "tools_upstream_call_timeout_seco
 
 @asynccontextmanager
 async def stack(nats_url: str, home: Path, **overrides: Any) -> AsyncIterator[Gateway]:
+    async with stack_and_tools(nats_url, home, **overrides) as (gateway, _):
+        yield gateway
+
+
+@asynccontextmanager
+async def stack_and_tools(nats_url: str, home: Path, **overrides: Any) -> AsyncIterator[tuple[Gateway, Running]]:
     async with running_tools(nats_url, **FAST) as tools:
         settings = replica_settings(
             home, nats_url, "one", tools_addr=f"127.0.0.1:{tools.port}", mcp_server_auth_token=TOKEN, **overrides
@@ -46,7 +55,7 @@ async def stack(nats_url: str, home: Path, **overrides: Any) -> AsyncIterator[Ga
         gateway = Gateway(settings)
         async with gateway.running():
             await eventually(lambda: gateway.registry.tool("saip_expose_get") is not None)
-            yield gateway
+            yield gateway, tools
 
 
 @pytest.mark.parametrize("era", ["legacy", "auto"])
@@ -185,16 +194,75 @@ async def test_an_upstreams_progress_reaches_the_caller(nats_server: LocalNats, 
             stack(nats_server.url, tmp_path) as gateway,
             Client(gateway.mcp, mode=era, client_info=CLIENT) as client,
         ):
-            tools = next(area for area in gateway.areas if area.name == "expose").contribution
-            servers = next(area for area in gateway.areas if area.name == "mcp-register").contribution
-            assert isinstance(tools, ExposeArea) and isinstance(servers, McpRegisterArea)
-            server = {"id": "slow", "transport": "streamable-http", "url": upstream.url, "docsUrl": "https://x.test"}
-            await servers.add_custom(CustomAddInput.model_validate({"server": server}))
-            await eventually(lambda: _has_tools(gateway))
-            change = ApplyInput.model_validate({"add": [{"serverId": "slow", "tool": "slow", "hitl": False}]})
-            await tools.plan_change(change)
-            await tools.apply(change)
-            await eventually(lambda: gateway.registry.tool("slow") is not None)
+            await exposed(gateway, "slow", upstream.url, "slow")
             answered = text(await client.call_tool("slow", {}, progress_callback=on_progress))
     assert answered == "slow ran"
     assert reports == ["half way", "done"]
+
+
+async def exposed(gateway: Gateway, server_id: str, url: str, name: str) -> None:
+    """Register the upstream at `url` and serve its tool `name` without HITL, as the person does (the REST API's
+    methods), until /mcp lists it."""
+    tools = next(area for area in gateway.areas if area.name == "expose").contribution
+    servers = next(area for area in gateway.areas if area.name == "mcp-register").contribution
+    assert isinstance(tools, ExposeArea) and isinstance(servers, McpRegisterArea)
+    server = {"id": server_id, "transport": "streamable-http", "url": url, "docsUrl": "https://x.test"}
+    await servers.add_custom(CustomAddInput.model_validate({"server": server}))
+    await eventually(lambda: _has_tools(gateway))
+    change = ApplyInput.model_validate({"add": [{"serverId": server_id, "tool": name, "hitl": False}]})
+    await tools.plan_change(change)
+    await tools.apply(change)
+    await eventually(lambda: gateway.registry.tool(name) is not None)
+
+
+# The caller's era, and the upstream's: `http` speaks 2026-07-28 (its questions come in its call's result), `legacy`
+# only 2025-11-25 (its questions are pushed on the session).
+@pytest.mark.parametrize(("era", "upstream_era"), [("legacy", "http"), ("legacy", "legacy"), ("auto", "http")])
+async def test_an_upstreams_own_question_is_relayed_to_a_2025_caller_and_declined_for_a_2026_one(
+    nats_server: LocalNats, tmp_path: Path, era: str, upstream_era: str
+) -> None:
+    asked: list[str] = []
+
+    async def painter(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"colour": "green"})
+
+    asking = [tool("ask", "Paint the fence.", readOnlyHint=True)]
+    with started(upstream_era, tmp_path / "tools.json", asking) as upstream:
+        async with (
+            stack(nats_server.url, tmp_path) as gateway,
+            Client(gateway.mcp, mode=era, client_info=CLIENT, elicitation_callback=painter) as client,
+        ):
+            await exposed(gateway, "painter", upstream.url, "ask")
+            answered = text(await client.call_tool("ask", {}))
+            mcp = next(area for area in gateway.areas if area.name == "mcp").contribution
+            assert isinstance(mcp, McpArea)
+            protocol = (await mcp.list_servers()).data[0]["protocolVersion"]
+    assert protocol == ("2025-11-25" if upstream_era == "legacy" else "2026-07-28")
+    if era == "legacy":
+        assert answered == "colour: green"
+        assert asked == ["Upstream server 'painter' asks (through ask): Which colour should the fence be?"]
+    else:
+        assert (answered, asked) == ("declined", [])
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+async def test_a_callers_cancel_reaches_the_upstream(nats_server: LocalNats, tmp_path: Path, era: str) -> None:
+    tools_file = tmp_path / "tools.json"
+    with started("http", tools_file, [tool("watched", "Waits until cancelled.", readOnlyHint=True)]) as upstream:
+        async with (
+            stack_and_tools(nats_server.url, tmp_path) as (gateway, tools),
+            Client(gateway.mcp, mode=era, client_info=CLIENT) as client,
+        ):
+            await exposed(gateway, "watcher", upstream.url, "watched")
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.call_tool, "watched", {})
+                await eventually(Path(f"{tools_file}.started").exists)
+                group.cancel_scope.cancel()
+            await eventually(Path(f"{tools_file}.cancelled").exists)
+            counted = await eventually(
+                lambda: tools.metrics.registry.get_sample_value(
+                    "saip_tools_upstream_calls_total", {"server": "watcher", "outcome": "cancelled"}
+                )
+            )
+    assert counted == 1.0

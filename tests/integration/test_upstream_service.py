@@ -60,6 +60,12 @@ async def connected(stub: upstream_pb2_grpc.UpstreamServiceStub, server_id: str)
     return await eventually(check)
 
 
+async def failed(stub: upstream_pb2_grpc.UpstreamServiceStub, server_id: str) -> upstream_pb2.UpstreamStatus | None:
+    reply = await stub.ListServers(upstream_pb2.ListServersRequest())
+    status = next(status for status in reply.servers if status.server.id == server_id)
+    return status if status.state == upstream_pb2.CONNECTION_STATE_FAILED else None
+
+
 async def served(stub: upstream_pb2_grpc.UpstreamServiceStub) -> dict[str, common_pb2.ServedTool]:
     reply = await stub.ListServedTools(common_pb2.ListServedToolsRequest())
     return {tool.name: tool for tool in reply.tools}
@@ -239,16 +245,91 @@ async def test_an_upstream_that_speaks_no_json_rpc_or_lists_too_many_tools_fails
             await stub.AddServer(upstream_pb2.AddServerRequest(server=crowded.server("crowded", HTTP)))
             await stub.AddServer(upstream_pb2.AddServerRequest(server=ok.server("fine", HTTP)))
             await connected(stub, "fine")
-
-            async def failed(server_id: str) -> upstream_pb2.UpstreamStatus | None:
-                reply = await stub.ListServers(upstream_pb2.ListServersRequest())
-                status = next(status for status in reply.servers if status.server.id == server_id)
-                return status if status.state == upstream_pb2.CONNECTION_STATE_FAILED else None
-
-            garbage = await eventually(lambda: failed("broken"))
-            too_many = await eventually(lambda: failed("crowded"))
+            garbage = await eventually(lambda: failed(stub, "broken"))
+            too_many = await eventually(lambda: failed(stub, "crowded"))
     assert garbage.reason
     assert "Server 'crowded' lists more than 5 tools (tools.upstream-max-tools)" in too_many.reason
+
+
+async def test_ten_thousand_tools_meet_the_limit_with_a_clear_state_and_the_other_servers_go_on(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    crowd = [tool(f"tool_{index:05}", readOnlyHint=True) for index in range(10_000)]
+    with (
+        started("http", tmp_path / "crowd.json", crowd) as crowded,
+        started("http", tmp_path / "ok.json", [ECHO]) as ok,
+    ):
+        # The default limit (tools.upstream-max-tools: 1000), against a list ten times as long.
+        async with service(nats_server.url, tools_upstream_max_tools=1000) as (_, stub):
+            await stub.AddServer(upstream_pb2.AddServerRequest(server=crowded.server("crowded", HTTP)))
+            await stub.AddServer(upstream_pb2.AddServerRequest(server=ok.server("fine", HTTP)))
+            await connected(stub, "fine")
+            too_many = await eventually(lambda: failed(stub, "crowded"), within=60)
+            listed = await stub.GetServerTools(upstream_pb2.GetServerToolsRequest(server_id="crowded"))
+            plan = await stub.PlanExposure(
+                upstream_pb2.ExposureChange(add=[upstream_pb2.Member(server_id="crowded", tool="tool_00001")])
+            )
+            await expose(stub, upstream_pb2.Member(server_id="fine", tool="echo"))
+            echoed = await call(stub, "echo", {"text": "still here"})
+            offered = await served(stub)
+    assert too_many.reason == (
+        "Server 'crowded' lists more than 1000 tools (tools.upstream-max-tools); saip does not take a tool list that "
+        "long."
+    )
+    assert list(listed.tools) == []
+    [refusal] = plan.refused
+    assert refusal.reason == "'tool_00001' has not been listed by 'crowded' yet"
+    assert (echoed.is_error, set(offered)) == (False, {"echo"})
+
+
+async def test_a_tool_whose_input_schema_is_not_json_schema_is_refused_naming_its_server(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    # The SDK's server will not list an inputSchema whose type is not object; these pass it, and are no JSON Schema.
+    odd = {
+        "listed": {"type": "object", "properties": 5},
+        "required": {"type": "object", "required": "text"},
+        "nested": {"type": "object", "properties": {"text": {"type": "banana"}}},
+    }
+    listing = [ECHO, *({**tool(name), "inputSchema": schema} for name, schema in odd.items())]
+    with started("http", tmp_path / "tools.json", listing) as upstream:
+        async with service(nats_server.url) as (_, stub):
+            await stub.AddServer(upstream_pb2.AddServerRequest(server=upstream.server("odd", HTTP)))
+            await connected(stub, "odd")
+            members = [upstream_pb2.Member(server_id="odd", tool=name) for name in ("echo", *odd)]
+            plan = await stub.PlanExposure(upstream_pb2.ExposureChange(add=members))
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await expose(stub, upstream_pb2.Member(server_id="odd", tool="nested"))
+            offered = await served(stub)
+    reasons = {refusal.name: refusal.reason for refusal in plan.refused}
+    shape = "the input schema of '{}' on server 'odd' is not a JSON Schema (at {}); saip does not serve it"
+    assert reasons["listed"].startswith(shape.format("listed", "properties: 5 is not of type 'object'"))
+    assert reasons["required"].startswith(shape.format("required", "required: 'text' is not of type 'array'"))
+    assert reasons["nested"].startswith(
+        shape.format("nested", "properties/text/type: 'banana' is not valid under any of the given schemas")
+    )
+    assert [added.name for added in plan.added] == ["echo"]
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert offered == {}
+
+
+@pytest.mark.parametrize("answers", ["http", "json"])  # the result in an SSE stream, or in a JSON body
+async def test_a_50_mb_result_is_cut_while_it_is_read(nats_server: LocalNats, tmp_path: Path, answers: str) -> None:
+    with started(answers, tmp_path / "tools.json", [ECHO, tool("huge", "A long answer.", readOnlyHint=True)]) as web:
+        async with service(nats_server.url, tools_upstream_max_response_bytes=1024 * 1024) as (_, stub):
+            await stub.AddServer(upstream_pb2.AddServerRequest(server=web.server("web", HTTP)))
+            await connected(stub, "web")
+            await expose(
+                stub,
+                upstream_pb2.Member(server_id="web", tool="huge"),
+                upstream_pb2.Member(server_id="web", tool="echo"),
+            )
+            cut = await call(stub, "huge", {"size": 50 * 1024 * 1024})
+            after = await call(stub, "echo", {"text": "the connection goes on"})
+    assert cut.is_error
+    assert cut.text.startswith("Upstream server 'web' failed: ")
+    assert "the upstream's response went past 1048576 bytes (tools.upstream-max-response-bytes)" in cut.text
+    assert (after.is_error, json.loads(after.structured_json)) == (False, {"text": "the connection goes on"})
 
 
 async def test_saip_own_mcp_at_an_address_no_url_names_is_refused_by_its_handshake(

@@ -71,7 +71,7 @@ def started(transport: str, tools_file: Path, tools: list[dict[str, Any]]) -> It
     upstream = Upstream(tools_file)
     upstream.write(tools)
     port = free_port()
-    path = "/mcp" if transport == "http" else "/sse"
+    path = "/sse" if transport == "sse" else "/mcp"
     upstream.url = f"http://127.0.0.1:{port}{path}"
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.upstreams.server", transport, str(tools_file), str(port)], cwd=ROOT

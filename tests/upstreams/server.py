@@ -1,5 +1,7 @@
 """A real upstream MCP server for the tests, built on the SDK's low-level `Server`: `python -m tests.upstreams.server
-<transport> <tools.json> [port]` with transport `http` (streamable HTTP on /mcp), `sse` (on /sse), `stdio`, or
+<transport> <tools.json> [port]` with transport `http` (streamable HTTP on /mcp, answers as SSE streams), `json`
+(streamable HTTP answering with JSON bodies), `legacy` (streamable HTTP that refuses `server/discover`, so clients
+speak 2025-11-25 with it), `sse` (on /sse), `stdio`, or
 `garbage` (an HTTP endpoint on /mcp that answers every request with JSON that is not JSON-RPC).
 
 Its tools are read from the JSON file on every tools/list (a list of MCP tool definitions), so a test changes a
@@ -11,6 +13,10 @@ tool's description by rewriting the file: the rug pull. What a call does depends
 - `hang`: never answers (a call that must time out);
 - `slow`: reports progress twice ("half way", "done"), then answers;
 - `pid`: the server's process id (a stdio server is gone once its connection closes);
+- `ask`: asks its caller for a colour (elicitation: pushed in 2025-11-25, an input request in 2026-07-28) and
+  answers what came back (`colour: <colour>`, or the action: `declined`, `cancelled`);
+- `watched`: writes `<tools file>.started`, waits forever, and writes `<tools file>.cancelled` when its request is
+  cancelled (a cancel that reached the upstream);
 - anything else: `<name> ran`.
 """
 
@@ -28,10 +34,53 @@ import uvicorn
 from mcp.server import Server, ServerRequestContext
 from mcp.server.sse import SseServerTransport
 from mcp.server.stdio import stdio_server
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
+
+COLOUR_KEY = "colour"
+COLOUR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["colour"],
+    "properties": {"colour": {"type": "string", "title": "Colour", "description": "Which colour to paint it."}},
+}
+
+
+def _text(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)])
+
+
+async def _ask(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> types.CallToolResult | types.InputRequiredResult:
+    """The colour question: pushed on the back channel (2025-11-25), or returned for the client's retry (2026-07-28)."""
+    message = "Which colour should the fence be?"
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        answer = (params.input_responses or {}).get(COLOUR_KEY)
+        if not isinstance(answer, types.ElicitResult):
+            request = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(message=message, requested_schema=COLOUR_SCHEMA)
+            )
+            return types.InputRequiredResult(input_requests={COLOUR_KEY: request}, request_state="asked")
+        result = answer
+    else:
+        result = await ctx.session.elicit_form(message, COLOUR_SCHEMA, related_request_id=ctx.request_id)
+    if result.action == "accept":
+        return _text(f"colour: {(result.content or {}).get('colour')}")
+    return _text("declined" if result.action == "decline" else "cancelled")
+
+
+async def _watched(tools_file: Path) -> types.CallToolResult:
+    await anyio.Path(f"{tools_file}.started").write_text("started", encoding="utf-8")
+    try:
+        await anyio.sleep_forever()
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await anyio.Path(f"{tools_file}.cancelled").write_text("cancelled", encoding="utf-8")
+        raise
+    raise AssertionError("unreachable: sleep_forever returns only by being cancelled")
 
 
 def build(tools_file: Path) -> Server[Any]:
@@ -41,7 +90,7 @@ def build(tools_file: Path) -> Server[Any]:
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         arguments = dict(params.arguments or {})
         match params.name:
             case "echo":
@@ -61,9 +110,43 @@ def build(tools_file: Path) -> Server[Any]:
                 return types.CallToolResult(content=[types.TextContent(text="slow ran")])
             case "pid":
                 return types.CallToolResult(content=[types.TextContent(text=str(os.getpid()))])
+            case "ask":
+                return await _ask(ctx, params)
+            case "watched":
+                return await _watched(tools_file)
         return types.CallToolResult(content=[types.TextContent(text=f"{params.name} ran")])
 
     return Server("test-upstream", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def handshake_only(app: Any) -> Any:
+    """The app, answering `server/discover` with HTTP 400: a client's probe fails and it falls back to `initialize`
+    (the 2025-11-25 era), as against a server that predates 2026-07-28."""
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        if b'"server/discover"' in body:
+            await JSONResponse({"error": "server/discover is not spoken here"}, status_code=400)(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await app(scope, replay, send)
+
+    return guarded
 
 
 def main(argv: list[str]) -> None:
@@ -78,8 +161,10 @@ def main(argv: list[str]) -> None:
         anyio.run(run)
         return
     port = int(argv[2])
-    if transport == "http":
-        app: Any = server.streamable_http_app()
+    if transport in ("http", "json"):
+        app: Any = server.streamable_http_app(json_response=transport == "json")
+    elif transport == "legacy":
+        app = handshake_only(server.streamable_http_app())
     elif transport == "garbage":
 
         async def garbage(request: Request) -> Response:

@@ -1,6 +1,6 @@
 """The upstream side's rules over in-memory ports: SPEC.md's server and tool scores and floors, HITL and the cap's
 words, the fingerprint ledger (key encoding, first sight, mismatch, acceptance bound to a hash), the registry's
-validation of references, and the catalog search."""
+validation of references, the catalog search, what a relayed answer becomes upstream, and the input-schema check."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from prometheus_client import CollectorRegistry
 from saip.tools.errors import Conflict, InvalidSpec, LiteralSecret, RuleRefused
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.upstream import catalog, ledger, registry, risk
-from saip.tools.upstream.exposure import above_cap
+from saip.tools.upstream.exposure import above_cap, schema_problem
+from saip.tools.upstream.relay import answer_of
+from saip.v1 import common_pb2
 from saip.v1 import upstream_pb2 as pb
 from tests.unit.tools.fakes import MemoryRecords, RecordedRisks
 
@@ -203,3 +205,33 @@ def test_the_catalog_is_searched_by_words_and_every_entry_is_valid() -> None:
     assert {entry.name for entry in catalog.search("reference server")} >= {"fetch", "time", "memory"}
     assert len(catalog.search("")) == len(catalog.entries()) >= 8
     assert catalog.server_of(catalog.entries()[0]).source == pb.SERVER_SOURCE_CATALOG
+
+
+@pytest.mark.parametrize(
+    ("answer", "action", "content"),
+    [
+        (
+            common_pb2.ServedAnswer(id=1, action="accept", content_json='{"colour": "green"}'),
+            "accept",
+            {"colour": "green"},
+        ),
+        (common_pb2.ServedAnswer(id=1, action="decline"), "decline", None),
+        (common_pb2.ServedAnswer(id=1, action="accept", content_json="[1, 2]"), "cancel", None),
+        (common_pb2.ServedAnswer(id=1, action="accept", content_json="{not json"), "cancel", None),
+        (common_pb2.ServedAnswer(id=1, action="accept", content_json='{"nested": {"a": 1}}'), "cancel", None),
+        (common_pb2.ServedAnswer(id=1, action="maybe"), "cancel", None),
+    ],
+)
+def test_a_relayed_answer_reaches_the_upstream_as_accept_decline_or_else_cancel(
+    answer: common_pb2.ServedAnswer, action: str, content: dict[str, object] | None
+) -> None:
+    result = answer_of(answer)
+    assert (result.action, result.content) == (action, content)
+
+
+def test_an_input_schema_is_checked_against_the_json_schema_meta_schema() -> None:
+    assert schema_problem("wiki", "search", {"type": "object", "properties": {"q": {"type": "string"}}}) == ""
+    assert schema_problem("wiki", "search", {"type": "object", "required": "q"}) == (
+        "the input schema of 'search' on server 'wiki' is not a JSON Schema (at required: 'q' is not of type "
+        "'array'); saip does not serve it until the server lists a valid one"
+    )

@@ -137,13 +137,43 @@ class CallServedToolRequest(_message.Message):
     caller: Caller
     def __init__(self, name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
 
+class ServedToolInput(_message.Message):
+    __slots__ = ("call", "answer")
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    call: CallServedToolRequest
+    answer: ServedAnswer
+    def __init__(self, call: _Optional[_Union[CallServedToolRequest, _Mapping]] = ..., answer: _Optional[_Union[ServedAnswer, _Mapping]] = ...) -> None: ...
+
 class ServedToolEvent(_message.Message):
-    __slots__ = ("progress", "reply")
+    __slots__ = ("progress", "reply", "question")
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
     REPLY_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
     progress: ServedProgress
     reply: CallServedToolReply
-    def __init__(self, progress: _Optional[_Union[ServedProgress, _Mapping]] = ..., reply: _Optional[_Union[CallServedToolReply, _Mapping]] = ...) -> None: ...
+    question: ServedQuestion
+    def __init__(self, progress: _Optional[_Union[ServedProgress, _Mapping]] = ..., reply: _Optional[_Union[CallServedToolReply, _Mapping]] = ..., question: _Optional[_Union[ServedQuestion, _Mapping]] = ...) -> None: ...
+
+class ServedQuestion(_message.Message):
+    __slots__ = ("id", "message", "requested_schema_json")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    message: str
+    requested_schema_json: str
+    def __init__(self, id: _Optional[int] = ..., message: _Optional[str] = ..., requested_schema_json: _Optional[str] = ...) -> None: ...
+
+class ServedAnswer(_message.Message):
+    __slots__ = ("id", "action", "content_json")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_JSON_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    action: str
+    content_json: str
+    def __init__(self, id: _Optional[int] = ..., action: _Optional[str] = ..., content_json: _Optional[str] = ...) -> None: ...
 
 class ServedProgress(_message.Message):
     __slots__ = ("progress", "total", "message")

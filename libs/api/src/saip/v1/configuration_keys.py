@@ -72,6 +72,7 @@ KEYS: dict[str, str] = {
     'tools.upstream-call-timeout-seconds': 'How long one proxied call of an upstream tool may take',
     'tools.upstream-connect-timeout-seconds': 'How long connecting to an upstream (and each listing) may take',
     'tools.upstream-gateway-urls': "saip's own /mcp URLs, refused as upstreams before connecting (the handshake refuses its other addresses)",
+    'tools.upstream-max-response-bytes': 'The most bytes read of one upstream response; the read stops there and the request fails',
     'tools.upstream-max-result-bytes': "The most of an upstream tool's result passed on (cut with a note beyond)",
     'tools.upstream-max-tools': 'The most tools an upstream server may list (a longer list fails its connection)',
     'tools.upstream-refresh-seconds': "How often a connection lists its server's tools without a list_changed",

@@ -100,9 +100,9 @@ class UpstreamServiceStub:
                 request_serializer=saip_dot_v1_dot_common__pb2.CallServedToolRequest.SerializeToString,
                 response_deserializer=saip_dot_v1_dot_common__pb2.CallServedToolReply.FromString,
                 _registered_method=True)
-        self.CallServedToolStream = channel.unary_stream(
+        self.CallServedToolStream = channel.stream_stream(
                 '/saip.v1.UpstreamService/CallServedToolStream',
-                request_serializer=saip_dot_v1_dot_common__pb2.CallServedToolRequest.SerializeToString,
+                request_serializer=saip_dot_v1_dot_common__pb2.ServedToolInput.SerializeToString,
                 response_deserializer=saip_dot_v1_dot_common__pb2.ServedToolEvent.FromString,
                 _registered_method=True)
 
@@ -188,8 +188,10 @@ class UpstreamServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def CallServedToolStream(self, request, context):
-        """The same call, with the upstream's progress relayed as it comes (the gateway uses it for exposed tools).
+    def CallServedToolStream(self, request_iterator, context):
+        """The same call, both ways (the gateway uses it for exposed tools): the first input is the call, the events are the
+        upstream's progress and its own questions as they come, then the reply; each later input answers a question.
+        Cancelling the stream cancels the upstream's request.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -263,9 +265,9 @@ def add_UpstreamServiceServicer_to_server(servicer, server):
                     request_deserializer=saip_dot_v1_dot_common__pb2.CallServedToolRequest.FromString,
                     response_serializer=saip_dot_v1_dot_common__pb2.CallServedToolReply.SerializeToString,
             ),
-            'CallServedToolStream': grpc.unary_stream_rpc_method_handler(
+            'CallServedToolStream': grpc.stream_stream_rpc_method_handler(
                     servicer.CallServedToolStream,
-                    request_deserializer=saip_dot_v1_dot_common__pb2.CallServedToolRequest.FromString,
+                    request_deserializer=saip_dot_v1_dot_common__pb2.ServedToolInput.FromString,
                     response_serializer=saip_dot_v1_dot_common__pb2.ServedToolEvent.SerializeToString,
             ),
     }
@@ -631,7 +633,7 @@ class UpstreamService:
             _registered_method=True)
 
     @staticmethod
-    def CallServedToolStream(request,
+    def CallServedToolStream(request_iterator,
             target,
             options=(),
             channel_credentials=None,
@@ -641,11 +643,11 @@ class UpstreamService:
             wait_for_ready=None,
             timeout=None,
             metadata=None):
-        return grpc.experimental.unary_stream(
-            request,
+        return grpc.experimental.stream_stream(
+            request_iterator,
             target,
             '/saip.v1.UpstreamService/CallServedToolStream',
-            saip_dot_v1_dot_common__pb2.CallServedToolRequest.SerializeToString,
+            saip_dot_v1_dot_common__pb2.ServedToolInput.SerializeToString,
             saip_dot_v1_dot_common__pb2.ServedToolEvent.FromString,
             options,
             channel_credentials,

@@ -1,4 +1,6 @@
-"""Every metric of the tools service. Labels are bounded: run kinds, results, guard reasons, tool states."""
+"""Every metric of the tools service. Labels are bounded: run kinds, results, guard reasons, tool states, and the
+upstream servers, which a person or an AI registers one by one (`saip_mcp_add_custom`, behind approval, or
+`tools.upstream-servers`): a handful per installation, never one per call or per caller."""
 
 from __future__ import annotations
 
@@ -14,7 +16,6 @@ GUARD_REASONS = (*(reason.value for reason in Reason), *job.GUARD_REASONS)
 RUN_KINDS = ("test", "call")
 STATES = ("draft", "published", "missing-requirements")
 CHANGES = ("save-draft", "test", "publish", "delete", "exposure")
-PROXIED_OUTCOMES = ("ok", "error", "refused", "timeout")
 RUN_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 
@@ -58,9 +59,8 @@ class ToolsMetrics(Metrics):
         self.workers = self.gauge("saip_tools_sandbox_workers", "Sandbox worker processes")
         self.upstream_calls = self.counter(
             "saip_tools_upstream_calls",
-            "Calls of exposed upstream tools proxied to their server, by outcome",
-            ["outcome"],
-            known=each(*PROXIED_OUTCOMES),
+            "Calls of exposed upstream tools proxied to their server, by server id and outcome",
+            ["server", "outcome"],
         )
         self.upstream_call_seconds = self.histogram(
             "saip_tools_upstream_call_seconds", "Wall-clock time of one proxied upstream call", buckets=RUN_BUCKETS

@@ -8,25 +8,33 @@ whether or not the management surface is on.
 A call passes the tool's own gate: a tool with HITL REQUIRED asks the person through the same code as the
 management gate (both eras, same outcome sentences), then the owning service runs it, and one ToolCall record,
 masked, lands on the audit trail through the same audited-call core.
+
+A service that streams (the upstream side of tools) relays a call's progress as it comes, and its tool's own
+questions (an upstream's elicitation): a 2025-11-25 caller that can elicit is asked them through the same
+`Interaction`, and its answer goes back on the same stream. A 2026-07-28 caller has no back channel, and its retry
+cannot reach an upstream request held open on one tools replica, so there (and for a caller that cannot elicit) the
+question is declined and the upstream reads the decline. The caller cancelling the call cancels the stream, which
+cancels the upstream's request.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Protocol
 
 import anyio
 import grpc
 import mcp_types as types
+from anyio.abc import ObjectSendStream
 from nats.js.kv import KeyValue
 
 from saip.common import approval_form, jsondepth
 from saip.common.masking import Masker
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import ServiceUnavailable
-from saip.gateway.surface.approval import Approvals, Asked, Interaction
+from saip.gateway.surface.approval import Approvals, Asked, ElicitationFailed, Interaction
 from saip.gateway.surface.audited import Auditor, Ended, Failed, PublishedToolCall
 from saip.gateway.surface.gate import GateResult, consult
 from saip.gateway.surface.management import Caller, Outcome
@@ -36,7 +44,7 @@ from saip.v1 import common_pb2, events_pb2
 logger = logging.getLogger(__name__)
 
 SOURCE_PREFIX = "published:"
-Progress = Callable[[float, float, str], Awaitable[None]]  # done, total (0: unknown), message
+MAX_QUESTIONS = 8  # answers not yet sent on a call's stream: a tool asks one question at a time
 CALL_DEADLINE = 120.0  # a sandboxed tool has 30 s of wall clock by default; the service enforces its own limit
 
 
@@ -54,9 +62,9 @@ class ServedStub:
             request_serializer=common_pb2.CallServedToolRequest.SerializeToString,
             response_deserializer=common_pb2.CallServedToolReply.FromString,
         )
-        self.stream = channel.unary_stream(
+        self.stream = channel.stream_stream(
             f"/{grpc_service}/CallServedToolStream",
-            request_serializer=common_pb2.CallServedToolRequest.SerializeToString,
+            request_serializer=common_pb2.ServedToolInput.SerializeToString,
             response_deserializer=common_pb2.ServedToolEvent.FromString,
         )
 
@@ -66,7 +74,7 @@ class ServedToolsClient:
 
     def __init__(self, channel: ServiceChannel, grpc_service: str, name: str = "", *, streams: bool = False) -> None:
         """`name`: what its tools are a source of (the channel's service unless a second gRPC service shares it);
-        `streams`: the service offers CallServedToolStream, whose progress the call relays."""
+        `streams`: the service offers CallServedToolStream, whose progress and questions the call relays."""
         self.channel = channel
         self._name = name or channel.service
         self._streams = streams
@@ -81,21 +89,61 @@ class ServedToolsClient:
         return list(reply.tools)
 
     async def call(
-        self, name: str, arguments: dict[str, Any], caller: Caller, progress: Progress | None = None
+        self, name: str, arguments: dict[str, Any], caller: Caller, interaction: Interaction | None = None
     ) -> common_pb2.CallServedToolReply:
-        """The tool's reply; on a streaming service, its progress goes to `progress` as it comes."""
+        """The tool's reply; on a streaming service, its progress and questions go through `interaction`. A call
+        that can take neither (no progress token, no way to ask its caller) is one unary round trip."""
         request = common_pb2.CallServedToolRequest(
             name=name, arguments_json=json.dumps(arguments, ensure_ascii=False), caller=caller.proto
         )
         stub = self.channel.stub(self._stub)
-        if not self._streams or progress is None:
+        asks = interaction if interaction is not None and caller.elicitation and not interaction.roundtrip else None
+        if not self._streams or interaction is None or (asks is None and not interaction.reports_progress):
             return await self.channel.call(stub.call, request, CALL_DEADLINE)
-        async for event in self.channel.stream(lambda: stub.stream(request, timeout=CALL_DEADLINE)):
-            found: common_pb2.ServedToolEvent = event
-            if found.HasField("reply"):
-                return found.reply
-            await progress(found.progress.progress, found.progress.total, found.progress.message)
+        answers, answered = anyio.create_memory_object_stream[common_pb2.ServedToolInput](MAX_QUESTIONS)
+
+        async def inputs() -> AsyncIterator[common_pb2.ServedToolInput]:
+            yield common_pb2.ServedToolInput(call=request)
+            async with answered:
+                async for answer in answered:
+                    yield answer
+
+        async with answers, anyio.create_task_group() as group:
+            async for event in self.channel.stream(lambda: stub.stream(inputs(), timeout=CALL_DEADLINE)):
+                found: common_pb2.ServedToolEvent = event
+                if found.HasField("reply"):
+                    group.cancel_scope.cancel()
+                    return found.reply
+                if found.HasField("question"):
+                    group.start_soon(_relay_question, found.question, asks, answers)
+                else:
+                    await interaction.progress(found.progress.progress, found.progress.total, found.progress.message)
         raise ServiceUnavailable(self.service, f"the call of '{name}' ended without an answer")
+
+
+async def _relay_question(
+    question: common_pb2.ServedQuestion,
+    asks: Interaction | None,
+    answers: ObjectSendStream[common_pb2.ServedToolInput],
+) -> None:
+    """Put a served tool's own question to the caller (None: it cannot be asked, so it is declined) and send back
+    the answer; a question the client could not take is a cancel."""
+    answer = common_pb2.ServedAnswer(id=question.id, action="decline")
+    if asks is not None:
+        try:
+            schema = jsondepth.loads(question.requested_schema_json or "{}")
+            given = await asks.elicit(question.message, schema if isinstance(schema, dict) else {})
+        except (ValueError, ElicitationFailed) as exc:
+            logger.info("a served tool's question could not be asked", extra={"error": str(exc)})
+            answer.action = "cancel"
+        else:
+            answer.action = given.action
+            if given.content is not None:
+                answer.content_json = json.dumps(given.content, ensure_ascii=False)
+    try:
+        await answers.send(common_pb2.ServedToolInput(answer=answer))
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError):  # the call ended meanwhile: nobody waits for it
+        return
 
 
 class Notifier(Protocol):
@@ -177,8 +225,7 @@ class PublishedTools:
                 return verdict.asked
             if verdict.refusal is not None:
                 return _failed(verdict.refusal, verdict.outcome)
-        progress = interaction.progress if interaction.reports_progress else None
-        ran = await self._auditor.attempt(call, lambda: client.call(spec.name, arguments, call.caller, progress))
+        ran = await self._auditor.attempt(call, lambda: client.call(spec.name, arguments, call.caller, interaction))
         if isinstance(ran, Failed):
             return _failed(ran.message, Outcome.ERROR)
         result = GateResult(text=ran.text, structured=_object(ran.structured_json), is_error=ran.is_error)

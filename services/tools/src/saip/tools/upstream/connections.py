@@ -13,6 +13,18 @@ the server's `list_changed` and every `tools.upstream-refresh-seconds`, and each
 failure is the state FAILED with its reason, and the connection is tried again after an exponential backoff with
 jitter; a refusal (saip's own /mcp, a metadata address, an unset variable) is DISABLED and not retried until the
 server is reconnected or changed.
+
+What an upstream sends is bounded while it is read, never after (`tools.upstream-max-response-bytes`): the body of
+each streamable-HTTP response to a POST is counted chunk by chunk as it arrives (`BoundedTransport`) and the read
+stops with an error past the limit, and so does one event of an SSE stream; the request fails with a sentence naming
+the limit, and the connection goes on. The SSE transport's events are bounded by the SDK (1 MiB each), and a stdio
+server's lines are read whole by the SDK (it offers no hook): a stdio server is a program the person installed.
+
+A call can relay the server's own questions (`elicitation/create`, form mode) to whoever asked for the call (`Ask`).
+The SDK names no call a 2025-11-25 question belongs to, so it goes to the call in flight when there is exactly one
+on the connection, and is declined when there are several (a question is never put to the wrong person); a
+2026-07-28 server's questions come back inside the call's own result, so they always reach that call. Cancelling a
+call cancels its request upstream (the SDK sends `notifications/cancelled`, or ends the request's stream).
 """
 
 from __future__ import annotations
@@ -22,6 +34,7 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from typing import Any
@@ -31,7 +44,7 @@ import httpx2
 import mcp_types as types
 from anyio.abc import TaskGroup
 from mcp import Client
-from mcp.client.session import MessageHandlerFnT
+from mcp.client.session import ElicitationFnT, MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -60,6 +73,9 @@ STATE_WORDS: dict[State, str] = {
 }
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 30.0
+# Relays one question of the upstream (message, requested JSON Schema) to the call's caller and returns the answer.
+Ask = Callable[[str, dict[str, Any]], Awaitable[types.ElicitResult]]
+DECLINE = types.ElicitResult(action="decline")
 
 
 @dataclass(frozen=True)
@@ -67,6 +83,7 @@ class Limits:
     connect_timeout: float = 10.0
     call_timeout: float = 60.0
     max_result_bytes: int = 1024 * 1024
+    max_response_bytes: int = 16 * 1024 * 1024
     max_tools: int = 1000
     refresh_seconds: float = 30.0
     gateway_urls: tuple[str, ...] = ()
@@ -105,6 +122,61 @@ def definition_of(tool: types.Tool) -> dict[str, Any]:
     }
 
 
+def too_large(limit: int) -> str:
+    return (
+        f"the upstream's response went past {limit} bytes (tools.upstream-max-response-bytes), so saip stopped "
+        "reading it"
+    )
+
+
+class ResponseTooLarge(httpx2.StreamError):
+    """A JSON response went past `tools.upstream-max-response-bytes` (the SDK fails the request with its text)."""
+
+
+class EventStreamTooLarge(httpx2.SSEError):
+    """An SSE response went past the limit (an SSE failure: the SDK fails the request with its text)."""
+
+
+class _Counted(httpx2.AsyncByteStream):
+    """A response body that fails as soon as more than `limit` bytes of it have arrived."""
+
+    def __init__(self, stream: httpx2.AsyncByteStream, limit: int, error: type[Exception]) -> None:
+        self._stream = stream
+        self._limit = limit
+        self._error = error
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        read = 0
+        async for chunk in self._stream:
+            read += len(chunk)
+            if read > self._limit:
+                raise self._error(too_large(self._limit))
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+class BoundedTransport(httpx2.AsyncBaseTransport):
+    """The HTTP transport of a streamable-HTTP upstream, counting the body of each answer to a POST (one request's
+    JSON, or its SSE stream) as it arrives. The GET stream lives as long as the session, so only its events are
+    bounded, one by one (the SDK's `max_sse_event_size`)."""
+
+    def __init__(self, limit: int, inner: httpx2.AsyncBaseTransport | None = None) -> None:
+        self._limit = limit
+        self._inner = inner or httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self._inner.handle_async_request(request)
+        if request.method == "POST" and isinstance(response.stream, httpx2.AsyncByteStream):
+            sse = response.headers.get("content-type", "").startswith("text/event-stream")
+            response.stream = _Counted(response.stream, self._limit, EventStreamTooLarge if sse else ResponseTooLarge)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 def same_url(a: str, b: str) -> bool:
     return a.rstrip("/").lower() == b.rstrip("/").lower()
 
@@ -123,6 +195,7 @@ async def connect(
     limits: Limits,
     *,
     message_handler: MessageHandlerFnT | None = None,
+    elicitation_callback: ElicitationFnT | None = None,
 ) -> AsyncIterator[Client]:
     """One open SDK client to the server (either era), refused when it turns out to be saip's own /mcp."""
     registry.references_set(
@@ -147,15 +220,21 @@ async def connect(
                 headers = {name: registry.resolve(value, limits.variables) for name, value in server.headers.items()}
                 http = await stack.enter_async_context(
                     httpx2.AsyncClient(
-                        headers=headers, timeout=httpx2.Timeout(limits.connect_timeout, read=limits.call_timeout + 5)
+                        headers=headers,
+                        timeout=httpx2.Timeout(limits.connect_timeout, read=limits.call_timeout + 5),
+                        transport=BoundedTransport(limits.max_response_bytes),
                     )
                 )
-                transport = streamable_http_client(registry.resolve(server.url, limits.variables), http_client=http)
+                transport = streamable_http_client(
+                    registry.resolve(server.url, limits.variables),
+                    http_client=http,
+                    max_sse_event_size=limits.max_response_bytes,
+                )
         client = Client(
             transport,
             mode="auto",
             message_handler=message_handler,
-            elicitation_callback=_decline,
+            elicitation_callback=elicitation_callback or _decline,
             client_info=types.Implementation(name="saip-tools", version=VERSION),
             read_timeout_seconds=limits.connect_timeout,
             cache=None,
@@ -170,9 +249,19 @@ async def connect(
 
 
 async def _decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-    """An upstream's own question is declined, so it never waits on a person who cannot see it (relaying it to the
-    caller is a later step of issue 11)."""
-    return types.ElicitResult(action="decline")
+    """Outside a call (a connection test), an upstream's question is declined: nobody is there to answer it."""
+    return DECLINE
+
+
+@dataclass(eq=False)
+class _Call:
+    """One call in flight on a connection, and who answers its questions (None: nobody, they are declined)."""
+
+    ask: Ask | None
+
+
+# The call whose task is running: a 2026-07-28 server's questions are answered inside the call's own task.
+_current: ContextVar[_Call | None] = ContextVar("saip_upstream_call", default=None)
 
 
 async def list_definitions(client: Client, limits: Limits, server_id: str) -> dict[str, dict[str, Any]]:
@@ -214,6 +303,7 @@ class Connection:
         self._limits = limits
         self._listed = listed
         self._client: Client | None = None
+        self._calls: list[_Call] = []
         self._changed = anyio.Event()
         self.scope = anyio.CancelScope()
         self.settled = anyio.Event()  # set once the first attempt connected, failed or was refused
@@ -238,7 +328,9 @@ class Connection:
 
     async def _session(self) -> None:
         self._set(CONNECTING, "")
-        async with connect(self.server, self._limits, message_handler=self._message) as client:
+        async with connect(
+            self.server, self._limits, message_handler=self._message, elicitation_callback=self._elicit
+        ) as client:
             describe(self.live, client)
             self._client = client
             try:
@@ -270,6 +362,15 @@ class Connection:
         if isinstance(message, types.ToolListChangedNotification):
             self._changed.set()
 
+    async def _elicit(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        """The server's question, to the call it belongs to: the one whose task asks, else the only call in flight."""
+        call = _current.get() or (self._calls[0] if len(self._calls) == 1 else None)
+        if call is None or call.ask is None or not isinstance(params, types.ElicitRequestFormParams):
+            extra = {"server": self.server.id, "calls": len(self._calls)}
+            logger.info("upstream question declined: no single call whose caller can answer it", extra=extra)
+            return DECLINE
+        return await call.ask(params.message, dict(params.requested_schema))
+
     def _set(self, state: State, reason: str) -> None:
         if state != self.live.state:
             self.live.since = time.time()
@@ -279,10 +380,10 @@ class Connection:
         self.live.reason = reason
 
     async def call(
-        self, tool: str, arguments: dict[str, Any], progress: ProgressFnT | None = None
+        self, tool: str, arguments: dict[str, Any], progress: ProgressFnT | None = None, ask: Ask | None = None
     ) -> types.CallToolResult:
-        """Call a tool on the open session, bounded by the call timeout; a server that is not connected is a
-        RuleRefused naming it and its state."""
+        """Call a tool on the open session, bounded by the call timeout (a relayed question waits within it); a
+        server that is not connected is a RuleRefused naming it and its state."""
         client = self._client
         if client is None or self.live.state != CONNECTED:
             reason = f" ({self.live.reason})" if self.live.reason else ""
@@ -290,18 +391,27 @@ class Connection:
                 f"Upstream server '{self.server.id}' is {self.live.word}{reason}, so '{tool}' cannot run now; try "
                 "again shortly, or ask the person to check the server (saip_mcp_list_servers shows its state)."
             )
-        with anyio.fail_after(self._limits.call_timeout):
-            return await client.call_tool(
-                tool, arguments, read_timeout_seconds=self._limits.call_timeout, progress_callback=progress
-            )
+        call = _Call(ask)
+        self._calls.append(call)
+        token = _current.set(call)
+        try:
+            with anyio.fail_after(self._limits.call_timeout):
+                return await client.call_tool(
+                    tool, arguments, read_timeout_seconds=self._limits.call_timeout, progress_callback=progress
+                )
+        finally:
+            _current.reset(token)
+            self._calls.remove(call)
 
 
 def failure(exc: BaseException) -> str:
-    """A short, masked reason for a failure (exception groups of the SDK's task groups unwrapped)."""
+    """A short, masked reason for a failure (exception groups of the SDK's task groups unwrapped); saip's own rules
+    are their sentence alone, anything else is named by its type."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     text = str(exc) or type(exc).__name__
-    return Masker().text(f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text)[:300]
+    named = isinstance(exc, ToolsError) or text == type(exc).__name__
+    return Masker().text(text if named else f"{type(exc).__name__}: {text}")[:300]
 
 
 class Connections:

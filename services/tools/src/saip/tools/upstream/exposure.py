@@ -6,9 +6,11 @@ refused and why, which changed definitions an acknowledgement would accept, with
 is the same plan, then the write; the AI, the REST API and the command line reach the same two.
 
 The rules: a member's inherent level above the cap (`expose.risk-cap`, L3) is refused, HITL or not; a name starting
-with `saip_`, or taken by another member or by any tool /mcp serves elsewhere, is refused; a tool whose definition
-tripped the poisoning scan always asks. A member is served only while its server is registered and its ledger row
-is ACTIVE; a changed definition is withheld until `acknowledge_changed` accepts it, bound to the hash the person saw.
+with `saip_`, or taken by another member or by any tool /mcp serves elsewhere, is refused; a tool whose input schema
+is not a valid JSON Schema is refused and never served, since no client could form its arguments; a tool whose
+definition tripped the poisoning scan always asks. A member is served only while its server is registered and its
+ledger row is ACTIVE; a changed definition is withheld until `acknowledge_changed` accepts it, bound to the hash the
+person saw.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
 
 from saip.common.risk import INFO
 from saip.tools.errors import Conflict, RuleRefused, ServerNotFound
@@ -38,6 +44,20 @@ def name_of(member: upstream_pb2.Member) -> str:
 
 def above_cap(level: int, cap: int) -> str:
     return f"Inherent risk L{level} is above the cap L{cap} (HITL does not lift the cap)"
+
+
+def schema_problem(server_id: str, tool: str, schema: Any) -> str:
+    """Why a tool's input schema cannot be served (empty when it can). The SDK's own types admit only `type: object`
+    there; what they let through must also be a valid JSON Schema."""
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(str(part) for part in exc.path) or "the top level"
+        return (
+            f"the input schema of '{tool}' on server '{server_id}' is not a JSON Schema (at {where}: "
+            f"{exc.message[:200]}); saip does not serve it until the server lists a valid one"
+        )
+    return ""
 
 
 @dataclass(frozen=True)
@@ -100,7 +120,7 @@ class Composer:
             return Composed(member, server, row, tool, 5, (), str(exc))
         level = risk.inherent(server_score, risk.tool_score(tool))
         hits = tuple(risk.poisoning(tool, names or ()))
-        withheld = ""
+        withheld = schema_problem(member.server_id, member.tool, definition.get("inputSchema"))
         if row.status == ledgers.AWAITING:
             withheld = (
                 f"the upstream changed its definition ({', '.join(row.changed_fields)}); it is withheld until the "

@@ -5,7 +5,9 @@ tools replica answers the same listing and every gateway serves the same tools: 
 on /mcp, HITL when the member asks for it or its description tripped the poisoning scan, and the effective level.
 A call goes to the server's connection on this replica, bounded in time (`tools.upstream-call-timeout-seconds`) and
 size (`tools.upstream-max-result-bytes`); an upstream that is not connected is an error result naming the server
-and its state, at once. The gateway's published-tools gate asks the person, audits the call (a ToolCall with its
+and its state, at once. The upstream's own questions go to `ask` (the caller's, through the gateway), their message
+masked; without one they are declined. A call cancelled by its caller is cancelled upstream, and counted as
+`cancelled`. The gateway's published-tools gate asks the person, audits the call (a ToolCall with its
 ProxiedCall) and counts it.
 """
 
@@ -22,7 +24,7 @@ from saip.common.masking import Masker
 from saip.tools.errors import RuleRefused
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.upstream import registry
-from saip.tools.upstream.connections import failure
+from saip.tools.upstream.connections import DECLINE, Ask, failure
 from saip.tools.upstream.exposure import Composed, Composer
 from saip.tools.upstream.ledger import fingerprint
 from saip.tools.upstream.servers import Servers
@@ -44,9 +46,10 @@ class Proxy:
         return [served_tool(entry) for entry in entries if not entry.withheld and entry.tool is not None]
 
     async def call(
-        self, name: str, arguments_json: str, progress: Progress | None = None
+        self, name: str, arguments_json: str, progress: Progress | None = None, ask: Ask | None = None
     ) -> common_pb2.CallServedToolReply:
-        """Proxy one call; `progress` receives the upstream's progress reports, masked, as they come."""
+        """Proxy one call; `progress` receives the upstream's progress reports, masked, as they come, and `ask` its
+        questions (masked) to the caller."""
         entry = await self._composer.named(name)
         if entry is None:
             raise RuleRefused(f"'{name}' is not an exposed upstream tool; saip_expose_get lists the exposed tools.")
@@ -58,14 +61,16 @@ class Proxy:
             return common_pb2.CallServedToolReply(is_error=True, text="The arguments are not a JSON object.")
         if not isinstance(arguments, dict):
             return common_pb2.CallServedToolReply(is_error=True, text="The arguments are not a JSON object.")
-        started = time.perf_counter()
-        reply, outcome = await self._proxied(entry, arguments, progress)
-        self._metrics.upstream_calls.labels(outcome).inc()
-        self._metrics.upstream_call_seconds.observe(time.perf_counter() - started)
+        started, outcome = time.perf_counter(), "cancelled"
+        try:
+            reply, outcome = await self._proxied(entry, arguments, progress, ask)
+        finally:
+            self._metrics.upstream_calls.labels(entry.member.server_id, outcome).inc()
+            self._metrics.upstream_call_seconds.observe(time.perf_counter() - started)
         return reply
 
     async def _proxied(
-        self, entry: Composed, arguments: dict[str, Any], progress: Progress | None
+        self, entry: Composed, arguments: dict[str, Any], progress: Progress | None, ask: Ask | None
     ) -> tuple[common_pb2.CallServedToolReply, str]:
         """The call on this replica's connection, and how it ended (a bounded label)."""
         server_id, tool = entry.member.server_id, entry.member.tool
@@ -76,6 +81,13 @@ class Proxy:
         async def relay(progress: float, total: float | None, message: str | None) -> None:
             if report is not None:
                 await report(progress, total or 0.0, masker.text(message or ""))
+
+        async def question(message: str, schema: dict[str, Any]) -> types.ElicitResult:
+            if ask is None:
+                return DECLINE
+            return await ask(
+                f"Upstream server '{server_id}' asks (through {entry.name}): {masker.text(message)}", schema
+            )
 
         try:
             if connection is None:
@@ -89,7 +101,7 @@ class Proxy:
                 raise RuleRefused(
                     f"'{entry.name}' changed upstream just now; it is withheld until the person accepts it."
                 )
-            result = await connection.call(tool, arguments, relay if report is not None else None)
+            result = await connection.call(tool, arguments, relay if report is not None else None, question)
         except RuleRefused as exc:
             return common_pb2.CallServedToolReply(is_error=True, text=str(exc)), "refused"
         except TimeoutError:

@@ -24,7 +24,7 @@ from saip.tools.config import UPSTREAM_SERVERS_KEY, ToolsSettings
 from saip.tools.edge import EDGE
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.ports import RiskSink
-from saip.tools.upstream import catalog, connections, registry
+from saip.tools.upstream import catalog, connections, registry, relay
 from saip.tools.upstream.exposure import Composer
 from saip.tools.upstream.ledger import Ledger
 from saip.tools.upstream.proxy import Proxy
@@ -122,23 +122,9 @@ class UpstreamServicer:
     ) -> common_pb2.CallServedToolReply:
         return await self._proxy.call(request.name, request.arguments_json)
 
-    @_unary  # a stream written as the call goes (`context.write`): the upstream's progress, then the reply
-    async def CallServedToolStream(self, request: common_pb2.CallServedToolRequest, context: Any) -> None:
-        # The SDK runs each progress callback as it arrives, possibly side by side: one write at a time, in order,
-        # and none after the reply (a report that arrives late is dropped).
-        writing = anyio.Lock()
-        replied = anyio.Event()
-
-        async def progress(done: float, total: float, message: str) -> None:
-            relayed = common_pb2.ServedProgress(progress=done, total=total, message=message)
-            async with writing:
-                if not replied.is_set():
-                    await context.write(common_pb2.ServedToolEvent(progress=relayed))
-
-        reply = await self._proxy.call(request.name, request.arguments_json, progress)
-        async with writing:
-            replied.set()
-            await context.write(common_pb2.ServedToolEvent(reply=reply))
+    @_unary  # both ways (`upstream.relay`): the call and its answers in, its progress, questions and reply out
+    async def CallServedToolStream(self, requests: AsyncIterator[common_pb2.ServedToolInput], context: Any) -> None:
+        await relay.relayed(self._proxy, requests, context.write)
 
 
 def limits(settings: ToolsSettings) -> connections.Limits:
@@ -146,6 +132,7 @@ def limits(settings: ToolsSettings) -> connections.Limits:
         connect_timeout=settings.tools_upstream_connect_timeout_seconds,
         call_timeout=settings.tools_upstream_call_timeout_seconds,
         max_result_bytes=settings.tools_upstream_max_result_bytes,
+        max_response_bytes=settings.tools_upstream_max_response_bytes,
         max_tools=settings.tools_upstream_max_tools,
         refresh_seconds=settings.tools_upstream_refresh_seconds,
         gateway_urls=tuple(settings.tools_upstream_gateway_urls),
