@@ -422,7 +422,8 @@ async def test_a_knowledge_pipeline_gives_the_model_its_passages_and_the_turn_re
     assert not unknown["ok"]
     assert unknown["message"] == (
         "The knowledge pipeline 'Payroll' cannot be this turn's source: no pipeline named 'Payroll'; the pipelines are "
-        "'All documents (simple)', 'Ops'. saip_knowledge_list_pipelines lists the pipelines; leave pipeline out to ask without one."
+        "'All documents (simple)', 'Ops'. saip_knowledge_list_pipelines lists the pipelines; leave pipeline out to "
+        "ask without one."
     )
     asked = [record for record in management if record.tool == "saip_chat_ask"]
     assert any("and the knowledge pipeline 'Ops' (timeout 300 s): ok" in record.summary for record in asked)
