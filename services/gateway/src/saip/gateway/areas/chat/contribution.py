@@ -27,6 +27,7 @@ from saip.gateway.areas.chat.turn import Ran, Status, Turn, TurnEnd, TurnInterac
 from saip.gateway.areas.knowledge.client import KnowledgeClient
 from saip.gateway.areas.words import plural
 from saip.gateway.config import GatewaySettings
+from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.approval import Asked, Binding, Interaction
 from saip.gateway.surface.declare import Declared, resource, tool
 from saip.gateway.surface.management import Caller, Input, Level, ManagementResult
@@ -247,7 +248,10 @@ class ChatArea(Declared):
                 id=str(uuid.uuid4()), title=" ".join(arguments.prompt.split())[:80], created_at=_now()
             )
             known = None
-        retrieved = await self._retrieved(arguments, warnings)
+        try:
+            retrieved = await self._retrieved(arguments, warnings)
+        except ServiceRefused as exc:  # answered as the turn's other refusals are, before the model is asked
+            return ManagementResult(False, str(exc))
         system = SYSTEM if retrieved is None else SYSTEM + "\n\n" + retrieved.context
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         for earlier in conversation.turns[-HISTORY_TURNS:]:
