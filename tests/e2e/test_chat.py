@@ -129,3 +129,9 @@ def test_the_person_asks_the_chat_from_the_command_line(chat: ChatStack) -> None
     unknown = cli(chat.stack, "chat", "ask", "x", "--tool", "saip_tools_list")
     assert unknown.returncode == 1
     assert unknown.stdout.startswith("saip_ management tools are never available inside a chat turn")
+    # The knowledge pipeline option reaches the knowledge service of the stack, which knows no such pipeline.
+    sourced = cli(chat.stack, "chat", "ask", "How do I restart the broker?", "--pipeline", "Nope")
+    assert sourced.returncode == 1
+    assert sourced.stdout.startswith(
+        "The knowledge pipeline 'Nope' cannot be this turn's source: no pipeline named 'Nope'"
+    )

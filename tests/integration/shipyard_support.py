@@ -1,10 +1,11 @@
 """Shared by the shipyard integration tests (it holds no tests itself): the tools, knowledge and shipyard services
-in-process on a real nats-server, an authored tool and a knowledge tool published to ship, the shipyard's and the
-upstream registry's stubs, and the real MCP SDK client for a shipped server."""
+in-process on a real nats-server, an authored tool and a knowledge tool published to ship, the shipyard's stub (a
+shipyard that can be stopped and started again over the same sources), the upstream registry's stub, and the real MCP
+SDK client for a shipped server."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,7 +63,9 @@ SHIPPED_VARIABLE = "SHIP_TEST_API_KEY"
 
 
 @asynccontextmanager
-async def running_shipyard(home: Path, nats_url: str, tools_port: int, knowledge_port: int) -> AsyncIterator[Running]:
+async def running_shipyard(
+    home: Path, nats_url: str, tools_port: int, knowledge_port: int, **overrides: Any
+) -> AsyncIterator[Running]:
     settings = ShipyardSettings.load(
         home=home,
         nats_url=nats_url,
@@ -71,6 +74,7 @@ async def running_shipyard(home: Path, nats_url: str, tools_port: int, knowledge
         tools_addr=f"127.0.0.1:{tools_port}",
         knowledge_addr=f"127.0.0.1:{knowledge_port}",
         shipyard_variables=[SHIPPED_VARIABLE],
+        **overrides,
     )
     async with lifespan(settings, registry=CollectorRegistry()) as running:
         yield running
@@ -84,10 +88,22 @@ def _tool_secrets(home: Path) -> Path:
     return secrets
 
 
+@dataclass
+class Sources:
+    """The tools and knowledge services a shipyard ships from, with their stubs."""
+
+    nats_url: str
+    home: Path
+    tools_port: int
+    knowledge_port: int
+    tools: tools_pb2_grpc.ToolsServiceStub
+    knowledge: knowledge_pb2_grpc.KnowledgeServiceStub
+    upstream: upstream_pb2_grpc.UpstreamServiceStub
+
+
 @asynccontextmanager
-async def yard(nats_url: str, home: Path, **tools_settings: Any) -> AsyncIterator[Yard]:
-    """Tools and knowledge with one tool each published, and the shipyard in front of them (`tools_settings`: more
-    settings of the tools service)."""
+async def sources(nats_url: str, home: Path, **tools_settings: Any) -> AsyncIterator[Sources]:
+    """Tools and knowledge with one tool each published (`tools_settings`: more settings of the tools service)."""
     async with AsyncExitStack() as stack:
         tools = await stack.enter_async_context(
             running_tools(nats_url, tools_secrets=_tool_secrets(home), **tools_settings)
@@ -102,12 +118,30 @@ async def yard(nats_url: str, home: Path, **tools_settings: Any) -> AsyncIterato
                 name=KNOWLEDGE_TOOL, description="Searches the payment runbook.", pipeline="All documents (simple)"
             )
         )
-        running = await stack.enter_async_context(running_shipyard(home, nats_url, tools.port, knowledge.port))
-        channel = await stack.enter_async_context(grpc.aio.insecure_channel(f"127.0.0.1:{running.port}"))
-        stub = shipyard_pb2_grpc.ShipyardServiceStub(channel)  # type: ignore[no-untyped-call]
         tools_channel = await stack.enter_async_context(grpc.aio.insecure_channel(f"127.0.0.1:{tools.port}"))
         upstream = upstream_pb2_grpc.UpstreamServiceStub(tools_channel)  # type: ignore[no-untyped-call]
-        yield Yard(stub, tools_stub, knowledge_stub_, running, home, upstream)
+        yield Sources(nats_url, home, tools.port, knowledge.port, tools_stub, knowledge_stub_, upstream)
+
+
+@asynccontextmanager
+async def shipyard_over(found: Sources, **overrides: Any) -> AsyncIterator[Yard]:
+    """A shipyard in front of the sources (stopped on the way out; another one may start over them after)."""
+    async with (
+        running_shipyard(found.home, found.nats_url, found.tools_port, found.knowledge_port, **overrides) as running,
+        grpc.aio.insecure_channel(f"127.0.0.1:{running.port}") as channel,
+    ):
+        stub = shipyard_pb2_grpc.ShipyardServiceStub(channel)  # type: ignore[no-untyped-call]
+        yield Yard(stub, found.tools, found.knowledge, running, found.home, found.upstream)
+
+
+@asynccontextmanager
+async def yard(
+    nats_url: str, home: Path, tools_settings: Mapping[str, Any] | None = None, **overrides: Any
+) -> AsyncIterator[Yard]:
+    """Tools and knowledge with one tool each published, and the shipyard in front of them (`overrides`: more
+    settings of the shipyard)."""
+    async with sources(nats_url, home, **(tools_settings or {})) as found, shipyard_over(found, **overrides) as y:
+        yield y
 
 
 @asynccontextmanager
@@ -117,3 +151,13 @@ async def shipped_client(url: str, token: str, *, mode: str) -> AsyncIterator[Cl
         Client(streamable_http_client(url, http_client=http), mode=mode) as client,
     ):
         yield client
+
+
+async def declared_status(y: Yard, name: str) -> shipyard_pb2.ServerStatus | None:
+    """A declared server's status, None until the shipyard's start has shipped it (a poll of one key, not a listing)."""
+    try:
+        return await y.shipyard.GetStatus(shipyard_pb2.ShippedServerRequest(name=name))
+    except grpc.aio.AioRpcError as exc:
+        if exc.code() != grpc.StatusCode.NOT_FOUND:
+            raise
+        return None

@@ -2,7 +2,8 @@
 OpenAI-compatible model over HTTP (tests/model_server.py) driven through the `openai` library: a tool call then an
 answer, a gated tool asked at the caller's client in both eras (the 2026-07-28 turn stops at the question and
 resumes on the retry), a client that cannot ask, a saip_ tool, a model that hangs, a malformed reply, a model that
-never stops calling tools, no model at all; and the audit records of each turn."""
+never stops calling tools, no model at all; a knowledge pipeline as the turn's source, on a real knowledge service;
+and the audit records of each turn."""
 
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ from saip.gateway.areas.chat.turn import MAX_ROUNDS
 from saip.gateway.server import Gateway
 from saip.gateway.surface.approval import Answer, Binding
 from saip.gateway.surface.management import Caller
-from saip.v1 import audit_pb2, common_pb2
+from saip.v1 import audit_pb2, common_pb2, knowledge_pb2
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.gateways import replica_settings
+from tests.integration.knowledge_support import ingest, knowledge_settings, knowledge_stub, running_knowledge
 from tests.integration.serving import Catalog, served, serving
 from tests.model_server import MODEL, ScriptedModel, Step, call, garbage, hang, say, scripted_model
 from tests.waiting import eventually
@@ -370,3 +372,59 @@ async def test_an_answer_for_another_call_or_a_turn_no_longer_waiting_is_refused
         "This chat turn's approval answered a turn that is no longer waiting"
     )
     assert len(running.model.requests) == 1
+
+
+RUNBOOK = (
+    "# NATS runbook\n\nRestart the NATS broker with systemctl restart nats when clients report a stale connection."
+)
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_knowledge_pipeline_gives_the_model_its_passages_and_the_turn_records_the_sources(
+    nats_server: LocalNats, tmp_path: Path, mode: str
+) -> None:
+    person = Person()
+    script = (call("wiki_outline", {"text": "restart"}), say("Restart it with systemctl restart nats [1]."))
+    async with (
+        running_knowledge(knowledge_settings(tmp_path / "knowledge", nats_server.url)) as knowledge,
+        knowledge_stub(knowledge.port) as stub,
+    ):
+        await ingest(stub, text=RUNBOOK, name="Runbook")
+        await stub.ApplyPipeline(knowledge_pb2.ApplyPipelineRequest(name="Ops", documents=["Runbook"]))
+        async with stack(nats_server.url, tmp_path, *script, knowledge_addr=f"127.0.0.1:{knowledge.port}") as running:
+            async with Client(
+                running.gateway.mcp, mode=mode, client_info=CLIENT, elicitation_callback=person
+            ) as client:
+                ask = {"prompt": "How do I restart the NATS broker?", "tools": ["wiki_outline"], "pipeline": "Ops"}
+                result = envelope(await client.call_tool("saip_chat_ask", ask))
+                unknown = envelope(await client.call_tool("saip_chat_ask", ask | {"pipeline": "Payroll"}))
+                listed = envelope(await client.call_tool("saip_chat_list_conversations", {"turns": 1}))
+            management = await records(running.audit_port, "management", 3)
+
+    assert result["ok"], result["message"]
+    assert result["message"].endswith("1 tool call: wiki_outline ran; 1 passage from the knowledge pipeline 'Ops').")
+    [used] = result["data"]["sources"]
+    assert used == {"document": "Runbook", "source": "text", "position": 0, "page": None, "relevance": 1.0}
+    assert result["data"]["pipeline"] == "Ops"
+    # Every request of the turn, the one after the 2026-07-28 question included, carries the passages and their source.
+    assert len(running.model.requests) == 2
+    for request in running.model.requests:
+        system, prompt = request["messages"][0], request["messages"][1]
+        assert system["role"] == "system"
+        assert "Passages the knowledge pipeline 'Ops' found for the user's question follow" in system["content"]
+        assert (
+            "[1] Runbook, passage 0 (text)\n# NATS runbook\n\nRestart the NATS broker with systemctl"
+            in system["content"]
+        )
+        assert (prompt["role"], prompt["content"]) == ("user", "How do I restart the NATS broker?")
+    [turn] = listed["data"]["conversations"][0]["turns"]
+    assert (turn["prompt"], turn["pipeline"], turn["sources"]) == (ask["prompt"], "Ops", [used])
+
+    assert not unknown["ok"]
+    assert unknown["message"] == (
+        "The knowledge pipeline 'Payroll' cannot be this turn's source: no pipeline named 'Payroll'; the pipelines are "
+        "'All documents (simple)', 'Ops'. saip_knowledge_list_pipelines lists the pipelines; leave pipeline out to "
+        "ask without one."
+    )
+    asked = [record for record in management if record.tool == "saip_chat_ask"]
+    assert any("and the knowledge pipeline 'Ops' (timeout 300 s): ok" in record.summary for record in asked)

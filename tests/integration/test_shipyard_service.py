@@ -1,6 +1,7 @@
 """The shipyard over gRPC with the real tools and knowledge services on a real nats-server: ship, run locally,
 connect with the MCP SDK in both eras, call an authored and a knowledge tool and an exposed member of a real upstream
-(withheld on a rug pull), out-of-date, stop, delete, tokens, crash restarts, and the refusals of bad input."""
+(withheld on a rug pull), out-of-date, stop, delete, tokens, crash restarts, local servers run again after a restart
+of the shipyard, and the refusals of bad input."""
 
 from __future__ import annotations
 
@@ -25,8 +26,11 @@ from tests.integration.shipyard_support import (
     AUTHORED_TOOL,
     KNOWLEDGE_TOOL,
     SHIPPED_VARIABLE,
+    declared_status,
     proposal,
     shipped_client,
+    shipyard_over,
+    sources,
     yard,
 )
 from tests.integration.tools_support import publish_tested, save
@@ -103,7 +107,7 @@ async def test_an_exposed_upstream_member_ships_runs_and_is_withheld_by_the_ship
     monkeypatch.setenv("SAIP_SHIPPED_UPSTREAM_REFRESH_SECONDS", "0.2")  # the local target's child reads it
     fast = {"tools_upstream_refresh_seconds": 0.2, "tools_upstream_variables": [SHIPPED_VARIABLE]}
     with started("http", tmp_path / "upstream.json", [ECHO]) as upstream:
-        async with yard(nats_server.url, tmp_path, **fast) as y:
+        async with yard(nats_server.url, tmp_path, tools_settings=fast) as y:
             headers = {"Authorization": f"Bearer ${{{SHIPPED_VARIABLE}}}"}
             transport, vendor = upstream_pb2.TRANSPORT_STREAMABLE_HTTP, upstream_pb2.TRUST_VENDOR
             server = upstream.server("notes", transport, headers=headers, trust=vendor)  # L2: under the cap
@@ -278,3 +282,61 @@ async def test_targets_say_why_compose_and_kubernetes_cannot_run_here(nats_serve
         assert not plan.usable and plan.reason
         refusal = await refused(y.shipyard.Run(shipyard_pb2.RunRequest(name="ops", target="compose")), FAILED)
         assert "the compose target cannot run here" in refusal
+
+
+async def test_local_servers_that_ran_run_again_after_a_shipyard_restart_and_a_stopped_one_stays_stopped(
+    nats_server: LocalNats, tmp_path: Any
+) -> None:
+    ops, idle = shipyard_pb2.ShippedServerRequest(name="ops"), shipyard_pb2.ShippedServerRequest(name="idle")
+    async with sources(nats_server.url, tmp_path) as found:
+        async with shipyard_over(found) as y:
+            await y.shipyard.Ship(proposal("ops"))
+            await y.shipyard.Ship(proposal("idle"))
+            first = await y.shipyard.Run(shipyard_pb2.RunRequest(name="ops"))
+            await y.shipyard.Run(shipyard_pb2.RunRequest(name="idle"))
+            await y.shipyard.Stop(idle)
+            await y.shipyard.Ship(proposal("ops"))  # v2, not approved to run: the restart runs v1 again
+            token = (await y.shipyard.GetToken(ops)).token
+        async with httpx.AsyncClient() as http:
+            with pytest.raises(httpx.TransportError):  # the shipyard's stop stopped its local processes
+                await http.get(first.endpoint.removesuffix("/mcp") + "/healthz")
+
+        async with shipyard_over(found) as y:
+            # Run again before the restarted shipyard serves: the first status already shows it running.
+            again = await y.shipyard.GetStatus(ops)
+            stopped = await y.shipyard.GetStatus(idle)
+            async with shipped_client(again.endpoint, token, mode="legacy") as client:
+                added = await client.call_tool(AUTHORED_TOOL, {"a": 20, "b": 22})
+            await y.shipyard.Stop(ops)
+
+    assert (again.state, again.endpoint, again.running_version, again.server.version) == (
+        "running",
+        first.endpoint,
+        1,
+        2,
+    )
+    assert stopped.state == "stopped"
+    assert json.loads(added.content[0].text) == {"sum": 42}  # type: ignore[union-attr]
+
+
+async def test_a_declared_server_ships_once_and_again_only_when_its_declaration_changes(
+    nats_server: LocalNats, tmp_path: Any
+) -> None:
+    declared = {"name": "ops", "description": "Runbook answers.", "tools": [AUTHORED_TOOL], "target": "local"}
+    ops = shipyard_pb2.ShippedServerRequest(name="ops")
+    seen: list[tuple[int, int, str]] = []  # (version, running version, token) after each start
+    async with sources(nats_server.url, tmp_path) as found:
+        for declaration in (declared, declared, declared | {"description": "Runbook answers, v2."}):
+            async with shipyard_over(found, shipyard_servers=[declaration]) as y:
+
+                async def running(y: Any = y, wanted: str = declaration["description"]) -> Any:
+                    found = await declared_status(y, "ops")
+                    return found if found and found.state == "running" and found.server.description == wanted else None
+
+                status = await eventually(running, within=60, every=0.2)
+                token = (await y.shipyard.GetToken(ops)).token
+                seen.append((status.server.version, status.running_version, token))
+
+    assert [(version, ran) for version, ran, _ in seen] == [(1, 1), (1, 1), (2, 2)]
+    # The same declaration on the same target keeps its token across restarts, a new version's run too.
+    assert len({token for _, _, token in seen}) == 1

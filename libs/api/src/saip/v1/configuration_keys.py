@@ -58,6 +58,7 @@ KEYS: dict[str, str] = {
     'shipyard.metrics-port': "Port of the shipyard service's /metrics",
     'shipyard.port': "Port of the shipyard service's gRPC endpoint",
     'shipyard.restart-limit': 'Crash restarts of a local shipped server in a row before it is marked failed',
+    'shipyard.servers': 'Shipped servers declared in configuration, shipped (and run on `target`) at start: read-only',
     'shipyard.variables': 'Environment variables the shipped servers may be given (their ${ENV} requirements)',
     'tools.addr': "Address (host:port) of the tools service's gRPC endpoint; unset serves no authored tools",
     'tools.declared': 'Tools declared in configuration (a list of tool specs): served, read-only to the AI',

@@ -82,7 +82,7 @@ class ChatConversation(_message.Message):
     def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turns: _Optional[_Iterable[_Union[ChatTurn, _Mapping]]] = ..., pending: _Optional[_Union[ChatPending, _Mapping]] = ...) -> None: ...
 
 class ChatTurn(_message.Message):
-    __slots__ = ("id", "at", "client", "prompt", "answer", "status", "model", "tokens", "tool_calls")
+    __slots__ = ("id", "at", "client", "prompt", "answer", "status", "model", "tokens", "tool_calls", "pipeline", "sources")
     ID_FIELD_NUMBER: _ClassVar[int]
     AT_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
@@ -92,6 +92,8 @@ class ChatTurn(_message.Message):
     MODEL_FIELD_NUMBER: _ClassVar[int]
     TOKENS_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    PIPELINE_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_FIELD_NUMBER: _ClassVar[int]
     id: str
     at: _timestamp_pb2.Timestamp
     client: str
@@ -101,7 +103,23 @@ class ChatTurn(_message.Message):
     model: str
     tokens: int
     tool_calls: _containers.RepeatedCompositeFieldContainer[ChatToolCall]
-    def __init__(self, id: _Optional[str] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., client: _Optional[str] = ..., prompt: _Optional[str] = ..., answer: _Optional[str] = ..., status: _Optional[str] = ..., model: _Optional[str] = ..., tokens: _Optional[int] = ..., tool_calls: _Optional[_Iterable[_Union[ChatToolCall, _Mapping]]] = ...) -> None: ...
+    pipeline: str
+    sources: _containers.RepeatedCompositeFieldContainer[ChatSource]
+    def __init__(self, id: _Optional[str] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., client: _Optional[str] = ..., prompt: _Optional[str] = ..., answer: _Optional[str] = ..., status: _Optional[str] = ..., model: _Optional[str] = ..., tokens: _Optional[int] = ..., tool_calls: _Optional[_Iterable[_Union[ChatToolCall, _Mapping]]] = ..., pipeline: _Optional[str] = ..., sources: _Optional[_Iterable[_Union[ChatSource, _Mapping]]] = ...) -> None: ...
+
+class ChatSource(_message.Message):
+    __slots__ = ("document", "source", "position", "page", "relevance")
+    DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    PAGE_FIELD_NUMBER: _ClassVar[int]
+    RELEVANCE_FIELD_NUMBER: _ClassVar[int]
+    document: str
+    source: str
+    position: int
+    page: int
+    relevance: float
+    def __init__(self, document: _Optional[str] = ..., source: _Optional[str] = ..., position: _Optional[int] = ..., page: _Optional[int] = ..., relevance: _Optional[float] = ...) -> None: ...
 
 class ChatToolCall(_message.Message):
     __slots__ = ("name", "outcome")
@@ -112,11 +130,15 @@ class ChatToolCall(_message.Message):
     def __init__(self, name: _Optional[str] = ..., outcome: _Optional[str] = ...) -> None: ...
 
 class ChatPending(_message.Message):
-    __slots__ = ("turn_id", "state_json", "asked_at")
+    __slots__ = ("turn_id", "state_json", "asked_at", "pipeline", "sources")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_JSON_FIELD_NUMBER: _ClassVar[int]
     ASKED_AT_FIELD_NUMBER: _ClassVar[int]
+    PIPELINE_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     state_json: str
     asked_at: _timestamp_pb2.Timestamp
-    def __init__(self, turn_id: _Optional[str] = ..., state_json: _Optional[str] = ..., asked_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    pipeline: str
+    sources: _containers.RepeatedCompositeFieldContainer[ChatSource]
+    def __init__(self, turn_id: _Optional[str] = ..., state_json: _Optional[str] = ..., asked_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., pipeline: _Optional[str] = ..., sources: _Optional[_Iterable[_Union[ChatSource, _Mapping]]] = ...) -> None: ...

@@ -22,18 +22,27 @@ def chat() -> None:
 @click.argument("prompt")
 @click.option("-t", "--tool", "tools", multiple=True, help="A published tool the model may call (repeat).")
 @click.option("-c", "--conversation", help="Continue this conversation (its id).")
+@click.option("-p", "--pipeline", help="A knowledge pipeline searched for the prompt; the model gets its passages.")
 @click.option(
     "--timeout", type=click.IntRange(1, 1800), default=300, show_default=True, help="Seconds the turn may take."
 )
 @json_option
 @click.pass_context
 def chat_ask(
-    context: click.Context, prompt: str, tools: tuple[str, ...], conversation: str | None, timeout: int, as_json: bool
+    context: click.Context,
+    prompt: str,
+    tools: tuple[str, ...],
+    conversation: str | None,
+    pipeline: str | None,
+    timeout: int,
+    as_json: bool,
 ) -> None:
     """Ask the chat PROMPT: one turn, with the tools named; prints the answer after how it went."""
     body: dict[str, Any] = {"prompt": prompt, "tools": list(tools), "timeoutSeconds": timeout}
     if conversation:
         body["conversationId"] = conversation
+    if pipeline:
+        body["pipeline"] = pipeline
     answered = call(context, "POST", "/chat/ask", json=body, timeout=timeout + 30.0)
     if not as_json and answered.get("data"):
         click.echo(answered["data"]["answer"])

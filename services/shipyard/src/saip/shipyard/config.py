@@ -1,12 +1,12 @@
-"""The shipyard service's settings: where it listens, where it reaches the services whose tools it ships, and how
-it runs shipped servers."""
+"""The shipyard service's settings: where it listens, where it reaches the services whose tools it ships, how it runs
+shipped servers, and the shipped servers declared in configuration (read-only to the AI)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from saip.common.settings import (
     Port,
@@ -17,12 +17,33 @@ from saip.common.settings import (
     listed_environment,
     listed_names,
 )
+from saip.shipped.bundle import TRANSPORTS
+from saip.shipyard.targets import TARGETS
+
+SERVERS_KEY = "shipyard.servers"
 
 # The same keys, with the same meaning, as the gateway's: one address of each service for every process.
 SERVICE_ADDRESS_KEYS = {
     "tools.addr": "Address (host:port) of the tools service's gRPC endpoint; unset serves no authored tools",
     "knowledge.addr": "Address (host:port) of the knowledge service's gRPC endpoint; unset serves no knowledge tools",
 }
+
+
+class DeclaredServer(BaseModel):
+    """One entry of shipyard.servers: what to ship (the proposal an AI would make) and, with `target`, where to run it.
+    Keys as in saip.yaml (dashes or underscores), nothing unknown; the ship's own rules (a Local Pass of each authored
+    tool's current revision, the name's) are checked when the shipyard ships it."""
+
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=lambda name: name.replace("_", "-"), populate_by_name=True, frozen=True
+    )
+
+    name: str = Field(min_length=1, max_length=40)
+    description: str = Field(min_length=1, max_length=1024)
+    tools: list[str] = Field(min_length=1, max_length=64)
+    transport: Literal[TRANSPORTS] = TRANSPORTS[0]  # type: ignore[valid-type]  # the bundle's own list
+    target: Literal[TARGETS] | None = None  # type: ignore[valid-type]  # unset: shipped, not run
+    port: int = Field(default=0, ge=0, le=65535)  # 0: a free one (local), the container's port (compose)
 
 
 class ShipyardSettings(SaipSettings):
@@ -39,6 +60,7 @@ class ShipyardSettings(SaipSettings):
         "shipyard.restart-limit": "Crash restarts of a local shipped server in a row before it is marked failed",
         "shipyard.kube-context": "kubectl context the kubernetes target applies to; the current context when unset",
         "shipyard.variables": "Environment variables the shipped servers may be given (their ${ENV} requirements)",
+        SERVERS_KEY: "Shipped servers declared in configuration, shipped (and run on `target`) at start: read-only",
     }
 
     shipyard_host: str = "127.0.0.1"
@@ -53,6 +75,7 @@ class ShipyardSettings(SaipSettings):
     # A shipped server's `${ENV}` requirements are read from the shipyard's environment, and only the variables the
     # person lists here are: `saip run` hands the shipyard these and its own settings, never the whole shell.
     shipyard_variables: StrList = Field(default_factory=list)
+    shipyard_servers: list[DeclaredServer] = Field(default_factory=list)
 
     @field_validator("shipyard_variables")
     @classmethod
@@ -64,6 +87,15 @@ class ShipyardSettings(SaipSettings):
                 "give the value another variable's name"
             )
         return names
+
+    @field_validator("shipyard_servers")
+    @classmethod
+    def _named_once(cls, servers: list[DeclaredServer]) -> list[DeclaredServer]:
+        names = [server.name.strip() for server in servers]
+        doubled = sorted({name for name in names if names.count(name) > 1})
+        if doubled:
+            raise ValueError(f"{', '.join(doubled)} are declared more than once; declare each server once")
+        return servers
 
     @classmethod
     def launch_variables(cls, values: Mapping[str, Any]) -> set[str]:

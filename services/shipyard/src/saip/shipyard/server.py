@@ -1,6 +1,8 @@
 """Wiring of the shipyard service: its lifespan opens NATS (the saip-shipyard bucket, the saip-bundles object
 store), the channels to the tools and knowledge services, the local runs' supervisor and the gRPC API with /metrics,
-and closes them in reverse (the locally running shipped servers are stopped before the background work ends). The
+and closes them in reverse (the locally running shipped servers are stopped before the background work ends). Before
+the API serves, the local servers that were running when the shipyard stopped run again; the servers declared in
+shipyard.servers are shipped and run in the background, as soon as the tools and knowledge services answer. The
 servicer converts protobuf to calls of the shipyard; errors become statuses at the RPC edge (`RpcEdge`).
 """
 
@@ -138,10 +140,14 @@ async def lifespan(settings: ShipyardSettings, *, registry: CollectorRegistry = 
         )
         stack.push_async_callback(local.close)
         places = Places(settings.home.resolve(), settings.shipyard_image, settings.shipyard_kube_context)
-        shipyard = Shipyard(sources, KvRecords(kv), archives, local, HostCommands(), metrics, places)
+        shipyard = Shipyard(
+            sources, KvRecords(kv), archives, local, HostCommands(), metrics, places, settings.shipyard_servers
+        )
+        environment = functools.partial(settings.shipped_environment, os.environ)
+        await shipyard.resume(environment())
+        group.start_soon(shipyard.declare, environment())
         register = functools.partial(
-            shipyard_pb2_grpc.add_ShipyardServiceServicer_to_server,
-            ShipyardServicer(shipyard, lambda: settings.shipped_environment(os.environ)),
+            shipyard_pb2_grpc.add_ShipyardServiceServicer_to_server, ShipyardServicer(shipyard, environment)
         )
         said = {"tools": settings.tools_addr or "", "knowledge": settings.knowledge_addr or ""}
         served = await stack.enter_async_context(

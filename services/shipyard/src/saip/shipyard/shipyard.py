@@ -6,6 +6,12 @@ What is kept: each version's bundle as a tar archive in saip-bundles (`<name>/v<
 A run or delete names the version and hash its approval described; when the server moved on meanwhile the call is
 refused (Conflict) and nothing changes. Nothing half-done is left: a ship whose record cannot be written removes its
 archive, and a run that does not come up is stopped and not recorded.
+
+The run record is also the desired state: at the service's start (`resume`) every local HTTP server whose record
+was not stopped is run again, the version it ran, on its port when that is free and with its token, so the person's
+client connects again; one the person stopped stays stopped. The servers declared in shipyard.servers are shipped at
+start (`declare`; again when their declaration or a part's definition changed) and run on their `target`; every call
+that would change one is refused, naming the key.
 """
 
 from __future__ import annotations
@@ -19,9 +25,11 @@ import socket
 import sys
 import tarfile
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import anyio
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -29,7 +37,16 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from saip.shipped import bundle as bundle_files
 from saip.shipped.bundle import BUNDLE_FILE, STDIO, Bundle, BundleInvalid
 from saip.shipyard import bundles, deploy
-from saip.shipyard.errors import Conflict, InvalidProposal, NotFound, RuleRefused, StoreUnavailable, TargetUnusable
+from saip.shipyard.config import SERVERS_KEY, DeclaredServer
+from saip.shipyard.errors import (
+    Conflict,
+    InvalidProposal,
+    NotFound,
+    RuleRefused,
+    ShipyardError,
+    StoreUnavailable,
+    TargetUnusable,
+)
 from saip.shipyard.local import LocalRuns
 from saip.shipyard.metrics import ShipyardMetrics
 from saip.shipyard.ports import Archives, Commands, Records, Sources
@@ -41,6 +58,13 @@ logger = logging.getLogger(__name__)
 SERVER_KEY, RUN_KEY = "server.", "run."
 COMMAND_WITHIN = 300.0
 MAX_LOG_LINES = 1000
+FIRST_RETRY, MAX_RETRY = 1.0, 30.0  # a declared server waits for the tools and knowledge services at start
+ACTIVE = ("starting", "running", "restarting", "ready")
+
+MANAGED = (
+    "'{name}' is managed by configuration; change or remove it under " + SERVERS_KEY + " in saip.yaml and restart "
+    "the shipyard service."
+)
 
 
 @dataclass(frozen=True)
@@ -99,6 +123,7 @@ class Shipyard:
         commands: Commands,
         metrics: ShipyardMetrics,
         places: Places,
+        declared: Sequence[DeclaredServer] = (),
     ) -> None:
         self._sources = sources
         self._records = records
@@ -107,6 +132,11 @@ class Shipyard:
         self._commands = commands
         self._metrics = metrics
         self._places = places
+        self._declared = {server.name.strip(): server for server in declared}
+
+    def _writable(self, name: str) -> None:
+        if name.strip() in self._declared:
+            raise RuleRefused(MANAGED.format(name=name.strip()))
 
     # -- reading ---------------------------------------------------------------------------------------------------
 
@@ -168,6 +198,7 @@ class Shipyard:
 
     async def _status(self, server: shipyard_pb2.ShippedServer) -> shipyard_pb2.ServerStatus:
         status = shipyard_pb2.ServerStatus(server=server, state="shipped")
+        status.managed_by = SERVERS_KEY if server.name in self._declared else ""
         try:
             stale = await bundles.stale(self._sources, server)
         except StoreUnavailable as exc:
@@ -219,6 +250,10 @@ class Shipyard:
         return validation.report
 
     async def ship(self, proposal: shipyard_pb2.BundleProposal) -> shipyard_pb2.ShipReply:
+        self._writable(proposal.name)
+        return await self._ship(proposal)
+
+    async def _ship(self, proposal: shipyard_pb2.BundleProposal) -> shipyard_pb2.ShipReply:
         validation = await bundles.validate(self._sources, proposal)
         if not validation.report.ok:
             self._metrics.ships.labels("refused").inc()
@@ -305,6 +340,7 @@ class Shipyard:
 
     async def plan_run(self, request: shipyard_pb2.RunRequest) -> shipyard_pb2.RunPlan:
         """What a run would do, without doing it: what the approval summary quotes."""
+        self._writable(request.name)
         server, _ = await self._server(request.name)
         target = request.target or LOCAL
         if target not in TARGETS:
@@ -334,11 +370,17 @@ class Shipyard:
         return [sys.executable, "-m", "saip.shipped", "--bundle", str(bundle_file), "--port", str(port or "<free>")]
 
     async def run(self, request: shipyard_pb2.RunRequest, environ: dict[str, str]) -> shipyard_pb2.ServerStatus:
+        self._writable(request.name)
         server, _ = await self._server(request.name)
-        target = request.target or LOCAL
         self._expect(server, request.expected_version, request.expected_sha256)
+        return await self._run(server, request.target or LOCAL, request.port, environ)
+
+    async def _run(
+        self, server: shipyard_pb2.ShippedServer, target: str, port: int, environ: dict[str, str], token: str = ""
+    ) -> shipyard_pb2.ServerStatus:
+        """Start `server` on `target` and record the run (with `token`, a resumed run's, or a new one)."""
         try:
-            record = await self._start(server, target, request.port, environ)
+            record = await self._start(server, target, port, environ, token)
         except (RuleRefused, InvalidProposal, Conflict):
             self._metrics.runs.labels(target if target in TARGETS else LOCAL, "refused").inc()
             raise
@@ -351,7 +393,7 @@ class Shipyard:
         return await self._status(server)
 
     async def _start(
-        self, server: shipyard_pb2.ShippedServer, target: str, port: int, environ: dict[str, str]
+        self, server: shipyard_pb2.ShippedServer, target: str, port: int, environ: dict[str, str], token: str
     ) -> shipyard_pb2.RunRecord:
         if target not in TARGETS:
             raise InvalidProposal(f"target '{target}' is not one of {', '.join(TARGETS)}")
@@ -369,7 +411,7 @@ class Shipyard:
                 "never pass through this interface), restart the shipyard service, then run again."
             )
         bundle = await self._bundle(server)
-        token = secrets.token_urlsafe(32)
+        token = token or secrets.token_urlsafe(32)
         record = shipyard_pb2.RunRecord(
             name=server.name,
             target=target,
@@ -417,7 +459,11 @@ class Shipyard:
         return record
 
     async def stop(self, name: str) -> shipyard_pb2.ServerStatus:
+        self._writable(name)
         server, _ = await self._server(name)
+        return await self._stop(server)
+
+    async def _stop(self, server: shipyard_pb2.ShippedServer) -> shipyard_pb2.ServerStatus:
         record = await self._run_record(server.name)
         local = self._local.get(server.name)
         running = local is not None and local.state != "stopped"
@@ -444,6 +490,7 @@ class Shipyard:
         return await self._status(server)
 
     async def delete(self, request: shipyard_pb2.DeleteShippedServerRequest) -> shipyard_pb2.DeleteShippedServerReply:
+        self._writable(request.name)
         server, _ = await self._server(request.name)
         self._expect(server, request.expected_version, request.expected_sha256)
         status = await self._status(server)
@@ -465,3 +512,89 @@ class Shipyard:
         if record is None or record.stopped or not record.token:
             raise RuleRefused(f"'{server.name}' is not running, so it has no token; run it first")
         return shipyard_pb2.TokenReply(name=server.name, token=record.token, endpoint=record.endpoint)
+
+    # -- at the service's start ------------------------------------------------------------------------------------
+
+    async def resume(self, environ: dict[str, str]) -> None:
+        """Run again the local HTTP servers whose run record says they should run (a stop marks it stopped): the
+        version each ran, with its token, on its port when that is free. A server that cannot start is logged and
+        shows as stopped; the others still start."""
+        for server in await self._servers():
+            if server.name in self._declared:
+                continue  # its declaration says whether it runs (`declare`)
+            record = await self._run_record(server.name)
+            if record is None or record.stopped or record.target != LOCAL or server.transport == STDIO:
+                continue
+            try:
+                ran = await self._as_ran(server, record)
+                port = urlsplit(record.endpoint).port or 0
+                await self._run(ran, LOCAL, port if port and _port_free(port) else 0, environ, record.token)
+            except ShipyardError as exc:
+                logger.warning("shipped server not run again", extra={"server": server.name, "reason": str(exc)})
+                continue
+            logger.info("shipped server run again", extra={"server": server.name, "version": ran.version})
+
+    async def _as_ran(
+        self, server: shipyard_pb2.ShippedServer, record: shipyard_pb2.RunRecord
+    ) -> shipyard_pb2.ShippedServer:
+        """The shipped server as its run record ran it: the latest version, or the one it ran when it was shipped
+        again since (a restart of the shipyard changes nothing a person approved)."""
+        if record.version == server.version:
+            return server
+        ran = shipyard_pb2.ShippedServer()
+        ran.CopyFrom(server)
+        ran.version, ran.bundle_sha256 = record.version, record.bundle_sha256
+        ran.object = f"{server.name}/v{record.version}.tar"
+        bundle = await self._bundle(ran)
+        ran.ClearField("requirements")
+        ran.requirements.extend(bundle.document["requirements"])
+        return ran
+
+    async def declare(self, environ: dict[str, str]) -> None:
+        """Ship and run the servers of shipyard.servers, each as soon as the services its tools come from answer; one
+        that cannot ship or run is logged with why (and the key), and the others go on."""
+        for declared in self._declared.values():
+            wait = FIRST_RETRY
+            while True:
+                try:
+                    await self._declare(declared, environ)
+                except StoreUnavailable as exc:
+                    logger.info("declared server waits", extra={"server": declared.name, "reason": str(exc)})
+                    await anyio.sleep(wait)
+                    wait = min(wait * 2, MAX_RETRY)
+                    continue
+                except ShipyardError as exc:
+                    logger.error(
+                        "declared server not shipped or run",
+                        extra={"server": declared.name, "key": SERVERS_KEY, "reason": str(exc)},
+                    )
+                break
+
+    async def _declare(self, declared: DeclaredServer, environ: dict[str, str]) -> None:
+        proposal = shipyard_pb2.BundleProposal(
+            name=declared.name, description=declared.description, transport=declared.transport, tools=declared.tools
+        )
+        found = await self._records.get(SERVER_KEY + proposal.name.strip())
+        server = shipyard_pb2.ShippedServer.FromString(found[0]) if found else None
+        if server is None or await self._differs(server, proposal):
+            server = (await self._ship(proposal)).server
+            logger.info("declared server shipped", extra={"server": server.name, "version": server.version})
+        if declared.target is None:
+            return
+        status = await self._status(server)
+        if status.state in ACTIVE:
+            if (status.target, status.running_version) == (declared.target, server.version):
+                return
+            await self._stop(server)  # an earlier version, or another target: the declaration says which runs
+        # The token of its last run on that target stays, so the person's client keeps connecting.
+        record = await self._run_record(server.name)
+        token = record.token if record is not None and record.target == declared.target else ""
+        await self._run(server, declared.target, declared.port, environ, token)
+
+    async def _differs(self, server: shipyard_pb2.ShippedServer, proposal: shipyard_pb2.BundleProposal) -> bool:
+        """Whether the declaration or a part's definition changed since `server` was shipped."""
+        if (server.description, server.transport) != (proposal.description, proposal.transport):
+            return True
+        if sorted(part.name for part in server.parts) != sorted(name.strip() for name in proposal.tools):
+            return True
+        return bool(await bundles.stale(self._sources, server))

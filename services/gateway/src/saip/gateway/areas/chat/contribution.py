@@ -1,5 +1,6 @@
 """The chat area: `saip_chat_ask` runs one turn of saip's own chat model for the calling AI (the published tools it
-names, their approvals asked at the caller's client), and `saip_chat_list_conversations` reads the history; the
+names, their approvals asked at the caller's client, the passages a knowledge pipeline finds for the prompt), and
+`saip_chat_list_conversations` reads the history; the
 guide saip://guide/chat. The conversations live in the saip-chat bucket, so a turn stopped at a 2026-07-28 question
 resumes on whichever replica the client's retry reaches."""
 
@@ -20,10 +21,13 @@ from pydantic import Field
 from saip.common.vocabulary import is_reserved
 from saip.gateway.areas.chat import views
 from saip.gateway.areas.chat.model import OpenAIModel
+from saip.gateway.areas.chat.retrieval import Retrieved, retrieve
 from saip.gateway.areas.chat.store import Conversations
 from saip.gateway.areas.chat.turn import Ran, Status, Turn, TurnEnd, TurnInteraction, TurnState
+from saip.gateway.areas.knowledge.client import KnowledgeClient
 from saip.gateway.areas.words import plural
 from saip.gateway.config import GatewaySettings
+from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.approval import Asked, Binding, Interaction
 from saip.gateway.surface.declare import Declared, resource, tool
 from saip.gateway.surface.management import Caller, Input, Level, ManagementResult
@@ -77,6 +81,15 @@ class AskInput(Input):
         pattern=r"^[A-Za-z0-9-]+$",
         description="Continue this conversation (data.conversationId of an earlier turn); leave out for a new one.",
     )
+    pipeline: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description=(
+            "A knowledge pipeline (saip_knowledge_list_pipelines) searched for the prompt; the model gets the passages "
+            "it finds, with their sources."
+        ),
+    )
     timeoutSeconds: int = Field(
         default=300, ge=1, le=1800, description="How long the turn may take, approvals included (at most 1800)."
     )
@@ -90,7 +103,8 @@ class ListInput(Input):
 def _summary(arguments: AskInput) -> str:
     where = f"conversation {arguments.conversationId}" if arguments.conversationId else "a new conversation"
     tools = ", ".join(arguments.tools) or "no tools"
-    return f"one chat turn in {where} with {tools} (timeout {arguments.timeoutSeconds} s)"
+    source = f" and the knowledge pipeline '{arguments.pipeline}'" if arguments.pipeline else ""
+    return f"one chat turn in {where} with {tools}{source} (timeout {arguments.timeoutSeconds} s)"
 
 
 class PublishedToolbox:
@@ -137,18 +151,21 @@ class ChatArea(Declared):
         settings: GatewaySettings,
         conversations: Conversations,
         published_tool: Callable[[str], ServedTool | None],
+        knowledge: KnowledgeClient,
     ) -> None:
         self._settings = settings
         self._conversations = conversations
         self._published_tool = published_tool
+        self._knowledge = knowledge
 
     @tool(Level.WRITE, "Ask the chat (one turn)", summary=_summary, open_world=True)
     async def ask(self, arguments: AskInput, caller: Caller) -> ManagementResult:
         """Run one turn of saip's own chat model without a screen: a new conversation, or the one conversationId
         names; the model may call the published tools named in `tools` (never saip_ tools), and a tool that needs
-        approval asks the person at your client. Blocks until the model answers or timeoutSeconds (300 by default,
-        1800 at most) pass. The answer is data.answer, with the model, the tokens and each tool call. Read
-        saip://guide/chat first."""
+        approval asks the person at your client. With `pipeline`, that knowledge pipeline is searched for the prompt
+        and the model answers from the passages it finds (data.sources names them). Blocks until the model answers or
+        timeoutSeconds (300 by default, 1800 at most) pass. The answer is data.answer, with the model, the tokens and
+        each tool call. Read saip://guide/chat first."""
         problem = self._unusable(arguments.tools)
         if problem:
             return ManagementResult(False, problem)
@@ -164,7 +181,7 @@ class ChatArea(Declared):
             opened = await self._started(arguments, outer, warnings)
             if isinstance(opened, ManagementResult):
                 return opened
-        conversation, revision, turn_id, state, interaction = opened
+        conversation, revision, turn_id, state, interaction, retrieved = opened
         model = OpenAIModel(
             base_url=str(self._settings.chat_base_url), model=str(self._settings.chat_model), api_key=key
         )
@@ -179,8 +196,8 @@ class ChatArea(Declared):
         finally:
             await model.close()
         if end.question is not None:
-            return await self._suspended(conversation, revision, turn_id, state, end.question, arguments)
-        return await self._finished(conversation, revision, turn_id, state, end, caller, warnings)
+            return await self._suspended(conversation, revision, turn_id, state, end.question, arguments, retrieved)
+        return await self._finished(conversation, revision, turn_id, state, end, caller, warnings, retrieved)
 
     @tool(Level.READ, "Chat conversations", idempotent=True)
     async def list_conversations(self, arguments: ListInput) -> ManagementResult:
@@ -231,14 +248,28 @@ class ChatArea(Declared):
                 id=str(uuid.uuid4()), title=" ".join(arguments.prompt.split())[:80], created_at=_now()
             )
             known = None
-        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+        try:
+            retrieved = await self._retrieved(arguments, warnings)
+        except ServiceRefused as exc:  # answered as the turn's other refusals are, before the model is asked
+            return ManagementResult(False, str(exc))
+        system = SYSTEM if retrieved is None else SYSTEM + "\n\n" + retrieved.context
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         for earlier in conversation.turns[-HISTORY_TURNS:]:
             messages.append({"role": "user", "content": earlier.prompt})
             messages.append({"role": "assistant", "content": earlier.answer})
         messages.append({"role": "user", "content": arguments.prompt})
         timeout = float(arguments.timeoutSeconds)
         state = TurnState(messages=messages, deadline=time.time() + timeout, timeout=timeout)
-        return conversation, known, str(uuid.uuid4()), state, TurnInteraction(outer)
+        return conversation, known, str(uuid.uuid4()), state, TurnInteraction(outer), retrieved
+
+    async def _retrieved(self, arguments: AskInput, warnings: list[str]) -> Retrieved | None:
+        """The passages of the turn's pipeline for its prompt (None without one); refused for an unknown pipeline."""
+        if arguments.pipeline is None:
+            return None
+        retrieved = await retrieve(self._knowledge, arguments.pipeline, arguments.prompt)
+        if retrieved.warning:
+            warnings.append(retrieved.warning)
+        return retrieved
 
     async def _resumed(
         self, claims: dict[str, Any], arguments: AskInput, outer: Interaction | None
@@ -254,7 +285,10 @@ class ChatArea(Declared):
             return ManagementResult(False, STALE)
         state = TurnState.loads(conversation.pending.state_json)
         answer = outer.answer if outer is not None else None
-        return conversation, revision, conversation.pending.turn_id, state, TurnInteraction(outer, claims["s"], answer)
+        pending = conversation.pending
+        # The passages are in the kept messages already; the turn only has to record which they were.
+        retrieved = Retrieved(pending.pipeline, "", tuple(pending.sources)) if pending.pipeline else None
+        return conversation, revision, pending.turn_id, state, TurnInteraction(outer, claims["s"], answer), retrieved
 
     async def _suspended(
         self,
@@ -264,10 +298,17 @@ class ChatArea(Declared):
         state: TurnState,
         question: Asked,
         arguments: AskInput,
+        retrieved: Retrieved | None,
     ) -> ManagementResult:
         """2026-07-28: keep the turn at its question, and send the question back with a state that finds it again."""
         conversation.pending.CopyFrom(
-            gateway_pb2.ChatPending(turn_id=turn_id, state_json=state.dumps(), asked_at=_now())
+            gateway_pb2.ChatPending(
+                turn_id=turn_id,
+                state_json=state.dumps(),
+                asked_at=_now(),
+                pipeline=retrieved.pipeline if retrieved else "",
+                sources=retrieved.sources if retrieved else (),
+            )
         )
         conversation.updated_at.CopyFrom(_now())
         await self._conversations.save(conversation, revision)
@@ -284,6 +325,7 @@ class ChatArea(Declared):
         end: TurnEnd,
         caller: Caller,
         warnings: list[str],
+        retrieved: Retrieved | None,
     ) -> ManagementResult:
         model = str(self._settings.chat_model)
         entry = gateway_pb2.ChatTurn(
@@ -296,6 +338,8 @@ class ChatArea(Declared):
             model=model,
             tokens=state.tokens,
             tool_calls=[gateway_pb2.ChatToolCall(name=name, outcome=outcome) for name, outcome in state.calls],
+            pipeline=retrieved.pipeline if retrieved else "",
+            sources=retrieved.sources if retrieved else (),
         )
         conversation.turns.append(entry)
         conversation.ClearField("pending")
@@ -304,6 +348,7 @@ class ChatArea(Declared):
         calls = ", ".join(f"{name} {outcome}" for name, outcome in state.calls)
         spent = f"model {model}, {plural(state.tokens, 'token')}, {plural(len(state.calls), 'tool call')}"
         spent += f": {calls}" if calls else ""
+        spent += f"; {retrieved.described()}" if retrieved else ""
         data = views.turn(conversation.id, entry)
         if end.status is Status.OK:
             message = f"The chat answered ({spent})."
@@ -316,7 +361,7 @@ class ChatArea(Declared):
         )
 
 
-Opened = tuple[gateway_pb2.ChatConversation, int | None, str, TurnState, TurnInteraction]
+Opened = tuple[gateway_pb2.ChatConversation, int | None, str, TurnState, TurnInteraction, Retrieved | None]
 
 
 def _no_model(settings: GatewaySettings) -> str:

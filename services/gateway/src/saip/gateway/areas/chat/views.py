@@ -13,6 +13,16 @@ def tool_call(call: gateway_pb2.ChatToolCall) -> dict[str, Any]:
     return {"name": call.name, "outcome": call.outcome}
 
 
+def source(found: gateway_pb2.ChatSource) -> dict[str, Any]:
+    return {
+        "document": found.document,
+        "source": found.source,
+        "position": found.position,
+        "page": found.page or None,
+        "relevance": found.relevance,
+    }
+
+
 def turn(conversation_id: str, entry: gateway_pb2.ChatTurn) -> dict[str, Any]:
     return {
         "conversationId": conversation_id,
@@ -25,6 +35,8 @@ def turn(conversation_id: str, entry: gateway_pb2.ChatTurn) -> dict[str, Any]:
         "model": entry.model,
         "tokens": entry.tokens,
         "toolCalls": [tool_call(call) for call in entry.tool_calls],
+        "pipeline": entry.pipeline or None,
+        "sources": [source(found) for found in entry.sources],
     }
 
 

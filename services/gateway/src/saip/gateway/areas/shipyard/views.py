@@ -34,6 +34,7 @@ def status(found: pb.ServerStatus) -> dict[str, Any]:
         "restarts": found.restarts,
         "lastError": found.last_error or None,
         "startedAt": when(found.started_at),
+        "managedBy": found.managed_by or None,
     }
 
 
