@@ -27,6 +27,7 @@ from nats.js.errors import (
 from nats.js.kv import KeyValue
 from nats.js.object_store import ObjectStore
 
+from saip.common import tracing
 from saip.shipyard.errors import Conflict, RuleRefused, StoreUnavailable
 from saip.v1 import knowledge_pb2, knowledge_pb2_grpc, tools_pb2, tools_pb2_grpc
 
@@ -50,7 +51,7 @@ class GrpcSources:
     def _stub(self, factory: Callable[[grpc.aio.Channel], Any], address: str | None) -> Any:
         if not address:
             return None
-        channel = grpc.aio.insecure_channel(address)
+        channel = grpc.aio.insecure_channel(address, interceptors=tracing.client_interceptors("shipyard"))
         self._channels.append(channel)
         return factory(channel)
 
