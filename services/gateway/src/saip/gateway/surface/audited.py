@@ -156,7 +156,8 @@ class Auditor:
         """The gate's body, then the call's record; a question that goes back to the client is not recorded yet."""
         with _SPANS.span("gate call", attributes={"saip.tool": call.tool, "saip.source": call.traced_source()}) as span:
             ended = await self._ran(call, body)
-            span.set_attribute("saip.outcome", "asked" if isinstance(ended, Asked) else ended.outcome.value)
+            if not isinstance(ended, Asked):  # a question handed back to the client: the retry's trace ends it
+                span.set_attribute("saip.outcome", ended.outcome.value)
             return ended
 
     async def _ran(self, call: Call, body: Callable[[], Awaitable[Ended[R] | Asked]]) -> Ended[R] | Asked:
