@@ -16,6 +16,7 @@ from mcp import Client
 from saip.common.natsd import LocalNats
 from saip.gateway.server import Gateway
 from saip.v1 import audit_pb2, audit_pb2_grpc
+from tests.integration.answers import envelope
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.gateways import replica_settings
 from tests.integration.tools_support import publish_tested, running_tools, tools_client
@@ -26,6 +27,7 @@ pytestmark = pytest.mark.integration
 
 CLIENT = types.Implementation(name="traced-client", version="1.0")
 CALL = "mcp tools/call"
+TOKEN = "t" * 24
 
 
 @asynccontextmanager
@@ -106,3 +108,46 @@ async def test_a_gateway_with_tracing_off_makes_no_spans(nats_server: LocalNats,
         [trace] = await eventually(served, within=20.0)
         assert list(trace.services) == ["tools"]
         assert await calls_of(stub, "adder") == []
+
+
+async def test_the_monitor_tools_list_the_calls_traces_and_show_one_as_a_tree(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    async with (
+        stack(nats_server.url, tmp_path, mcp_server_auth_token=TOKEN) as (gateway, _),
+        Client(gateway.mcp, mode="auto", client_info=CLIENT) as client,
+    ):
+        await eventually(lambda: gateway.registry.tool("saip_monitor_traces") is not None)
+        assert not (await client.call_tool("adder", {"a": 2, "b": 2})).is_error
+
+        async def listed() -> dict[str, Any] | None:
+            found = envelope(await client.call_tool("saip_monitor_traces", {"tool": "adder", "outcome": "OK"}))
+            calls = [trace for trace in found["data"]["traces"] if trace["name"] == CALL]
+            return found if calls and "audit" in calls[0]["services"] else None
+
+        found = await eventually(listed, within=20.0)
+        assert found["message"].startswith("1 trace, newest first, of ")
+        assert found["message"].endswith(" kept (at most 2000, for 60 min after their last span).")
+        [summary] = found["data"]["traces"]
+        assert (summary["tool"], summary["outcome"]) == ("adder", "OK")
+        none = envelope(await client.call_tool("saip_monitor_traces", {"tool": "adder", "minDurationMs": 86_400_000}))
+        assert none["message"].startswith("0 traces, newest first") and none["data"]["traces"] == []
+
+        shown = envelope(await client.call_tool("saip_monitor_trace_get", {"traceId": summary["traceId"].upper()}))
+        unknown = await client.call_tool("saip_monitor_trace_get", {"traceId": "0" * 32})
+
+    data = shown["data"]
+    assert shown["message"] == (
+        f"Trace {summary['traceId']}: {CALL}, {data['durationMs']:.1f} ms, {data['spanCount']} spans across "
+        "audit, gateway, tools."
+    )
+    [root] = data["spans"]
+    assert (root["name"], root["service"], root["kind"]) == (CALL, "gateway", "server")
+    [gate] = root["children"]
+    assert gate["name"] == "gate call" and gate["attributes"]["saip.tool"] == "adder"
+    assert [child["name"] for child in gate["children"]] == ["gate run", "nats publish saip.audit.tool"]
+    assert unknown.is_error or not envelope(unknown)["ok"]
+    assert envelope(unknown)["message"] == (
+        f"No trace '{'0' * 32}' is kept: the audit service keeps the recent traces only (audit.traces-max, "
+        "audit.traces-max-age-minutes); list them with saip_monitor_traces."
+    )

@@ -222,8 +222,14 @@ def _rpc_attributes(full: str) -> dict[str, str | int | float | bool]:
     return {"rpc.system": "grpc", "rpc.service": service, "rpc.method": method}
 
 
+def _within_a_trace() -> bool:
+    return trace.get_current_span().get_span_context().is_valid
+
+
 class _ClientSpans(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
-    """One CLIENT span per call; its context goes in the call's metadata for the server's span to continue."""
+    """One CLIENT span per call made within a trace; its context goes in the call's metadata for the server's span to
+    continue. A call outside any trace (a watch's listing, a health probe) is not traced from this side: it would
+    only start a trace of its own for every background call."""
 
     def __init__(self, spans: Tracer) -> None:
         self._spans = spans
@@ -239,6 +245,8 @@ class _ClientSpans(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamCli
     async def intercept_unary_unary(
         self, continuation: Callable[..., Awaitable[Any]], details: grpc.aio.ClientCallDetails, request: Any
     ) -> Any:
+        if not _within_a_trace():
+            return await continuation(details, request)
         method = details.method.decode() if isinstance(details.method, bytes) else details.method
         with self._spans.span(
             f"grpc {_method(method)[1]}", kind=SpanKind.CLIENT, attributes=_rpc_attributes(method)
@@ -254,6 +262,8 @@ class _ClientSpans(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamCli
     async def intercept_unary_stream(
         self, continuation: Callable[..., Awaitable[Any]], details: grpc.aio.ClientCallDetails, request: Any
     ) -> Any:
+        if not _within_a_trace():
+            return await continuation(details, request)
         method = details.method.decode() if isinstance(details.method, bytes) else details.method
         # A stream outlives this call: its span is the opening (the server's span covers the whole stream).
         with self._spans.span(f"grpc {_method(method)[1]}", kind=SpanKind.CLIENT, attributes=_rpc_attributes(method)):
