@@ -28,6 +28,8 @@ MONITOR_TOOLS = {
     "saip_monitor_risk_events",
     "saip_monitor_hitl",
     "saip_monitor_tool_calls",
+    "saip_monitor_traces",
+    "saip_monitor_trace_get",
 }
 
 
