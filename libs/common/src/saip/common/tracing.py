@@ -54,8 +54,9 @@ PENDING = 256  # encoded batches held while NATS is away (the oldest dropped fir
 TRACEPARENT = "traceparent"
 
 _PROPAGATOR = TraceContextTextMapPropagator()
-# The provider of each service set up in this process; the last one opened wins (two gateways in one test).
-_providers: dict[str, list[TracerProvider]] = {}
+# The tracer of each service set up in this process, made once (a provider's get_tracer costs about as much as a
+# span); the last one opened wins (two gateways in one test).
+_opened: dict[str, list[trace.Tracer]] = {}
 _NOTHING: contextlib.nullcontext[Span] = contextlib.nullcontext(INVALID_SPAN)
 
 
@@ -66,8 +67,8 @@ class Tracer:
         self.service = service
 
     def _tracer(self) -> trace.Tracer | None:
-        stack = _providers.get(self.service)
-        return stack[-1].get_tracer(f"saip.{self.service}") if stack else None
+        stack = _opened.get(self.service)
+        return stack[-1] if stack else None
 
     def span(
         self,
@@ -198,11 +199,12 @@ async def traced(settings: SaipSettings, nc: NatsClient) -> AsyncIterator[None]:
         provider.add_span_processor(_batched(OTLPSpanExporter()))
         logger.info("traces exported over OTLP", extra={"endpoint": os.environ[OTLP_ENDPOINT]})
     shipping = asyncio.create_task(exporter.ship(nc), name=f"{service}-traces")
-    _providers.setdefault(service, []).append(provider)
+    made = provider.get_tracer(f"saip.{service}")
+    _opened.setdefault(service, []).append(made)
     try:
         yield
     finally:
-        _providers[service].remove(provider)
+        _opened[service].remove(made)
         # The processors' threads flush and stop (the OTLP one bounded by its own timeout); then what they handed
         # over is published.
         await asyncio.to_thread(provider.shutdown)
@@ -242,16 +244,17 @@ class _ClientSpans(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamCli
             details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
         )
 
+    def _span(self, details: grpc.aio.ClientCallDetails) -> contextlib.AbstractContextManager[Span]:
+        method = details.method.decode() if isinstance(details.method, bytes) else details.method
+        return self._spans.span(f"grpc {_method(method)[1]}", kind=SpanKind.CLIENT, attributes=_rpc_attributes(method))
+
     async def intercept_unary_unary(
         self, continuation: Callable[..., Awaitable[Any]], details: grpc.aio.ClientCallDetails, request: Any
     ) -> Any:
         if not _within_a_trace():
             return await continuation(details, request)
-        method = details.method.decode() if isinstance(details.method, bytes) else details.method
-        with self._spans.span(
-            f"grpc {_method(method)[1]}", kind=SpanKind.CLIENT, attributes=_rpc_attributes(method)
-        ) as span:
-            call = await continuation(self._details(details), request)
+        with self._span(details) as span:
+            call = await continuation(self._details(details), request)  # inside the span: its context is sent
             try:
                 await call  # the span covers the answer; the caller's own await gets the same answer
             except grpc.aio.AioRpcError as exc:
@@ -264,9 +267,8 @@ class _ClientSpans(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamCli
     ) -> Any:
         if not _within_a_trace():
             return await continuation(details, request)
-        method = details.method.decode() if isinstance(details.method, bytes) else details.method
         # A stream outlives this call: its span is the opening (the server's span covers the whole stream).
-        with self._spans.span(f"grpc {_method(method)[1]}", kind=SpanKind.CLIENT, attributes=_rpc_attributes(method)):
+        with self._span(details):
             return await continuation(self._details(details), request)
 
 
