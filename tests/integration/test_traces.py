@@ -1,6 +1,7 @@
 """Traces across the real services on a real NATS: one `tools/call` of a published authored tool is one trace, with
 the gateway's request, gate and publish spans, the tools service's RPC and sandbox spans, and the audit collector's
-chaining, kept by the audit service and read back as a tree; a service with `tracing.enabled: false` adds none."""
+chaining, kept by the audit service and read back as a tree; a knowledge search has its Qdrant query; a service with
+`tracing.enabled: false` adds none."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from mcp import Client
 
 from saip.common.natsd import LocalNats
 from saip.gateway.server import Gateway
-from saip.v1 import audit_pb2, audit_pb2_grpc
+from saip.v1 import audit_pb2, audit_pb2_grpc, knowledge_pb2
 from tests.integration.answers import envelope
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.gateways import replica_settings
+from tests.integration.knowledge_support import ingest, knowledge_settings, knowledge_stub, running_knowledge
 from tests.integration.tools_support import publish_tested, running_tools, tools_client
 from tests.unit.tools.specs import document
 from tests.waiting import eventually
@@ -151,3 +153,28 @@ async def test_the_monitor_tools_list_the_calls_traces_and_show_one_as_a_tree(
         f"No trace '{'0' * 32}' is kept: the audit service keeps the recent traces only (audit.traces-max, "
         "audit.traces-max-age-minutes); list them with saip_monitor_traces."
     )
+
+
+async def test_a_knowledge_search_traces_its_qdrant_query(nats_server: LocalNats, tmp_path: Path) -> None:
+    settings = knowledge_settings(tmp_path / "home", nats_server.url)
+    async with (
+        running_audit(nats_server.url) as audit,
+        audit_client(audit.port) as stub,
+        running_knowledge(settings) as knowledge,
+        knowledge_stub(knowledge.port) as search,
+    ):
+        await ingest(search, text="Restart the NATS broker with its store intact.", name="runbook.md")
+        assert (await search.Search(knowledge_pb2.SearchRequest(query="restart the broker"))).hits
+
+        async def searched() -> audit_pb2.GetTraceResponse | None:
+            listed = await stub.ListTraces(audit_pb2.ListTracesRequest(), timeout=5)
+            found = [trace for trace in listed.traces if trace.name == "grpc Search"]
+            if not found:
+                return None
+            return await stub.GetTrace(audit_pb2.GetTraceRequest(trace_id=found[0].trace_id), timeout=5)
+
+        reply = await eventually(searched, within=20.0)
+
+    tree = [(span.depth, span.service, span.name, span.attributes.get("saip.kind")) for span in reply.spans]
+    assert tree[0] == (0, "knowledge", "grpc Search", None)
+    assert (1, "knowledge", "qdrant query", "lexical") in tree
