@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from opentelemetry.trace import NoOpTracer, Tracer
 
 from bench.mcp_latency import STACK_ENV
-from bench.stats import summary, table
+from bench.stats import added, row, summary, table
 from bench.tool_latency import ARGUMENTS, _publish, _served
 from tests.e2e.stack import Stack, mcp_client, start_stack
 
@@ -68,16 +68,9 @@ def _calls() -> list[list[object]]:
             for mode, era in ERAS:
                 for label, tool, arguments in TOOLS:
                     on, off = (summary(samples) for samples in anyio.run(_rounds, stacks, tool, arguments, mode))
-                    rows.append([f"{label}, {CONFIGURATIONS[0][0]} ({era})", on["p50"], on["p90"], on["p99"]])
-                    rows.append([f"{label}, {CONFIGURATIONS[1][0]} ({era})", off["p50"], off["p90"], off["p99"]])
-                    rows.append(
-                        [
-                            f"added by tracing ({era})",
-                            on["p50"] - off["p50"],
-                            on["p90"] - off["p90"],
-                            on["p99"] - off["p99"],
-                        ]
-                    )
+                    rows.append(row(f"{label}, {CONFIGURATIONS[0][0]} ({era})", on))
+                    rows.append(row(f"{label}, {CONFIGURATIONS[1][0]} ({era})", off))
+                    rows.append(added(f"added by tracing ({era})", on, off))
         finally:
             for stack in stacks:
                 stack.stop()
