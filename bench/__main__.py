@@ -15,6 +15,7 @@ from bench import (
     shipyard,
     token_propagation,
     tool_latency,
+    tracing,
 )
 
 
@@ -30,6 +31,7 @@ def main() -> None:
         ("chat_turn", chat_turn),
         ("shipyard", shipyard),
         ("proxy_latency", proxy_latency),
+        ("tracing", tracing),
     )
     for name, benchmark in benchmarks:
         if len(sys.argv) > 1 and name not in sys.argv[1:]:

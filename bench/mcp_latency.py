@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import httpx
 
-from bench.stats import summary, table
+from bench.stats import added, row, summary, table
 from saip.common.natsd import free_port
 from tests.e2e.stack import mcp_client, start_stack
 
@@ -63,16 +63,9 @@ def run() -> str:
                     saip = summary(
                         anyio.run(_measure, stack.mcp_url, stack.mcp_token, "saip_monitor_hitl", {"recent": 1}, mode)
                     )
-                    rows.append([f"bare MCP SDK tool ({era})", base["p50"], base["p90"], base["p99"]])
-                    rows.append([f"saip READ management ({era})", saip["p50"], saip["p90"], saip["p99"]])
-                    rows.append(
-                        [
-                            f"added by saip ({era})",
-                            saip["p50"] - base["p50"],
-                            saip["p90"] - base["p90"],
-                            saip["p99"] - base["p99"],
-                        ]
-                    )
+                    rows.append(row(f"bare MCP SDK tool ({era})", base))
+                    rows.append(row(f"saip READ management ({era})", saip))
+                    rows.append(added(f"added by saip ({era})", saip, base))
             finally:
                 stack.stop()
     finally:

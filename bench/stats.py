@@ -21,6 +21,19 @@ def summary(samples_ms: Sequence[float]) -> dict[str, float]:
     }
 
 
+QUANTILES = ("p50", "p90", "p99")
+
+
+def row(label: str, figures: dict[str, float]) -> list[object]:
+    """A table row of `figures`' p50, p90 and p99."""
+    return [label, *(figures[q] for q in QUANTILES)]
+
+
+def added(label: str, figures: dict[str, float], baseline: dict[str, float]) -> list[object]:
+    """A table row of what `figures` add to the `baseline` measured beside them, at p50, p90 and p99."""
+    return [label, *(figures[q] - baseline[q] for q in QUANTILES)]
+
+
 def table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     cells = [list(map(str, header)), *[[f"{c:.2f}" if isinstance(c, float) else str(c) for c in row] for row in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]

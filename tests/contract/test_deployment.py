@@ -10,6 +10,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 import yaml
 
 from saip.audit.config import AuditSettings
+from saip.common import tracing
 from saip.common.settings import CONFIG_ENV, env_name, installed_services, read_config_file
 from saip.gateway.config import GatewaySettings
 from saip.gateway.server import SESSION_IDLE_SECONDS
@@ -282,8 +284,44 @@ def test_every_container_has_requests_and_limits(rendered: list[dict[str, Any]])
 
 
 def own_variables(service: str) -> set[str]:
-    """The variables a service's settings read: its keys' (and SAIP_CONFIG)."""
-    return {env_name(key) for key in installed_services()[service].keys} | {CONFIG_ENV}
+    """The variables a service reads: its keys' (and SAIP_CONFIG), and where its tracing exports to."""
+    return {env_name(key) for key in installed_services()[service].keys} | {CONFIG_ENV, tracing.OTLP_ENDPOINT}
+
+
+TEMPO_OTLP = "http://tempo:4318"
+
+
+def test_every_service_exports_its_spans_to_tempo_in_both_deployments(
+    compose_config: dict[str, Any], rendered: list[dict[str, Any]]
+) -> None:
+    deployments = objects(rendered, "Deployment")
+    for name in SERVICES:
+        assert compose_config["services"][name]["environment"][tracing.OTLP_ENDPOINT] == TEMPO_OTLP, name
+        for container in containers(deployments[name]):
+            given = {variable["name"]: variable.get("value") for variable in container["env"]}
+            assert given[tracing.OTLP_ENDPOINT] == TEMPO_OTLP, name
+    tempo = objects(rendered, "Service")["tempo"]
+    assert {port["name"]: port["port"] for port in tempo["spec"]["ports"]} == {"http": 3200, "otlp-http": 4318}
+    config = yaml.safe_load((ROOT / "observability" / "tempo.yaml").read_text())
+    assert config["distributor"]["receivers"]["otlp"]["protocols"]["http"]["endpoint"].endswith(":4318")
+    assert config["server"]["http_listen_port"] == 3200
+    mounts = {(volume["source"], volume["target"]) for volume in compose_config["services"]["tempo"]["volumes"]}
+    assert (str(ROOT / "observability" / "tempo.yaml"), "/etc/tempo/tempo.yaml") in mounts
+
+
+def test_grafana_reads_tempo_and_every_dashboard_links_to_its_traces() -> None:
+    provisioned = ROOT / "observability" / "grafana" / "provisioning" / "datasources" / "tempo.yaml"
+    [datasource] = yaml.safe_load(provisioned.read_text())["datasources"]
+    assert (datasource["type"], datasource["uid"], datasource["url"]) == ("tempo", "tempo", "http://tempo:3200")
+    generated = yaml.safe_load((ROOT / "observability" / "kustomization.yaml").read_text())["configMapGenerator"]
+    files = {generator["name"]: generator["files"] for generator in generated}
+    assert "grafana/provisioning/datasources/tempo.yaml" in files["grafana-datasources"]
+    for path in DASHBOARDS:
+        links = json.loads(path.read_text())["links"]
+        explore = [link["url"] for link in links if link["url"].startswith("/explore")]
+        assert explore, path.name
+        left = json.loads(urllib.parse.unquote(explore[0].partition("left=")[2]))
+        assert left["datasource"] == datasource["uid"], path.name
 
 
 def test_compose_gives_each_service_only_its_own_settings(compose_config: dict[str, Any]) -> None:

@@ -28,6 +28,8 @@ MONITOR_TOOLS = {
     "saip_monitor_risk_events",
     "saip_monitor_hitl",
     "saip_monitor_tool_calls",
+    "saip_monitor_traces",
+    "saip_monitor_trace_get",
 }
 
 
@@ -86,6 +88,25 @@ def test_the_tokens_do_not_open_each_other_s_door(stack: Stack) -> None:
     )
     assert (admin_on_mcp.status_code, mcp_on_api.status_code) == (401, 401)
     assert mcp_on_api.headers["www-authenticate"].startswith("Bearer")
+
+
+async def test_the_person_reads_the_trace_of_a_monitor_call_with_saip_traces(stack: Stack) -> None:
+    """Every process the launcher started exports its spans: a call's trace crosses the gateway and the audit
+    service, and `saip traces` lists it and prints its tree."""
+    async with mcp_client(stack.mcp_url, stack.mcp_token, mode="legacy") as client:
+        assert not (await client.call_tool("saip_monitor_hitl", {"recent": 1})).is_error
+
+    def listed() -> list[dict[str, Any]]:
+        done = cli(stack, "traces", "list", "--tool", "saip_monitor_hitl", "--json")
+        assert done.returncode == 0, done.stderr
+        traces = json.loads(done.stdout)["data"]["traces"]
+        return [trace for trace in traces if {"gateway", "audit"} <= set(trace["services"])]
+
+    [trace] = (await eventually(listed, within=20.0))[:1]
+    shown = cli(stack, "traces", "get", trace["traceId"])
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(f"Trace {trace['traceId']}: mcp tools/call, ")
+    assert "grpc GetHitlSummary" in shown.stdout and "audit chain" in shown.stdout
 
 
 @pytest.mark.parametrize("mode", ERAS)

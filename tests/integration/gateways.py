@@ -29,8 +29,7 @@ def replica_settings(home: Path, nats_url: str, name: str, **overrides: Any) -> 
         approval_sealing_key=SEALING,
         gateway_replica=name,
         audit_spool_dir=home / "spool" / name,
-        audit_addr="127.0.0.1:1",
-        **overrides,
+        **({"audit_addr": "127.0.0.1:1"} | overrides),
     )
 
 

@@ -226,6 +226,19 @@ async def _monitor_routes(gateway: Gateway, api: httpx.AsyncClient, contract: Co
             first = await anext(reply.aiter_lines())
     assert '"tool": "saip_monitor_overview"' in first
     contract.answered.add(("GET", "/api/v1/audit/tail", 200))
+    await _trace_routes(api, contract)
+
+
+async def _trace_routes(api: httpx.AsyncClient, contract: Contract) -> None:
+    # The audit service's spans of the calls above are traces too (REST itself is not traced on the gateway's side).
+    async def kept() -> list[dict[str, Any]]:
+        return list((await contract.check(api, "GET", "/api/v1/traces", 200))["traces"])
+
+    newest = (await eventually(kept))[0]
+    tree = await contract.check(api, "GET", "/api/v1/traces/{trace_id}", 200, name=newest["traceId"])
+    assert tree["traceId"] == newest["traceId"] and tree["spanCount"] >= 1
+    await contract.check(api, "GET", "/api/v1/traces", 422, params={"minDurationMs": -1})
+    await contract.check(api, "GET", "/api/v1/traces/{trace_id}", 422, name="not-a-trace")
 
 
 async def _tools_routes(api: httpx.AsyncClient, contract: Contract) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from saip.audit import chain, records
@@ -27,6 +27,7 @@ class FakeDelivery:
     seq: int
     log: list[str]
     settled: str | None = None
+    headers: Mapping[str, str] | None = None
 
     async def ack(self) -> None:
         self.settled = "acked"

@@ -46,6 +46,25 @@ def test_each_area_offers_its_tools_under_its_own_prefix() -> None:
         assert area.router.routes
 
 
+def test_monitor_offers_the_seed_s_eleven_read_tools() -> None:
+    gateway = Gateway(GatewaySettings.load(admin_token=ADMIN, approval_sealing_key=SEALING_KEY))
+    monitor = [tool for area in gateway.areas if area.name == "monitor" for tool in area.contribution.tools()]
+    assert sorted(tool.name.removeprefix("saip_monitor_") for tool in monitor) == [
+        "hitl",
+        "logs_tail",
+        "management_log",
+        "mcp_status",
+        "overview",
+        "proxied_calls",
+        "risk_events",
+        "system",
+        "tool_calls",
+        "trace_get",
+        "traces",
+    ]
+    assert {tool.level.name for tool in monitor} == {"READ"}
+
+
 def test_a_service_without_an_address_says_which_key_to_set() -> None:
     channel = ServiceChannel("tools", None)
     assert not channel.configured

@@ -194,3 +194,100 @@ class TailEntriesRequest(_message.Message):
     BACKLOG_FIELD_NUMBER: _ClassVar[int]
     backlog: int
     def __init__(self, backlog: _Optional[int] = ...) -> None: ...
+
+class ListTracesRequest(_message.Message):
+    __slots__ = ("limit", "tool", "outcome", "min_duration_ms")
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    MIN_DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    tool: str
+    outcome: str
+    min_duration_ms: float
+    def __init__(self, limit: _Optional[int] = ..., tool: _Optional[str] = ..., outcome: _Optional[str] = ..., min_duration_ms: _Optional[float] = ...) -> None: ...
+
+class TraceSummary(_message.Message):
+    __slots__ = ("trace_id", "name", "tool", "outcome", "start_time", "duration_ms", "span_count", "services", "error", "complete")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    SPAN_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SERVICES_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    name: str
+    tool: str
+    outcome: str
+    start_time: _timestamp_pb2.Timestamp
+    duration_ms: float
+    span_count: int
+    services: _containers.RepeatedScalarFieldContainer[str]
+    error: bool
+    complete: bool
+    def __init__(self, trace_id: _Optional[str] = ..., name: _Optional[str] = ..., tool: _Optional[str] = ..., outcome: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., duration_ms: _Optional[float] = ..., span_count: _Optional[int] = ..., services: _Optional[_Iterable[str]] = ..., error: _Optional[bool] = ..., complete: _Optional[bool] = ...) -> None: ...
+
+class ListTracesResponse(_message.Message):
+    __slots__ = ("traces", "kept", "capacity", "max_age_minutes")
+    TRACES_FIELD_NUMBER: _ClassVar[int]
+    KEPT_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    MAX_AGE_MINUTES_FIELD_NUMBER: _ClassVar[int]
+    traces: _containers.RepeatedCompositeFieldContainer[TraceSummary]
+    kept: int
+    capacity: int
+    max_age_minutes: float
+    def __init__(self, traces: _Optional[_Iterable[_Union[TraceSummary, _Mapping]]] = ..., kept: _Optional[int] = ..., capacity: _Optional[int] = ..., max_age_minutes: _Optional[float] = ...) -> None: ...
+
+class GetTraceRequest(_message.Message):
+    __slots__ = ("trace_id",)
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    def __init__(self, trace_id: _Optional[str] = ...) -> None: ...
+
+class TraceSpan(_message.Message):
+    __slots__ = ("span_id", "parent_span_id", "name", "service", "kind", "start_offset_ms", "duration_ms", "error", "status_message", "attributes", "depth")
+    class AttributesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SPAN_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_SPAN_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    START_OFFSET_MS_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    STATUS_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    span_id: str
+    parent_span_id: str
+    name: str
+    service: str
+    kind: str
+    start_offset_ms: float
+    duration_ms: float
+    error: bool
+    status_message: str
+    attributes: _containers.ScalarMap[str, str]
+    depth: int
+    def __init__(self, span_id: _Optional[str] = ..., parent_span_id: _Optional[str] = ..., name: _Optional[str] = ..., service: _Optional[str] = ..., kind: _Optional[str] = ..., start_offset_ms: _Optional[float] = ..., duration_ms: _Optional[float] = ..., error: _Optional[bool] = ..., status_message: _Optional[str] = ..., attributes: _Optional[_Mapping[str, str]] = ..., depth: _Optional[int] = ...) -> None: ...
+
+class GetTraceResponse(_message.Message):
+    __slots__ = ("trace", "spans", "dropped_spans")
+    TRACE_FIELD_NUMBER: _ClassVar[int]
+    SPANS_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_SPANS_FIELD_NUMBER: _ClassVar[int]
+    trace: TraceSummary
+    spans: _containers.RepeatedCompositeFieldContainer[TraceSpan]
+    dropped_spans: int
+    def __init__(self, trace: _Optional[_Union[TraceSummary, _Mapping]] = ..., spans: _Optional[_Iterable[_Union[TraceSpan, _Mapping]]] = ..., dropped_spans: _Optional[int] = ...) -> None: ...

@@ -69,6 +69,16 @@ class AuditServiceStub:
                 request_serializer=saip_dot_v1_dot_audit__pb2.TailEntriesRequest.SerializeToString,
                 response_deserializer=saip_dot_v1_dot_audit__pb2.ChainedRecord.FromString,
                 _registered_method=True)
+        self.ListTraces = channel.unary_unary(
+                '/saip.v1.AuditService/ListTraces',
+                request_serializer=saip_dot_v1_dot_audit__pb2.ListTracesRequest.SerializeToString,
+                response_deserializer=saip_dot_v1_dot_audit__pb2.ListTracesResponse.FromString,
+                _registered_method=True)
+        self.GetTrace = channel.unary_unary(
+                '/saip.v1.AuditService/GetTrace',
+                request_serializer=saip_dot_v1_dot_audit__pb2.GetTraceRequest.SerializeToString,
+                response_deserializer=saip_dot_v1_dot_audit__pb2.GetTraceResponse.FromString,
+                _registered_method=True)
 
 
 class AuditServiceServicer:
@@ -123,6 +133,20 @@ class AuditServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListTraces(self, request, context):
+        """The recent traces the services published (kept bounded in memory), newest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTrace(self, request, context):
+        """One kept trace: its spans as a tree, with their timings.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AuditServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -160,6 +184,16 @@ def add_AuditServiceServicer_to_server(servicer, server):
                     servicer.TailEntries,
                     request_deserializer=saip_dot_v1_dot_audit__pb2.TailEntriesRequest.FromString,
                     response_serializer=saip_dot_v1_dot_audit__pb2.ChainedRecord.SerializeToString,
+            ),
+            'ListTraces': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTraces,
+                    request_deserializer=saip_dot_v1_dot_audit__pb2.ListTracesRequest.FromString,
+                    response_serializer=saip_dot_v1_dot_audit__pb2.ListTracesResponse.SerializeToString,
+            ),
+            'GetTrace': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTrace,
+                    request_deserializer=saip_dot_v1_dot_audit__pb2.GetTraceRequest.FromString,
+                    response_serializer=saip_dot_v1_dot_audit__pb2.GetTraceResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -351,6 +385,60 @@ class AuditService:
             '/saip.v1.AuditService/TailEntries',
             saip_dot_v1_dot_audit__pb2.TailEntriesRequest.SerializeToString,
             saip_dot_v1_dot_audit__pb2.ChainedRecord.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTraces(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saip.v1.AuditService/ListTraces',
+            saip_dot_v1_dot_audit__pb2.ListTracesRequest.SerializeToString,
+            saip_dot_v1_dot_audit__pb2.ListTracesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTrace(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saip.v1.AuditService/GetTrace',
+            saip_dot_v1_dot_audit__pb2.GetTraceRequest.SerializeToString,
+            saip_dot_v1_dot_audit__pb2.GetTraceResponse.FromString,
             options,
             channel_credentials,
             insecure,

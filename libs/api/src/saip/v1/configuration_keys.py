@@ -11,6 +11,8 @@ KEYS: dict[str, str] = {
     'audit.metrics-port': "Port of the audit service's /metrics",
     'audit.port': "Port of the audit service's gRPC endpoint",
     'audit.spool-dir': 'Where a gateway keeps audit records while NATS is unreachable',
+    'audit.traces-max': 'Recent traces the audit service keeps in memory (the least recently touched goes first)',
+    'audit.traces-max-age-minutes': 'How long a kept trace stays after its last span arrived',
     'chat.api-key': "The endpoint's API key as a ${ENV} reference to a variable exported when starting saip (or the key itself); unset for endpoints without keys",
     'chat.base-url': 'Base URL of the OpenAI-compatible chat completions endpoint saip_chat_ask talks to (e.g. http://127.0.0.1:11434/v1 for Ollama); unset: no chat model',
     'chat.model': 'The model saip_chat_ask asks (it must support tool calling)',
@@ -79,4 +81,5 @@ KEYS: dict[str, str] = {
     'tools.upstream-refresh-seconds': "How often a connection lists its server's tools without a list_changed",
     'tools.upstream-servers': 'Upstream MCP servers declared in configuration (a list, docs/upstream.md): read-only',
     'tools.upstream-variables': "Environment variables an upstream server's ${NAME} may read; no other",
+    'tracing.enabled': 'Whether the service makes OpenTelemetry spans and exports them (NATS, and OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set)',
 }

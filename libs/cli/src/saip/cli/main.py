@@ -1,6 +1,6 @@
 """`saip`: the person's command line. `saip run` starts the local stack; the rest talks to the REST API, one file per
-area (`status` and `token`, `approvals`, `audit`, `tools`, `servers`, `expose`, `knowledge`, `shipyard`, `chat`),
-printing through `saip.cli.output`."""
+area (`status` and `token`, `approvals`, `audit`, `traces`, `tools`, `servers`, `expose`, `knowledge`, `shipyard`,
+`chat`), printing through `saip.cli.output`."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from saip.cli.knowledge import knowledge
 from saip.cli.shipyard import shipyard
 from saip.cli.status import status, token
 from saip.cli.tools import tools
+from saip.cli.traces import traces
 from saip.cli.upstream import expose, servers
 
 
@@ -42,7 +43,7 @@ def run() -> None:
     sys.exit(run_stack())
 
 
-for command in (status, token, approvals, audit, tools, servers, expose, knowledge, shipyard, chat):
+for command in (status, token, approvals, audit, traces, tools, servers, expose, knowledge, shipyard, chat):
     cli.add_command(command)
 
 

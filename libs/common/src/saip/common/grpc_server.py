@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry
 
 from saip.common.metrics import GrpcMetrics, MetricsServer, publish_build_info
 from saip.common.settings import SaipSettings
+from saip.common.tracing import ServerSpans
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +90,8 @@ class _Health(health.aio.HealthServicer):  # type: ignore[misc]
 
 class GrpcServer:
     """Serves the given services on host:port (0 picks a free port); health says SERVING once started, and
-    NOT_SERVING while `cannot_serve` gives a reason. With `metrics`, every call is counted and timed on them."""
+    NOT_SERVING while `cannot_serve` gives a reason. With `metrics`, every call is counted and timed on them; with
+    `traced_as`, every call is a span of that service's traces (`saip.common.tracing`)."""
 
     def __init__(
         self,
@@ -99,11 +101,15 @@ class GrpcServer:
         *,
         metrics: GrpcMetrics | None = None,
         cannot_serve: CannotServe = _can_serve,
+        traced_as: str | None = None,
     ) -> None:
         self._services = services
         self._host = host
         self._requested_port = port
-        self.server = grpc.aio.server(interceptors=[_Metrics(metrics)] if metrics is not None else [])
+        interceptors: list[grpc.aio.ServerInterceptor] = [] if traced_as is None else [ServerSpans(traced_as)]
+        if metrics is not None:
+            interceptors.append(_Metrics(metrics))
+        self.server = grpc.aio.server(interceptors=interceptors)
         self.health = _Health(cannot_serve)
         self.port = 0
 
@@ -155,8 +161,9 @@ async def endpoints(
     said: Mapping[str, object] | None = None,
     cannot_serve: CannotServe = _can_serve,
 ) -> AsyncIterator[Endpoints]:
-    """A service's gRPC API (health, reflection, per-RPC metrics on `registry`) and its /metrics with the build info,
-    where its settings say it listens; once both serve, the service's one "<service> serving" line (with `said`).
+    """A service's gRPC API (health, reflection, per-RPC metrics on `registry`, a span per call) and its /metrics
+    with the build info, where its settings say it listens; once both serve, the service's one "<service> serving"
+    line (with `said`).
 
     Health asks `cannot_serve` at every check. On the way out, health says NOT_SERVING first, so probes stop
     routing; then `draining` ends what would hold a call open (audit's tails); then the calls in flight get `grace`
@@ -167,7 +174,9 @@ async def endpoints(
     publish_build_info(service, registry)
     metrics = MetricsServer(host, metrics_port, registry)
     try:
-        server = GrpcServer(servicers, host, port, metrics=GrpcMetrics(registry), cannot_serve=cannot_serve)
+        server = GrpcServer(
+            servicers, host, port, metrics=GrpcMetrics(registry), cannot_serve=cannot_serve, traced_as=service
+        )
         await server.start()
         logger.info(
             f"{service} serving", extra={"grpc_port": server.port, "metrics_port": metrics.port, **(said or {})}

@@ -41,6 +41,10 @@ LOGS_STREAM = "SAIP_LOGS"
 LOGS_SUBJECTS = "saip.logs.>"
 LOGS_PREFIX = "saip.logs."
 SYSTEM_BUCKET = "saip-system"
+# Finished spans (saip.common.tracing): core publishes of OTLP batches on saip.traces.<service>, which every audit
+# replica keeps (bounded) for saip_monitor_traces.
+TRACES_SUBJECTS = "saip.traces.>"
+TRACES_PREFIX = "saip.traces."
 
 # The JetStream header that makes a publish idempotent (a retried record is stored once).
 MSG_ID = "Nats-Msg-Id"

@@ -14,7 +14,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from nats.aio.client import Client as NatsClient
 from nats.errors import Error as NatsError
 
-from saip.common import names
+from saip.common import names, tracing
 from saip.common.masking import Masker
 from saip.v1 import common_pb2, events_pb2
 
@@ -59,7 +59,9 @@ class RiskPublisher:
         )
         payload = events_pb2.AuditRecord(risk=event).SerializeToString()
         try:
-            await self._js.publish(names.AUDIT_RISK, payload, timeout=self._timeout, headers={names.MSG_ID: event.id})
+            # Within a traced call (a sandbox refusal), the audit collector's chaining joins the call's trace.
+            headers = tracing.inject({names.MSG_ID: event.id})
+            await self._js.publish(names.AUDIT_RISK, payload, timeout=self._timeout, headers=headers)
         except (NatsError, TimeoutError, OSError) as exc:
             logger.warning(
                 "risk event not stored",

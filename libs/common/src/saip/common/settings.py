@@ -40,6 +40,8 @@ BASIC_VARIABLES = frozenset(
     | {"SSL_CERT_FILE", "SSL_CERT_DIR", "PYTHONUNBUFFERED"}
 )
 BASIC_PREFIXES = ("LC_",)
+# The OpenTelemetry SDK's own settings (OTEL_EXPORTER_OTLP_ENDPOINT, ...), which every service's tracing reads.
+TRACING_PREFIX = "OTEL_"
 
 # The keys every service reads (SaipSettings); each service's class adds its own.
 COMMON_KEYS: dict[str, str] = {
@@ -49,6 +51,8 @@ COMMON_KEYS: dict[str, str] = {
     "log-level": "DEBUG, INFO, WARNING or ERROR",
     "audit.max-age-hours": "How long the SAIP_AUDIT stream keeps records",
     "audit.max-bytes": "How many bytes the SAIP_AUDIT stream keeps",
+    "tracing.enabled": "Whether the service makes OpenTelemetry spans and exports them (NATS, and OTLP when "
+    "OTEL_EXPORTER_OTLP_ENDPOINT is set)",
 }
 
 
@@ -219,6 +223,7 @@ class SaipSettings(BaseSettings):
     log_level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")
     audit_max_age_hours: float = Field(default=720.0, gt=0)
     audit_max_bytes: int = Field(default=1 << 30, ge=1 << 20)
+    tracing_enabled: bool = True
 
     @classmethod
     def settings_customise_sources(
@@ -263,7 +268,8 @@ class SaipSettings(BaseSettings):
     @classmethod
     def environment(cls, environ: Mapping[str, str]) -> dict[str, str]:
         """What a launcher gives a process of this service out of `environ`: the basics, the service's own keys'
-        variables (and SAIP_CONFIG), and the variables its configuration names; never the rest of the shell."""
+        variables (and SAIP_CONFIG), the OpenTelemetry SDK's OTEL_* variables, and the variables its configuration
+        names; never the rest of the shell."""
         own = {env_name(key) for key in cls.keys} | {CONFIG_ENV}
         path = config_file(environ)
         from_file = read_config_file(path) if path is not None else {}
@@ -274,7 +280,7 @@ class SaipSettings(BaseSettings):
         return {
             name: value
             for name, value in environ.items()
-            if name in wanted or name in BASIC_VARIABLES or name.startswith(BASIC_PREFIXES)
+            if name in wanted or name in BASIC_VARIABLES or name.startswith((*BASIC_PREFIXES, TRACING_PREFIX))
         }
 
     @classmethod

@@ -1,6 +1,6 @@
 """The NATS side of the audit service: the collector's durable consumer on the record subjects (batches of
-records), and the ledger subject (its head, optimistic appends one at a time or as atomic batches, bounded reads
-and a follower), all with deadlines.
+records), the ledger subject (its head, optimistic appends one at a time or as atomic batches, bounded reads
+and a follower), all with deadlines; and the subscription to the services' spans, which fills the trace store.
 
 NATS failures that a retry can outlast (timeouts, reconnects, JetStream not ready after a restart) become
 StoreUnavailable; anything else is a bug or a misconfiguration and propagates as it is.
@@ -13,12 +13,13 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncGenerator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import nats.errors
 import nats.js.errors
+from google.protobuf.message import DecodeError
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
@@ -27,6 +28,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, Header
 from saip.audit.chain import GENESIS, ChainHead, LedgerMessage, decode_entry, head_of
 from saip.audit.collector import BATCH, Appended
 from saip.audit.errors import BatchRefused, ChainMoved, StoreUnavailable
+from saip.audit.traces import TraceStore, decode
 from saip.audit.views import Window
 from saip.common import bus, names
 from saip.common.settings import SaipSettings
@@ -57,6 +59,8 @@ BATCH_HOLDS_DUPLICATE = 10201
 BATCH_ID = "Nats-Batch-Id"
 BATCH_SEQUENCE = "Nats-Batch-Sequence"
 BATCH_COMMIT = "Nats-Batch-Commit"
+# Span batches a slow store may leave waiting before NATS drops the newest (traces are recent, never a record).
+TRACE_BACKLOG = 1024
 
 _TRANSIENT: tuple[type[BaseException], ...] = (
     nats.errors.TimeoutError,
@@ -104,6 +108,10 @@ class NatsDelivery:
     @property
     def seq(self) -> int:
         return int(self.msg.metadata.sequence.stream)
+
+    @property
+    def headers(self) -> Mapping[str, str] | None:
+        return self.msg.headers
 
     async def ack(self) -> None:
         # Not confirmed: the server reads it before the collector's next pull on this connection, and one that
@@ -390,3 +398,16 @@ async def ensure_audit_stream(js: JetStreamContext, settings: SaipSettings) -> N
     """Create SAIP_AUDIT, or bring it to the configured limits."""
     with _store("create the audit stream"):
         await bus.ensure_stream(js, bus.audit_stream_config(settings))
+
+
+async def keep_traces(nc: NatsClient, store: TraceStore) -> None:
+    """Every span batch published on saip.traces.> into `store`, for the connection's life (the drain ends it). Each
+    audit replica subscribes on its own, not in a queue group, so every replica keeps every trace."""
+
+    async def kept(msg: Msg) -> None:
+        try:
+            store.add(decode(msg.data))
+        except DecodeError:
+            logger.debug("a span batch that is not OTLP was left out", extra={"subject": msg.subject})
+
+    await nc.subscribe(names.TRACES_SUBJECTS, cb=kept, pending_msgs_limit=TRACE_BACKLOG)

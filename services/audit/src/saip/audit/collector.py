@@ -17,8 +17,9 @@ import asyncio
 import contextlib
 import functools
 import logging
+import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol, TypeVar
@@ -29,6 +30,7 @@ from saip.audit import chain, records
 from saip.audit.chain import GENESIS, ChainHead
 from saip.audit.errors import BatchRefused, ChainMoved, RecordRejected, StoreUnavailable
 from saip.audit.metrics import AuditMetrics
+from saip.common import tracing
 from saip.common.masking import Masker
 from saip.v1 import common_pb2, events_pb2
 
@@ -46,6 +48,8 @@ ATOMIC_FROM = 16
 # thousands at full rate); one older than that is still recognised by its message id.
 REMEMBERED_IDS = 100_000
 
+_SPANS = tracing.tracer("audit")
+
 
 class Delivery(Protocol):
     """One delivery of a published record; it is redelivered until acknowledged or rejected."""
@@ -58,6 +62,11 @@ class Delivery(Protocol):
 
     @property
     def seq(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str] | None:
+        """The message's headers: the publisher's `traceparent`, when the call was traced."""
+        ...
 
     async def ack(self) -> None: ...
 
@@ -214,7 +223,9 @@ class Collector:
                 self._busy = False
 
     async def _handle(self, deliveries: Sequence[Delivery]) -> None:
-        """Chain the delivered records (those not chained already) in one append, then acknowledge them all."""
+        """Chain the delivered records (those not chained already) in one append, then acknowledge them all; each
+        traced record's call gets the span of its chaining."""
+        taken_ns = time.time_ns()
         held = [taken for delivery in deliveries if (taken := await self._take(delivery)) is not None]
         await self._chain(held)
         for item in held:
@@ -223,6 +234,12 @@ class Collector:
                 logger.info("record already chained", extra={"record_id": item.source_id, "seq": item.delivery.seq})
             else:
                 self._observe(item.record, *item.chained)
+                if (parent := tracing.extract(item.delivery.headers)) is not None:
+                    attributes = {
+                        "saip.record": records.kind_of(item.record) or "unknown",
+                        "saip.index": item.chained[0].index,
+                    }
+                    _SPANS.record("audit chain", taken_ns, parent=parent, attributes=attributes)
         for item in held:
             await self._settle(item.delivery.ack())
 

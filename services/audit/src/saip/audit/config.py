@@ -1,4 +1,5 @@
-"""The audit service's settings: where it listens and how many recent entries it keeps for fast reads."""
+"""The audit service's settings: where it listens, how many recent entries it keeps for fast reads, and how many
+recent traces it keeps and for how long."""
 
 from __future__ import annotations
 
@@ -19,9 +20,13 @@ class AuditSettings(SaipSettings):
         **SaipSettings.keys,
         **endpoint_keys("audit"),
         "management.audit-capacity": "Calls kept in the audit ring buffer for fast reads",
+        "audit.traces-max": "Recent traces the audit service keeps in memory (the least recently touched goes first)",
+        "audit.traces-max-age-minutes": "How long a kept trace stays after its last span arrived",
     }
 
     audit_host: str = "127.0.0.1"
     audit_port: Port = 50054
     audit_metrics_port: Port = 9104
     management_audit_capacity: int = Field(default=500, ge=1, le=100_000)
+    audit_traces_max: int = Field(default=2000, ge=1, le=100_000)
+    audit_traces_max_age_minutes: float = Field(default=60.0, gt=0, le=7 * 24 * 60)

@@ -4,6 +4,7 @@ AuditError
 ├── InvalidRequest      a query argument is out of range          -> INVALID_ARGUMENT
 ├── StoreUnavailable    NATS or JetStream did not answer in time   -> UNAVAILABLE
 ├── TailTooSlow         a tail client fell too far behind          -> RESOURCE_EXHAUSTED
+├── TraceNotFound       no kept trace has that id                  -> NOT_FOUND
 ├── RecordRejected      a published record cannot be chained       (ingest: terminated, counted, logged)
 ├── ChainMoved          another writer extended the ledger first   (ingest: reload the head and retry)
 └── BatchRefused        the store refused a batch of appends whole (ingest: append its entries one at a time)
@@ -26,6 +27,16 @@ class StoreUnavailable(AuditError):
 
 class TailTooSlow(AuditError):
     """A TailEntries client did not keep up and was cut off; it can reconnect with a backlog."""
+
+
+class TraceNotFound(AuditError):
+    """No kept trace has the id asked for (it aged out, was never kept, or the id is wrong)."""
+
+    def __init__(self, trace_id: str) -> None:
+        super().__init__(
+            f"No trace '{trace_id}' is kept: the audit service keeps the recent traces only "
+            "(audit.traces-max, audit.traces-max-age-minutes); list them with saip_monitor_traces."
+        )
 
 
 class RecordRejected(AuditError):

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -20,14 +21,21 @@ import grpc
 from prometheus_client import REGISTRY, CollectorRegistry
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
-from saip.audit import records, views
-from saip.audit.clients import ACK_WAIT, REQUEST_TIMEOUT, JetStreamLedger, JetStreamRecords, ensure_audit_stream
+from saip.audit import records, traces, views
+from saip.audit.clients import (
+    ACK_WAIT,
+    REQUEST_TIMEOUT,
+    JetStreamLedger,
+    JetStreamRecords,
+    ensure_audit_stream,
+    keep_traces,
+)
 from saip.audit.collector import Collector
 from saip.audit.config import AuditSettings
-from saip.audit.errors import AuditError, InvalidRequest, StoreUnavailable, TailTooSlow
+from saip.audit.errors import AuditError, InvalidRequest, StoreUnavailable, TailTooSlow, TraceNotFound
 from saip.audit.metrics import AuditMetrics
 from saip.audit.verify import verify
-from saip.common import bus, lifecycle
+from saip.common import bus, lifecycle, tracing
 from saip.common.grpc_server import Endpoints, RpcEdge, endpoints
 from saip.common.masking import Masker
 from saip.common.watch import Restarts, keep_alive
@@ -39,6 +47,7 @@ SERVICE_NAME = "saip.v1.AuditService"
 STOP_GRACE = 3.0  # seconds in-flight calls and the record in hand get on shutdown
 START_WITHIN = 60.0  # how long start waits for NATS and JetStream
 PENDING_REFRESH = 5.0  # seconds between refreshes of saip_audit_pending_records
+TRACE_ID = re.compile("[0-9a-f]{32}")
 
 # The status of each of the service's errors: a parallel table, one in every service's server.py.
 _EDGE = RpcEdge(
@@ -48,6 +57,7 @@ _EDGE = RpcEdge(
         InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
         StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
         TailTooSlow: grpc.StatusCode.RESOURCE_EXHAUSTED,
+        TraceNotFound: grpc.StatusCode.NOT_FOUND,
     },
 )
 _unary = _EDGE.unary
@@ -85,6 +95,38 @@ def _tools(request: Any) -> Callable[[views.Chained], bool]:
         return (not request.tool or call.tool == request.tool) and (not request.source or call.source == request.source)
 
     return matches
+
+
+def _summary(trace: traces.Trace) -> audit_pb2.TraceSummary:
+    summary = audit_pb2.TraceSummary(
+        trace_id=trace.trace_id,
+        name=trace.root.name,
+        tool=trace.tool,
+        outcome=trace.outcome,
+        duration_ms=trace.duration_ms,
+        span_count=len(trace.spans),
+        services=trace.services,
+        error=trace.error,
+        complete=trace.complete,
+    )
+    summary.start_time.FromNanoseconds(trace.start_ns)
+    return summary
+
+
+def _span(span: traces.Span, depth: int, trace_start_ns: int) -> audit_pb2.TraceSpan:
+    return audit_pb2.TraceSpan(
+        span_id=span.span_id,
+        parent_span_id=span.parent_id,
+        name=span.name,
+        service=span.service,
+        kind=span.kind,
+        start_offset_ms=(span.start_ns - trace_start_ns) / 1e6,
+        duration_ms=span.duration_ms,
+        error=span.error,
+        status_message=span.status_message,
+        attributes=span.attributes,
+        depth=depth,
+    )
 
 
 def _risks(request: Any) -> Callable[[views.RiskView], bool]:
@@ -126,9 +168,11 @@ class AuditServicer:
         source: JetStreamRecords,
         metrics: AuditMetrics,
         since: datetime,
+        kept: traces.TraceStore,
     ) -> None:
         self.audit_views = audit_views  # the listings read these two
         self.ledger = ledger
+        self.traces = kept
         self._source = source
         self._metrics = metrics
         self._since = since
@@ -197,6 +241,38 @@ class AuditServicer:
             )
         return response
 
+    @_unary
+    async def ListTraces(self, request: Any, context: Any) -> audit_pb2.ListTracesResponse:
+        if request.min_duration_ms < 0:
+            raise InvalidRequest("min_duration_ms must be 0 or more")
+        found = self.traces.recent(
+            tool=request.tool,
+            outcome=request.outcome,
+            min_duration_ms=request.min_duration_ms,
+            limit=views.page_size(request.limit),
+        )
+        return audit_pb2.ListTracesResponse(
+            traces=[_summary(trace) for trace in found],
+            kept=len(self.traces),
+            capacity=self.traces.capacity,
+            max_age_minutes=self.traces.max_age / 60,
+        )
+
+    @_unary
+    async def GetTrace(self, request: Any, context: Any) -> audit_pb2.GetTraceResponse:
+        trace_id = request.trace_id.strip().lower()
+        if not TRACE_ID.fullmatch(trace_id):
+            raise InvalidRequest("trace_id must be the 32 hex digits a trace listing shows")
+        trace = self.traces.get(trace_id)
+        if trace is None:
+            raise TraceNotFound(trace_id)
+        start = trace.start_ns
+        return audit_pb2.GetTraceResponse(
+            trace=_summary(trace),
+            spans=[_span(span, depth, start) for span, depth in trace.tree()],
+            dropped_spans=trace.dropped,
+        )
+
     @_streaming
     async def TailEntries(self, request: Any, context: Any) -> AsyncIterator[audit_pb2.ChainedRecord]:
         backlog = views.page_size(request.backlog, name="backlog")
@@ -234,6 +310,7 @@ async def lifespan(
                 settings.nats_url, "saip-audit", within=START_WITHIN, reconnected=restarts.reconnected, grace=STOP_GRACE
             )
         )
+        await stack.enter_async_context(tracing.traced(settings, nc))
         js = nc.jetstream(timeout=REQUEST_TIMEOUT)
         ledger = JetStreamLedger(nc)
         source = JetStreamRecords(js, ack_wait=ack_wait)
@@ -252,7 +329,9 @@ async def lifespan(
         following = functools.partial(audit_views.keep_current, ledger)
         group.start_soon(functools.partial(keep_alive, following, "audit views", restarts=restarts))
         group.start_soon(_refresh_pending, source, metrics)
-        servicer = AuditServicer(audit_views, ledger, source, metrics, since)
+        kept = traces.TraceStore(settings.audit_traces_max, settings.audit_traces_max_age_minutes * 60)
+        await keep_traces(nc, kept)
+        servicer = AuditServicer(audit_views, ledger, source, metrics, since, kept)
         register = functools.partial(audit_pb2_grpc.add_AuditServiceServicer_to_server, servicer)
         said = {"views_rebuilt_from": taken, "chain_length": audit_views.last.index if audit_views.last else 0}
         served = await stack.enter_async_context(

@@ -18,8 +18,9 @@ from nats.aio.client import Client as NatsClient
 from nats.errors import Error as NatsError
 from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
+from opentelemetry.trace import SpanKind
 
-from saip.common import names
+from saip.common import names, tracing
 from saip.gateway.auth import TokenRecord
 from saip.gateway.errors import ServiceNotConfigured, ServiceRefused, ServiceUnavailable
 from saip.gateway.metrics import GatewayMetrics
@@ -230,12 +231,15 @@ class AuditPublisher:
         """None once the record is durable (acked, or on disk); otherwise a warning for the caller's answer."""
         payload = record.SerializeToString()
         if len(self._spool) == 0 and self._nc.is_connected:
-            try:
-                await self._js.publish(subject, payload, timeout=self._timeout, headers={MSG_ID: record_id})
-                self._metrics.audit_records.labels("acked").inc()
-                return None
-            except (NatsError, TimeoutError, OSError) as exc:
-                logger.warning("audit record not acked; spooling it", extra={"error": type(exc).__name__})
+            with _SPANS.span(f"nats publish {subject}", kind=SpanKind.PRODUCER, attributes=_publish(subject)):
+                try:
+                    # The audit collector continues the call's trace from the traceparent header.
+                    headers = tracing.inject({MSG_ID: record_id})
+                    await self._js.publish(subject, payload, timeout=self._timeout, headers=headers)
+                    self._metrics.audit_records.labels("acked").inc()
+                    return None
+                except (NatsError, TimeoutError, OSError) as exc:
+                    logger.warning("audit record not acked; spooling it", extra={"error": type(exc).__name__})
         try:
             async with self._lock:
                 self._spool.append(subject, record_id, payload)
@@ -278,6 +282,13 @@ class AuditPublisher:
         return True
 
 
+_SPANS = tracing.tracer("gateway")
+
+
+def _publish(subject: str) -> dict[str, str | int | float | bool]:
+    return {"messaging.system": "nats", "messaging.destination.name": subject}
+
+
 class ServiceChannel:
     """The one gRPC channel the gateway keeps to a saip service: a deadline on every call, its health, and its errors
     in the gateway's words. Opened on first use (inside the gateway's event loop) and closed with the gateway; without
@@ -299,7 +310,7 @@ class ServiceChannel:
         if not self.address:
             raise ServiceNotConfigured(self.service)
         if self._channel is None:
-            self._channel = grpc.aio.insecure_channel(self.address)
+            self._channel = grpc.aio.insecure_channel(self.address, interceptors=tracing.client_interceptors("gateway"))
         if factory not in self._stubs:
             self._stubs[factory] = factory(self._channel)
         return cast(_S, self._stubs[factory])

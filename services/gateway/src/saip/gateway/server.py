@@ -30,7 +30,7 @@ from nats.js.kv import KeyValue
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from saip.common import bus, names, telemetry
+from saip.common import bus, names, telemetry, tracing
 from saip.common.metrics import publish_build_info
 from saip.common.watch import Restarts, keep_alive
 from saip.gateway import rest
@@ -160,6 +160,7 @@ class Gateway:
             self.nc = await stack.enter_async_context(
                 bus.connection(settings.nats_url, f"gateway {settings.gateway_replica}", reconnected=self._back)
             )
+            await stack.enter_async_context(tracing.traced(settings, self.nc))
             js = self.nc.jetstream()
             await bus.ensure_stream(js, bus.audit_stream_config(settings))
             await bus.ensure_stream(js, telemetry.logs_stream_config(settings.nats_replicas))

@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 
+from saip.common import tracing
 from saip.knowledge import sparse
 from saip.knowledge.config import MAX_TOP_K
 from saip.knowledge.errors import InvalidRequest
@@ -22,6 +23,8 @@ from saip.v1 import knowledge_pb2
 FUSED = 4  # with the dense encoder, each ranking brings this many times the passages asked for before fusion
 RRF_K = 60  # the usual reciprocal rank fusion constant
 MAX_QUERY = 2000
+
+_SPANS = tracing.tracer("knowledge")
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,8 @@ class Search:
             return SearchResult([], self._pipelines.shown(pipeline), 0)
         limit = top_k or pipeline.top_k
         wanted = limit if dense is None else limit * FUSED
-        lexical = await self._knowledge.index.search(vector, list(documents), wanted) if vector else []
+        with _SPANS.span("qdrant query", attributes={"saip.pipeline": pipeline_name, "saip.kind": "lexical"}):
+            lexical = await self._knowledge.index.search(vector, list(documents), wanted) if vector else []
         # Neither BM25 sums nor one model's cosines have a scale that means the same for every query and corpus, so a
         # passage's relevance is its score relative to the best of the same query in that ranking; a passage found
         # by both rankings keeps the better one.
@@ -65,7 +69,8 @@ class Search:
         if dense is None:
             ranked = lexical
         else:
-            semantic = await self._knowledge.index.search_dense(dense[0], list(documents), wanted)
+            with _SPANS.span("qdrant query", attributes={"saip.pipeline": pipeline_name, "saip.kind": "dense"}):
+                semantic = await self._knowledge.index.search_dense(dense[0], list(documents), wanted)
             for key, value in relative(semantic).items():
                 relevance[key] = max(relevance.get(key, 0.0), value)
             ranked = fuse(lexical, semantic)[:limit]

@@ -20,7 +20,7 @@ import anyio
 import grpc
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from saip.common import bus, jsondepth, lifecycle
+from saip.common import bus, jsondepth, lifecycle, tracing
 from saip.common.grpc_server import Endpoints, RpcEdge, endpoints
 from saip.common.netguard import NetworkMode
 from saip.common.risk import RiskPublisher
@@ -266,6 +266,7 @@ async def lifespan(
                 settings.nats_url, "knowledge", within=START_WITHIN, reconnected=restarts.reconnected, grace=STOP_GRACE
             )
         )
+        await stack.enter_async_context(tracing.traced(settings, nc))
         js = nc.jetstream()
         await bus.ensure_stream(js, bus.audit_stream_config(settings))  # risk events go to the audit stream
         catalog = await KvCatalog.open(js)

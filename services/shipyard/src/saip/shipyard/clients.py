@@ -28,6 +28,7 @@ from nats.js.errors import (
 from nats.js.kv import KeyValue
 from nats.js.object_store import ObjectStore
 
+from saip.common import tracing
 from saip.shipyard.errors import Conflict, RuleRefused, StoreUnavailable
 from saip.v1 import knowledge_pb2, knowledge_pb2_grpc, tools_pb2, tools_pb2_grpc, upstream_pb2, upstream_pb2_grpc
 
@@ -55,7 +56,7 @@ class GrpcSources:
     def _channel(self, address: str | None) -> grpc.aio.Channel | None:
         if not address:
             return None
-        channel = grpc.aio.insecure_channel(address)
+        channel = grpc.aio.insecure_channel(address, interceptors=tracing.client_interceptors("shipyard"))
         self._channels.append(channel)
         return channel
 

@@ -18,7 +18,7 @@ from typing import Any
 import grpc
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from saip.common import bus, lifecycle
+from saip.common import bus, lifecycle, tracing
 from saip.common.grpc_server import Endpoints, RpcEdge, endpoints
 from saip.shipyard.clients import SHIPYARD_BUCKET, GrpcSources, KvRecords, ObjectArchives
 from saip.shipyard.config import ShipyardSettings
@@ -129,6 +129,7 @@ async def lifespan(settings: ShipyardSettings, *, registry: CollectorRegistry = 
         nc = await stack.enter_async_context(
             bus.connection(settings.nats_url, "shipyard", within=START_WITHIN, grace=STOP_GRACE)
         )
+        await stack.enter_async_context(tracing.traced(settings, nc))
         js = nc.jetstream()
         kv = await bus.ensure_kv(js, SHIPYARD_BUCKET, replicas=settings.nats_replicas)
         archives = await ObjectArchives.open(js)

@@ -11,7 +11,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from saip.common import jsondepth
+from saip.common import jsondepth, tracing
 from saip.common.masking import Masker
 from saip.common.risk import SANDBOX_GUARD_BLOCKED, WARN
 from saip.common.secret_source import SecretSource
@@ -20,6 +20,8 @@ from saip.tools.metrics import ToolsMetrics
 from saip.tools.ports import Outcome, RiskSink, Runner
 from saip.tools.spec import Resolved, ToolSpec
 from saip.v1 import common_pb2, tools_pb2
+
+_SPANS = tracing.tracer("tools")
 
 
 class Runs:
@@ -41,7 +43,9 @@ class Runs:
             secrets=resolved.secrets,
         )
         started = time.perf_counter()
-        outcome = await self._runner.run(job)
+        with _SPANS.span("sandbox run", attributes={"saip.tool": spec.name, "saip.run": kind}) as span:
+            outcome = await self._runner.run(job)
+            span.set_attribute("saip.ok", outcome.ok)
         self._metrics.run_seconds.labels(kind).observe(time.perf_counter() - started)
         self._metrics.runs.labels(kind, "ok" if outcome.ok else "error").inc()
         await self._guarded(spec.name, outcome, resolved.masker())

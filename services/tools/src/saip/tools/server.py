@@ -17,7 +17,7 @@ import anyio
 from nats.aio.client import Client as NatsClient
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from saip.common import bus, lifecycle, names
+from saip.common import bus, lifecycle, names, tracing
 from saip.common.grpc_server import Endpoints, endpoints
 from saip.common.risk import RiskPublisher
 from saip.common.watch import Restarts, keep_alive
@@ -144,6 +144,7 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
                 settings.nats_url, "tools", within=START_WITHIN, reconnected=restarts.reconnected, grace=STOP_GRACE
             )
         )
+        await stack.enter_async_context(tracing.traced(settings, nc))
         js = nc.jetstream()
         await bus.ensure_stream(js, bus.audit_stream_config(settings))
         kv = await bus.ensure_kv(js, names.TOOLS_BUCKET, history=HISTORY)

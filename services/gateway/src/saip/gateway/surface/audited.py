@@ -21,7 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import anyio
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from saip.common import names
+from saip.common import names, tracing
 from saip.common.masking import Masker
 from saip.gateway.errors import ServiceRefused, ServiceUnavailable
 from saip.gateway.metrics import GatewayMetrics
@@ -37,6 +37,8 @@ RESULT_LIMIT = 2000  # characters of the (masked) result a record keeps
 
 R = TypeVar("R")
 T = TypeVar("T")
+
+_SPANS = tracing.tracer("gateway")
 
 
 class AuditSink(Protocol):
@@ -66,6 +68,10 @@ class Call(ABC):
     @abstractmethod
     def observe(self, metrics: GatewayMetrics, outcome: Outcome, seconds: float) -> None:
         """Time the call on this kind's latency metric."""
+
+    def traced_source(self) -> str:
+        """Where the tool comes from, as its trace names it: `management`, or a published tool's source."""
+        return "management"
 
 
 @dataclass
@@ -108,6 +114,9 @@ class PublishedToolCall(Call):
     def observe(self, metrics: GatewayMetrics, outcome: Outcome, seconds: float) -> None:
         metrics.tool_call_seconds.labels(self.source or "unknown", outcome.value).observe(seconds)
 
+    def traced_source(self) -> str:
+        return self.source or "unknown"
+
 
 @dataclass(frozen=True)
 class Ended(Generic[R]):
@@ -145,6 +154,13 @@ class Auditor:
 
     async def run(self, call: Call, body: Callable[[], Awaitable[Ended[R] | Asked]]) -> Ended[R] | Asked:
         """The gate's body, then the call's record; a question that goes back to the client is not recorded yet."""
+        with _SPANS.span("gate call", attributes={"saip.tool": call.tool, "saip.source": call.traced_source()}) as span:
+            ended = await self._ran(call, body)
+            if not isinstance(ended, Asked):  # a question handed back to the client: the retry's trace ends it
+                span.set_attribute("saip.outcome", ended.outcome.value)
+            return ended
+
+    async def _ran(self, call: Call, body: Callable[[], Awaitable[Ended[R] | Asked]]) -> Ended[R] | Asked:
         try:
             ended = await body()
         except anyio.get_cancelled_exc_class():
@@ -188,7 +204,8 @@ class Auditor:
         """Run the owning service's side of the call. A refusal or an outage is the service's own sentence; anything
         else is logged and answered with its masked message, never taking the gateway down."""
         try:
-            return await run()
+            with _SPANS.span("gate run", attributes={"saip.tool": call.tool}):
+                return await run()
         except (ServiceRefused, ServiceUnavailable) as exc:
             return Failed(str(exc))
         except Exception as exc:  # the outermost edge of one call

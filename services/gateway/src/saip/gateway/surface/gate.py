@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
+from saip.common import tracing
 from saip.common.approval_form import seconds
 from saip.common.masking import Masker
 from saip.gateway.config import ApprovalMode
@@ -65,6 +66,8 @@ MISMATCH = (
 )
 CHANGED = "Tool '{tool}' was not run: {change}."
 
+_SPANS = tracing.tracer("gateway")
+
 
 def question(level: Level, caller: Caller, tool: str, summary: str, wait: float) -> str:
     return (
@@ -117,7 +120,8 @@ async def consult(
         )
         return Verdict(refusal=said, outcome=Outcome.REFUSED)
     call.asking()
-    asked = await approvals.ask(interaction, Binding.of(tool, call.arguments, expected), text, call.caller)
+    with _SPANS.span("gate ask", attributes={"saip.tool": tool}):
+        asked = await approvals.ask(interaction, Binding.of(tool, call.arguments, expected), text, call.caller)
     if isinstance(asked, Asked):
         # What its record says if nobody answers (`surface.questions` records it then, on one replica).
         expired = TIMEOUT.format(tool=tool, wait=seconds(approvals.wait_seconds))
@@ -196,7 +200,8 @@ class Gate:
             return _refused(said, Outcome.REFUSED)
         try:
             bound = tool.bind(call.arguments)
-            approval = call.approval = await tool.approval_for(bound)
+            with _SPANS.span("gate plan", attributes={"saip.tool": name}):
+                approval = call.approval = await tool.approval_for(bound)
         except InvalidArguments as exc:
             return _refused(str(exc), Outcome.REFUSED)
         except (ServiceRefused, ServiceUnavailable) as exc:

@@ -28,8 +28,9 @@ from mcp.server.subscriptions import (
 )
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from opentelemetry.trace import SpanKind
 
-from saip.common import names
+from saip.common import names, tracing
 from saip.common.approval_form import INPUT_KEY
 from saip.common.tokens import token_hash
 from saip.gateway.auth import bearer
@@ -41,6 +42,7 @@ from saip.gateway.surface.management import Caller
 from saip.gateway.surface.registry import Changes, Registry
 
 logger = logging.getLogger(__name__)
+_SPANS = tracing.tracer("gateway")
 
 LOOPBACK_HEADER = "x-saip-loopback"
 SESSION_HEADER = "mcp-session-id"
@@ -272,14 +274,18 @@ def build_server(
 
     async def observe(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         sessions.track(ctx)
-        started = time.perf_counter()
-        try:
+        if ctx.request_id is None:  # a notification: nothing answers it, nothing to time or trace
             return await call_next(ctx)
+        started = time.perf_counter()
+        method = ctx.method if ctx.method in _KNOWN_METHODS else "other"
+        era = "2026-07-28" if is_modern(ctx) else "2025-11-25"
+        try:
+            # The root of the request's trace: the gate, the gRPC call and the audit publish are its children.
+            with _SPANS.span(f"mcp {method}", kind=SpanKind.SERVER, attributes={"mcp.method": method, "mcp.era": era}):
+                return await call_next(ctx)
         finally:
-            if ctx.request_id is not None:
-                method = ctx.method if ctx.method in _KNOWN_METHODS else "other"
-                metrics.mcp_requests.labels(method, "2026-07-28" if is_modern(ctx) else "2025-11-25").inc()
-                metrics.mcp_request_seconds.labels(method).observe(time.perf_counter() - started)
+            metrics.mcp_requests.labels(method, era).inc()
+            metrics.mcp_request_seconds.labels(method).observe(time.perf_counter() - started)
 
     security = RequestStateSecurity(keys=[sealing_key], ttl=state_ttl, bind_principal=_principal)
     server.middleware.extend([observe, RequestStateBoundary(security, default_audience="saip")])

@@ -19,7 +19,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import mcp_types as types
+from opentelemetry.trace import SpanKind
 
+from saip.common import tracing
 from saip.common.masking import Masker
 from saip.tools.errors import RuleRefused
 from saip.tools.metrics import ToolsMetrics
@@ -29,6 +31,8 @@ from saip.tools.upstream.exposure import Composed, Composer
 from saip.tools.upstream.ledger import fingerprint
 from saip.tools.upstream.servers import Servers
 from saip.v1 import common_pb2, upstream_pb2
+
+_SPANS = tracing.tracer("tools")
 
 SERVED_SOURCE = "exposed"
 Progress = Callable[[float, float, str], Awaitable[None]]  # done, total (0: unknown), message
@@ -62,11 +66,14 @@ class Proxy:
         if not isinstance(arguments, dict):
             return common_pb2.CallServedToolReply(is_error=True, text="The arguments are not a JSON object.")
         started, outcome = time.perf_counter(), "cancelled"
-        try:
-            reply, outcome = await self._proxied(entry, arguments, progress, ask)
-        finally:
-            self._metrics.upstream_calls.labels(entry.member.server_id, outcome).inc()
-            self._metrics.upstream_call_seconds.observe(time.perf_counter() - started)
+        attributes = {"saip.tool": name, "saip.upstream.server": entry.member.server_id}
+        with _SPANS.span("upstream call", kind=SpanKind.CLIENT, attributes=attributes) as span:
+            try:
+                reply, outcome = await self._proxied(entry, arguments, progress, ask)
+            finally:
+                span.set_attribute("saip.outcome", outcome)
+                self._metrics.upstream_calls.labels(entry.member.server_id, outcome).inc()
+                self._metrics.upstream_call_seconds.observe(time.perf_counter() - started)
         return reply
 
     async def _proxied(

@@ -1,4 +1,5 @@
-"""The audit service over the gateway's channel to it: the monitor queries, the chain check and the live tail."""
+"""The audit service over the gateway's channel to it: the monitor queries, the recent traces, the chain check and
+the live tail."""
 
 from __future__ import annotations
 
@@ -34,6 +35,12 @@ class AuditClient:
 
     async def hitl(self, request: audit_pb2.GetHitlSummaryRequest) -> audit_pb2.GetHitlSummaryResponse:
         return await self._channel.call(self._stub().GetHitlSummary, request)
+
+    async def traces(self, request: audit_pb2.ListTracesRequest) -> audit_pb2.ListTracesResponse:
+        return await self._channel.call(self._stub().ListTraces, request)
+
+    async def trace(self, trace_id: str) -> audit_pb2.GetTraceResponse:
+        return await self._channel.call(self._stub().GetTrace, audit_pb2.GetTraceRequest(trace_id=trace_id))
 
     async def verify(self) -> audit_pb2.VerifyChainResponse:
         return await self._channel.call(self._stub().VerifyChain, audit_pb2.VerifyChainRequest())

@@ -75,6 +75,22 @@ class LogsTailInput(Input):
     limit: int = Field(default=50, ge=1, le=500, description="How many of the last matching lines (1 to 500).")
 
 
+TRACE_ID = r"^[0-9a-fA-F]{32}$"
+
+
+class TracesInput(Input):
+    tool: str | None = Field(default=None, max_length=128, description="Only traces of calls of this exact tool name.")
+    outcome: OutcomeName | None = Field(default=None, description="Only traces of calls that ended with this outcome.")
+    minDurationMs: float = Field(
+        default=0, ge=0, le=86_400_000, description="Only traces that took at least this many milliseconds."
+    )
+    limit: int = Field(default=20, ge=1, le=500, description="How many traces, newest first (1 to 500).")
+
+
+class TraceGetInput(Input):
+    traceId: str = Field(pattern=TRACE_ID, description="The trace's id: the 32 hex digits saip_monitor_traces shows.")
+
+
 class MonitorArea(Declared):
     category = "monitor"
 
@@ -151,6 +167,40 @@ class MonitorArea(Declared):
         message = (
             f"{data['questions']} approval decisions since {data['since'] or 'the collector started'}; "
             f"approval rate {data['approvalRate']:.0%}."
+        )
+        return ManagementResult(True, message, data=data)
+
+    @tool(Level.READ, "Recent traces", idempotent=True)
+    async def traces(self, arguments: TracesInput) -> ManagementResult:
+        """The recent traces, newest first: one per MCP request (and per gRPC call that came from outside one), each
+        with its tool, outcome, duration, span count and the services it crossed. Filter by `tool`, `outcome` and
+        `minDurationMs` to find the slow or failed calls, then read one with saip_monitor_trace_get. The audit
+        service keeps the recent ones only (audit.traces-max, audit.traces-max-age-minutes)."""
+        request = audit_pb2.ListTracesRequest(
+            limit=arguments.limit,
+            tool=arguments.tool or "",
+            outcome=arguments.outcome or "",
+            min_duration_ms=arguments.minDurationMs,
+        )
+        reply = await self._audit.traces(request)
+        found = [views.trace_summary(trace) for trace in reply.traces]
+        message = (
+            f"{plural(len(found), 'trace')}, newest first, of {reply.kept} kept "
+            f"(at most {reply.capacity}, for {reply.max_age_minutes:g} min after their last span)."
+        )
+        return ManagementResult(True, message, data={"traces": found, "count": len(found), "kept": reply.kept})
+
+    @tool(Level.READ, "One trace", idempotent=True)
+    async def trace_get(self, arguments: TraceGetInput) -> ManagementResult:
+        """One trace as a tree of spans with their timings: the gateway's MCP request, its gate steps (plan,
+        question, run), the gRPC calls and the owning service's side (sandbox run, Qdrant query, upstream call), the
+        audit record's publish and the audit collector's chaining. Each span has its service, its start after the
+        trace's (startOffsetMs), its duration, whether it failed and its attributes."""
+        data = views.trace(await self._audit.trace(arguments.traceId.lower()))
+        message = (
+            f"Trace {data['traceId']}: {data['name']}, {data['durationMs']:.1f} ms, "
+            f"{plural(data['spanCount'], 'span')} across {', '.join(data['services'])}"
+            f"{'; some failed' if data['error'] else ''}{'' if data['complete'] else '; its root span is not in yet'}."
         )
         return ManagementResult(True, message, data=data)
 

@@ -1,5 +1,6 @@
 """The person's side of the monitor area under /api/v1/audit: the monitor tools' methods, the chain check, and the
-live tail (the one route that streams: NDJSON, one chained record a line)."""
+live tail (the one route that streams: NDJSON, one chained record a line); and the recent traces under
+/api/v1/traces."""
 
 from __future__ import annotations
 
@@ -7,16 +8,19 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import StreamingResponse
 
 from saip.gateway.areas.monitor.contribution import (
+    TRACE_ID,
     HitlInput,
     LogsTailInput,
     ManagementLogInput,
     MonitorArea,
     RiskEventsInput,
     ToolCallsInput,
+    TraceGetInput,
+    TracesInput,
 )
 from saip.gateway.areas.monitor.system import LogLevel
 from saip.gateway.rest import Envelope, area_router
@@ -85,5 +89,28 @@ def router(area: MonitorArea) -> APIRouter:
                 yield (json.dumps(record, ensure_ascii=False) + "\n").encode()
 
         return StreamingResponse(lines(), media_type=NDJSON)
+
+    both = APIRouter()
+    both.include_router(api)
+    both.include_router(_traces(area))
+    return both
+
+
+def _traces(area: MonitorArea) -> APIRouter:
+    api = area_router("/traces", {})
+
+    @api.get("", summary="The recent traces, newest first (data: traces, count, kept)")
+    async def traces(
+        tool: ToolName = None,
+        outcome: OutcomeName | None = None,
+        min_duration_ms: Annotated[float, Query(alias="minDurationMs", ge=0, le=86_400_000)] = 0,
+        limit: Annotated[int, Query(ge=1, le=500)] = 20,
+    ) -> Envelope:
+        arguments = TracesInput(tool=tool, outcome=outcome, minDurationMs=min_duration_ms, limit=limit)
+        return Envelope.of(await area.traces(arguments))
+
+    @api.get("/{trace_id}", summary="One trace: its spans as a tree, with their timings")
+    async def trace(trace_id: Annotated[str, Path(pattern=TRACE_ID)]) -> Envelope:
+        return Envelope.of(await area.trace_get(TraceGetInput(traceId=trace_id)))
 
     return api

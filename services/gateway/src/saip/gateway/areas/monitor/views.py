@@ -150,3 +150,46 @@ def verify(reply: audit_pb2.VerifyChainResponse) -> dict[str, Any]:
         "lastIndex": reply.last_index,
         "broken": broken,
     }
+
+
+def trace_summary(summary: audit_pb2.TraceSummary) -> dict[str, Any]:
+    return {
+        "traceId": summary.trace_id,
+        "name": summary.name,
+        "tool": summary.tool or None,
+        "outcome": summary.outcome or None,
+        "start": when(summary.start_time),
+        "durationMs": round(summary.duration_ms, 3),
+        "spanCount": summary.span_count,
+        "services": list(summary.services),
+        "error": summary.error,
+        "complete": summary.complete,
+    }
+
+
+def _span(span: audit_pb2.TraceSpan) -> dict[str, Any]:
+    return {
+        "spanId": span.span_id,
+        "name": span.name,
+        "service": span.service,
+        "kind": span.kind,
+        "startOffsetMs": round(span.start_offset_ms, 3),
+        "durationMs": round(span.duration_ms, 3),
+        "error": span.error,
+        "status": span.status_message or None,
+        "attributes": dict(sorted(span.attributes.items())),
+        "children": [],
+    }
+
+
+def trace(reply: audit_pb2.GetTraceResponse) -> dict[str, Any]:
+    """The trace's summary and its spans as a tree (`spans`: the roots, each with its `children`), from the depth-first
+    list the audit service sends."""
+    roots: list[dict[str, Any]] = []
+    path: list[dict[str, Any]] = []  # the current span's ancestors, by depth
+    for span in reply.spans:
+        shown = _span(span)
+        del path[span.depth :]
+        (path[-1]["children"] if path else roots).append(shown)
+        path.append(shown)
+    return {**trace_summary(reply.trace), "spans": roots, "droppedSpans": reply.dropped_spans}

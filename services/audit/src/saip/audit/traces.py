@@ -1,0 +1,226 @@
+"""The recent traces: the finished spans every service publishes (OTLP batches on saip.traces.<service>, see
+saip.common.tracing), grouped by trace and kept bounded in memory, for saip_monitor_traces and saip_monitor_trace_get.
+
+Bounds: at most `capacity` traces (audit.traces-max) and none older than `max_age` seconds (audit.traces-max-age-
+minutes) since its last span arrived; the trace touched longest ago goes first. A trace keeps at most
+`SPANS_PER_TRACE` spans (a runaway loop of calls cannot fill the memory through one trace); the rest are counted.
+
+A trace's tool and outcome are what its spans say (`saip.tool`, `saip.outcome`: the gateway's gate span sets both),
+the root's first, so a listing can be filtered by them. Every audit replica subscribes, so each keeps the same
+traces; nothing of it is durable (the audit trail is the record, traces are for looking into latency).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span as OtlpSpan
+from opentelemetry.proto.trace.v1.trace_pb2 import Status
+
+SPANS_PER_TRACE = 500
+TOOL = "saip.tool"
+OUTCOME = "saip.outcome"
+SERVICE_NAME = "service.name"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One finished span, as the audit service keeps it."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str  # empty for a root
+    name: str
+    service: str
+    kind: str
+    start_ns: int
+    end_ns: int
+    error: bool = False
+    status_message: str = ""
+    attributes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def duration_ms(self) -> float:
+        return max(0, self.end_ns - self.start_ns) / 1e6
+
+
+@dataclass
+class Trace:
+    """The spans of one trace kept so far."""
+
+    trace_id: str
+    spans: dict[str, Span] = field(default_factory=dict)
+    dropped: int = 0
+    touched: float = 0.0  # when its last span arrived (the store's clock)
+
+    @property
+    def roots(self) -> list[Span]:
+        """The spans whose parent is not in the trace (the root, and any orphan whose parent never arrived)."""
+        return sorted(
+            (span for span in self.spans.values() if not span.parent_id or span.parent_id not in self.spans),
+            key=lambda span: span.start_ns,
+        )
+
+    @property
+    def root(self) -> Span:
+        return self.roots[0]
+
+    @property
+    def complete(self) -> bool:
+        return any(not span.parent_id for span in self.spans.values())
+
+    @property
+    def start_ns(self) -> int:
+        return min(span.start_ns for span in self.spans.values())
+
+    @property
+    def duration_ms(self) -> float:
+        return max(0, max(span.end_ns for span in self.spans.values()) - self.start_ns) / 1e6
+
+    @property
+    def services(self) -> list[str]:
+        return sorted({span.service for span in self.spans.values()})
+
+    @property
+    def error(self) -> bool:
+        return any(span.error for span in self.spans.values())
+
+    def said(self, attribute: str) -> str:
+        """The first value of `attribute` in tree order (the root's first), or empty."""
+        for span, _ in self.tree():
+            if attribute in span.attributes:
+                return span.attributes[attribute]
+        return ""
+
+    @property
+    def tool(self) -> str:
+        return self.said(TOOL)
+
+    @property
+    def outcome(self) -> str:
+        return self.said(OUTCOME)
+
+    def tree(self) -> list[tuple[Span, int]]:
+        """Every span with its depth, depth first: each followed by its children, in order of start."""
+        children: dict[str, list[Span]] = {}
+        for span in self.spans.values():
+            children.setdefault(span.parent_id, []).append(span)
+        ordered: list[tuple[Span, int]] = []
+        pending = [(root, 0) for root in reversed(self.roots)]
+        while pending:
+            span, depth = pending.pop()
+            ordered.append((span, depth))
+            below = sorted(children.get(span.span_id, ()), key=lambda child: child.start_ns, reverse=True)
+            pending.extend((child, depth + 1) for child in below)
+        return ordered
+
+
+class TraceStore:
+    """The recent traces, bounded by count and age (see the module's docstring)."""
+
+    def __init__(self, capacity: int, max_age: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.capacity = capacity
+        self.max_age = max_age
+        self._clock = clock
+        self._traces: OrderedDict[str, Trace] = OrderedDict()  # the trace touched longest ago first
+
+    def __len__(self) -> int:
+        self._expire()
+        return len(self._traces)
+
+    def add(self, spans: Iterable[Span]) -> None:
+        now = self._clock()
+        for span in spans:
+            trace = self._traces.get(span.trace_id)
+            if trace is None:
+                trace = self._traces[span.trace_id] = Trace(span.trace_id)
+            if len(trace.spans) >= SPANS_PER_TRACE and span.span_id not in trace.spans:
+                trace.dropped += 1
+            else:
+                trace.spans[span.span_id] = span
+            trace.touched = now
+            self._traces.move_to_end(span.trace_id)
+        while len(self._traces) > self.capacity:
+            self._traces.popitem(last=False)
+        self._expire()
+
+    def _expire(self) -> None:
+        horizon = self._clock() - self.max_age
+        while self._traces:
+            oldest = next(iter(self._traces.values()))
+            if oldest.touched >= horizon:
+                return
+            self._traces.popitem(last=False)
+
+    def get(self, trace_id: str) -> Trace | None:
+        self._expire()
+        return self._traces.get(trace_id.lower())
+
+    def recent(
+        self, *, tool: str = "", outcome: str = "", min_duration_ms: float = 0.0, limit: int = 20
+    ) -> list[Trace]:
+        """The kept traces that match, newest start first (`tool`, `outcome` empty: any)."""
+        self._expire()
+        found = [
+            trace
+            for trace in self._traces.values()
+            if (not tool or trace.tool == tool)
+            and (not outcome or trace.outcome == outcome)
+            and trace.duration_ms >= min_duration_ms
+        ]
+        found.sort(key=lambda trace: trace.start_ns, reverse=True)
+        return found[:limit]
+
+
+_KINDS = {
+    OtlpSpan.SPAN_KIND_INTERNAL: "internal",
+    OtlpSpan.SPAN_KIND_SERVER: "server",
+    OtlpSpan.SPAN_KIND_CLIENT: "client",
+    OtlpSpan.SPAN_KIND_PRODUCER: "producer",
+    OtlpSpan.SPAN_KIND_CONSUMER: "consumer",
+}
+
+
+def _text(value: AnyValue) -> str:
+    which = value.WhichOneof("value")
+    if which is None:
+        return ""
+    if which in ("array_value", "kvlist_value", "bytes_value"):
+        return str(getattr(value, which)).strip()
+    return str(getattr(value, which)).lower() if which == "bool_value" else str(getattr(value, which))
+
+
+def _attributes(pairs: Iterable[KeyValue]) -> dict[str, str]:
+    return {pair.key: _text(pair.value) for pair in pairs}
+
+
+def decode(payload: bytes) -> list[Span]:
+    """The spans of one published OTLP batch (a DecodeError from protobuf when it is not one)."""
+    request = ExportTraceServiceRequest.FromString(payload)
+    return [
+        _span(span, _attributes(resource_spans.resource.attributes).get(SERVICE_NAME, "unknown"))
+        for resource_spans in request.resource_spans
+        for scope_spans in resource_spans.scope_spans
+        for span in scope_spans.spans
+    ]
+
+
+def _span(span: OtlpSpan, service: str) -> Span:
+    return Span(
+        trace_id=span.trace_id.hex(),
+        span_id=span.span_id.hex(),
+        parent_id=span.parent_span_id.hex(),
+        name=span.name,
+        service=service,
+        kind=_KINDS.get(span.kind, "internal"),
+        start_ns=span.start_time_unix_nano,
+        end_ns=span.end_time_unix_nano,
+        error=span.status.code == Status.STATUS_CODE_ERROR,
+        status_message=span.status.message,
+        attributes=_attributes(span.attributes),
+    )

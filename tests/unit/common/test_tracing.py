@@ -1,0 +1,63 @@
+"""saip.common.tracing: a service's spans exist only once its lifespan set tracing up, go out on
+saip.traces.<service> as OTLP when it ends (off the call path, through the batch processor), carry their context in
+`traceparent`, and are no-ops with `tracing.enabled: false`."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from saip.common import tracing
+from saip.common.settings import SaipSettings
+
+
+class ProbeSettings(SaipSettings):
+    service: ClassVar[str] = "probe"
+
+
+class Published:
+    """The one thing tracing needs of a NATS connection: a core publish."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, bytes]] = []
+
+    async def publish(self, subject: str, payload: bytes) -> None:
+        self.messages.append((subject, payload))
+
+
+def names(published: Published) -> list[str]:
+    return [
+        span.name
+        for _, payload in published.messages
+        for resource in ExportTraceServiceRequest.FromString(payload).resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
+
+
+def test_without_a_lifespan_a_span_records_nothing_and_sends_no_context() -> None:
+    with tracing.tracer("probe").span("nothing") as span:
+        assert not span.is_recording()
+        assert tracing.inject() == {}
+    assert tracing.extract({}) is None
+
+
+async def test_a_lifespan_s_spans_go_out_on_its_subject_as_otlp() -> None:
+    published = Published()
+    async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+        with tracing.tracer("probe").span("outer", attributes={"saip.tool": "adder"}) as outer:
+            carried = tracing.inject({"Nats-Msg-Id": "r-1"})
+        with tracing.tracer("probe").span("continued", parent=tracing.extract(carried)) as continued:
+            assert continued.get_span_context().trace_id == outer.get_span_context().trace_id
+    assert carried["Nats-Msg-Id"] == "r-1" and carried[tracing.TRACEPARENT].startswith("00-")
+    assert {subject for subject, _ in published.messages} == {"saip.traces.probe"}
+    assert sorted(names(published)) == ["continued", "outer"]
+
+
+async def test_with_tracing_off_nothing_is_made_or_sent() -> None:
+    published = Published()
+    async with tracing.traced(ProbeSettings.load(tracing_enabled=False), published):  # type: ignore[arg-type]
+        with tracing.tracer("probe").span("nothing") as span:
+            assert not span.is_recording()
+    assert published.messages == []
