@@ -69,7 +69,12 @@ class DiesBeforeAck:
     def __init__(self, delivery: NatsDelivery, appended: anyio.Event) -> None:
         self._delivery = delivery
         self._appended = appended
-        self.data, self.subject, self.seq = delivery.data, delivery.subject, delivery.seq
+        self.data, self.subject, self.seq, self.headers = (
+            delivery.data,
+            delivery.subject,
+            delivery.seq,
+            delivery.headers,
+        )
 
     async def ack(self) -> None:
         self._appended.set()

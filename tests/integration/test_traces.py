@@ -125,7 +125,8 @@ async def test_the_monitor_tools_list_the_calls_traces_and_show_one_as_a_tree(
         async def listed() -> dict[str, Any] | None:
             found = envelope(await client.call_tool("saip_monitor_traces", {"tool": "adder", "outcome": "OK"}))
             calls = [trace for trace in found["data"]["traces"] if trace["name"] == CALL]
-            return found if calls and "audit" in calls[0]["services"] else None
+            # Each service sends its spans in batches of its own: wait until all three have arrived.
+            return found if calls and {"audit", "gateway", "tools"} <= set(calls[0]["services"]) else None
 
         found = await eventually(listed, within=20.0)
         assert found["message"].startswith("1 trace, newest first, of ")
