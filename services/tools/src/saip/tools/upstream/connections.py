@@ -24,25 +24,24 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx2
-import mcp_types as types
 from anyio.abc import TaskGroup
-from mcp import Client
-from mcp.client.session import MessageHandlerFnT
-from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.dispatcher import ProgressFnT
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from saip.common import names
 from saip.common.masking import Masker
 from saip.tools.errors import OwnMcp, RuleRefused, ToolsError
 from saip.tools.upstream import registry, risk
 from saip.v1 import upstream_pb2
+
+# The SDK (`mcp`, `mcp_types`: about 0.6 s of CPU to import) is imported by the first connection rather than at the
+# service's start, which is on the stack's cold start path; a stack with no upstream server never imports it.
+if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp import Client
+    from mcp.client.session import MessageHandlerFnT
+    from mcp.shared.dispatcher import ProgressFnT
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +124,13 @@ async def connect(
     message_handler: MessageHandlerFnT | None = None,
 ) -> AsyncIterator[Client]:
     """One open SDK client to the server (either era), refused when it turns out to be saip's own /mcp."""
+    import httpx2
+    import mcp_types as types
+    from mcp import Client
+    from mcp.client.sse import sse_client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+
     registry.references_set(
         server, limits.variables
     )  # an unset variable is refused before anything touches the network
@@ -172,6 +178,8 @@ async def connect(
 async def _decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
     """An upstream's own question is declined, so it never waits on a person who cannot see it (relaying it to the
     caller is a later step of issue 11)."""
+    import mcp_types as types
+
     return types.ElicitResult(action="decline")
 
 
@@ -237,6 +245,8 @@ class Connection:
                 delay = min(delay * 2, BACKOFF_MAX)
 
     async def _session(self) -> None:
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
         self._set(CONNECTING, "")
         async with connect(self.server, self._limits, message_handler=self._message) as client:
             describe(self.live, client)
@@ -267,6 +277,8 @@ class Connection:
             logger.debug("upstream listen unavailable", extra={"server": self.server.id, "error": str(exc)})
 
     async def _message(self, message: Any) -> None:
+        import mcp_types as types
+
         if isinstance(message, types.ToolListChangedNotification):
             self._changed.set()
 

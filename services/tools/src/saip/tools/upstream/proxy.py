@@ -14,9 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any
 
 from saip.common.masking import Masker
 from saip.tools.errors import RuleRefused
@@ -27,6 +25,9 @@ from saip.tools.upstream.exposure import Composed, Composer
 from saip.tools.upstream.ledger import fingerprint
 from saip.tools.upstream.servers import Servers
 from saip.v1 import common_pb2, upstream_pb2
+
+if TYPE_CHECKING:
+    import mcp_types as types  # imported by the first connection (see connections.py)
 
 SERVED_SOURCE = "exposed"
 Progress = Callable[[float, float, str], Awaitable[None]]  # done, total (0: unknown), message
@@ -140,7 +141,7 @@ def reply_of(result: types.CallToolResult, limit: int, masker: Masker) -> common
     """The upstream's result as the model reads it: its text parts (other parts named), bounded, masked."""
     parts = []
     for content in result.content:
-        if isinstance(content, types.TextContent):
+        if content.type == "text":
             parts.append(content.text)
         else:
             parts.append(f"[{content.type} content]")
