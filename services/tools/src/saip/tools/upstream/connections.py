@@ -17,8 +17,10 @@ server is reconnected or changed.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import random
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -36,7 +38,9 @@ from saip.tools.upstream import registry, risk
 from saip.v1 import upstream_pb2
 
 # The SDK (`mcp`, `mcp_types`: about 0.6 s of CPU to import) is imported by the first connection rather than at the
-# service's start, which is on the stack's cold start path; a stack with no upstream server never imports it.
+# service's start, which is on the stack's cold start path; a stack with no upstream server never imports it. The
+# import runs on a worker thread (`_load_sdk`), so the service's event loop keeps answering meanwhile.
+SDK_MODULES = ("mcp_types", "mcp", "mcp.client.sse", "mcp.client.stdio", "mcp.client.streamable_http", "httpx2")
 if TYPE_CHECKING:
     import mcp_types as types
     from mcp import Client
@@ -124,6 +128,7 @@ async def connect(
     message_handler: MessageHandlerFnT | None = None,
 ) -> AsyncIterator[Client]:
     """One open SDK client to the server (either era), refused when it turns out to be saip's own /mcp."""
+    await _load_sdk()
     import httpx2
     import mcp_types as types
     from mcp import Client
@@ -173,6 +178,17 @@ async def connect(
             return
     # Raised once the session is closed: inside it, the SDK's task group would wrap the refusal in a group.
     raise OwnMcp(server.id)
+
+
+async def _load_sdk() -> None:
+    """Import the SDK's modules once, off the event loop (a module already imported costs a dictionary look-up)."""
+    if any(name not in sys.modules for name in SDK_MODULES):
+        await anyio.to_thread.run_sync(_import_sdk)
+
+
+def _import_sdk() -> None:
+    for name in SDK_MODULES:
+        importlib.import_module(name)
 
 
 async def _decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
