@@ -8,6 +8,7 @@ import sys
 from bench import (
     audit_throughput,
     chat_turn,
+    cold_start,
     knowledge_search,
     load,
     mcp_latency,
@@ -32,6 +33,7 @@ def main() -> None:
         ("shipyard", shipyard),
         ("proxy_latency", proxy_latency),
         ("tracing", tracing),
+        ("cold_start", cold_start),
     )
     for name, benchmark in benchmarks:
         if len(sys.argv) > 1 and name not in sys.argv[1:]:

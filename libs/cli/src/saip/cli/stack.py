@@ -37,6 +37,9 @@ from saip.common.tokens import fingerprint, token_hash
 MCP_TOKEN_FILE = "mcp-token"
 SEALING_KEY_FILE = "sealing-key"
 READY_WITHIN = 90.0
+# How often the launcher asks the gateway's /healthz until every service answers: the connection lines come out at
+# most this late (each ask is a few milliseconds of the gateway's time).
+HEALTH_EVERY = 0.05
 GATEWAY = "gateway"
 
 
@@ -174,7 +177,7 @@ def wait_until_healthy(url: str, within: float, stopping: threading.Event) -> bo
                     return True
             except httpx.TransportError:
                 pass
-            stopping.wait(0.2)
+            stopping.wait(HEALTH_EVERY)
     return False
 
 

@@ -23,10 +23,15 @@ import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 import anyio
-import httpx
+
+# httpx (with the command line it imports when it can: about 0.1 s of CPU) is imported by the first fetch: every
+# service and sandbox worker that may fetch imports this module at its start, and most starts never fetch.
+if TYPE_CHECKING:
+    import httpx
 
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -252,6 +257,8 @@ async def guarded_fetch(
 ) -> FetchResponse:
     """Fetch under the policy: every hop checked, redirects counted, the body capped; GuardBlocked when refused.
     `secrets` are substituted per hop, into requests to their hosts only."""
+    import httpx
+
     try:
         with anyio.fail_after(policy.timeout):
             async with httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=policy.timeout) as client:
@@ -286,6 +293,8 @@ async def _send(
     client: httpx.AsyncClient, target: _Target, policy: NetPolicy, method: str, sent: _Request
 ) -> FetchResponse:
     """One hop; what it answers names the URL as the caller wrote it (`target.url`), never the one sent."""
+    import httpx
+
     headers, body = sent.headers, sent.body
     request_url = httpx.URL(sent.url)
     extensions = {}

@@ -12,11 +12,16 @@ from typing import ClassVar
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from saip.common.settings import ConfigurationError, SaipSettings, StrList, field_name
-from saip.gateway.surface import results
 
 # What management.tools may name; mcp-register is opt-in (left out when the list is empty).
 CATEGORIES = ("tools", "mcp", "mcp-register", "expose", "knowledge", "shipyard", "monitor", "chat")
 DEFAULT_OFF_CATEGORIES = frozenset({"mcp-register"})
+# The bounds of mcp-server.max-result-bytes, here rather than beside the results they bound (surface/results.py): the
+# launcher reads every service's settings before it starts anything, and the results module imports the MCP SDK's
+# types (about 0.5 s of CPU).
+RESULT_LIMIT = 512 * 1024
+# The largest limit that still fits the SDK client's 1 MiB SSE event, with room for the JSON-RPC framing.
+MAX_RESULT_LIMIT = 1_000_000
 
 
 class ApprovalMode(StrEnum):
@@ -84,7 +89,7 @@ class GatewaySettings(SaipSettings):
     mcp_server_auth_token: SecretStr | None = None
     mcp_server_transport: Transport = Transport.HTTP
     # One answer is one SSE event, and the MCP SDK's client drops an event above 1 MiB.
-    mcp_server_max_result_bytes: int = Field(default=results.DEFAULT_LIMIT, ge=4096, le=results.MAX_LIMIT)
+    mcp_server_max_result_bytes: int = Field(default=RESULT_LIMIT, ge=4096, le=MAX_RESULT_LIMIT)
     management_enabled: bool = True
     management_tools: StrList = Field(default_factory=list)
     management_exclude: StrList = Field(default_factory=list)

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import grpc
@@ -33,9 +33,11 @@ from saip.knowledge.encoding import Encoder
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, KnowledgeError, NotFound, Refused, StoreUnavailable
 from saip.knowledge.knowledge import Knowledge
 from saip.knowledge.metrics import KnowledgeMetrics
-from saip.knowledge.qdrant import QdrantIndex
 from saip.knowledge.rules import Rules
 from saip.v1 import common_pb2, knowledge_pb2, knowledge_pb2_grpc
+
+if TYPE_CHECKING:
+    from saip.knowledge.qdrant import QdrantIndex
 
 logger = logging.getLogger(__name__)
 
@@ -283,6 +285,10 @@ async def lifespan(
         index: QdrantIndex | EdgeIndex
         earlier: LocalModeFolder | None = None
         if settings.qdrant_location:
+            # Imported only for a Qdrant server: qdrant-client takes about 0.9 s of CPU to import, which the embedded
+            # default (Edge) would otherwise pay at every start.
+            from saip.knowledge.qdrant import QdrantIndex
+
             index = await QdrantIndex.open(settings.qdrant_location, settings.qdrant_path, dense=shape)
         else:
             index = await EdgeIndex.open(settings.edge_path, dense=shape)

@@ -1,6 +1,6 @@
-"""The tools service's outbound side: its key-value bucket in NATS, with revisions on every write, and the keys
-of the bucket as one watch that the service keeps (a listing reads them; it never opens a consumer of its own, so
-a burst of listings leaves nothing behind on the server)."""
+"""The tools service's outbound side: its key-value bucket in NATS, with revisions on every write, and a copy of
+the bucket kept by one watch for the service's life (a read or a listing is answered from it with no round trip to
+NATS, and never opens a consumer of its own, so a burst of listings leaves nothing behind on the server)."""
 
 from __future__ import annotations
 
@@ -28,21 +28,27 @@ class KvRecords:
     names the revision it read, so nothing is overwritten implicitly: a write against a record that moved on (or a
     create of one that exists) is a Conflict.
 
-    Values are read from the bucket itself (a direct get, no consumer). The keys are a snapshot that only the
-    bucket's watch changes (`watch`, kept alive by the service, one ordered consumer for the service's life); a
-    write returns once the watch has shown it, so a caller lists its own writes.
+    The values and their revisions are a copy that only the bucket's watch changes (`watch`, kept alive by the
+    service, one ordered consumer for the service's life), so a read costs no round trip to NATS: a published tool's
+    call reads its record and the exposure from here. A write returns once the watch has shown it, so a caller reads
+    and lists its own writes, and a publish or a delete is in force on this replica before it returns; another
+    replica's write arrives with its watch (well under a millisecond on one NATS server), and a write against a copy
+    that is behind is refused by its revision, as before. While the watch is not following (before its first full
+    read, or restarting after NATS came back), a read goes to the bucket itself.
     """
 
     def __init__(self, kv: KeyValue, js: JetStreamContext | None = None, bucket: str = names.TOOLS_BUCKET) -> None:
         self._kv = kv
         self._js = js
         self._bucket = bucket
-        self._keys: set[str] = set()
+        self._values: dict[str, tuple[bytes, int]] = {}
         self._applied = Applied()
         self._ready = anyio.Event()
         self.following = False
 
     async def get(self, key: str) -> tuple[bytes, int] | None:
+        if self.following:
+            return self._values.get(key)
         try:
             entry = await self._kv.get(key)
         except (KeyNotFoundError, KeyDeletedError):
@@ -93,7 +99,7 @@ class KvRecords:
                 await self._ready.wait()
         except TimeoutError:
             raise StoreUnavailable(f"The {self._bucket} bucket has not been read yet; try again shortly.") from None
-        return sorted(key for key in self._keys if key.startswith(prefix))
+        return sorted(key for key in self._values if key.startswith(prefix))
 
     # The watch.
 
@@ -115,25 +121,25 @@ class KvRecords:
             raise StoreUnavailable(f"The {self._bucket} bucket watch did not catch up with NATS in time; try again.")
 
     async def watch(self) -> None:
-        """One run of the watch: every key read afresh (swapped in at once), then each change, until it fails."""
-        fresh: set[str] = set()
+        """One run of the watch: every record read afresh (swapped in at once), then each change, until it fails."""
+        fresh: dict[str, tuple[bytes, int]] = {}
         initial, seen = True, 0
         try:
-            # meta_only: the keys are what is followed here; values are read when asked for.
-            async with contextlib.aclosing(bus.kv_updates(self._kv, meta_only=True)) as updates:
+            async with contextlib.aclosing(bus.kv_updates(self._kv)) as updates:
                 async for entry in updates:
                     if entry is None:  # the end of the current values
                         if initial:
-                            self._keys, initial = fresh, False
+                            self._values, initial = fresh, False
                             self._applied.advance(seen)
                             self.following = True
                             self._ready.set()
                         continue
-                    target = fresh if initial else self._keys
-                    if entry.operation in (KV_DEL, KV_PURGE):
-                        target.discard(entry.key)
+                    target = fresh if initial else self._values
+                    if entry.operation in (KV_DEL, KV_PURGE) or entry.revision is None:
+                        target.pop(entry.key, None)
                     else:
-                        target.add(entry.key)
+                        # An all-default protobuf record serializes to nothing, which NATS hands back as None.
+                        target[entry.key] = entry.value or b"", entry.revision
                     if initial:
                         seen = max(seen, entry.revision or 0)
                     else:

@@ -97,6 +97,12 @@ class Library:
         self._bundled = dict(bundled)
         self._declared = dict(declared)
         self.secrets = secrets
+        # The last entry read of each authored tool, with the stored bytes it was parsed from: a record is parsed
+        # (protobuf, then its spec's JSON and validation) once a revision, not on every call. It is used again only
+        # for the same revision and the same bytes, so a kept entry is never stale, even in a bucket made anew whose
+        # revisions start over. Entries are shared between readers, which copy a record before changing it (as the
+        # studio does).
+        self._parsed: dict[str, tuple[bytes, Entry]] = {}
 
     async def entry(self, name: str) -> Entry | None:
         """Configuration first (configuration wins), then the catalog, then the record store."""
@@ -106,8 +112,12 @@ class Library:
             return Entry(self._bundled[name], BUNDLED)
         stored = await self.records.get(key_of(name))
         if stored is None:
+            self._parsed.pop(name, None)
             return None
         raw, revision = stored
+        kept = self._parsed.get(name)
+        if kept is not None and kept[1].revision == revision and kept[0] == raw:
+            return kept[1]
         try:
             record = tools_pb2.ToolRecord.FromString(raw)
             spec = specs.parse(record.spec_json)
@@ -116,7 +126,9 @@ class Library:
                 f"The stored record of '{name}' cannot be read ({exc}). Ask the person to delete it "
                 f"(saip tools delete {name}), then save the tool again."
             ) from None
-        return Entry(spec, AUTHORED, record, revision)
+        entry = Entry(spec, AUTHORED, record, revision)
+        self._parsed[name] = raw, entry
+        return entry
 
     async def required(self, name: str) -> Entry:
         entry = await self.entry(name)

@@ -124,8 +124,8 @@ def cannot_serve(nc: NatsClient, records: KvRecords) -> str | None:
 
 @asynccontextmanager
 async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REGISTRY) -> AsyncIterator[Running]:
-    """Open the tools service: the sandbox's workers warm, NATS, the studio over the saip-tools bucket, then the
-    gRPC API; on the way out the API drains first, then NATS, then the workers stop."""
+    """Open the tools service: NATS, the studio over the saip-tools bucket, the gRPC API, then the sandbox's workers
+    warm in the background; on the way out the API drains first, then NATS, then the workers stop."""
     metrics = ToolsMetrics(registry)
     # Validated before anything is opened: a bad declared tool stops the start with the key's name.
     declared = catalog.declared(settings.tools_declared, DECLARED_KEY)
@@ -161,7 +161,6 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
         runs = Runs(sandbox, risk, metrics)
         studio = Studio(library, exposure, runs, risk, metrics)
         upstreams = await stack.enter_async_context(upstream.opened(settings, js, risk, metrics, restarts))
-        await sandbox.warm()
         servicer = ToolsServicer(studio, exposure, Serving(library, exposure, runs))
         registers = [
             (SERVICE_NAME, functools.partial(tools_pb2_grpc.add_ToolsServiceServicer_to_server, servicer)),
@@ -183,4 +182,8 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
                 cannot_serve=functools.partial(cannot_serve, nc, records),
             )
         )
+        # The workers warm once the API serves, off the stack's cold start: V8 and each worker's first isolate are
+        # about 0.3 s of CPU a worker, and a call that comes first waits for its worker's warm-up (`Sandbox.run`).
+        # A worker that cannot start stops the service, as it did when the warm-up came before serving.
+        group.start_soon(sandbox.warm)
         yield Running(served.port, served.metrics_port, metrics, studio, upstreams)

@@ -16,10 +16,10 @@ from typing import Any
 
 import mcp_types as types
 
+from saip.gateway.config import RESULT_LIMIT
+
 STRUCTURED_LIMIT = 64 * 1024  # bytes of JSON up to which the structured content repeats the text
-DEFAULT_LIMIT = 512 * 1024
-# The largest limit that still fits the SDK client's 1 MiB SSE event, with room for the JSON-RPC framing.
-MAX_LIMIT = 1_000_000
+DEFAULT_LIMIT = RESULT_LIMIT  # mcp-server.max-result-bytes's default, kept with its bounds in config.py
 LIMIT_KEY = "mcp-server.max-result-bytes"
 
 DATA_CUT = (

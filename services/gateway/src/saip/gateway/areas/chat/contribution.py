@@ -20,7 +20,6 @@ from pydantic import Field
 
 from saip.common.vocabulary import is_reserved
 from saip.gateway.areas.chat import views
-from saip.gateway.areas.chat.model import OpenAIModel
 from saip.gateway.areas.chat.retrieval import Retrieved, retrieve
 from saip.gateway.areas.chat.store import Conversations
 from saip.gateway.areas.chat.turn import Ran, Status, Turn, TurnEnd, TurnInteraction, TurnState
@@ -182,6 +181,9 @@ class ChatArea(Declared):
             if isinstance(opened, ManagementResult):
                 return opened
         conversation, revision, turn_id, state, interaction, retrieved = opened
+        # Imported at the first turn, not at the gateway's start (see model.py).
+        from saip.gateway.areas.chat.openai_model import OpenAIModel
+
         model = OpenAIModel(
             base_url=str(self._settings.chat_base_url), model=str(self._settings.chat_model), api_key=key
         )
