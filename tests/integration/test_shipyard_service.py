@@ -148,7 +148,11 @@ async def test_an_exposed_upstream_member_ships_runs_and_is_withheld_by_the_ship
 
             # Once the person accepts the new definition in saip, the shipped bundle is out of date, naming the part.
             acknowledge = upstream_pb2.ExposureChange(acknowledge_changed=["notes_echo"])
-            [asked] = (await y.upstream.PlanExposure(acknowledge)).acknowledged
+
+            async def noticed() -> list[upstream_pb2.Acknowledgement]:  # saip's own refresh sees it on its own
+                return list((await y.upstream.PlanExposure(acknowledge)).acknowledged)
+
+            [asked] = await eventually(noticed, within=30)
             hashes = {"notes_echo": asked.new_hash}
             await y.upstream.ApplyExposure(
                 upstream_pb2.ApplyExposureRequest(change=acknowledge, acknowledged_hashes=hashes)
