@@ -61,3 +61,15 @@ async def test_with_tracing_off_nothing_is_made_or_sent() -> None:
         with tracing.tracer("probe").span("nothing") as span:
             assert not span.is_recording()
     assert published.messages == []
+
+
+async def test_a_trace_is_kept_or_left_out_where_it_starts_and_the_services_it_reaches_follow() -> None:
+    published = Published()
+    async with tracing.traced(ProbeSettings.load(tracing_sample_ratio=0.0), published):  # type: ignore[arg-type]
+        with tracing.tracer("probe").span("left out") as root:
+            assert not root.is_recording()
+    kept = {tracing.TRACEPARENT: "00-" + "ab" * 16 + "-" + "cd" * 8 + "-01"}  # a caller that keeps its trace
+    async with tracing.traced(ProbeSettings.load(tracing_sample_ratio=0.0), published):  # type: ignore[arg-type]
+        with tracing.tracer("probe").span("followed", parent=tracing.extract(kept)) as child:
+            assert child.is_recording()
+    assert names(published) == ["followed"]

@@ -82,4 +82,5 @@ KEYS: dict[str, str] = {
     'tools.upstream-servers': 'Upstream MCP servers declared in configuration (a list, docs/upstream.md): read-only',
     'tools.upstream-variables': "Environment variables an upstream server's ${NAME} may read; no other",
     'tracing.enabled': 'Whether the service makes OpenTelemetry spans and exports them (NATS, and OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set)',
+    'tracing.sample-ratio': "Share of the traces a service starts that it keeps (0 to 1); the services a call reaches follow its first service's choice",
 }

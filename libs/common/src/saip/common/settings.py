@@ -53,6 +53,8 @@ COMMON_KEYS: dict[str, str] = {
     "audit.max-bytes": "How many bytes the SAIP_AUDIT stream keeps",
     "tracing.enabled": "Whether the service makes OpenTelemetry spans and exports them (NATS, and OTLP when "
     "OTEL_EXPORTER_OTLP_ENDPOINT is set)",
+    "tracing.sample-ratio": "Share of the traces a service starts that it keeps (0 to 1); the services a call reaches "
+    "follow its first service's choice",
 }
 
 
@@ -224,6 +226,7 @@ class SaipSettings(BaseSettings):
     audit_max_age_hours: float = Field(default=720.0, gt=0)
     audit_max_bytes: int = Field(default=1 << 30, ge=1 << 20)
     tracing_enabled: bool = True
+    tracing_sample_ratio: float = Field(default=1.0, ge=0.0, le=1.0)
 
     @classmethod
     def settings_customise_sources(

@@ -38,6 +38,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import SERVICE_INSTANCE_ID, SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
@@ -189,7 +190,10 @@ async def traced(settings: SaipSettings, nc: NatsClient) -> AsyncIterator[None]:
         yield
         return
     service = settings.service
-    provider = TracerProvider(resource=_resource(service))
+    # A trace is kept or not where it starts (the ratio), and every service it reaches follows the choice the
+    # traceparent carries, so a call is traced whole or not at all.
+    sampler = ParentBased(TraceIdRatioBased(settings.tracing_sample_ratio))
+    provider = TracerProvider(resource=_resource(service), sampler=sampler)
     exporter = NatsSpans(service, asyncio.get_running_loop())
     provider.add_span_processor(_batched(exporter))
     if os.environ.get(OTLP_ENDPOINT):
