@@ -26,7 +26,6 @@ from saip.common.watch import keep_alive
 from saip.knowledge import chunking, sparse
 from saip.knowledge.clients import GuardedFetcher, KvCatalog, ObjectOriginals
 from saip.knowledge.edge import EdgeIndex
-from saip.knowledge.encoding import Encoder
 from saip.knowledge.knowledge import Knowledge
 from saip.knowledge.rules import Rules
 from saip.v1 import knowledge_pb2, knowledge_pb2_grpc
@@ -124,9 +123,8 @@ async def _searched(rules: Rules, queries: Sequence[str]) -> tuple[list[float], 
 class _Service:
     """The knowledge service in-process over a home's NATS bucket and Edge folder (the service's own code)."""
 
-    def __init__(self, nats: LocalNats, home: Path, workers: int = 1) -> None:
+    def __init__(self, nats: LocalNats, home: Path) -> None:
         self._nats, self._home = nats, home
-        self._encoder = Encoder(workers)  # the service's default: one worker process
 
     async def __aenter__(self) -> Rules:
         self._nc = await bus.connect(self._nats.url, "bench", within=10)
@@ -144,7 +142,6 @@ class _Service:
             fetcher=GuardedFetcher(None),
             roots=[self._home],
             max_bytes=1 << 30,
-            encoder=self._encoder,
         )
         return Rules.over(knowledge)
 
@@ -153,35 +150,24 @@ class _Service:
         await self._group.__aexit__(None, None, None)
         await self._index.close()
         await self._nc.close()
-        self._encoder.close()
-
-
-async def _ingested(rules: Rules, documents: list[str]) -> tuple[int, float]:
-    started = time.perf_counter()
-    chunks = 0
-    for number, text in enumerate(documents):
-        document, _ = await rules.knowledge.ingest("text", text, f"bench-{number}")
-        chunks += document.chunks
-    return chunks, time.perf_counter() - started
 
 
 async def _small(home: Path, words: list[str], queries: list[str]) -> tuple[list[list[object]], list[float], float]:
-    """10,000 chunks in-process: ingest (encoding in a thread, then in the default worker process), search, and the
-    baseline over the same chunks."""
+    """10,000 chunks in-process: ingest, search, and the baseline over the same chunks."""
     documents = list(_documents(words, DOCUMENTS, SEED))
-    rows: list[list[object]] = []
-    for workers, label in ((0, "encoding in a thread (knowledge.encode-workers 0)"), (1, "encoding in a worker")):
-        nats = LocalNats(home / f"nats-{workers}")
-        nats.start()
-        try:
-            async with _Service(nats, home / f"service-{workers}", workers) as rules:
-                chunks, ingest_seconds = await _ingested(rules, documents)
-                rows.append([f"ingest (read, chunk, encode, index, commit), {label}", chunks, ingest_seconds])
-                rows[-1].append(chunks / ingest_seconds)
-                if workers:
-                    edge_ms, edge_top = await _searched(rules, queries)
-        finally:
-            nats.stop()
+    nats = LocalNats(home / "nats")
+    nats.start()
+    try:
+        async with _Service(nats, home) as rules:
+            started = time.perf_counter()
+            chunks = 0
+            for number, text in enumerate(documents):
+                document, _ = await rules.knowledge.ingest("text", text, f"bench-{number}")
+                chunks += document.chunks
+            ingest_seconds = time.perf_counter() - started
+            edge_ms, edge_top = await _searched(rules, queries)
+    finally:
+        nats.stop()
 
     baseline = _Baseline([piece.text for text in documents for piece in chunking.chunk(text)])
     numpy_ms, agreement = [], []
@@ -193,7 +179,8 @@ async def _small(home: Path, words: list[str], queries: list[str]) -> tuple[list
         # The same scoring as Qdrant's (dot product with IDF): the top scores must be the same.
         expected = baseline.top(baseline.dot, vector)
         agreement.append(len(expected) == len(found_top) and np.allclose(expected, found_top, rtol=1e-3))
-    rows += [
+    rows = [
+        ["ingest (read, chunk, encode, index, commit)", chunks, ingest_seconds, chunks / ingest_seconds],
         ["brute-force cosine in numpy, same vectors (baseline)", *summary(numpy_ms).values()],
         [f"Qdrant Edge, the search rules at {chunks} chunks", *summary(edge_ms).values()],
     ]
@@ -293,12 +280,12 @@ def run() -> str:
             table(
                 f"Knowledge ingest, {DOCUMENTS} documents of ~{CHUNKS_PER_DOCUMENT} chunks, in-process (Qdrant Edge)",
                 ["", "chunks", "seconds", "chunks/s"],
-                small[:2],
+                small[:1],
             ),
             table(
                 f"Knowledge search, top {TOP_K}, {QUERIES} queries (ms)",
                 ["", "p50", "p90", "p99", "mean"],
-                small[2:],
+                small[1:],
             ),
             f"Queries whose top-{TOP_K} scores equal the numpy dot product's (Qdrant's scoring): {agreement:.0%}",
             table(

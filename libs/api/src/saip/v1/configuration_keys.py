@@ -28,7 +28,6 @@ KEYS: dict[str, str] = {
     'knowledge.dense-model': 'ONNX sentence-embedding model file of the optional dense encoder (hybrid search)',
     'knowledge.dense-tokenizer': 'tokenizer.json of the dense model',
     'knowledge.documents': 'Documents declared in configuration (read-only to the AI)',
-    'knowledge.encode-workers': "Worker processes that encode an ingest's chunks beside the service (0: a thread)",
     'knowledge.host': "Interface the knowledge service's gRPC endpoint listens on",
     'knowledge.ingest-roots': "Folders documents may be ingested from by path (':'-separated in the variable)",
     'knowledge.max-document-bytes': 'Largest document (file, URL body or text) an ingest accepts',

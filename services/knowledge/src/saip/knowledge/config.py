@@ -85,7 +85,6 @@ class KnowledgeSettings(SaipSettings):
         "knowledge.max-document-bytes": "Largest document (file, URL body or text) an ingest accepts",
         "knowledge.documents": "Documents declared in configuration (read-only to the AI)",
         "knowledge.pipelines": "Pipelines declared in configuration (read-only to the AI)",
-        "knowledge.encode-workers": "Worker processes that encode an ingest's chunks beside the service (0: a thread)",
         "knowledge.dense-model": "ONNX sentence-embedding model file of the optional dense encoder (hybrid search)",
         "knowledge.dense-tokenizer": "tokenizer.json of the dense model",
         SECRETS_KEY: "File of the secrets a document URL's ${NAME} may carry, each bound to its hosts",
@@ -97,7 +96,6 @@ class KnowledgeSettings(SaipSettings):
     knowledge_metrics_port: Port = 9102
     knowledge_ingest_roots: PathList = Field(default_factory=list)
     knowledge_max_document_bytes: int = Field(default=10 << 20, ge=1024, le=1 << 30)
-    knowledge_encode_workers: int = Field(default=1, ge=0, le=16)
     knowledge_documents: list[DeclaredDocument] = Field(default_factory=list)
     knowledge_pipelines: list[DeclaredPipeline] = Field(default_factory=list)
     qdrant_url: str | None = None

@@ -25,7 +25,6 @@ from saip.common.netguard import Binding
 from saip.common.secret_source import SecretSource
 from saip.knowledge import chunking, paths, readers, sparse
 from saip.knowledge.config import SECRETS_KEY
-from saip.knowledge.encoding import Encoder
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, KnowledgeError, NotFound, Refused
 from saip.knowledge.items import DEFAULT_PIPELINE, MAX_NAME, default_pipeline, expect, fingerprint, listed, now, slug
 from saip.knowledge.ports import Catalog, Dense, Fetcher, Index, IndexedChunk, Originals
@@ -68,7 +67,6 @@ class Knowledge:
         max_bytes: int,
         dense: Dense | None = None,
         secrets: SecretSource | None = None,
-        encoder: Encoder | None = None,
     ) -> None:
         self.catalog = catalog
         self.index = index
@@ -78,7 +76,6 @@ class Knowledge:
         self.roots = list(roots)
         self.max_bytes = max_bytes
         self.secrets = secrets if secrets is not None else SecretSource({}, SECRETS_KEY)
-        self._encoder = encoder if encoder is not None else Encoder()
 
     @property
     def encoder(self) -> str:
@@ -198,27 +195,16 @@ class Knowledge:
     async def _index_chunks(
         self, ingest_id: str, document_id: str, chunks: Sequence[chunking.Chunk]
     ) -> AsyncIterator[int]:
-        """Encode and index the chunks batch by batch, the next batch encoding while this one is indexed; yields how
-        many are indexed after each batch."""
-        batches = [chunks[first : first + BATCH] for first in range(0, len(chunks), BATCH)]
-        texts = [[chunk.text for chunk in batch] for batch in batches]
-        encoding = self._encoder.start(texts[0]) if batches else None
-        indexed = 0
-        try:
-            for number, batch in enumerate(batches):
-                assert encoding is not None
-                vectors = await encoding
-                encoding = self._encoder.start(texts[number + 1]) if number + 1 < len(batches) else None
-                dense: Sequence[list[float] | None] = [None] * len(batch)
-                if self.dense is not None:
-                    dense = await anyio.to_thread.run_sync(self.dense.encode, texts[number])
-                items = [IndexedChunk(c, v, d) for c, v, d in zip(batch, vectors, dense, strict=True)]
-                await self.index.add(ingest_id, document_id, items)
-                indexed += len(batch)
-                yield indexed
-        finally:
-            if encoding is not None:  # the ingest failed or was cancelled: the next batch's encoding is not needed
-                encoding.cancel()
+        """Encode and index the chunks batch by batch, yielding how many are indexed after each batch."""
+        for first in range(0, len(chunks), BATCH):
+            batch = chunks[first : first + BATCH]
+            vectors = await anyio.to_thread.run_sync(_encode, batch)
+            dense: Sequence[list[float] | None] = [None] * len(batch)
+            if self.dense is not None:
+                dense = await anyio.to_thread.run_sync(self.dense.encode, [chunk.text for chunk in batch])
+            items = [IndexedChunk(c, v, d) for c, v, d in zip(batch, vectors, dense, strict=True)]
+            await self.index.add(ingest_id, document_id, items)
+            yield first + len(batch)
 
     async def reindex(self) -> list[str]:
         """Index again, from their stored originals, the documents whose chunks the vector store does not hold in
@@ -325,6 +311,10 @@ class Knowledge:
             "encoder": self.encoder,
             "max_document_bytes": self.max_bytes,
         }
+
+
+def _encode(chunks: Sequence[chunking.Chunk]) -> list[sparse.SparseVector]:
+    return [sparse.encode_document(chunk.text) for chunk in chunks]
 
 
 def _chunk(text: str, media_type: str) -> list[chunking.Chunk]:

@@ -29,7 +29,6 @@ from saip.knowledge.clients import GuardedFetcher, KvCatalog, ObjectOriginals
 from saip.knowledge.config import KnowledgeSettings
 from saip.knowledge.dense import DenseEncoder
 from saip.knowledge.edge import EdgeIndex, LocalModeFolder
-from saip.knowledge.encoding import Encoder
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, KnowledgeError, NotFound, Refused, StoreUnavailable
 from saip.knowledge.knowledge import Knowledge
 from saip.knowledge.metrics import KnowledgeMetrics
@@ -278,8 +277,6 @@ async def lifespan(
         with anyio.fail_after(START_WITHIN):
             await catalog.ready()
         originals = await ObjectOriginals.open(js)
-        encoder = Encoder(settings.knowledge_encode_workers)
-        stack.callback(encoder.close)
         dense = _dense_encoder(settings)
         shape = (dense.fingerprint[:12], dense.dimension) if dense else None
         index: QdrantIndex | EdgeIndex
@@ -306,7 +303,6 @@ async def lifespan(
             max_bytes=settings.knowledge_max_document_bytes,
             dense=dense,
             secrets=secrets,
-            encoder=encoder,
         )
         rules = Rules.over(knowledge)
         if earlier is not None:
