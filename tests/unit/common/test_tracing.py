@@ -4,8 +4,10 @@ saip.traces.<service> as OTLP when it ends (off the call path, through the batch
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import ClassVar
 
+import grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from saip.common import tracing
@@ -73,3 +75,24 @@ async def test_a_trace_is_kept_or_left_out_where_it_starts_and_the_services_it_r
         with tracing.tracer("probe").span("followed", parent=tracing.extract(kept)) as child:
             assert child.is_recording()
     assert names(published) == ["followed"]
+
+
+async def test_a_two_way_stream_the_method_writes_gets_its_server_span() -> None:
+    async def both(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> None:
+        async for request in requests:
+            await context.write(request.upper())
+
+    handler = grpc.stream_stream_rpc_method_handler(both)
+    published = Published()
+    async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+        server = grpc.aio.server(interceptors=[tracing.ServerSpans("probe")])
+        server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("saip.v1.Probe", {"Both": handler})])
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                call = channel.stream_stream("/saip.v1.Probe/Both")(iter([b"one", b"two"]))
+                assert [reply async for reply in call] == [b"ONE", b"TWO"]
+        finally:
+            await server.stop(None)
+    assert names(published) == ["grpc Both"]

@@ -282,7 +282,8 @@ def client_interceptors(service: str) -> list[grpc.aio.ClientInterceptor]:
 
 
 class ServerSpans(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """One SERVER span per call (unary and server streams), continuing the caller's trace from the metadata."""
+    """One SERVER span per call (unary calls, server streams, and two-way streams the method writes as it goes: a
+    proxied call's progress and questions), continuing the caller's trace from the metadata."""
 
     def __init__(self, service: str) -> None:
         self._spans = tracer(service)
@@ -293,7 +294,7 @@ class ServerSpans(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
-        if handler is None or handler.request_streaming:
+        if handler is None or (handler.request_streaming and handler.stream_stream is None):
             return handler
         full = handler_call_details.method
         if full.startswith("/grpc.health"):  # probes every few seconds: not a call anyone traces
@@ -344,6 +345,18 @@ class ServerSpans(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
             return grpc.unary_stream_rpc_method_handler(
                 stream,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_stream is not None and inspect.iscoroutinefunction(handler.stream_stream):
+            both = handler.stream_stream  # reads the caller's messages and writes its own (context.write)
+
+            async def exchange(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> None:
+                with served(context):
+                    await both(requests, context)
+
+            return grpc.stream_stream_rpc_method_handler(
+                exchange,
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
