@@ -5,6 +5,7 @@ whichever of them asks."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -37,6 +38,13 @@ def approves(action: str, content: Mapping[str, Any] | None) -> bool:
     """An accepted form with 'Run this call' still ticked; anything else refuses."""
     ticked = (content or {}).get(APPROVE_FIELD)
     return action == "accept" and isinstance(ticked, list) and ticked == [RUN]
+
+
+def arguments_hash(arguments: Mapping[str, Any] | None) -> str:
+    """What an approval binds of a call's arguments: the SHA-256 of their canonical JSON, so an answer given for one
+    set of arguments never runs another."""
+    canonical = json.dumps(dict(arguments or {}), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def seconds(value: float) -> str:

@@ -313,51 +313,36 @@ class ServerSpans(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                         span.set_attribute("rpc.grpc.status_code", code.value[0])
                         span.set_status(Status(StatusCode.ERROR, code.name))
 
-        if handler.unary_unary is not None:
-            unary = handler.unary_unary
+        def awaited(method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+            """A unary call, or a stream the method writes as it goes (context.write)."""
 
-            async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            async def run(request: Any, context: grpc.aio.ServicerContext) -> Any:
                 with served(context):
-                    return await unary(request, context)
+                    return await method(request, context)
 
-            return grpc.unary_unary_rpc_method_handler(
-                call, request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer
-            )
-        if handler.unary_stream is not None and inspect.iscoroutinefunction(handler.unary_stream):
-            written = handler.unary_stream  # a stream the method writes as it goes (context.write)
+            return run
 
-            async def write(request: Any, context: grpc.aio.ServicerContext) -> None:
+        def iterated(method: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
+            """A stream the method yields."""
+
+            async def run(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
                 with served(context):
-                    await written(request, context)
-
-            return grpc.unary_stream_rpc_method_handler(
-                write,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream is not None:
-            streamed = handler.unary_stream
-
-            async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-                with served(context):
-                    async for item in streamed(request, context):
+                    async for item in method(request, context):
                         yield item
 
-            return grpc.unary_stream_rpc_method_handler(
-                stream,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.stream_stream is not None and inspect.iscoroutinefunction(handler.stream_stream):
-            both = handler.stream_stream  # reads the caller's messages and writes its own (context.write)
+            return run
 
-            async def exchange(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> None:
-                with served(context):
-                    await both(requests, context)
-
-            return grpc.stream_stream_rpc_method_handler(
-                exchange,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
+        kinds = (
+            (handler.unary_unary, grpc.unary_unary_rpc_method_handler),
+            (handler.unary_stream, grpc.unary_stream_rpc_method_handler),
+            (handler.stream_stream, grpc.stream_stream_rpc_method_handler),
+        )
+        for method, rebuild in kinds:
+            if method is not None:
+                coroutine = method is handler.unary_unary or inspect.iscoroutinefunction(method)
+                return rebuild(
+                    awaited(method) if coroutine else iterated(method),
+                    request_deserializer=handler.request_deserializer,
+                    response_serializer=handler.response_serializer,
+                )
         return handler

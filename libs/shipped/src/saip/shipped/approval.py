@@ -20,7 +20,7 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -30,7 +30,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from saip.common.approval_form import APPROVAL_SCHEMA, INPUT_KEY, approves, seconds, tool_question
+from saip.common.approval_form import APPROVAL_SCHEMA, INPUT_KEY, approves, arguments_hash, seconds, tool_question
 
 WAIT_SECONDS = 120.0
 
@@ -48,11 +48,6 @@ Stopped = types.CallToolResult | types.InputRequiredResult
 
 def refused(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-
-
-def arguments_hash(arguments: Mapping[str, Any]) -> str:
-    canonical = json.dumps(dict(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def boundary(token: str | None, wait: float) -> RequestStateBoundary:

@@ -10,7 +10,6 @@ the nonce is spent in a store every replica shares, so an answer cannot be repla
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -24,7 +23,7 @@ from typing import Any, Protocol
 import anyio
 
 from saip.common import vocabulary
-from saip.common.approval_form import APPROVAL_SCHEMA, APPROVE_FIELD, RUN, approves
+from saip.common.approval_form import APPROVAL_SCHEMA, APPROVE_FIELD, RUN, approves, arguments_hash
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.expected import NOTHING, Expected
@@ -185,8 +184,7 @@ class Binding:
 
     @classmethod
     def of(cls, tool: str, arguments: dict[str, Any] | None, expected: Expected = NOTHING) -> Binding:
-        canonical = json.dumps(arguments or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-        return cls(tool, hashlib.sha256(canonical.encode()).hexdigest(), expected)
+        return cls(tool, arguments_hash(arguments), expected)
 
 
 @dataclass(frozen=True)
