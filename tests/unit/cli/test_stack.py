@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from saip.cli.stack import plan
+from saip.common import natsd
 from saip.common.settings import ConfigurationError, SaipSettings
 from saip.shipyard.config import ShipyardSettings
 from saip.tools.config import ToolsSettings
@@ -91,3 +92,9 @@ def test_the_variables_a_person_lists_for_upstreams_and_shipped_servers_reach_th
     assert ToolsSettings.load().upstream_variables(shell) == {"WIKI_TOKEN": "w"}
     with pytest.raises(ConfigurationError, match="SAIP_ADMIN_TOKEN are saip's own settings"):
         ShipyardSettings.load(shipyard_variables=["SAIP_ADMIN_TOKEN"])
+
+
+def test_the_ports_a_stack_picks_are_all_different() -> None:
+    # Picked one after another and released, two could be the same port (a service then cannot start).
+    ports = natsd.free_ports(64)
+    assert len(set(ports)) == 64

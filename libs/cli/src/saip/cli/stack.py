@@ -99,20 +99,20 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     if config is not None:
         common["SAIP_CONFIG"] = str(config.resolve())
     result = Plan(home=home, gateway_url=f"http://{_display(host)}:{port}", admin_token=admin_token)
+    backends = [name for name in installed_services() if name != GATEWAY]
+    ports = iter(natsd.free_ports(1 + 2 * len(backends)))  # NATS's, then each service's gRPC and metrics ports
     if "nats_url" in settings.model_fields_set:
         nats_url = settings.nats_url
     else:
-        nats_port = natsd.free_port()
+        nats_port = next(ports)
         nats_url = f"nats://127.0.0.1:{nats_port}"
         result.processes["nats"] = (shlex.join(natsd.command(nats_port, home / "nats")), common)
     common["SAIP_NATS_URL"] = nats_url
     # Every service installed beside the launcher runs, each on free ports (its `<name>.port` and
     # `<name>.metrics-port`); the gateway, the front door, learns where each one listens (`<name>.addr`).
     addresses: dict[str, str] = {}
-    for name in installed_services():
-        if name == GATEWAY:
-            continue
-        grpc_port, metrics_port = natsd.free_port(), natsd.free_port()
+    for name in backends:
+        grpc_port, metrics_port = next(ports), next(ports)
         result.processes[name] = (
             shlex.join([python, "-m", f"saip.{name}"]),
             {**common, _variable(name, "port"): str(grpc_port), _variable(name, "metrics-port"): str(metrics_port)},
