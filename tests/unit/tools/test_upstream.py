@@ -1,6 +1,7 @@
 """The upstream side's rules over in-memory ports: SPEC.md's server and tool scores and floors, HITL and the cap's
 words, the fingerprint ledger (key encoding, first sight, mismatch, acceptance bound to a hash), the registry's
-validation of references, the catalog search, what a relayed answer becomes upstream, and the input-schema check."""
+validation of references, the reason a connection failed, the catalog search, what a relayed answer becomes
+upstream, and the input-schema check."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from prometheus_client import CollectorRegistry
 from saip.tools.errors import Conflict, InvalidSpec, LiteralSecret, RuleRefused
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.upstream import catalog, ledger, registry, risk
+from saip.tools.upstream.connections import failure
 from saip.tools.upstream.exposure import above_cap, schema_problem
 from saip.tools.upstream.relay import answer_of
 from saip.v1 import common_pb2
@@ -235,3 +237,13 @@ def test_an_input_schema_is_checked_against_the_json_schema_meta_schema() -> Non
         "the input schema of 'search' on server 'wiki' is not a JSON Schema (at required: 'q' is not of type "
         "'array'); saip does not serve it until the server lists a valid one"
     )
+
+
+def test_a_failure_is_saips_own_rule_wherever_the_sdk_group_lists_it() -> None:
+    refused = RuleRefused("Server 'crowded' lists more than 5 tools (tools.upstream-max-tools).")
+    closed_under_it = OSError("stream closed")
+    group = BaseExceptionGroup("task group", [closed_under_it, BaseExceptionGroup("inner", [refused])])
+    assert failure(group) == "Server 'crowded' lists more than 5 tools (tools.upstream-max-tools)."
+    assert failure(BaseExceptionGroup("task group", [closed_under_it])) == "OSError: stream closed"
+    assert failure(ConnectionRefusedError("token=sk-abcdefghijklmnopqrstuvwx")).startswith("ConnectionRefusedError: ")
+    assert "sk-abcdefghijklmnopqrstuvwx" not in failure(ConnectionRefusedError("token=sk-abcdefghijklmnopqrstuvwx"))

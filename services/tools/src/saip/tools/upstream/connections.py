@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -406,12 +406,23 @@ class Connection:
 
 def failure(exc: BaseException) -> str:
     """A short, masked reason for a failure (exception groups of the SDK's task groups unwrapped); saip's own rules
-    are their sentence alone, anything else is named by its type."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
+    are their sentence alone, anything else is named by its type.
+
+    A rule saip enforced is the reason wherever it sits in the group: the SDK's other tasks fail after it (a stream
+    closed under them) and may be listed first."""
+    leaves = list(_leaves(exc))
+    exc = next((leaf for leaf in leaves if isinstance(leaf, ToolsError)), leaves[0])
     text = str(exc) or type(exc).__name__
     named = isinstance(exc, ToolsError) or text == type(exc).__name__
     return Masker().text(text if named else f"{type(exc).__name__}: {text}")[:300]
+
+
+def _leaves(exc: BaseException) -> Iterator[BaseException]:
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        for inner in exc.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield exc
 
 
 class Connections:
