@@ -216,34 +216,64 @@ async def exposed(gateway: Gateway, server_id: str, url: str, name: str) -> None
 
 
 # The caller's era, and the upstream's: `http` speaks 2026-07-28 (its questions come in its call's result), `legacy`
-# only 2025-11-25 (its questions are pushed on the session).
-@pytest.mark.parametrize(("era", "upstream_era"), [("legacy", "http"), ("legacy", "legacy"), ("auto", "http")])
-async def test_an_upstreams_own_question_is_relayed_to_a_2025_caller_and_declined_for_a_2026_one(
-    nats_server: LocalNats, tmp_path: Path, era: str, upstream_era: str
-) -> None:
-    asked: list[str] = []
+# only 2025-11-25 (its questions are pushed on the session). A 2026-07-28 caller answers in a new request: the call
+# parks at the question on the tools replica and its retry resumes it.
+ASKED_FENCE = "Upstream server 'painter' asks (through {tool}): Which colour should the fence be?"
+ASKED_GATE = "Upstream server 'painter' asks (through {tool}): And which colour should the gate be?"
 
+
+def painting(asked: list[str]) -> Any:
     async def painter(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         asked.append(params.message)
         return types.ElicitResult(action="accept", content={"colour": "green"})
 
+    return painter
+
+
+@pytest.mark.parametrize(
+    ("era", "upstream_era"), [("legacy", "http"), ("legacy", "legacy"), ("auto", "http"), ("auto", "legacy")]
+)
+async def test_an_upstreams_own_question_is_relayed_to_the_caller_in_both_eras(
+    nats_server: LocalNats, tmp_path: Path, era: str, upstream_era: str
+) -> None:
+    asked: list[str] = []
     asking = [tool("ask", "Paint the fence.", readOnlyHint=True)]
     with started(upstream_era, tmp_path / "tools.json", asking) as upstream:
         async with (
-            stack(nats_server.url, tmp_path) as gateway,
-            Client(gateway.mcp, mode=era, client_info=CLIENT, elicitation_callback=painter) as client,
+            stack_and_tools(nats_server.url, tmp_path) as (gateway, tools),
+            Client(gateway.mcp, mode=era, client_info=CLIENT, elicitation_callback=painting(asked)) as client,
         ):
             await exposed(gateway, "painter", upstream.url, "ask")
             answered = text(await client.call_tool("ask", {}))
             mcp = next(area for area in gateway.areas if area.name == "mcp").contribution
             assert isinstance(mcp, McpArea)
             protocol = (await mcp.list_servers()).data[0]["protocolVersion"]
+            counted = calls(tools, "painter", "ok")
     assert protocol == ("2025-11-25" if upstream_era == "legacy" else "2026-07-28")
-    if era == "legacy":
-        assert answered == "colour: green"
-        assert asked == ["Upstream server 'painter' asks (through ask): Which colour should the fence be?"]
-    else:
-        assert (answered, asked) == ("declined", [])
+    assert answered == "colour: green"
+    assert asked == [ASKED_FENCE.format(tool="ask")]
+    assert counted == 1.0
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+async def test_an_upstreams_question_is_declined_for_a_caller_that_cannot_elicit(
+    nats_server: LocalNats, tmp_path: Path, era: str
+) -> None:
+    with started("http", tmp_path / "tools.json", [tool("ask", "Paint the fence.", readOnlyHint=True)]) as upstream:
+        async with (
+            stack(nats_server.url, tmp_path) as gateway,
+            Client(gateway.mcp, mode=era, client_info=CLIENT) as client,
+        ):
+            await exposed(gateway, "painter", upstream.url, "ask")
+            answered = text(await client.call_tool("ask", {}))
+    assert answered == "declined"
+
+
+def calls(tools: Running, server: str, outcome: str) -> float | None:
+    """The proxied calls the tools service counted for `server` with `outcome`."""
+    return tools.metrics.registry.get_sample_value(
+        "saip_tools_upstream_calls_total", {"server": server, "outcome": outcome}
+    )
 
 
 @pytest.mark.parametrize("era", ["legacy", "auto"])

@@ -27,6 +27,7 @@ from saip.tools.ports import RiskSink
 from saip.tools.upstream import catalog, connections, registry, relay
 from saip.tools.upstream.exposure import Composer
 from saip.tools.upstream.ledger import Ledger
+from saip.tools.upstream.parking import Parking
 from saip.tools.upstream.proxy import Proxy
 from saip.tools.upstream.servers import Servers
 from saip.v1 import common_pb2, upstream_pb2
@@ -40,6 +41,7 @@ class Upstream:
     servers: Servers
     composer: Composer
     proxy: Proxy
+    parking: Parking
 
 
 class UpstreamServicer:
@@ -49,6 +51,7 @@ class UpstreamServicer:
         self._servers = upstream.servers
         self._composer = upstream.composer
         self._proxy = upstream.proxy
+        self._parking = upstream.parking
 
     @_unary
     async def ListServers(
@@ -124,7 +127,7 @@ class UpstreamServicer:
 
     @_unary  # both ways (`upstream.relay`): the call and its answers in, its progress, questions and reply out
     async def CallServedToolStream(self, requests: AsyncIterator[common_pb2.ServedToolInput], context: Any) -> None:
-        await relay.relayed(self._proxy, requests, context.write)
+        await relay.relayed(self._proxy, self._parking, requests, context.write)
 
 
 def limits(settings: ToolsSettings) -> connections.Limits:
@@ -167,8 +170,10 @@ async def opened(
         servers.connections.start(group)
         follow = functools.partial(_follow, servers, servers_kv)
         group.start_soon(functools.partial(keep_alive, follow, "upstream servers", restarts=restarts))
+        proxy = Proxy(composer, servers, metrics)
+        parking = Parking(proxy, group, metrics, most=settings.tools_upstream_parked_max)
         try:
-            yield Upstream(servers, composer, Proxy(composer, servers, metrics))
+            yield Upstream(servers, composer, proxy, parking)
         finally:
             servers.connections.close()
             group.cancel_scope.cancel()
