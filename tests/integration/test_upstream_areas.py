@@ -17,15 +17,18 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
+from saip.common.approval_form import INPUT_KEY
 from saip.common.natsd import LocalNats
 from saip.gateway.areas.expose.contribution import ApplyInput, ExposeArea
 from saip.gateway.areas.mcp.contribution import McpArea
 from saip.gateway.areas.mcp_register.contribution import CustomAddInput, McpRegisterArea
 from saip.gateway.server import Gateway
 from saip.tools.server import Running
-from saip.v1 import upstream_pb2
+from saip.v1 import audit_pb2, common_pb2, upstream_pb2
 from tests.integration.answers import Person, envelope, text
+from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.gateways import replica_settings
 from tests.integration.tools_support import running_tools
 from tests.upstreams.running import ECHO, started, tool
@@ -47,8 +50,10 @@ async def stack(nats_url: str, home: Path, **overrides: Any) -> AsyncIterator[Ga
 
 
 @asynccontextmanager
-async def stack_and_tools(nats_url: str, home: Path, **overrides: Any) -> AsyncIterator[tuple[Gateway, Running]]:
-    async with running_tools(nats_url, **FAST) as tools:
+async def stack_and_tools(
+    nats_url: str, home: Path, tools_settings: dict[str, Any] | None = None, **overrides: Any
+) -> AsyncIterator[tuple[Gateway, Running]]:
+    async with running_tools(nats_url, **(FAST | (tools_settings or {}))) as tools:
         settings = replica_settings(
             home, nats_url, "one", tools_addr=f"127.0.0.1:{tools.port}", mcp_server_auth_token=TOKEN, **overrides
         )
@@ -200,16 +205,16 @@ async def test_an_upstreams_progress_reaches_the_caller(nats_server: LocalNats, 
     assert reports == ["half way", "done"]
 
 
-async def exposed(gateway: Gateway, server_id: str, url: str, name: str) -> None:
-    """Register the upstream at `url` and serve its tool `name` without HITL, as the person does (the REST API's
-    methods), until /mcp lists it."""
+async def exposed(gateway: Gateway, server_id: str, url: str, name: str, *, hitl: bool = False) -> None:
+    """Register the upstream at `url` and serve its tool `name` (without HITL unless `hitl`), as the person does (the
+    REST API's methods), until /mcp lists it."""
     tools = next(area for area in gateway.areas if area.name == "expose").contribution
     servers = next(area for area in gateway.areas if area.name == "mcp-register").contribution
     assert isinstance(tools, ExposeArea) and isinstance(servers, McpRegisterArea)
     server = {"id": server_id, "transport": "streamable-http", "url": url, "docsUrl": "https://x.test"}
     await servers.add_custom(CustomAddInput.model_validate({"server": server}))
     await eventually(lambda: _has_tools(gateway))
-    change = ApplyInput.model_validate({"add": [{"serverId": server_id, "tool": name, "hitl": False}]})
+    change = ApplyInput.model_validate({"add": [{"serverId": server_id, "tool": name, "hitl": hitl}]})
     await tools.plan_change(change)
     await tools.apply(change)
     await eventually(lambda: gateway.registry.tool(name) is not None)
@@ -267,6 +272,136 @@ async def test_an_upstreams_question_is_declined_for_a_caller_that_cannot_elicit
             await exposed(gateway, "painter", upstream.url, "ask")
             answered = text(await client.call_tool("ask", {}))
     assert answered == "declined"
+
+
+@pytest.mark.parametrize("upstream_era", ["http", "legacy"])
+async def test_a_2026_caller_approves_then_answers_two_questions_and_the_call_is_audited_once(
+    nats_server: LocalNats, tmp_path: Path, upstream_era: str
+) -> None:
+    asked: list[str] = []
+
+    async def person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        if "asks (through" in params.message:
+            return types.ElicitResult(action="accept", content={"colour": "green"})
+        return types.ElicitResult(action="accept", content={"approve": ["run"]})
+
+    twice = [tool("ask_twice", "Paint the fence and the gate.", readOnlyHint=True)]
+    with started(upstream_era, tmp_path / "tools.json", twice) as upstream:
+        async with (
+            running_audit(nats_server.url) as audit,
+            stack_and_tools(nats_server.url, tmp_path, audit_addr=f"127.0.0.1:{audit.port}") as (gateway, tools),
+            Client(gateway.mcp, mode="auto", client_info=CLIENT, elicitation_callback=person) as client,
+        ):
+            await exposed(gateway, "painter", upstream.url, "ask_twice", hitl=True)
+            answered = text(await client.call_tool("ask_twice", {"text": "both"}))
+            async with audit_client(audit.port) as stub:
+
+                async def recorded() -> list[Any] | None:
+                    reply = await stub.ListToolCalls(audit_pb2.ListToolCallsRequest(limit=10), timeout=5)
+                    entries = [entry.record.tool_call for entry in reply.entries]
+                    return entries or None
+
+                records = await eventually(recorded)
+            counted, parked = calls(tools, "painter", "ok"), parked_now(tools)
+    assert answered == "fence: green, gate: green"
+    assert asked[1:] == [ASKED_FENCE.format(tool="ask_twice"), ASKED_GATE.format(tool="ask_twice")]
+    assert "wants to run ask_twice" in asked[0]
+    assert [(r.tool, r.outcome, r.hitl, r.proxied.server, r.proxied.tool) for r in records] == [
+        ("ask_twice", common_pb2.OUTCOME_OK, common_pb2.HITL_DECISION_APPROVED, "painter", "ask_twice")
+    ]
+    assert records[0].result == "fence: green, gate: green"
+    assert (counted, parked) == (1.0, 0.0)
+
+
+GREEN = {INPUT_KEY: types.ElicitResult(action="accept", content={"colour": "green"})}
+
+
+async def test_a_parked_call_resumes_only_with_its_own_sealed_state_and_only_once(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    with started("http", tmp_path / "tools.json", [tool("ask", "Paint the fence.", readOnlyHint=True)]) as upstream:
+        async with (
+            stack_and_tools(nats_server.url, tmp_path, {"tools_upstream_call_timeout_seconds": 60.0}) as (gw, tools),
+            Client(gw.mcp, mode="auto", client_info=CLIENT, elicitation_callback=painting([])) as client,
+        ):
+            await exposed(gw, "painter", upstream.url, "ask")
+            session = client.session
+            first = await session.call_tool("ask", {"text": "a"}, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult) and first.request_state
+            question = first.input_requests[INPUT_KEY].params
+            assert isinstance(question, types.ElicitRequestFormParams)
+            assert question.message == ASKED_FENCE.format(tool="ask")
+            assert question.requested_schema["required"] == ["colour"]
+            assert parked_now(tools) == 1.0
+            state = first.request_state
+            tampered = state[:-6] + ("A" * 6 if not state.endswith("A" * 6) else "B" * 6)
+            # The SDK verifies the seal, and binds the state to the tool, its arguments and the caller's token.
+            for name, arguments, sent in (("ask", {"text": "a"}, tampered), ("ask", {"text": "b"}, state)):
+                with pytest.raises(MCPError, match="Invalid or expired requestState"):
+                    await session.call_tool(name, arguments, request_state=sent, input_responses=GREEN)
+            assert parked_now(tools) == 1.0  # neither took the parked call
+            answered = await session.call_tool("ask", {"text": "a"}, request_state=state, input_responses=GREEN)
+            replayed = await session.call_tool("ask", {"text": "a"}, request_state=state, input_responses=GREEN)
+            counted, parked = calls(tools, "painter", "ok"), parked_now(tools)
+    assert text(answered) == "colour: green"
+    assert replayed.is_error and text(replayed) == (
+        "Tool 'ask' was not run: this approval was already used. Call the tool again to ask the user afresh."
+    )
+    assert (counted, parked) == (1.0, 0.0)
+
+
+async def test_a_parked_call_nobody_answers_is_dropped_after_the_approval_wait(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    with started("http", tmp_path / "tools.json", [tool("ask", "Paint the fence.", readOnlyHint=True)]) as upstream:
+        async with (
+            stack_and_tools(
+                nats_server.url, tmp_path, {"tools_upstream_call_timeout_seconds": 60.0}, hitl_approval_wait_seconds=1
+            ) as (gateway, tools),
+            Client(gateway.mcp, mode="auto", client_info=CLIENT, elicitation_callback=painting([])) as client,
+        ):
+            await exposed(gateway, "painter", upstream.url, "ask")
+            first = await client.session.call_tool("ask", {}, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult)
+            dropped = await eventually(lambda: calls(tools, "painter", "timeout"))
+            late = await client.session.call_tool("ask", {}, request_state=first.request_state, input_responses=GREEN)
+            parked = parked_now(tools)
+    assert (dropped, parked) == (1.0, 0.0)
+    assert late.is_error and text(late) == (
+        "Tool 'ask' was not completed: nobody answered the upstream's question within 1 s, so the call was "
+        "cancelled. Call the tool again if it is still needed."
+    )
+
+
+async def test_a_question_beyond_the_parked_calls_limit_ends_its_call_with_a_refusal(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    limited = {"tools_upstream_parked_max": 1, "tools_upstream_call_timeout_seconds": 60.0}
+    with started("http", tmp_path / "tools.json", [tool("ask", "Paint the fence.", readOnlyHint=True)]) as upstream:
+        async with (
+            stack_and_tools(nats_server.url, tmp_path, limited) as (gateway, tools),
+            Client(gateway.mcp, mode="auto", client_info=CLIENT, elicitation_callback=painting([])) as client,
+        ):
+            await exposed(gateway, "painter", upstream.url, "ask")
+            first = await client.session.call_tool("ask", {"text": "1"}, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult)
+            refused = await client.session.call_tool("ask", {"text": "2"}, allow_input_required=True)
+            answered = await client.session.call_tool(
+                "ask", {"text": "1"}, request_state=first.request_state, input_responses=GREEN
+            )
+            counted = (calls(tools, "painter", "refused"), calls(tools, "painter", "ok"))
+    assert isinstance(refused, types.CallToolResult) and refused.is_error
+    assert text(refused) == (
+        "The upstream's question was not put to you: 1 calls already wait for their callers' answers on this tools "
+        "replica (tools.upstream-parked-max), so this call was cancelled. Call the tool again once fewer wait."
+    )
+    assert text(answered) == "colour: green"
+    assert counted == (1.0, 1.0)
+
+
+def parked_now(tools: Running) -> float | None:
+    return tools.metrics.registry.get_sample_value("saip_tools_upstream_parked")
 
 
 def calls(tools: Running, server: str, outcome: str) -> float | None:
