@@ -127,7 +127,7 @@ async def test_an_upstreams_own_questions_reach_the_caller_and_its_answers_go_ba
     ]
     assert f"wants to run {alias}:" in asked[-3]
     assert audited["proxied"] == {"server": server_id, "tool": "ask_twice"}
-    assert (audited["outcome"], audited["approval"]) == ("ok", "approved")
+    assert (audited["outcome"], audited["approval"]) == ("OK", "approved")
 
 
 async def _serves(client: Any, name: str, *, expected: bool = True) -> bool:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import grpc
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -26,7 +27,7 @@ from saip.gateway.areas.mcp.contribution import McpArea
 from saip.gateway.areas.mcp_register.contribution import CustomAddInput, McpRegisterArea
 from saip.gateway.server import Gateway
 from saip.tools.server import Running
-from saip.v1 import audit_pb2, common_pb2, upstream_pb2
+from saip.v1 import audit_pb2, common_pb2, upstream_pb2, upstream_pb2_grpc
 from tests.integration.answers import Person, envelope, text
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.gateways import replica_settings
@@ -398,6 +399,76 @@ async def test_a_question_beyond_the_parked_calls_limit_ends_its_call_with_a_ref
     )
     assert text(answered) == "colour: green"
     assert counted == (1.0, 1.0)
+
+
+async def test_a_retry_that_reaches_another_tools_replica_is_forwarded_to_the_one_holding_the_call(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    """Two gateway replicas, each with its channel to a different tools replica: the call parks on the first, and the
+    retries that reach the second are forwarded over NATS to it; a retry naming a replica that is gone says so."""
+    long = FAST | {"tools_upstream_call_timeout_seconds": 60.0}
+    twice = [tool("ask_twice", "Paint the fence and the gate.", readOnlyHint=True)]
+    with started("http", tmp_path / "tools.json", twice) as upstream:
+        async with running_tools(nats_server.url, **long) as holder, running_tools(nats_server.url, **long) as other:
+            first, second = (
+                Gateway(
+                    replica_settings(
+                        tmp_path / name,
+                        nats_server.url,
+                        name,
+                        tools_addr=f"127.0.0.1:{port}",
+                        mcp_server_auth_token=TOKEN,
+                    )
+                )
+                for name, port in (("one", holder.port), ("two", other.port))
+            )
+            async with first.running(), second.running():
+                await eventually(lambda: first.registry.tool("saip_expose_get") is not None)
+                await exposed(first, "painter", upstream.url, "ask_twice")
+                await eventually(lambda: second.registry.tool("ask_twice") is not None)
+                async with (
+                    Client(first.mcp, mode="auto", client_info=CLIENT, elicitation_callback=painting([])) as one,
+                    Client(second.mcp, mode="auto", client_info=CLIENT, elicitation_callback=painting([])) as two,
+                ):
+                    asked = await one.session.call_tool("ask_twice", {}, allow_input_required=True)
+                    assert isinstance(asked, types.InputRequiredResult)
+                    again = await two.session.call_tool(
+                        "ask_twice",
+                        {},
+                        request_state=asked.request_state,
+                        input_responses=GREEN,
+                        allow_input_required=True,
+                    )
+                    assert isinstance(again, types.InputRequiredResult)
+                    gate = again.input_requests[INPUT_KEY].params
+                    assert isinstance(gate, types.ElicitRequestFormParams)
+                    done = await two.session.call_tool(
+                        "ask_twice", {}, request_state=again.request_state, input_responses=GREEN
+                    )
+                    counted = (calls(holder, "painter", "ok"), calls(other, "painter", "ok"))
+            gone = await resumed(other.port, "0123456789ab.secret", "ask_twice")
+    assert gate.message == ASKED_GATE.format(tool="ask_twice")
+    assert text(done) == "fence: green, gate: green"
+    assert counted == (1.0, None)
+    assert gone.is_error and gone.text == (
+        "This call waited on tools replica '0123456789ab', which does not answer any more (restarted or stopped), so "
+        "it no longer waits. Call the tool again."
+    )
+
+
+async def resumed(port: int, parked_id: str, name: str) -> common_pb2.CallServedToolReply:
+    """The reply of a resume sent straight to the tools replica on `port`, answering green."""
+    answer = common_pb2.ServedAnswer(action="accept", content_json='{"colour": "green"}')
+    resume = common_pb2.ServedResume(parked_id=parked_id, name=name, answer=answer, park_seconds=5)
+
+    async def inputs() -> AsyncIterator[common_pb2.ServedToolInput]:
+        yield common_pb2.ServedToolInput(resume=resume)
+
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = upstream_pb2_grpc.UpstreamServiceStub(channel)  # type: ignore[no-untyped-call]
+        events = [event async for event in stub.CallServedToolStream(inputs(), timeout=30)]
+    assert [event.WhichOneof("event") for event in events] == ["reply"]
+    return events[0].reply
 
 
 def parked_now(tools: Running) -> float | None:

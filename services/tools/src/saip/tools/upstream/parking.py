@@ -13,8 +13,12 @@ question and of its request, and the call counts as `timeout`. At most `tools.up
 a replica: a question beyond them ends its call with a refusal that says so (the upstream reads a cancel too). A call
 whose follower goes away (the caller cancelled) is cancelled upstream.
 
-A parked call lives on the replica that runs it, and its id names that replica (`<holder>.<secret>`): a resume that
-reaches another replica is answered with a sentence saying so, at once (docs/upstream.md, "Proxying").
+A parked call lives on the replica that runs it, and its id names that replica (`<holder>.<secret>`). A resume that
+reaches another replica is forwarded to the holder on core NATS (`saip.tools.parked.<holder>`, a request the holder
+acknowledges at once), and the call's events come back, in order, on an inbox of the forwarder's, which writes them to
+its own stream: the gateway sees one stream either way. A holder that is gone (no responder) or goes silent (nothing
+within the call's own timeout) is a clear error, never a hang. A caller's cancel of a forwarded resume ends the
+forwarding; the call on the holder goes on to its next question or its reply, and is dropped there.
 """
 
 from __future__ import annotations
@@ -29,7 +33,12 @@ from typing import Any
 import anyio
 import mcp_types as types
 from anyio.abc import TaskGroup
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+from nats.errors import Error as NatsError
+from nats.errors import NoRespondersError
 
+from saip.common import names
 from saip.common.approval_form import seconds
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.upstream.proxy import Proxy, Stop
@@ -47,10 +56,15 @@ NOT_PARKED = (
     "This call no longer waits for an answer (answered already, expired, or its tools replica restarted). Call the "
     "tool again."
 )
-OTHER_REPLICA = (
-    "This call waits on another tools replica ('{holder}'), and a resume cannot reach it from this one. Call the tool "
-    "again; with one tools replica, or one gateway channel to it, this does not happen (docs/upstream.md)."
+HOLDER_GONE = (
+    "This call waited on tools replica '{holder}', which does not answer any more (restarted or stopped), so it no "
+    "longer waits. Call the tool again."
 )
+HOLDER_SILENT = (
+    "Tools replica '{holder}', which holds this call, sent nothing more within {wait} s; the call is dropped there. "
+    "Call the tool again."
+)
+ACK_WITHIN = 5.0  # seconds a holder has to take a forwarded resume
 OTHER_TOOL = "The parked call runs '{parked}', not '{name}': answer it with the call it asked in."
 
 
@@ -127,12 +141,25 @@ class _Running:
 class Parking:
     """The calls this replica runs for 2026-07-28 callers, and those of them parked at a question."""
 
-    def __init__(self, proxy: Proxy, group: TaskGroup, metrics: ToolsMetrics, *, most: int) -> None:
+    def __init__(
+        self,
+        proxy: Proxy,
+        group: TaskGroup,
+        metrics: ToolsMetrics,
+        *,
+        most: int,
+        within: float,
+        nc: NatsClient | None = None,
+    ) -> None:
+        """`within`: the call's own timeout, the longest a forwarded resume waits for the holder's next event; `nc`:
+        the bus resumes of other replicas' calls are forwarded on (None: they are refused)."""
         self.holder = secrets.token_hex(6)  # this replica, as the ids of the calls it parks name it
         self.most = most
         self._proxy = proxy
         self._group = group
         self._metrics = metrics
+        self._within = within
+        self._nc = nc
         self._parked: dict[str, _Running] = {}
         self._ids = itertools.count(1)
 
@@ -150,8 +177,10 @@ class Parking:
         """Hand the answer to the call parked at its question, and follow the call from there."""
         holder, _, _ = resume.parked_id.partition(".")
         if holder != self.holder:
-            refusal = OTHER_REPLICA.format(holder=holder) if holder else NOT_PARKED
-            await write(_refused(refusal))
+            if holder and self._nc is not None:
+                await self._forward(self._nc, holder, resume, write)
+            else:
+                await write(_refused(NOT_PARKED))
             return
         running = self._parked.get(resume.parked_id)
         if running is None:
@@ -167,6 +196,63 @@ class Parking:
         running.answer = answer_of(resume.answer)
         running.answered.set()
         await running.follow(follower)
+
+    async def serve(self) -> None:
+        """Take the resumes other replicas forward to this one's parked calls, until cancelled."""
+        if self._nc is None:
+            return
+        subscription = await self._nc.subscribe(names.PARKED_PREFIX + self.holder, cb=self._forwarded)
+        try:
+            await anyio.sleep_forever()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await subscription.unsubscribe()
+
+    async def _forwarded(self, msg: Msg) -> None:
+        """A resume another replica received: acknowledged at once, then run here, its events to the inbox named."""
+        nc = self._nc
+        events_to = (msg.headers or {}).get(names.PARKED_EVENTS_HEADER, "")
+        if nc is None or not events_to:
+            return
+        try:
+            resume = common_pb2.ServedResume.FromString(msg.data)
+        except Exception:  # not a resume: nothing to run, and nobody to tell but the log
+            logger.warning("a forwarded resume could not be read", extra={"subject": msg.subject})
+            return
+        await msg.respond(b"")
+
+        async def write(event: common_pb2.ServedToolEvent) -> None:
+            await nc.publish(events_to, event.SerializeToString())
+
+        self._group.start_soon(self.resume, resume, write)
+
+    async def _forward(self, nc: NatsClient, holder: str, resume: common_pb2.ServedResume, write: Write) -> None:
+        """Resume a call another replica holds: forward the answer to it, and relay its events until the call parks
+        again or replies."""
+        inbox = nc.new_inbox()
+        events = await nc.subscribe(inbox)
+        try:
+            try:
+                await nc.request(
+                    names.PARKED_PREFIX + holder,
+                    resume.SerializeToString(),
+                    timeout=ACK_WITHIN,
+                    headers={names.PARKED_EVENTS_HEADER: inbox},
+                )
+            except (NoRespondersError, TimeoutError, NatsError):
+                await write(_refused(HOLDER_GONE.format(holder=holder)))
+                return
+            with anyio.move_on_after(self._within) as waiting:
+                async for msg in events.messages:
+                    event = common_pb2.ServedToolEvent.FromString(msg.data)
+                    await write(event)
+                    if event.HasField("reply") or (event.HasField("question") and event.question.parked_id):
+                        return
+            if waiting.cancelled_caught:
+                await write(_refused(HOLDER_SILENT.format(holder=holder, wait=seconds(self._within))))
+        finally:
+            with anyio.CancelScope(shield=True):
+                await events.unsubscribe()
 
     async def _run(self, running: _Running, call: common_pb2.CallServedToolRequest) -> None:
         async def ask(message: str, schema: dict[str, Any]) -> types.ElicitResult:
