@@ -482,13 +482,18 @@ def calls(tools: Running, server: str, outcome: str) -> float | None:
     )
 
 
-@pytest.mark.parametrize("era", ["legacy", "auto"])
-async def test_a_callers_cancel_reaches_the_upstream(nats_server: LocalNats, tmp_path: Path, era: str) -> None:
+# A 2026-07-28 caller that can elicit has its call run where it can park (`saip.tools.upstream.parking`): its cancel
+# reaches the upstream from there too.
+@pytest.mark.parametrize(("era", "eliciting"), [("legacy", False), ("auto", False), ("auto", True)])
+async def test_a_callers_cancel_reaches_the_upstream(
+    nats_server: LocalNats, tmp_path: Path, era: str, eliciting: bool
+) -> None:
     tools_file = tmp_path / "tools.json"
+    answers = painting([]) if eliciting else None
     with started("http", tools_file, [tool("watched", "Waits until cancelled.", readOnlyHint=True)]) as upstream:
         async with (
             stack_and_tools(nats_server.url, tmp_path) as (gateway, tools),
-            Client(gateway.mcp, mode=era, client_info=CLIENT) as client,
+            Client(gateway.mcp, mode=era, client_info=CLIENT, elicitation_callback=answers) as client,
         ):
             await exposed(gateway, "watcher", upstream.url, "watched")
             async with anyio.create_task_group() as group:
