@@ -11,11 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import mcp_types as types
 import pytest
 
 from tests.e2e.stack import Stack, mcp_client, start_stack
-from tests.integration.answers import Person, envelope, text
+from tests.integration.answers import Painter, Person, envelope, text
 from tests.upstreams.running import ECHO, started, tool
 from tests.waiting import eventually
 
@@ -101,14 +100,7 @@ async def test_an_upstreams_own_questions_reach_the_caller_and_its_answers_go_ba
     and answers it in a new request, which resumes the call parked at the question on the tools service."""
     era = "legacy" if mode == "legacy" else "modern"
     alias, server_id = f"paint_{era}", f"painter-{era}"
-    asked: list[str] = []
-
-    async def person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        asked.append(params.message)
-        if "asks (through" in params.message:
-            return types.ElicitResult(action="accept", content={"colour": "green"})
-        return types.ElicitResult(action="accept", content={"approve": ["run"]})
-
+    person = Painter()
     with started("http", tmp_path / "tools.json", [tool("ask_twice", "Paint the fence and the gate.")]) as own:
         custom = {"id": server_id, "transport": "streamable-http", "url": own.url, "docsUrl": "https://x.test"}
         async with mcp_client(stack.mcp_url, stack.mcp_token, mode=mode, elicitation_callback=person) as client:
@@ -121,6 +113,7 @@ async def test_an_upstreams_own_questions_reach_the_caller_and_its_answers_go_ba
             audited = await eventually(lambda: _proxied(client, alias), within=30)
     assert added["ok"] and exposed["ok"], (added["message"], exposed["message"])
     assert called == "fence: green, gate: green"
+    asked = person.questions
     assert asked[-2:] == [
         f"Upstream server '{server_id}' asks (through {alias}): Which colour should the fence be?",
         f"Upstream server '{server_id}' asks (through {alias}): And which colour should the gate be?",

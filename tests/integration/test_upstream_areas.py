@@ -2,7 +2,9 @@
 an AI registers an upstream server, previews its risk, exposes one of its tools with HITL, calls it through saip,
 and when the upstream silently changes the tool's description the tool is withheld until the person accepts the
 new definition. Also: mcp-register is off unless listed, the cap's refusal comes back before anything is asked, an
-upstream's progress and its own questions reach the caller, and a caller's cancel reaches the upstream.
+upstream's progress and its own questions reach the caller (a 2026-07-28 caller's call parks at each question on
+the tools replica and its retry resumes it: bound to its sealed state, once, within the wait, within the limit of
+parked calls, from any replica), and a caller's cancel reaches the upstream.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from saip.gateway.areas.mcp_register.contribution import CustomAddInput, McpRegi
 from saip.gateway.server import Gateway
 from saip.tools.server import Running
 from saip.v1 import audit_pb2, common_pb2, upstream_pb2, upstream_pb2_grpc
-from tests.integration.answers import Person, envelope, text
+from tests.integration.answers import Painter, Person, envelope, text
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.gateways import replica_settings
 from tests.integration.tools_support import running_tools
@@ -228,26 +230,18 @@ ASKED_FENCE = "Upstream server 'painter' asks (through {tool}): Which colour sho
 ASKED_GATE = "Upstream server 'painter' asks (through {tool}): And which colour should the gate be?"
 
 
-def painting(asked: list[str]) -> Any:
-    async def painter(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"colour": "green"})
-
-    return painter
-
-
 @pytest.mark.parametrize(
     ("era", "upstream_era"), [("legacy", "http"), ("legacy", "legacy"), ("auto", "http"), ("auto", "legacy")]
 )
 async def test_an_upstreams_own_question_is_relayed_to_the_caller_in_both_eras(
     nats_server: LocalNats, tmp_path: Path, era: str, upstream_era: str
 ) -> None:
-    asked: list[str] = []
+    painter = Painter()
     asking = [tool("ask", "Paint the fence.", readOnlyHint=True)]
     with started(upstream_era, tmp_path / "tools.json", asking) as upstream:
         async with (
             stack_and_tools(nats_server.url, tmp_path) as (gateway, tools),
-            Client(gateway.mcp, mode=era, client_info=CLIENT, elicitation_callback=painting(asked)) as client,
+            Client(gateway.mcp, mode=era, client_info=CLIENT, elicitation_callback=painter) as client,
         ):
             await exposed(gateway, "painter", upstream.url, "ask")
             answered = text(await client.call_tool("ask", {}))
@@ -257,7 +251,7 @@ async def test_an_upstreams_own_question_is_relayed_to_the_caller_in_both_eras(
             counted = calls(tools, "painter", "ok")
     assert protocol == ("2025-11-25" if upstream_era == "legacy" else "2026-07-28")
     assert answered == "colour: green"
-    assert asked == [ASKED_FENCE.format(tool="ask")]
+    assert painter.questions == [ASKED_FENCE.format(tool="ask")]
     assert counted == 1.0
 
 
@@ -279,14 +273,7 @@ async def test_an_upstreams_question_is_declined_for_a_caller_that_cannot_elicit
 async def test_a_2026_caller_approves_then_answers_two_questions_and_the_call_is_audited_once(
     nats_server: LocalNats, tmp_path: Path, upstream_era: str
 ) -> None:
-    asked: list[str] = []
-
-    async def person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        asked.append(params.message)
-        if "asks (through" in params.message:
-            return types.ElicitResult(action="accept", content={"colour": "green"})
-        return types.ElicitResult(action="accept", content={"approve": ["run"]})
-
+    person = Painter()
     twice = [tool("ask_twice", "Paint the fence and the gate.", readOnlyHint=True)]
     with started(upstream_era, tmp_path / "tools.json", twice) as upstream:
         async with (
@@ -306,6 +293,7 @@ async def test_a_2026_caller_approves_then_answers_two_questions_and_the_call_is
                 records = await eventually(recorded)
             counted, parked = calls(tools, "painter", "ok"), parked_now(tools)
     assert answered == "fence: green, gate: green"
+    asked = person.questions
     assert asked[1:] == [ASKED_FENCE.format(tool="ask_twice"), ASKED_GATE.format(tool="ask_twice")]
     assert "wants to run ask_twice" in asked[0]
     assert [(r.tool, r.outcome, r.hitl, r.proxied.server, r.proxied.tool) for r in records] == [
@@ -324,7 +312,7 @@ async def test_a_parked_call_resumes_only_with_its_own_sealed_state_and_only_onc
     with started("http", tmp_path / "tools.json", [tool("ask", "Paint the fence.", readOnlyHint=True)]) as upstream:
         async with (
             stack_and_tools(nats_server.url, tmp_path, {"tools_upstream_call_timeout_seconds": 60.0}) as (gw, tools),
-            Client(gw.mcp, mode="auto", client_info=CLIENT, elicitation_callback=painting([])) as client,
+            Client(gw.mcp, mode="auto", client_info=CLIENT, elicitation_callback=Painter()) as client,
         ):
             await exposed(gw, "painter", upstream.url, "ask")
             session = client.session
@@ -360,7 +348,7 @@ async def test_a_parked_call_nobody_answers_is_dropped_after_the_approval_wait(
             stack_and_tools(
                 nats_server.url, tmp_path, {"tools_upstream_call_timeout_seconds": 60.0}, hitl_approval_wait_seconds=1
             ) as (gateway, tools),
-            Client(gateway.mcp, mode="auto", client_info=CLIENT, elicitation_callback=painting([])) as client,
+            Client(gateway.mcp, mode="auto", client_info=CLIENT, elicitation_callback=Painter()) as client,
         ):
             await exposed(gateway, "painter", upstream.url, "ask")
             first = await client.session.call_tool("ask", {}, allow_input_required=True)
@@ -382,7 +370,7 @@ async def test_a_question_beyond_the_parked_calls_limit_ends_its_call_with_a_ref
     with started("http", tmp_path / "tools.json", [tool("ask", "Paint the fence.", readOnlyHint=True)]) as upstream:
         async with (
             stack_and_tools(nats_server.url, tmp_path, limited) as (gateway, tools),
-            Client(gateway.mcp, mode="auto", client_info=CLIENT, elicitation_callback=painting([])) as client,
+            Client(gateway.mcp, mode="auto", client_info=CLIENT, elicitation_callback=Painter()) as client,
         ):
             await exposed(gateway, "painter", upstream.url, "ask")
             first = await client.session.call_tool("ask", {"text": "1"}, allow_input_required=True)
@@ -427,8 +415,8 @@ async def test_a_retry_that_reaches_another_tools_replica_is_forwarded_to_the_on
                 await exposed(first, "painter", upstream.url, "ask_twice")
                 await eventually(lambda: second.registry.tool("ask_twice") is not None)
                 async with (
-                    Client(first.mcp, mode="auto", client_info=CLIENT, elicitation_callback=painting([])) as one,
-                    Client(second.mcp, mode="auto", client_info=CLIENT, elicitation_callback=painting([])) as two,
+                    Client(first.mcp, mode="auto", client_info=CLIENT, elicitation_callback=Painter()) as one,
+                    Client(second.mcp, mode="auto", client_info=CLIENT, elicitation_callback=Painter()) as two,
                 ):
                     asked = await one.session.call_tool("ask_twice", {}, allow_input_required=True)
                     assert isinstance(asked, types.InputRequiredResult)
@@ -489,7 +477,7 @@ async def test_a_callers_cancel_reaches_the_upstream(
     nats_server: LocalNats, tmp_path: Path, era: str, eliciting: bool
 ) -> None:
     tools_file = tmp_path / "tools.json"
-    answers = painting([]) if eliciting else None
+    answers = Painter() if eliciting else None
     with started("http", tools_file, [tool("watched", "Waits until cancelled.", readOnlyHint=True)]) as upstream:
         async with (
             stack_and_tools(nats_server.url, tmp_path) as (gateway, tools),

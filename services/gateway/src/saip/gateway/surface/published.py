@@ -119,17 +119,14 @@ class ServedToolsClient:
             resume is not None or (park > 0 and interaction is not None and parks(caller, interaction))
         )
         asks = interaction if interaction is not None and caller.elicitation and not interaction.roundtrip else None
-        if not parking and (
-            not self._streams or interaction is None or (asks is None and not interaction.reports_progress)
-        ):
+        unary = not self._streams or interaction is None or (asks is None and not interaction.reports_progress)
+        if unary and not parking:
             return await self.channel.call(stub.call, request, CALL_DEADLINE)
         if parking:
             request.park_seconds = park
-        first = (
-            common_pb2.ServedToolInput(resume=resume)
-            if resume is not None
-            else common_pb2.ServedToolInput(call=request)
-        )
+        first = common_pb2.ServedToolInput(call=request)
+        if resume is not None:
+            first = common_pb2.ServedToolInput(resume=resume)
         answers, answered = anyio.create_memory_object_stream[common_pb2.ServedToolInput](MAX_QUESTIONS)
 
         async def inputs() -> AsyncIterator[common_pb2.ServedToolInput]:
@@ -300,7 +297,7 @@ class PublishedTools:
     ) -> Ended[GateResult] | Asked:
         """Hand the retry's answer to the parked call, which goes on; the call is the one that started, so its record
         keeps its start and the person's decision at saip's own question."""
-        if not state.binds(call):
+        if not state.binds(call) or call.proxied is None:  # only an exposed upstream tool's call parks
             return _failed(parked.MISMATCH.format(tool=spec.name), Outcome.REFUSED)
         if not await self.approvals.spend(state.nonce, spec.name):
             return _failed(REPLAYED.format(tool=spec.name), Outcome.REFUSED)
