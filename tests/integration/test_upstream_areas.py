@@ -434,23 +434,26 @@ async def test_a_retry_that_reaches_another_tools_replica_is_forwarded_to_the_on
                         "ask_twice", {}, request_state=again.request_state, input_responses=GREEN
                     )
                     counted = (calls(holder, "painter", "ok"), calls(other, "painter", "ok"))
-            gone = await resumed(other.port, "0123456789ab.secret", "ask_twice")
+            answer = common_pb2.ServedAnswer(action="accept", content_json='{"colour": "green"}')
+            resume = common_pb2.ServedResume(parked_id="0123456789ab.secret", name="ask_twice", answer=answer)
+            gone = await streamed(other.port, common_pb2.ServedToolInput(resume=resume))
+            unknown = common_pb2.CallServedToolRequest(name="nope", arguments_json="{}", park_seconds=5)
+            refused = await streamed(other.port, common_pb2.ServedToolInput(call=unknown))
     assert gate.message == ASKED_GATE.format(tool="ask_twice")
     assert text(done) == "fence: green, gate: green"
     assert counted == (1.0, None)
+    assert refused.is_error and refused.text.startswith("'nope' is not an exposed upstream tool")
     assert gone.is_error and gone.text == (
         "This call waited on tools replica '0123456789ab', which does not answer any more (restarted or stopped), so "
         "it no longer waits. Call the tool again."
     )
 
 
-async def resumed(port: int, parked_id: str, name: str) -> common_pb2.CallServedToolReply:
-    """The reply of a resume sent straight to the tools replica on `port`, answering green."""
-    answer = common_pb2.ServedAnswer(action="accept", content_json='{"colour": "green"}')
-    resume = common_pb2.ServedResume(parked_id=parked_id, name=name, answer=answer, park_seconds=5)
+async def streamed(port: int, first: common_pb2.ServedToolInput) -> common_pb2.CallServedToolReply:
+    """The one reply of a CallServedToolStream that sends `first` alone, straight to the tools replica on `port`."""
 
     async def inputs() -> AsyncIterator[common_pb2.ServedToolInput]:
-        yield common_pb2.ServedToolInput(resume=resume)
+        yield first
 
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = upstream_pb2_grpc.UpstreamServiceStub(channel)  # type: ignore[no-untyped-call]

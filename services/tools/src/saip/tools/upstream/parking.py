@@ -40,6 +40,7 @@ from nats.errors import NoRespondersError
 
 from saip.common import names
 from saip.common.approval_form import seconds
+from saip.tools.errors import ToolsError
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.upstream.proxy import Proxy, Stop
 from saip.tools.upstream.relay import CANCEL, Write, answer_of
@@ -64,6 +65,7 @@ HOLDER_SILENT = (
     "Tools replica '{holder}', which holds this call, sent nothing more within {wait} s; the call is dropped there. "
     "Call the tool again."
 )
+FAILED = "The call failed inside the tools service (its log says why); call the tool again, or ask the person to look."
 ACK_WITHIN = 5.0  # seconds a holder has to take a forwarded resume
 OTHER_TOOL = "The parked call runs '{parked}', not '{name}': answer it with the call it asked in."
 
@@ -224,7 +226,13 @@ class Parking:
         async def write(event: common_pb2.ServedToolEvent) -> None:
             await nc.publish(events_to, event.SerializeToString())
 
-        self._group.start_soon(self.resume, resume, write)
+        async def run() -> None:
+            try:
+                await self.resume(resume, write)
+            except Exception as exc:  # the bus went away mid-answer: the forwarder gives up within its wait
+                logger.warning("a forwarded resume's events could not be sent", extra={"error": repr(exc)})
+
+        self._group.start_soon(run)
 
     async def _forward(self, nc: NatsClient, holder: str, resume: common_pb2.ServedResume, write: Write) -> None:
         """Resume a call another replica holds: forward the answer to it, and relay its events until the call parks
@@ -260,7 +268,13 @@ class Parking:
 
         try:
             with running.scope:
-                reply = await self._proxy.call(call.name, call.arguments_json, running.progress, ask, running.stop)
+                try:
+                    reply = await self._proxy.call(call.name, call.arguments_json, running.progress, ask, running.stop)
+                except ToolsError as exc:  # refused before it ran (not exposed, withheld): the caller reads why
+                    reply = common_pb2.CallServedToolReply(is_error=True, text=str(exc))
+                except Exception:  # this task outlives the stream that started it: it never takes the service down
+                    logger.exception("a proxied call failed in the tools service", extra={"tool": call.name})
+                    reply = common_pb2.CallServedToolReply(is_error=True, text=FAILED)
                 await running.emit(common_pb2.ServedToolEvent(reply=reply), last=True)
         finally:
             for parked_id in [key for key, held in self._parked.items() if held is running]:
