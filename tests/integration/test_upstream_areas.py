@@ -9,6 +9,7 @@ parked calls, from any replica), and a caller's cancel reaches the upstream.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -389,51 +390,53 @@ async def test_a_question_beyond_the_parked_calls_limit_ends_its_call_with_a_ref
     assert counted == (1.0, 1.0)
 
 
+@asynccontextmanager
+async def two_replicas(
+    nats_url: str, home: Path, upstream_url: str, name: str
+) -> AsyncIterator[tuple[Running, Running, Client, Client]]:
+    """Two tools replicas and two gateway replicas, each gateway's channel to another tools replica, serving the
+    upstream's tool `name`; a 2026-07-28 client of each gateway."""
+    long = FAST | {"tools_upstream_call_timeout_seconds": 60.0}
+    async with running_tools(nats_url, **long) as holder, running_tools(nats_url, **long) as other:
+        first, second = (
+            Gateway(
+                replica_settings(
+                    home / replica, nats_url, replica, tools_addr=f"127.0.0.1:{port}", mcp_server_auth_token=TOKEN
+                )
+            )
+            for replica, port in (("one", holder.port), ("two", other.port))
+        )
+        async with first.running(), second.running():
+            await eventually(lambda: first.registry.tool("saip_expose_get") is not None)
+            await exposed(first, "painter", upstream_url, name)
+            await eventually(lambda: second.registry.tool(name) is not None)
+            async with (
+                Client(first.mcp, mode="auto", client_info=CLIENT, elicitation_callback=Painter()) as one,
+                Client(second.mcp, mode="auto", client_info=CLIENT, elicitation_callback=Painter()) as two,
+            ):
+                yield holder, other, one, two
+
+
 async def test_a_retry_that_reaches_another_tools_replica_is_forwarded_to_the_one_holding_the_call(
     nats_server: LocalNats, tmp_path: Path
 ) -> None:
     """Two gateway replicas, each with its channel to a different tools replica: the call parks on the first, and the
     retries that reach the second are forwarded over NATS to it; a retry naming a replica that is gone says so."""
-    long = FAST | {"tools_upstream_call_timeout_seconds": 60.0}
     twice = [tool("ask_twice", "Paint the fence and the gate.", readOnlyHint=True)]
     with started("http", tmp_path / "tools.json", twice) as upstream:
-        async with running_tools(nats_server.url, **long) as holder, running_tools(nats_server.url, **long) as other:
-            first, second = (
-                Gateway(
-                    replica_settings(
-                        tmp_path / name,
-                        nats_server.url,
-                        name,
-                        tools_addr=f"127.0.0.1:{port}",
-                        mcp_server_auth_token=TOKEN,
-                    )
-                )
-                for name, port in (("one", holder.port), ("two", other.port))
+        async with two_replicas(nats_server.url, tmp_path, upstream.url, "ask_twice") as (holder, other, one, two):
+            asked = await one.session.call_tool("ask_twice", {}, allow_input_required=True)
+            assert isinstance(asked, types.InputRequiredResult)
+            again = await two.session.call_tool(
+                "ask_twice", {}, request_state=asked.request_state, input_responses=GREEN, allow_input_required=True
             )
-            async with first.running(), second.running():
-                await eventually(lambda: first.registry.tool("saip_expose_get") is not None)
-                await exposed(first, "painter", upstream.url, "ask_twice")
-                await eventually(lambda: second.registry.tool("ask_twice") is not None)
-                async with (
-                    Client(first.mcp, mode="auto", client_info=CLIENT, elicitation_callback=Painter()) as one,
-                    Client(second.mcp, mode="auto", client_info=CLIENT, elicitation_callback=Painter()) as two,
-                ):
-                    asked = await one.session.call_tool("ask_twice", {}, allow_input_required=True)
-                    assert isinstance(asked, types.InputRequiredResult)
-                    again = await two.session.call_tool(
-                        "ask_twice",
-                        {},
-                        request_state=asked.request_state,
-                        input_responses=GREEN,
-                        allow_input_required=True,
-                    )
-                    assert isinstance(again, types.InputRequiredResult)
-                    gate = again.input_requests[INPUT_KEY].params
-                    assert isinstance(gate, types.ElicitRequestFormParams)
-                    done = await two.session.call_tool(
-                        "ask_twice", {}, request_state=again.request_state, input_responses=GREEN
-                    )
-                    counted = (calls(holder, "painter", "ok"), calls(other, "painter", "ok"))
+            assert isinstance(again, types.InputRequiredResult)
+            gate = again.input_requests[INPUT_KEY].params
+            assert isinstance(gate, types.ElicitRequestFormParams)
+            done = await two.session.call_tool(
+                "ask_twice", {}, request_state=again.request_state, input_responses=GREEN
+            )
+            counted = (calls(holder, "painter", "ok"), calls(other, "painter", "ok"))
             answer = common_pb2.ServedAnswer(action="accept", content_json='{"colour": "green"}')
             resume = common_pb2.ServedResume(parked_id="0123456789ab.secret", name="ask_twice", answer=answer)
             gone = await streamed(other.port, common_pb2.ServedToolInput(resume=resume))
@@ -447,6 +450,31 @@ async def test_a_retry_that_reaches_another_tools_replica_is_forwarded_to_the_on
         "This call waited on tools replica '0123456789ab', which does not answer any more (restarted or stopped), so "
         "it no longer waits. Call the tool again."
     )
+
+
+async def test_a_cancel_of_a_forwarded_resume_reaches_the_upstream_from_the_replica_holding_the_call(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    tools_file = tmp_path / "tools.json"
+    with started("http", tools_file, [tool("ask_watched", "Paint, then wait.", readOnlyHint=True)]) as upstream:
+        async with two_replicas(nats_server.url, tmp_path, upstream.url, "ask_watched") as (holder, _, one, two):
+            asked = await one.session.call_tool("ask_watched", {}, allow_input_required=True)
+            assert isinstance(asked, types.InputRequiredResult)
+            async with anyio.create_task_group() as group:
+                group.start_soon(
+                    functools.partial(
+                        two.session.call_tool,
+                        "ask_watched",
+                        {},
+                        request_state=asked.request_state,
+                        input_responses=GREEN,
+                    )
+                )
+                await eventually(Path(f"{tools_file}.started").exists)
+                group.cancel_scope.cancel()
+            await eventually(Path(f"{tools_file}.cancelled").exists)
+            counted = await eventually(lambda: calls(holder, "painter", "cancelled"))
+    assert counted == 1.0
 
 
 async def streamed(port: int, first: common_pb2.ServedToolInput) -> common_pb2.CallServedToolReply:

@@ -17,6 +17,8 @@ tool's description by rewriting the file: the rug pull. What a call does depends
   answers what came back (`colour: <colour>`, or the action: `declined`, `cancelled`);
 - `ask_twice`: asks for the fence's colour, then for the gate's (`fence: <colour>, gate: <colour>`; an answer that
   is not an accept ends it with its action);
+- `ask_watched`: asks for the colour as `ask` does, then waits as `watched` does (a call cancelled after its
+  question was answered);
 - `watched`: writes `<tools file>.started`, waits forever, and writes `<tools file>.cancelled` when its request is
   cancelled (a cancel that reached the upstream);
 - anything else: `<name> ran`.
@@ -159,6 +161,11 @@ def build(tools_file: Path) -> Server[Any]:
                 return await _ask(ctx, params)
             case "ask_twice":
                 return await _ask_twice(ctx, params)
+            case "ask_watched":
+                asked = await _ask(ctx, params)
+                if isinstance(asked, types.InputRequiredResult):
+                    return asked
+                return await _watched(tools_file)
             case "watched":
                 return await _watched(tools_file)
         return types.CallToolResult(content=[types.TextContent(text=f"{params.name} ran")])

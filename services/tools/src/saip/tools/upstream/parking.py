@@ -17,8 +17,8 @@ A parked call lives on the replica that runs it, and its id names that replica (
 reaches another replica is forwarded to the holder on core NATS (`saip.tools.parked.<holder>`, a request the holder
 acknowledges at once), and the call's events come back, in order, on an inbox of the forwarder's, which writes them to
 its own stream: the gateway sees one stream either way. A holder that is gone (no responder) or goes silent (nothing
-within the call's own timeout) is a clear error, never a hang. A caller's cancel of a forwarded resume ends the
-forwarding; the call on the holder goes on to its next question or its reply, and is dropped there.
+within the call's own timeout) is a clear error, never a hang. A caller's cancel of a forwarded resume is forwarded
+too (`saip.tools.parked.<holder>.cancel`, naming the inbox), and the holder cancels the call upstream.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ HOLDER_SILENT = (
 )
 FAILED = "The call failed inside the tools service (its log says why); call the tool again, or ask the person to look."
 ACK_WITHIN = 5.0  # seconds a holder has to take a forwarded resume
+CANCEL_SUFFIX = ".cancel"  # saip.tools.parked.<holder>.cancel: the inbox of a forwarded resume whose caller cancelled
 OTHER_TOOL = "The parked call runs '{parked}', not '{name}': answer it with the call it asked in."
 
 
@@ -162,6 +163,7 @@ class Parking:
         self._metrics = metrics
         self._within = within
         self._nc = nc
+        self._forwarding: dict[str, anyio.CancelScope] = {}  # the resumes other replicas forwarded, by their inbox
         self._parked: dict[str, _Running] = {}
         self._ids = itertools.count(1)
 
@@ -203,12 +205,21 @@ class Parking:
         """Take the resumes other replicas forward to this one's parked calls, until cancelled."""
         if self._nc is None:
             return
-        subscription = await self._nc.subscribe(names.PARKED_PREFIX + self.holder, cb=self._forwarded)
+        subject = names.PARKED_PREFIX + self.holder
+        taken = await self._nc.subscribe(subject, cb=self._forwarded)
+        cancels = await self._nc.subscribe(subject + CANCEL_SUFFIX, cb=self._cancelled)
         try:
             await anyio.sleep_forever()
         finally:
             with anyio.CancelScope(shield=True):
-                await subscription.unsubscribe()
+                await taken.unsubscribe()
+                await cancels.unsubscribe()
+
+    async def _cancelled(self, msg: Msg) -> None:
+        """The caller of a forwarded resume cancelled: so is the resume here, and with it the call upstream."""
+        scope = self._forwarding.get(msg.data.decode(errors="replace"))
+        if scope is not None:
+            scope.cancel()
 
     async def _forwarded(self, msg: Msg) -> None:
         """A resume another replica received: acknowledged at once, then run here, its events to the inbox named."""
@@ -221,6 +232,8 @@ class Parking:
         except Exception:  # not a resume: nothing to run, and nobody to tell but the log
             logger.warning("a forwarded resume could not be read", extra={"subject": msg.subject})
             return
+        # Known before the acknowledgement: a cancel that follows it at once finds the resume.
+        self._forwarding[events_to] = scope = anyio.CancelScope()
         await msg.respond(b"")
 
         async def write(event: common_pb2.ServedToolEvent) -> None:
@@ -228,9 +241,12 @@ class Parking:
 
         async def run() -> None:
             try:
-                await self.resume(resume, write)
+                with scope:
+                    await self.resume(resume, write)
             except Exception as exc:  # the bus went away mid-answer: the forwarder gives up within its wait
                 logger.warning("a forwarded resume's events could not be sent", extra={"error": repr(exc)})
+            finally:
+                self._forwarding.pop(events_to, None)
 
         self._group.start_soon(run)
 
@@ -250,12 +266,17 @@ class Parking:
             except (NoRespondersError, TimeoutError, NatsError):
                 await write(_refused(HOLDER_GONE.format(holder=holder)))
                 return
-            with anyio.move_on_after(self._within) as waiting:
-                async for msg in events.messages:
-                    event = common_pb2.ServedToolEvent.FromString(msg.data)
-                    await write(event)
-                    if event.HasField("reply") or (event.HasField("question") and event.question.parked_id):
-                        return
+            try:
+                with anyio.move_on_after(self._within) as waiting:
+                    async for msg in events.messages:
+                        event = common_pb2.ServedToolEvent.FromString(msg.data)
+                        await write(event)
+                        if event.HasField("reply") or (event.HasField("question") and event.question.parked_id):
+                            return
+            except anyio.get_cancelled_exc_class():  # the caller cancelled: the holder cancels the call upstream
+                with anyio.CancelScope(shield=True):
+                    await nc.publish(names.PARKED_PREFIX + holder + CANCEL_SUFFIX, inbox.encode())
+                raise
             if waiting.cancelled_caught:
                 await write(_refused(HOLDER_SILENT.format(holder=holder, wait=seconds(self._within))))
         finally:
