@@ -1,7 +1,8 @@
 """Tutorial 20 end to end, started as `make run` starts it, through a real MCP client over HTTP in both protocol
 eras: an AI registers an upstream MCP server, previews its risk, exposes one of its tools with HITL, calls it
 through saip (the call on the audit trail as a proxied call), and when the upstream silently changes the tool's
-description the tool is withheld until the person accepts the new definition. And saip refuses its own /mcp as an
+description the tool is withheld until the person accepts the new definition. An upstream's own questions reach
+the caller and its answers go back, in both eras. And saip refuses its own /mcp as an
 upstream by its handshake, whatever address points at it."""
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.stack import Stack, mcp_client, start_stack
-from tests.integration.answers import Person, envelope, text
-from tests.upstreams.running import ECHO, started
+from tests.integration.answers import Painter, Person, envelope, text
+from tests.upstreams.running import ECHO, started, tool
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.e2e
@@ -61,11 +62,7 @@ async def test_tutorial_20_register_preview_expose_call_and_accept_a_changed_def
             preview = envelope(await client.call_tool("saip_mcp_preview_risk", {"server": custom}))
             added = envelope(await client.call_tool("saip_mcp_add_custom", {"server": custom}))
 
-            async def connected() -> bool:
-                tools = envelope(await client.call_tool("saip_mcp_server_tools", {"serverId": custom["id"]}))
-                return tools["data"]["server"]["state"] == "connected"
-
-            await eventually(connected, within=30)
+            await eventually(lambda: _connected(client, custom["id"]), within=30)
             member = {"serverId": custom["id"], "tool": "echo", "alias": alias, "hitl": True}
             exposed = envelope(await client.call_tool("saip_expose_add_tools", {"tools": [member]}))
             await eventually(lambda: _serves(client, alias), within=30)
@@ -77,12 +74,7 @@ async def test_tutorial_20_register_preview_expose_call_and_accept_a_changed_def
             accepted = envelope(await client.call_tool("saip_expose_apply", {"acknowledgeChanged": [alias]}))
             await eventually(lambda: _serves(client, alias), within=30)
             listed = {tool.name: tool for tool in (await client.list_tools()).tools}
-
-            async def proxied() -> dict[str, Any] | None:
-                page = envelope(await client.call_tool("saip_monitor_proxied_calls", {"tool": alias}))
-                return page["data"]["entries"][0] if page["data"]["entries"] else None
-
-            audited = await eventually(proxied, within=30)
+            audited = await eventually(lambda: _proxied(client, alias), within=30)
     assert "Accept new definition" in guide.contents[0].text  # type: ignore[union-attr]
     assert preview["data"]["risk"] == "L3"
     assert added["ok"] and exposed["ok"], (added["message"], exposed["message"])
@@ -100,8 +92,50 @@ async def test_tutorial_20_register_preview_expose_call_and_accept_a_changed_def
     assert f"Accept new definition of '{alias}'" in accept and CHANGED in accept
 
 
+@pytest.mark.parametrize("mode", ERAS)
+async def test_an_upstreams_own_questions_reach_the_caller_and_its_answers_go_back(
+    stack: Stack, mode: str, tmp_path: Path
+) -> None:
+    """A 2025-11-25 caller is asked on its back channel; a 2026-07-28 caller gets each question as an input request
+    and answers it in a new request, which resumes the call parked at the question on the tools service."""
+    era = "legacy" if mode == "legacy" else "modern"
+    alias, server_id = f"paint_{era}", f"painter-{era}"
+    person = Painter()
+    with started("http", tmp_path / "tools.json", [tool("ask_twice", "Paint the fence and the gate.")]) as own:
+        custom = {"id": server_id, "transport": "streamable-http", "url": own.url, "docsUrl": "https://x.test"}
+        async with mcp_client(stack.mcp_url, stack.mcp_token, mode=mode, elicitation_callback=person) as client:
+            added = envelope(await client.call_tool("saip_mcp_add_custom", {"server": custom}))
+            await eventually(lambda: _connected(client, server_id), within=30)
+            member = {"serverId": server_id, "tool": "ask_twice", "alias": alias, "hitl": True}
+            exposed = envelope(await client.call_tool("saip_expose_add_tools", {"tools": [member]}))
+            await eventually(lambda: _serves(client, alias), within=30)
+            called = text(await client.call_tool(alias, {"text": "fence and gate"}))
+            audited = await eventually(lambda: _proxied(client, alias), within=30)
+    assert added["ok"] and exposed["ok"], (added["message"], exposed["message"])
+    assert called == "fence: green, gate: green"
+    asked = person.questions
+    assert asked[-2:] == [
+        f"Upstream server '{server_id}' asks (through {alias}): Which colour should the fence be?",
+        f"Upstream server '{server_id}' asks (through {alias}): And which colour should the gate be?",
+    ]
+    assert f"wants to run {alias}:" in asked[-3]
+    assert audited["proxied"] == {"server": server_id, "tool": "ask_twice"}
+    assert (audited["outcome"], audited["approval"]) == ("OK", "approved")
+
+
 async def _serves(client: Any, name: str, *, expected: bool = True) -> bool:
     return (name in await names(client)) is expected
+
+
+async def _connected(client: Any, server_id: str) -> bool:
+    tools = envelope(await client.call_tool("saip_mcp_server_tools", {"serverId": server_id}))
+    return bool(tools["data"]["server"]["state"] == "connected")
+
+
+async def _proxied(client: Any, alias: str) -> dict[str, Any] | None:
+    """The newest audited call of `alias`, as saip_monitor_proxied_calls shows it."""
+    page = envelope(await client.call_tool("saip_monitor_proxied_calls", {"tool": alias}))
+    return page["data"]["entries"][0] if page["data"]["entries"] else None
 
 
 async def test_saip_refuses_its_own_mcp_by_handshake_at_another_address(stack: Stack) -> None:

@@ -21,6 +21,17 @@ class Person:
         return types.ElicitResult(action="accept", content={"approve": ["run"]})
 
 
+class Painter(Person):
+    """Answers an upstream's own questions (relayed by saip: `Upstream server '<id>' asks ...`) with the colour green,
+    approves saip's own, and keeps every question's text."""
+
+    async def __call__(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        if "asks (through" not in params.message:
+            return await super().__call__(context, params)
+        self.questions.append(params.message)
+        return types.ElicitResult(action="accept", content={"colour": "green"})
+
+
 def text(result: Any) -> str:
     """The first text block of a tool's result."""
     assert isinstance(result, types.CallToolResult)

@@ -15,6 +15,10 @@ tool's description by rewriting the file: the rug pull. What a call does depends
 - `pid`: the server's process id (a stdio server is gone once its connection closes);
 - `ask`: asks its caller for a colour (elicitation: pushed in 2025-11-25, an input request in 2026-07-28) and
   answers what came back (`colour: <colour>`, or the action: `declined`, `cancelled`);
+- `ask_twice`: asks for the fence's colour, then for the gate's (`fence: <colour>, gate: <colour>`; an answer that
+  is not an accept ends it with its action);
+- `ask_watched`: asks for the colour as `ask` does, then waits as `watched` does (a call cancelled after its
+  question was answered);
 - `watched`: writes `<tools file>.started`, waits forever, and writes `<tools file>.cancelled` when its request is
   cancelled (a cancel that reached the upstream);
 - anything else: `<name> ran`.
@@ -72,6 +76,49 @@ async def _ask(
     return _text("declined" if result.action == "decline" else "cancelled")
 
 
+GATE_KEY = "gate"
+
+
+async def _ask_twice(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> types.CallToolResult | types.InputRequiredResult:
+    """Two questions in a row: pushed one after the other (2025-11-25), or one input request per round, the first
+    answer carried in the request state (2026-07-28)."""
+    questions = {COLOUR_KEY: "Which colour should the fence be?", GATE_KEY: "And which colour should the gate be?"}
+    answers: dict[str, types.ElicitResult] = {}
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if params.request_state:
+            answers[COLOUR_KEY] = types.ElicitResult.model_validate_json(params.request_state)
+        answers.update(
+            {
+                key: value
+                for key, value in (params.input_responses or {}).items()
+                if isinstance(value, types.ElicitResult)
+            }
+        )
+        for key, message in questions.items():
+            if key in answers and answers[key].action != "accept":
+                break
+            if key not in answers:
+                request = types.ElicitRequest(
+                    params=types.ElicitRequestFormParams(message=message, requested_schema=COLOUR_SCHEMA)
+                )
+                state = answers[COLOUR_KEY].model_dump_json() if COLOUR_KEY in answers else None
+                return types.InputRequiredResult(input_requests={key: request}, request_state=state)
+    else:
+        for key, message in questions.items():
+            answers[key] = await ctx.session.elicit_form(message, COLOUR_SCHEMA, related_request_id=ctx.request_id)
+            if answers[key].action != "accept":
+                break
+    said = []
+    for key in questions:
+        answer = answers.get(key)
+        if answer is None or answer.action != "accept":
+            return _text("declined" if answer is not None and answer.action == "decline" else "cancelled")
+        said.append(f"{'fence' if key == COLOUR_KEY else key}: {(answer.content or {}).get('colour')}")
+    return _text(", ".join(said))
+
+
 async def _watched(tools_file: Path) -> types.CallToolResult:
     await anyio.Path(f"{tools_file}.started").write_text("started", encoding="utf-8")
     try:
@@ -112,6 +159,13 @@ def build(tools_file: Path) -> Server[Any]:
                 return types.CallToolResult(content=[types.TextContent(text=str(os.getpid()))])
             case "ask":
                 return await _ask(ctx, params)
+            case "ask_twice":
+                return await _ask_twice(ctx, params)
+            case "ask_watched":
+                asked = await _ask(ctx, params)
+                if isinstance(asked, types.InputRequiredResult):
+                    return asked
+                return await _watched(tools_file)
             case "watched":
                 return await _watched(tools_file)
         return types.CallToolResult(content=[types.TextContent(text=f"{params.name} ran")])

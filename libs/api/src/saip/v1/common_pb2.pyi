@@ -128,22 +128,38 @@ class ListServedToolsReply(_message.Message):
     def __init__(self, tools: _Optional[_Iterable[_Union[ServedTool, _Mapping]]] = ...) -> None: ...
 
 class CallServedToolRequest(_message.Message):
-    __slots__ = ("name", "arguments_json", "caller")
+    __slots__ = ("name", "arguments_json", "caller", "park_seconds")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
     CALLER_FIELD_NUMBER: _ClassVar[int]
+    PARK_SECONDS_FIELD_NUMBER: _ClassVar[int]
     name: str
     arguments_json: str
     caller: Caller
-    def __init__(self, name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
+    park_seconds: float
+    def __init__(self, name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ..., park_seconds: _Optional[float] = ...) -> None: ...
 
 class ServedToolInput(_message.Message):
-    __slots__ = ("call", "answer")
+    __slots__ = ("call", "answer", "resume")
     CALL_FIELD_NUMBER: _ClassVar[int]
     ANSWER_FIELD_NUMBER: _ClassVar[int]
+    RESUME_FIELD_NUMBER: _ClassVar[int]
     call: CallServedToolRequest
     answer: ServedAnswer
-    def __init__(self, call: _Optional[_Union[CallServedToolRequest, _Mapping]] = ..., answer: _Optional[_Union[ServedAnswer, _Mapping]] = ...) -> None: ...
+    resume: ServedResume
+    def __init__(self, call: _Optional[_Union[CallServedToolRequest, _Mapping]] = ..., answer: _Optional[_Union[ServedAnswer, _Mapping]] = ..., resume: _Optional[_Union[ServedResume, _Mapping]] = ...) -> None: ...
+
+class ServedResume(_message.Message):
+    __slots__ = ("parked_id", "name", "answer", "park_seconds")
+    PARKED_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    PARK_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    parked_id: str
+    name: str
+    answer: ServedAnswer
+    park_seconds: float
+    def __init__(self, parked_id: _Optional[str] = ..., name: _Optional[str] = ..., answer: _Optional[_Union[ServedAnswer, _Mapping]] = ..., park_seconds: _Optional[float] = ...) -> None: ...
 
 class ServedToolEvent(_message.Message):
     __slots__ = ("progress", "reply", "question")
@@ -156,14 +172,16 @@ class ServedToolEvent(_message.Message):
     def __init__(self, progress: _Optional[_Union[ServedProgress, _Mapping]] = ..., reply: _Optional[_Union[CallServedToolReply, _Mapping]] = ..., question: _Optional[_Union[ServedQuestion, _Mapping]] = ...) -> None: ...
 
 class ServedQuestion(_message.Message):
-    __slots__ = ("id", "message", "requested_schema_json")
+    __slots__ = ("id", "message", "requested_schema_json", "parked_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     REQUESTED_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
+    PARKED_ID_FIELD_NUMBER: _ClassVar[int]
     id: int
     message: str
     requested_schema_json: str
-    def __init__(self, id: _Optional[int] = ..., message: _Optional[str] = ..., requested_schema_json: _Optional[str] = ...) -> None: ...
+    parked_id: str
+    def __init__(self, id: _Optional[int] = ..., message: _Optional[str] = ..., requested_schema_json: _Optional[str] = ..., parked_id: _Optional[str] = ...) -> None: ...
 
 class ServedAnswer(_message.Message):
     __slots__ = ("id", "action", "content_json")

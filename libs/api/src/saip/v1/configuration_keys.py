@@ -77,6 +77,7 @@ KEYS: dict[str, str] = {
     'tools.upstream-max-response-bytes': 'The most bytes read of one upstream response; the read stops there and the request fails',
     'tools.upstream-max-result-bytes': "The most of an upstream tool's result passed on (cut with a note beyond)",
     'tools.upstream-max-tools': 'The most tools an upstream server may list (a longer list fails its connection)',
+    'tools.upstream-parked-max': "The most proxied calls a tools replica holds parked at an upstream's question for a 2026-07-28 caller",
     'tools.upstream-refresh-seconds': "How often a connection lists its server's tools without a list_changed",
     'tools.upstream-servers': 'Upstream MCP servers declared in configuration (a list, docs/upstream.md): read-only',
     'tools.upstream-variables': "Environment variables an upstream server's ${NAME} may read; no other",

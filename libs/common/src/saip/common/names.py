@@ -46,5 +46,10 @@ SYSTEM_BUCKET = "saip-system"
 TRACES_SUBJECTS = "saip.traces.>"
 TRACES_PREFIX = "saip.traces."
 
+# A proxied call parked at an upstream's question lives on one tools replica: a resume that reaches another is
+# forwarded on core NATS to saip.tools.parked.<holder>, and the call's events come back on the inbox the header names.
+PARKED_PREFIX = "saip.tools.parked."
+PARKED_EVENTS_HEADER = "Saip-Events-To"
+
 # The JetStream header that makes a publish idempotent (a retried record is stored once).
 MSG_ID = "Nats-Msg-Id"

@@ -49,6 +49,9 @@ class ToolsSettings(SaipSettings):
         "tools.upstream-max-response-bytes": (
             "The most bytes read of one upstream response; the read stops there and the request fails"
         ),
+        "tools.upstream-parked-max": (
+            "The most proxied calls a tools replica holds parked at an upstream's question for a 2026-07-28 caller"
+        ),
         "tools.upstream-max-tools": "The most tools an upstream server may list (a longer list fails its connection)",
         "tools.upstream-refresh-seconds": "How often a connection lists its server's tools without a list_changed",
         "tools.upstream-gateway-urls": (
@@ -75,6 +78,8 @@ class ToolsSettings(SaipSettings):
     tools_upstream_call_timeout_seconds: float = Field(default=60.0, gt=0, le=1800)
     tools_upstream_max_result_bytes: int = Field(default=1024 * 1024, ge=1024, le=64 * 1024 * 1024)
     tools_upstream_max_response_bytes: int = Field(default=16 * 1024 * 1024, ge=64 * 1024, le=256 * 1024 * 1024)
+    # Each parked call holds its upstream request open (a connection's stream, a task) until answered or expired.
+    tools_upstream_parked_max: int = Field(default=100, ge=1, le=10_000)
     tools_upstream_max_tools: int = Field(default=1000, ge=1, le=100_000)
     tools_upstream_refresh_seconds: float = Field(default=30.0, gt=0, le=3600)
     tools_upstream_gateway_urls: StrList = Field(

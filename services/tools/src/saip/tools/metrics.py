@@ -65,6 +65,10 @@ class ToolsMetrics(Metrics):
         self.upstream_call_seconds = self.histogram(
             "saip_tools_upstream_call_seconds", "Wall-clock time of one proxied upstream call", buckets=RUN_BUCKETS
         )
+        self.upstream_parked = self.gauge(
+            "saip_tools_upstream_parked",
+            "Proxied calls parked at an upstream's question until their 2026-07-28 caller answers (this replica)",
+        )
         self.ledger_mismatches = self.counter(
             "saip_tools_ledger_mismatches", "Upstream tool definitions that changed from the accepted fingerprint"
         )

@@ -160,7 +160,7 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
         exposure = ExposureSetting(library, metrics)
         runs = Runs(sandbox, risk, metrics)
         studio = Studio(library, exposure, runs, risk, metrics)
-        upstreams = await stack.enter_async_context(upstream.opened(settings, js, risk, metrics, restarts))
+        upstreams = await stack.enter_async_context(upstream.opened(settings, nc, js, risk, metrics, restarts))
         servicer = ToolsServicer(studio, exposure, Serving(library, exposure, runs))
         registers = [
             (SERVICE_NAME, functools.partial(tools_pb2_grpc.add_ToolsServiceServicer_to_server, servicer)),

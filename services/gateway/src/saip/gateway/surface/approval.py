@@ -203,6 +203,8 @@ class Asked:
     out_of_band: bool = False
     client: str = ""
     again: bool = False
+    # A served tool's own question (an upstream's), not saip's approval: its TIMEOUT record keeps the call's decision.
+    relayed: bool = False
 
 
 @dataclass(frozen=True)
@@ -262,6 +264,10 @@ class Approvals:
         self.pending: QuestionStore = pending if pending is not None else NoQuestions()
         self._metrics = metrics
         self._clock = clock
+
+    async def spend(self, nonce: str, tool: str) -> bool:
+        """Spend a one-shot nonce of a question this gateway issued: True the first time, on any replica."""
+        return await self._nonces.spend(nonce, tool)
 
     def question_allowed(self, interaction: Interaction, caller: Caller) -> float | None:
         """Count a new question of this client: None when it may be asked, else the seconds until it may. A

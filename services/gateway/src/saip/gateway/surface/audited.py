@@ -180,9 +180,11 @@ class Auditor:
 
     async def _park(self, call: Call, asked: Asked) -> None:
         """Keep the question where every replica sees it, with the record it leaves if nobody answers."""
-        call.decision = Decided(Decision.TIMEOUT, asked.deadline - asked.asked_at)
+        decided = call.decision
+        if not asked.relayed:  # nobody answered saip's own question: that is the decision its record keeps
+            call.decision = Decided(Decision.TIMEOUT, asked.deadline - asked.asked_at)
         subject, record = self._built(call, asked.expired, Outcome.TIMEOUT, ended=asked.deadline)
-        call.decision = None
+        call.decision = decided
         question = gateway_pb2.PendingQuestion(
             tool=call.tool,
             deadline=asked.deadline,

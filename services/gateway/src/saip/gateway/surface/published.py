@@ -11,17 +11,23 @@ masked, lands on the audit trail through the same audited-call core.
 
 A service that streams (the upstream side of tools) relays a call's progress as it comes, and its tool's own
 questions (an upstream's elicitation): a 2025-11-25 caller that can elicit is asked them through the same
-`Interaction`, and its answer goes back on the same stream. A 2026-07-28 caller has no back channel, and its retry
-cannot reach an upstream request held open on one tools replica, so there (and for a caller that cannot elicit) the
-question is declined and the upstream reads the decline. The caller cancelling the call cancels the stream, which
-cancels the upstream's request.
+`Interaction`, and its answer goes back on the same stream. A 2026-07-28 caller has no back channel: the call parks
+at the question on the tools replica (`park_seconds`: the approval wait), and the caller gets the question with a
+state the SDK seals and binds to its token, naming the parked call, the tool, the canonical arguments' hash, a
+one-shot nonce and the call's start and approval; its retry with the answer resumes the parked call, which goes on
+to its next question or its reply, and the call is recorded once, when it ends (or by the sweeper of parked
+questions, as TIMEOUT, when nobody answers). For a caller that cannot elicit (and a chat turn's call) the question is
+declined and the upstream reads the decline. The caller cancelling the call cancels the stream, which cancels the
+upstream's request.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 import anyio
@@ -31,12 +37,14 @@ from anyio.abc import ObjectSendStream
 from nats.js.kv import KeyValue
 
 from saip.common import approval_form, jsondepth
+from saip.common.approval_form import seconds
 from saip.common.masking import Masker
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import ServiceUnavailable
-from saip.gateway.surface.approval import Approvals, Asked, ElicitationFailed, Interaction
+from saip.gateway.surface import parked
+from saip.gateway.surface.approval import Approvals, Asked, Decided, Decision, ElicitationFailed, Interaction
 from saip.gateway.surface.audited import Auditor, Ended, Failed, PublishedToolCall
-from saip.gateway.surface.gate import GateResult, consult
+from saip.gateway.surface.gate import REPLAYED, GateResult, consult
 from saip.gateway.surface.management import Caller, Outcome
 from saip.gateway.surface.registry import Changes, Registry, ServedSet, ServedTool
 from saip.v1 import common_pb2, events_pb2
@@ -89,21 +97,40 @@ class ServedToolsClient:
         return list(reply.tools)
 
     async def call(
-        self, name: str, arguments: dict[str, Any], caller: Caller, interaction: Interaction | None = None
-    ) -> common_pb2.CallServedToolReply:
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        caller: Caller,
+        interaction: Interaction | None = None,
+        *,
+        park: float = 0.0,
+        resume: common_pb2.ServedResume | None = None,
+    ) -> common_pb2.CallServedToolReply | common_pb2.ServedQuestion:
         """The tool's reply; on a streaming service, its progress and questions go through `interaction`. A call
-        that can take neither (no progress token, no way to ask its caller) is one unary round trip."""
+        that can take neither (no progress token, no way to ask its caller) is one unary round trip. For a caller
+        that answers in a new request (`parks`), the call parks at its own question for at most `park` seconds and
+        the question (with its parked id) is returned; `resume` answers the question a call parked at, and that call
+        goes on."""
         request = common_pb2.CallServedToolRequest(
             name=name, arguments_json=json.dumps(arguments, ensure_ascii=False), caller=caller.proto
         )
         stub = self.channel.stub(self._stub)
+        parking = self._streams and (
+            resume is not None or (park > 0 and interaction is not None and parks(caller, interaction))
+        )
         asks = interaction if interaction is not None and caller.elicitation and not interaction.roundtrip else None
-        if not self._streams or interaction is None or (asks is None and not interaction.reports_progress):
+        unary = not self._streams or interaction is None or (asks is None and not interaction.reports_progress)
+        if unary and not parking:
             return await self.channel.call(stub.call, request, CALL_DEADLINE)
+        if parking:
+            request.park_seconds = park
+        first = common_pb2.ServedToolInput(call=request)
+        if resume is not None:
+            first = common_pb2.ServedToolInput(resume=resume)
         answers, answered = anyio.create_memory_object_stream[common_pb2.ServedToolInput](MAX_QUESTIONS)
 
         async def inputs() -> AsyncIterator[common_pb2.ServedToolInput]:
-            yield common_pb2.ServedToolInput(call=request)
+            yield first
             async with answered:
                 async for answer in answered:
                     yield answer
@@ -114,9 +141,12 @@ class ServedToolsClient:
                 if found.HasField("reply"):
                     group.cancel_scope.cancel()
                     return found.reply
+                if found.HasField("question") and found.question.parked_id:
+                    group.cancel_scope.cancel()
+                    return found.question
                 if found.HasField("question"):
                     group.start_soon(_relay_question, found.question, asks, answers)
-                else:
+                elif interaction is not None:
                     await interaction.progress(found.progress.progress, found.progress.total, found.progress.message)
         raise ServiceUnavailable(self.service, f"the call of '{name}' ended without an answer")
 
@@ -144,6 +174,13 @@ async def _relay_question(
         await answers.send(common_pb2.ServedToolInput(answer=answer))
     except (anyio.ClosedResourceError, anyio.BrokenResourceError):  # the call ended meanwhile: nobody waits for it
         return
+
+
+def parks(caller: Caller, interaction: Interaction) -> bool:
+    """Whether a served tool's own question goes to this caller as a question of its own (2026-07-28, a caller that
+    can elicit), its call parked until the answer comes in a new request. A chat turn's call does not: its question
+    goes to the turn, whose own state a parked call cannot join yet, and is declined."""
+    return interaction.roundtrip and caller.elicitation and not caller.chat
 
 
 class Notifier(Protocol):
@@ -215,6 +252,9 @@ class PublishedTools:
         self, spec: common_pb2.ServedTool, client: ServedToolsClient, call: PublishedToolCall, interaction: Interaction
     ) -> Ended[GateResult] | Asked:
         arguments = call.arguments or {}
+        state = parked.parked_state(interaction)
+        if state is not None:  # a 2026-07-28 retry answering the question its call parked at: past the gate already
+            return await self._resumed(spec, client, call, interaction, state)
         if spec.hitl_required:
             if call.caller.chat:
                 text = chat_question(spec, arguments)
@@ -225,11 +265,57 @@ class PublishedTools:
                 return verdict.asked
             if verdict.refusal is not None:
                 return _failed(verdict.refusal, verdict.outcome)
-        ran = await self._auditor.attempt(call, lambda: client.call(spec.name, arguments, call.caller, interaction))
+        return await self._ran(spec, client, call, interaction)
+
+    async def _ran(
+        self,
+        spec: common_pb2.ServedTool,
+        client: ServedToolsClient,
+        call: PublishedToolCall,
+        interaction: Interaction,
+        resume: common_pb2.ServedResume | None = None,
+    ) -> Ended[GateResult] | Asked:
+        """The call at its service (or the parked call `resume` answers), until its reply or its next question."""
+        arguments, wait = call.arguments or {}, self.approvals.wait_seconds
+        ran = await self._auditor.attempt(
+            call, lambda: client.call(spec.name, arguments, call.caller, interaction, park=wait, resume=resume)
+        )
         if isinstance(ran, Failed):
             return _failed(ran.message, Outcome.ERROR)
+        if isinstance(ran, common_pb2.ServedQuestion):
+            return parked.question_of(call, ran, wait)
         result = GateResult(text=ran.text, structured=_object(ran.structured_json), is_error=ran.is_error)
         return Ended(result, Outcome.ERROR if ran.is_error else Outcome.OK, ran.text)
+
+    async def _resumed(
+        self,
+        spec: common_pb2.ServedTool,
+        client: ServedToolsClient,
+        call: PublishedToolCall,
+        interaction: Interaction,
+        state: parked.ParkedState,
+    ) -> Ended[GateResult] | Asked:
+        """Hand the retry's answer to the parked call, which goes on; the call is the one that started, so its record
+        keeps its start and the person's decision at saip's own question."""
+        if not state.binds(call) or call.proxied is None:  # only an exposed upstream tool's call parks
+            return _failed(parked.MISMATCH.format(tool=spec.name), Outcome.REFUSED)
+        if not await self.approvals.spend(state.nonce, spec.name):
+            return _failed(REPLAYED.format(tool=spec.name), Outcome.REFUSED)
+        call.started, call.decision = state.started, state.decision
+        expired = parked.EXPIRED.format(tool=spec.name, wait=seconds(self.approvals.wait_seconds))
+        if not await self.approvals.pending.settle(state.nonce):
+            # A sweeper recorded the unanswered question as TIMEOUT first: the call ended there.
+            call.decision = replace(call.decision or Decided(Decision.TIMEOUT), recorded=True)
+            return _failed(expired, Outcome.TIMEOUT)
+        if time.time() > state.deadline:  # the tools replica dropped the parked call at the same wait
+            return _failed(expired, Outcome.TIMEOUT)
+        resume = common_pb2.ServedResume(
+            parked_id=state.parked_id,
+            name=spec.name,
+            answer=parked.answer_of(interaction),
+            park_seconds=self.approvals.wait_seconds,
+        )
+        return await self._ran(spec, client, call, interaction, resume)
 
 
 def proxied_of(spec: common_pb2.ServedTool) -> events_pb2.ProxiedCall | None:

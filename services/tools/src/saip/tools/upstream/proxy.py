@@ -6,9 +6,10 @@ on /mcp, HITL when the member asks for it or its description tripped the poisoni
 A call goes to the server's connection on this replica, bounded in time (`tools.upstream-call-timeout-seconds`) and
 size (`tools.upstream-max-result-bytes`); an upstream that is not connected is an error result naming the server
 and its state, at once. The upstream's own questions go to `ask` (the caller's, through the gateway), their message
-masked; without one they are declined. A call cancelled by its caller is cancelled upstream, and counted as
-`cancelled`. The gateway's published-tools gate asks the person, audits the call (a ToolCall with its
-ProxiedCall) and counts it.
+masked; without one they are declined. A question that parks the call for a 2026-07-28 caller (`upstream.parking`)
+can end it from inside (`Stop`): no room to park, or nobody answered in time. A call cancelled by its caller is
+cancelled upstream, and counted as `cancelled`. The gateway's published-tools gate asks the person, audits the call
+(a ToolCall with its ProxiedCall) and counts it.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import mcp_types as types
 from opentelemetry.trace import SpanKind
 
@@ -39,6 +42,20 @@ Progress = Callable[[float, float, str], Awaitable[None]]  # done, total (0: unk
 TRUNCATED = "\n[saip: the upstream's result was cut at {limit} bytes (tools.upstream-max-result-bytes)]"
 
 
+@dataclass
+class Stop:
+    """Ends a call from inside one of its callbacks (the SDK runs a 2025-11-25 upstream's question outside the call's
+    task, so raising there would reach the upstream, not the call): the call's reply says why, counted as `outcome`."""
+
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    text: str = ""
+    outcome: str = ""
+
+    def now(self, text: str, outcome: str) -> None:
+        self.text, self.outcome = text, outcome
+        self.scope.cancel()
+
+
 class Proxy:
     def __init__(self, composer: Composer, servers: Servers, metrics: ToolsMetrics) -> None:
         self._composer = composer
@@ -50,10 +67,15 @@ class Proxy:
         return [served_tool(entry) for entry in entries if not entry.withheld and entry.tool is not None]
 
     async def call(
-        self, name: str, arguments_json: str, progress: Progress | None = None, ask: Ask | None = None
+        self,
+        name: str,
+        arguments_json: str,
+        progress: Progress | None = None,
+        ask: Ask | None = None,
+        stop: Stop | None = None,
     ) -> common_pb2.CallServedToolReply:
-        """Proxy one call; `progress` receives the upstream's progress reports, masked, as they come, and `ask` its
-        questions (masked) to the caller."""
+        """Proxy one call; `progress` receives the upstream's progress reports, masked, as they come, `ask` its
+        questions (masked) to the caller, and `stop` may end it early with its own reply."""
         entry = await self._composer.named(name)
         if entry is None:
             raise RuleRefused(f"'{name}' is not an exposed upstream tool; saip_expose_get lists the exposed tools.")
@@ -69,7 +91,7 @@ class Proxy:
         attributes = {"saip.tool": name, "saip.upstream.server": entry.member.server_id}
         with _SPANS.span("upstream call", kind=SpanKind.CLIENT, attributes=attributes) as span:
             try:
-                reply, outcome = await self._proxied(entry, arguments, progress, ask)
+                reply, outcome = await self._proxied(entry, arguments, progress, ask, stop or Stop())
             finally:
                 span.set_attribute("saip.outcome", outcome)
                 self._metrics.upstream_calls.labels(entry.member.server_id, outcome).inc()
@@ -77,7 +99,7 @@ class Proxy:
         return reply
 
     async def _proxied(
-        self, entry: Composed, arguments: dict[str, Any], progress: Progress | None, ask: Ask | None
+        self, entry: Composed, arguments: dict[str, Any], progress: Progress | None, ask: Ask | None, stop: Stop
     ) -> tuple[common_pb2.CallServedToolReply, str]:
         """The call on this replica's connection, and how it ended (a bounded label)."""
         server_id, tool = entry.member.server_id, entry.member.tool
@@ -108,7 +130,10 @@ class Proxy:
                 raise RuleRefused(
                     f"'{entry.name}' changed upstream just now; it is withheld until the person accepts it."
                 )
-            result = await connection.call(tool, arguments, relay if report is not None else None, question)
+            with stop.scope:
+                result = await connection.call(tool, arguments, relay if report is not None else None, question)
+            if stop.scope.cancelled_caught:
+                return common_pb2.CallServedToolReply(is_error=True, text=stop.text), stop.outcome
         except RuleRefused as exc:
             return common_pb2.CallServedToolReply(is_error=True, text=str(exc)), "refused"
         except TimeoutError:
@@ -116,6 +141,8 @@ class Proxy:
             text = f"Upstream server '{server_id}' did not answer '{tool}' within {limit:g} s."
             return common_pb2.CallServedToolReply(is_error=True, text=text), "timeout"
         except Exception as exc:  # an upstream's failure is the call's error result, never the service's
+            if stop.scope.cancel_called:  # the SDK turned the stop's cancel into its own failure
+                return common_pb2.CallServedToolReply(is_error=True, text=stop.text), stop.outcome
             text = f"Upstream server '{server_id}' failed: {failure(exc)}."
             return common_pb2.CallServedToolReply(is_error=True, text=text), "error"
         reply = reply_of(result, self._servers.connections.limits.max_result_bytes, masker)

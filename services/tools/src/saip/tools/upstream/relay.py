@@ -6,6 +6,9 @@ still comes: one write at a time, in order, and none after the reply (a report t
 question waits for its answer within the call's own timeout; when the caller stops sending (its stream closed), every
 question still out is cancelled. When the caller cancels the stream, gRPC cancels this coroutine, and with it the
 upstream's request.
+
+A 2026-07-28 caller answers in a new request instead: its call names `park_seconds`, and runs parked at each
+question (`upstream.parking`); the stream that resumes it starts with the answer (`ServedResume`) instead of a call.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
@@ -21,6 +24,9 @@ import mcp_types as types
 from saip.tools.errors import InvalidSpec
 from saip.tools.upstream.proxy import Proxy
 from saip.v1 import common_pb2
+
+if TYPE_CHECKING:  # parking builds on this module's answers
+    from saip.tools.upstream.parking import Parking
 
 Write = Callable[[common_pb2.ServedToolEvent], Awaitable[None]]
 CANCEL = types.ElicitResult(action="cancel")
@@ -34,11 +40,23 @@ class _Waiting:
         self.answer = CANCEL
 
 
-async def relayed(proxy: Proxy, inputs: AsyncIterator[common_pb2.ServedToolInput], write: Write) -> None:
-    """Run the call the first input names, relaying its events to `write` and the later inputs' answers to it."""
+async def relayed(
+    proxy: Proxy, parking: Parking, inputs: AsyncIterator[common_pb2.ServedToolInput], write: Write
+) -> None:
+    """Run the call the first input names, relaying its events to `write` and the later inputs' answers to it; or
+    park it at its questions (`park_seconds`), or resume a parked one."""
     first = await anext(inputs, None)
+    if first is not None and first.HasField("resume"):
+        await parking.resume(first.resume, write)
+        return
     if first is None or not first.HasField("call"):
-        raise InvalidSpec("A streamed call starts with the call itself (ServedToolInput.call), then sends answers.")
+        raise InvalidSpec(
+            "A streamed call starts with the call itself (ServedToolInput.call), then sends answers; or with the "
+            "answer that resumes a parked call (ServedToolInput.resume)."
+        )
+    if first.call.park_seconds > 0:
+        await parking.call(first.call, write)
+        return
     writing = anyio.Lock()
     replied = anyio.Event()
     waiting: dict[int, _Waiting] = {}

@@ -1,7 +1,7 @@
 """Wiring of the upstream side of the tools service: the servicer of saip.v1.UpstreamService (one-line RPC methods
 over `servers`, `exposure` and `proxy`) and `opened`, which the tools lifespan enters: the saip-servers and
-saip-ledger buckets, the connections (a task group of their own), and the watch of saip-servers that keeps the
-connections in step with the registry on every replica.
+saip-ledger buckets, the connections and the parked calls (a task group of their own), the watch of saip-servers
+that keeps the connections in step with the registry on every replica, and the subject of forwarded resumes.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
@@ -27,6 +28,7 @@ from saip.tools.ports import RiskSink
 from saip.tools.upstream import catalog, connections, registry, relay
 from saip.tools.upstream.exposure import Composer
 from saip.tools.upstream.ledger import Ledger
+from saip.tools.upstream.parking import Parking
 from saip.tools.upstream.proxy import Proxy
 from saip.tools.upstream.servers import Servers
 from saip.v1 import common_pb2, upstream_pb2
@@ -40,6 +42,7 @@ class Upstream:
     servers: Servers
     composer: Composer
     proxy: Proxy
+    parking: Parking
 
 
 class UpstreamServicer:
@@ -49,6 +52,7 @@ class UpstreamServicer:
         self._servers = upstream.servers
         self._composer = upstream.composer
         self._proxy = upstream.proxy
+        self._parking = upstream.parking
 
     @_unary
     async def ListServers(
@@ -124,7 +128,7 @@ class UpstreamServicer:
 
     @_unary  # both ways (`upstream.relay`): the call and its answers in, its progress, questions and reply out
     async def CallServedToolStream(self, requests: AsyncIterator[common_pb2.ServedToolInput], context: Any) -> None:
-        await relay.relayed(self._proxy, requests, context.write)
+        await relay.relayed(self._proxy, self._parking, requests, context.write)
 
 
 def limits(settings: ToolsSettings) -> connections.Limits:
@@ -142,9 +146,15 @@ def limits(settings: ToolsSettings) -> connections.Limits:
 
 @asynccontextmanager
 async def opened(
-    settings: ToolsSettings, js: JetStreamContext, risk: RiskSink, metrics: ToolsMetrics, restarts: Restarts
+    settings: ToolsSettings,
+    nc: NatsClient,
+    js: JetStreamContext,
+    risk: RiskSink,
+    metrics: ToolsMetrics,
+    restarts: Restarts,
 ) -> AsyncIterator[Upstream]:
-    """The upstream side running: its buckets, the connection of every registered server, the registry's watch."""
+    """The upstream side running: its buckets, the connection of every registered server, the registry's watch, and
+    the subject other replicas forward resumes of this one's parked calls to."""
     declared = registry.declared(settings.tools_upstream_servers, UPSTREAM_SERVERS_KEY)
     servers_kv = await bus.ensure_kv(js, names.SERVERS_BUCKET, history=HISTORY, replicas=settings.nats_replicas)
     ledger_kv = await bus.ensure_kv(js, names.LEDGER_BUCKET, history=HISTORY, replicas=settings.nats_replicas)
@@ -167,8 +177,18 @@ async def opened(
         servers.connections.start(group)
         follow = functools.partial(_follow, servers, servers_kv)
         group.start_soon(functools.partial(keep_alive, follow, "upstream servers", restarts=restarts))
+        proxy = Proxy(composer, servers, metrics)
+        parking = Parking(
+            proxy,
+            group,
+            metrics,
+            most=settings.tools_upstream_parked_max,
+            within=settings.tools_upstream_call_timeout_seconds,
+            nc=nc,
+        )
+        group.start_soon(parking.serve)
         try:
-            yield Upstream(servers, composer, Proxy(composer, servers, metrics))
+            yield Upstream(servers, composer, proxy, parking)
         finally:
             servers.connections.close()
             group.cancel_scope.cancel()

@@ -1,0 +1,121 @@
+"""The state of a served tool's own question for a 2026-07-28 caller: the call parked at an upstream's question on a
+tools replica (`saip.tools.upstream.parking`), and what the caller's retry must bring back to resume it.
+
+The state names the parked call, the tool, the canonical arguments' hash (`approval_form.arguments_hash`, as the
+gate binds its own question), a one-shot nonce and the wait's end; it carries when the call started and what the
+person decided at saip's own question before it ran, so the one record of the call, written when it ends, says so.
+The MCP SDK seals the state with `approval.sealing-key` and binds it to the caller's token, exactly as the gate's
+own: a state that does not verify never reaches the gate, and one for another tool or other arguments is refused
+here.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from saip.common import jsondepth
+from saip.common.approval_form import arguments_hash, seconds
+from saip.gateway.surface.approval import Asked, Decided, Decision, Interaction
+from saip.gateway.surface.audited import Call
+from saip.v1 import common_pb2
+
+MISMATCH = (
+    "Tool '{tool}' was not run: this answer belongs to the upstream's question of another call (another tool or other "
+    "arguments). Call the tool again to ask afresh."
+)
+EXPIRED = (
+    "Tool '{tool}' was not completed: nobody answered the upstream's question within {wait} s, so the call was "
+    "cancelled. Call the tool again if it is still needed."
+)
+_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ParkedState:
+    """The claims of a parked call's question, unsealed by the SDK."""
+
+    parked_id: str
+    tool: str
+    arguments: str
+    nonce: str
+    asked_at: float
+    deadline: float
+    started: float
+    decision: Decided | None
+
+    def binds(self, call: Call) -> bool:
+        """Whether the retry is the same call: the same tool with exactly the same arguments."""
+        return self.tool == call.tool and self.arguments == arguments_hash(call.arguments)
+
+
+def parked_state(interaction: Interaction) -> ParkedState | None:
+    """The parked call a 2026-07-28 retry answers, else None (a first call, or the gate's own question's state)."""
+    if not interaction.roundtrip or interaction.state is None:
+        return None
+    try:
+        claims = json.loads(interaction.state)
+    except ValueError:
+        return None
+    if not isinstance(claims, dict) or claims.get("parked") != _VERSION:
+        return None
+    decided = claims.get("d")
+    try:
+        decision = Decided(Decision(decided[0]), float(decided[1]), via=str(decided[2])) if decided else None
+        return ParkedState(
+            str(claims["p"]),
+            str(claims["t"]),
+            str(claims["a"]),
+            str(claims["n"]),
+            float(claims["iat"]),
+            float(claims["exp"]),
+            float(claims["st"]),
+            decision,
+        )
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+
+
+def question_of(call: Call, question: common_pb2.ServedQuestion, wait: float) -> Asked:
+    """The parked call's question as it goes back to the caller, with the state its retry brings back; parked where
+    every gateway replica sees it, so a question nobody answers is recorded (as TIMEOUT) once it expires."""
+    now = time.time()
+    nonce = secrets.token_urlsafe(18)
+    decided = call.decision
+    claims: dict[str, Any] = {
+        "parked": _VERSION,
+        "p": question.parked_id,
+        "t": call.tool,
+        "a": arguments_hash(call.arguments),
+        "n": nonce,
+        "iat": now,
+        "exp": now + wait,
+        "st": call.started,
+        "d": [decided.decision.value, decided.waited, decided.via] if decided is not None else None,
+    }
+    try:
+        schema = jsondepth.loads(question.requested_schema_json or "{}")
+    except ValueError:  # the tools service sends what the SDK parsed; anything else is a form of no fields
+        schema = {}
+    return Asked(
+        question.message,
+        schema if isinstance(schema, dict) else {},
+        json.dumps(claims, separators=(",", ":")),
+        nonce,
+        now,
+        now + wait,
+        EXPIRED.format(tool=call.tool, wait=seconds(wait)),
+        relayed=True,
+    )
+
+
+def answer_of(interaction: Interaction) -> common_pb2.ServedAnswer:
+    """The retry's answer as the parked call reads it (no answer: a cancel)."""
+    answer = interaction.answer
+    if answer is None:
+        return common_pb2.ServedAnswer(action="cancel")
+    content = json.dumps(answer.content, ensure_ascii=False) if answer.content is not None else ""
+    return common_pb2.ServedAnswer(action=answer.action, content_json=content)
