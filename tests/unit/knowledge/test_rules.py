@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from saip.knowledge import chunking, sparse
 from saip.knowledge.config import DeclaredDocument, DeclaredPipeline
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, NotFound, Refused, StoreUnavailable
 from saip.knowledge.knowledge import SourceKind
@@ -74,6 +75,23 @@ async def test_an_ingest_reports_progress_per_batch_and_commits_with_the_catalog
     assert len(steps) == 1 + -(-total // 256)
     assert rules.originals.data[document.ingest_id]
     assert await rules.index.count(document.ingest_id) == total
+
+
+@pytest.mark.parametrize(
+    ("text", "apart"),
+    [
+        (prose(30, topic="compaction"), True),
+        # One paragraph of 2,100 tokens without a sentence break, cut between the tokens of a piece such as
+        # "compaction3.segment": the chunks' pieces are not the text's, so the keywords are read from the text.
+        (" ".join(f"compaction{i % 7}.segment" for i in range(700)), False),
+    ],
+)
+async def test_a_document_keeps_the_keywords_of_its_whole_text(rules: Faked, text: str, apart: bool) -> None:
+    assert chunking.apart(chunking.chunk(text)) is apart
+    document, _ = await rules.knowledge.ingest("text", text, "Notes")
+    assert document.chunks > 1
+    stored = rules.catalog.document(document.id)
+    assert stored is not None and list(stored.keywords) == list(document.keywords) == sparse.keywords(text)
 
 
 async def test_the_first_document_creates_the_default_pipeline_and_no_later_one_does(rules: Faked, root: Path) -> None:

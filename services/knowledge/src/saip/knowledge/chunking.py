@@ -1,7 +1,9 @@
 """Chunking: about 800 tokens a chunk, never shorter than 350 characters, cut at paragraph and sentence bounds.
 
 A token here is a word or a punctuation mark (`\\w+|[^\\w\\s]`), close to what sentence-embedding tokenizers count
-for English prose. Each chunk is an exact slice of the document's text, so its character offsets are its position.
+for English prose. Each chunk is an exact slice of the document's text, so its character offsets are its position,
+and there is only whitespace outside the chunks: between two chunks (none at all where a paragraph too long for one
+chunk is cut between two tokens), before the first and after the last.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import bisect
 import functools
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 MAX_TOKENS = 800
@@ -103,3 +105,9 @@ def chunk(text: str, *, max_tokens: int = MAX_TOKENS, min_chars: int = MIN_CHARS
         Chunk(index, text[s:e], s, e, bisect.bisect_right(breaks, s) + 1 if paged else 0)
         for index, (s, e) in enumerate(spans)
     ]
+
+
+def apart(chunks: Sequence[Chunk]) -> bool:
+    """Whether whitespace separates each chunk from the next: then no piece of text without whitespace spans two
+    chunks, and the pieces of the chunks, in order, are exactly the pieces of the whole text."""
+    return all(before.end < after.start for before, after in itertools.pairwise(chunks))
