@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from saip.knowledge.chunking import MAX_TOKENS, MIN_CHARS, apart, chunk, count_tokens
+from saip.knowledge.chunking import MAX_TOKENS, MIN_CHARS, apart, chunk, count_tokens, paragraph_breaks
 from tests.unit.knowledge.samples import prose
 
 
@@ -83,3 +83,10 @@ def test_only_whitespace_lies_outside_the_chunks_and_apart_chunks_hold_the_texts
     assert all(not text[start:end].strip() for start, end in zip(bounds[::2], bounds[1::2], strict=True))
     if apart(chunks):
         assert [word for piece in chunks for word in piece.text.casefold().split()] == text.casefold().split()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b.", " ", "\n", "\t", "\f", "\u2003"]), max_size=60).map("".join))
+def testparagraph_breaks_are_those_of_the_paragraph_pattern(text: str) -> None:
+    found = [match.span() for match in paragraph_breaks(text)]
+    assert found == [match.span() for match in re.finditer(r"\n\s*\n|\f", text)]
