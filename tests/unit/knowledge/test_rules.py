@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
 from saip.knowledge import chunking, sparse
@@ -60,6 +61,30 @@ async def test_an_ingest_that_fails_midway_leaves_no_record_no_original_and_no_c
     rules.index.fail_at = None
     with pytest.raises(Gone):
         await rules.knowledge.ingest("text", prose(600), "Long notes", progress=caller_went_away)
+    assert (names(rules), rules.originals.data, rules.index.chunks) == ([], {}, {})
+
+
+async def test_an_original_whose_upload_fails_while_the_chunks_are_indexed_leaves_nothing(rules: Faked) -> None:
+    rules.originals.fail = True
+    with pytest.raises(StoreUnavailable):  # the service's own error, not the task group's
+        await rules.knowledge.ingest("text", prose(600), "Long notes")
+    assert (names(rules), rules.originals.data, rules.index.chunks) == ([], {}, {})
+
+
+async def test_an_ingest_that_fails_lets_the_upload_of_its_original_finish_then_removes_it(rules: Faked) -> None:
+    gate = rules.originals.gate = anyio.Event()
+
+    class Gone(Exception):
+        pass
+
+    async def caller_went_away(done: int, total: int, message: str) -> None:
+        if done:
+            gate.set()  # the upload resumes as the ingest fails
+            raise Gone
+
+    with pytest.raises(Gone):
+        await rules.knowledge.ingest("text", prose(600), "Long notes", progress=caller_went_away)
+    assert len(rules.originals.completed) == 1  # not cut short: no part of it is left behind unnamed
     assert (names(rules), rules.originals.data, rules.index.chunks) == ([], {}, {})
 
 

@@ -1,10 +1,10 @@
 """The knowledge of the service: its documents. An ingest (path, URL or text) never leaves half-written state, a
 delete removes everything of a document, and a re-index rebuilds the index from the stored originals.
 
-An ingest reads and parses first, then stores the original and the chunks under a fresh ingest id, and commits by
-creating the catalog record; until that record exists nothing is searchable (search only looks at the ingest ids
-the catalog knows), and any failure or cancellation before it removes what was stored. Pipelines, search, the
-knowledge tools and the declared configuration build on it (`pipelines`, `search`, `published`, `declared`).
+An ingest reads and parses first, then stores the original and the chunks (at once) under a fresh ingest id, and
+commits by creating the catalog record; until that record exists nothing is searchable (search only looks at the
+ingest ids the catalog knows), and any failure or cancellation before it removes what was stored. Pipelines, search,
+the knowledge tools and the declared configuration build on it (`pipelines`, `search`, `published`, `declared`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from saip.common import literals
+from saip.common import concurrently, literals
 from saip.common.netguard import Binding
 from saip.common.secret_source import SecretSource
 from saip.knowledge import chunking, paths, readers, sparse
@@ -175,11 +175,22 @@ class Knowledge:
             pages=parsed.pages,
             ingest_id=ingest_id,
         )
-        try:
-            await self._originals.put(ingest_id, loaded.data, description=f"{name} ({loaded.media_type})")
-            tally: Counter[str] = Counter()  # the chunks' pieces, counted as they are encoded, for the keywords
+        tally: Counter[str] = Counter()  # the chunks' pieces, counted as they are encoded, for the keywords
+
+        async def store_original() -> None:
+            # Never cancelled half-way: the object store would keep the parts already sent with no record naming
+            # them. A failure of the indexing waits for it, and the cleanup below removes it.
+            with anyio.CancelScope(shield=True):
+                await self._originals.put(ingest_id, loaded.data, description=f"{name} ({loaded.media_type})")
+
+        async def index() -> None:
             async for done in self._index_chunks(ingest_id, document_id, chunks, tally):
                 await progress(done, total, f"'{name}': {done} of {total} chunks indexed")
+
+        try:
+            # The original's upload waits mostly on NATS, one part after the other; the indexing, all CPU, runs
+            # meanwhile.
+            await concurrently.both(store_original, index)
             if chunking.apart(chunks):  # then the chunks' pieces are the text's
                 document.keywords.extend(sparse.keywords_counted(tally))
             else:
