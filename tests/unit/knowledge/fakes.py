@@ -8,6 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
+import anyio.lowlevel
+
 from saip.common.netguard import Binding
 from saip.common.secret_source import SecretSource
 from saip.knowledge import sparse
@@ -76,10 +79,22 @@ def _refuse_taken(items: dict[str, object], key: str) -> None:
 
 @dataclass
 class MemoryOriginals:
+    """Originals by key. A put waits for `gate` when one is set (an upload still under way), and `fail` makes it
+    fail as NATS that went away does; `completed` lists the keys whose put ran to its end."""
+
     data: dict[str, bytes] = field(default_factory=dict)
+    gate: anyio.Event | None = None
+    fail: bool = False
+    completed: list[str] = field(default_factory=list)
 
     async def put(self, key: str, data: bytes, *, description: str) -> None:
+        if self.gate is not None:
+            await self.gate.wait()
+        await anyio.lowlevel.checkpoint()  # where a cancellation would cut an upload short
+        if self.fail:
+            raise StoreUnavailable("NATS did not answer (TimeoutError); try again shortly")
         self.data[key] = data
+        self.completed.append(key)
 
     async def get(self, key: str) -> bytes:
         if key not in self.data:

@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from saip.knowledge.chunking import MAX_TOKENS, MIN_CHARS, chunk, count_tokens
+from saip.knowledge.chunking import MAX_TOKENS, MIN_CHARS, apart, chunk, count_tokens, paragraph_breaks
 from tests.unit.knowledge.samples import prose
 
 
@@ -73,3 +73,20 @@ def test_chunks_cover_every_word_in_order_without_overlap(text: str) -> None:
 @settings(max_examples=300, deadline=None)
 def test_tokens_are_counted_as_the_token_pattern_finds_them(text: str) -> None:
     assert count_tokens(text) == len(re.findall(r"\w+|[^\w\s]", text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["ab", "é\u0345", ".", "x_y", " ", "\n", "\u2003", "\f"]), max_size=120).map("".join))
+def test_only_whitespace_lies_outside_the_chunks_and_apart_chunks_hold_the_texts_pieces(text: str) -> None:
+    chunks = chunk(text, max_tokens=7, min_chars=3)
+    bounds = [0, *(edge for piece in chunks for edge in (piece.start, piece.end)), len(text)]
+    assert all(not text[start:end].strip() for start, end in zip(bounds[::2], bounds[1::2], strict=True))
+    if apart(chunks):
+        assert [word for piece in chunks for word in piece.text.casefold().split()] == text.casefold().split()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b.", " ", "\n", "\t", "\f", "\u2003"]), max_size=60).map("".join))
+def testparagraph_breaks_are_those_of_the_paragraph_pattern(text: str) -> None:
+    found = [match.span() for match in paragraph_breaks(text)]
+    assert found == [match.span() for match in re.finditer(r"\n\s*\n|\f", text)]

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from saip.knowledge import readers
 from saip.knowledge.errors import InvalidRequest
@@ -24,6 +27,14 @@ def test_markdown_takes_its_first_heading_as_title() -> None:
     parsed = readers.read(b"Intro line\n\n## Restarting NATS ##\n\nStop it, then start it.", readers.MARKDOWN, "a.md")
     assert parsed.title == "Restarting NATS"
     assert "Stop it, then start it." in parsed.text
+
+
+@given(st.lists(st.sampled_from(["#", "##", " ", "\n", "\t", "x", "Title", "\u2003"]), max_size=40).map("".join))
+@settings(max_examples=300, deadline=None)
+def test_the_markdown_title_is_the_first_heading_a_search_from_the_start_finds(text: str) -> None:
+    text = "x" + text  # never empty: a document with no text is refused
+    found = re.search(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", text, re.MULTILINE)
+    assert readers.read(text.encode(), readers.MARKDOWN, "a.md").title == (found.group(1).strip() if found else "")
 
 
 def test_html_keeps_visible_text_without_scripts_styles_or_head() -> None:

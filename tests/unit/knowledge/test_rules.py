@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
+from saip.knowledge import chunking, sparse
 from saip.knowledge.config import DeclaredDocument, DeclaredPipeline
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, NotFound, Refused, StoreUnavailable
 from saip.knowledge.knowledge import SourceKind
@@ -62,6 +64,30 @@ async def test_an_ingest_that_fails_midway_leaves_no_record_no_original_and_no_c
     assert (names(rules), rules.originals.data, rules.index.chunks) == ([], {}, {})
 
 
+async def test_an_original_whose_upload_fails_while_the_chunks_are_indexed_leaves_nothing(rules: Faked) -> None:
+    rules.originals.fail = True
+    with pytest.raises(StoreUnavailable):  # the service's own error, not the task group's
+        await rules.knowledge.ingest("text", prose(600), "Long notes")
+    assert (names(rules), rules.originals.data, rules.index.chunks) == ([], {}, {})
+
+
+async def test_an_ingest_that_fails_lets_the_upload_of_its_original_finish_then_removes_it(rules: Faked) -> None:
+    gate = rules.originals.gate = anyio.Event()
+
+    class Gone(Exception):
+        pass
+
+    async def caller_went_away(done: int, total: int, message: str) -> None:
+        if done:
+            gate.set()  # the upload resumes as the ingest fails
+            raise Gone
+
+    with pytest.raises(Gone):
+        await rules.knowledge.ingest("text", prose(600), "Long notes", progress=caller_went_away)
+    assert len(rules.originals.completed) == 1  # not cut short: no part of it is left behind unnamed
+    assert (names(rules), rules.originals.data, rules.index.chunks) == ([], {}, {})
+
+
 async def test_an_ingest_reports_progress_per_batch_and_commits_with_the_catalog_record(rules: Faked) -> None:
     steps: list[tuple[int, int]] = []
 
@@ -74,6 +100,23 @@ async def test_an_ingest_reports_progress_per_batch_and_commits_with_the_catalog
     assert len(steps) == 1 + -(-total // 256)
     assert rules.originals.data[document.ingest_id]
     assert await rules.index.count(document.ingest_id) == total
+
+
+@pytest.mark.parametrize(
+    ("text", "apart"),
+    [
+        (prose(30, topic="compaction"), True),
+        # One paragraph of 2,100 tokens without a sentence break, cut between the tokens of a piece such as
+        # "compaction3.segment": the chunks' pieces are not the text's, so the keywords are read from the text.
+        (" ".join(f"compaction{i % 7}.segment" for i in range(700)), False),
+    ],
+)
+async def test_a_document_keeps_the_keywords_of_its_whole_text(rules: Faked, text: str, apart: bool) -> None:
+    assert chunking.apart(chunking.chunk(text)) is apart
+    document, _ = await rules.knowledge.ingest("text", text, "Notes")
+    assert document.chunks > 1
+    stored = rules.catalog.document(document.id)
+    assert stored is not None and list(stored.keywords) == list(document.keywords) == sparse.keywords(text)
 
 
 async def test_the_first_document_creates_the_default_pipeline_and_no_later_one_does(rules: Faked, root: Path) -> None:

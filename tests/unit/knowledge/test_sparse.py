@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from saip.knowledge import sparse
+from saip.knowledge import chunking, sparse
 
 
 def test_terms_drop_stop_words_and_fold_plurals() -> None:
@@ -83,3 +83,14 @@ def test_a_document_is_encoded_as_its_terms_define(text: str) -> None:
 def test_keywords_are_counted_in_the_order_the_words_first_occur(text: str) -> None:
     counts = Counter(word for word in sparse.words(text) if len(word) > 2 and not word.isdigit())
     assert sparse.keywords(text, limit=5) == [word for word, _ in counts.most_common(5)]
+
+
+@given(_TEXTS, st.integers(min_value=1, max_value=40))
+@settings(max_examples=300, deadline=None)
+def test_the_keywords_counted_while_encoding_apart_chunks_are_the_texts(text: str, max_tokens: int) -> None:
+    chunks = chunking.chunk(text, max_tokens=max_tokens, min_chars=1)
+    tally: Counter[str] = Counter()
+    vectors = [sparse.encode_document(piece.text, tally) for piece in chunks]
+    assert vectors == [sparse.encode_document(piece.text) for piece in chunks]  # the tally changes no vector
+    if chunking.apart(chunks):
+        assert sparse.keywords_counted(tally, limit=5) == sparse.keywords(text, limit=5)

@@ -1,10 +1,10 @@
 """The knowledge of the service: its documents. An ingest (path, URL or text) never leaves half-written state, a
 delete removes everything of a document, and a re-index rebuilds the index from the stored originals.
 
-An ingest reads and parses first, then stores the original and the chunks under a fresh ingest id, and commits by
-creating the catalog record; until that record exists nothing is searchable (search only looks at the ingest ids
-the catalog knows), and any failure or cancellation before it removes what was stored. Pipelines, search, the
-knowledge tools and the declared configuration build on it (`pipelines`, `search`, `published`, `declared`).
+An ingest reads and parses first, then stores the original and the chunks (at once) under a fresh ingest id, and
+commits by creating the catalog record; until that record exists nothing is searchable (search only looks at the
+ingest ids the catalog knows), and any failure or cancellation before it removes what was stored. Pipelines, search,
+the knowledge tools and the declared configuration build on it (`pipelines`, `search`, `published`, `declared`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -20,7 +21,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from saip.common import literals
+from saip.common import concurrently, literals
 from saip.common.netguard import Binding
 from saip.common.secret_source import SecretSource
 from saip.knowledge import chunking, paths, readers, sparse
@@ -156,7 +157,6 @@ class Knowledge:
         first = not self.catalog.documents()
         parsed = await anyio.to_thread.run_sync(readers.read, loaded.data, loaded.media_type, name)
         chunks = await anyio.to_thread.run_sync(_chunk, parsed.text, loaded.media_type)
-        keywords = await anyio.to_thread.run_sync(sparse.keywords, parsed.text)
         total = len(chunks)
         await progress(0, total, f"'{name}' read: {total} chunks to index")
         ingest_id = uuid.uuid4().hex
@@ -172,14 +172,29 @@ class Knowledge:
             created_at=now(),
             managed_by=managed_by,
             title=parsed.title[:200],
-            keywords=keywords,
             pages=parsed.pages,
             ingest_id=ingest_id,
         )
-        try:
-            await self._originals.put(ingest_id, loaded.data, description=f"{name} ({loaded.media_type})")
-            async for done in self._index_chunks(ingest_id, document_id, chunks):
+        tally: Counter[str] = Counter()  # the chunks' pieces, counted as they are encoded, for the keywords
+
+        async def store_original() -> None:
+            # Never cancelled half-way: the object store would keep the parts already sent with no record naming
+            # them. A failure of the indexing waits for it, and the cleanup below removes it.
+            with anyio.CancelScope(shield=True):
+                await self._originals.put(ingest_id, loaded.data, description=f"{name} ({loaded.media_type})")
+
+        async def index() -> None:
+            async for done in self._index_chunks(ingest_id, document_id, chunks, tally):
                 await progress(done, total, f"'{name}': {done} of {total} chunks indexed")
+
+        try:
+            # The original's upload waits mostly on NATS, one part after the other; the indexing, all CPU, runs
+            # meanwhile.
+            await concurrently.both(store_original, index)
+            if chunking.apart(chunks):  # then the chunks' pieces are the text's
+                document.keywords.extend(sparse.keywords_counted(tally))
+            else:
+                document.keywords.extend(await anyio.to_thread.run_sync(sparse.keywords, parsed.text))
             await self.catalog.create_document(document)
         except BaseException:
             with anyio.CancelScope(shield=True):
@@ -193,12 +208,13 @@ class Knowledge:
         return document, created
 
     async def _index_chunks(
-        self, ingest_id: str, document_id: str, chunks: Sequence[chunking.Chunk]
+        self, ingest_id: str, document_id: str, chunks: Sequence[chunking.Chunk], tally: Counter[str] | None = None
     ) -> AsyncIterator[int]:
-        """Encode and index the chunks batch by batch, yielding how many are indexed after each batch."""
+        """Encode and index the chunks batch by batch, yielding how many are indexed after each batch; `tally`, when
+        given, counts the chunks' pieces of text (`sparse.encode_document`)."""
         for first in range(0, len(chunks), BATCH):
             batch = chunks[first : first + BATCH]
-            vectors = await anyio.to_thread.run_sync(_encode, batch)
+            vectors = await anyio.to_thread.run_sync(_encode, batch, tally)
             dense: Sequence[list[float] | None] = [None] * len(batch)
             if self.dense is not None:
                 dense = await anyio.to_thread.run_sync(self.dense.encode, [chunk.text for chunk in batch])
@@ -313,8 +329,8 @@ class Knowledge:
         }
 
 
-def _encode(chunks: Sequence[chunking.Chunk]) -> list[sparse.SparseVector]:
-    return [sparse.encode_document(chunk.text) for chunk in chunks]
+def _encode(chunks: Sequence[chunking.Chunk], tally: Counter[str] | None) -> list[sparse.SparseVector]:
+    return [sparse.encode_document(chunk.text, tally) for chunk in chunks]
 
 
 def _chunk(text: str, media_type: str) -> list[chunking.Chunk]:

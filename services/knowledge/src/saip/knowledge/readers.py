@@ -121,7 +121,10 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
 def _markdown_title(text: str) -> str:
-    found = _HEADING.search(text)
+    # A heading's match starts at most three characters before its first '#', so the search starts there: a text
+    # without a '#' is not searched line by line, and what is found is what a search from the start finds.
+    first = text.find("#")
+    found = _HEADING.search(text, max(0, first - 3)) if first >= 0 else None
     return found.group(1).strip() if found else ""
 
 

@@ -9,7 +9,8 @@ Encoding is most of an ingest's time, so a text's terms are counted without runn
 it: the text is split at whitespace, each piece is looked up in a table of the pieces seen before (a new piece is
 decided once: its words, which stop words it holds, its folds and indices), and `Counter` counts the terms of the
 chained lookups. All of that runs in C but for the first sight of a piece, and the counts are exactly those of the
-word pattern over the whole text.
+word pattern over the whole text. A document's keywords come from the same split: the encoder can count each
+chunk's pieces into a tally, and `keywords_counted` reads them from it without a second pass over the text.
 """
 
 from __future__ import annotations
@@ -116,21 +117,23 @@ class _Pieces:
 _PIECES = _Pieces()
 
 
-def _word_counts(text: str) -> Counter[str]:
-    """How often each word of the text occurs (stop words included), in the order of their first occurrence: what
-    `Counter(_WORD.findall(text.casefold()))` counts. The pieces are counted first (in C), so each distinct piece is
-    split once; a word is first seen in the piece of its first occurrence, so the order is kept."""
-    counts: Counter[str] = Counter()
-    for piece, count in Counter(text.casefold().split()).items():
-        for word in _words_of(piece):
-            counts[word] += count
-    return counts
+def pieces_of(text: str) -> list[str]:
+    """The pieces the encoder looks up: the lower-cased text split at whitespace."""
+    return text.casefold().split()
 
 
-def encode_document(text: str) -> SparseVector:
-    pieces = text.casefold().split()
-    tables = _PIECES.holding(pieces)
-    frequencies = Counter(itertools.chain.from_iterable(map(tables.terms.__getitem__, pieces)))
+def encode_document(text: str, tally: Counter[str] | None = None) -> SparseVector:
+    """A chunk's BM25 weights; `tally`, when given, also counts the chunk's pieces (for `keywords_counted`)."""
+    pieces = pieces_of(text)
+    if tally is not None:
+        tally.update(pieces)
+    tables = _PIECES
+    try:
+        # A lookup fails only on a piece never seen: most chunks hold none, and skip finding out which are new.
+        frequencies = Counter(itertools.chain.from_iterable(map(tables.terms.__getitem__, pieces)))
+    except KeyError:
+        tables = tables.holding(pieces)
+        frequencies = Counter(itertools.chain.from_iterable(map(tables.terms.__getitem__, pieces)))
     length_norm = K1 * (1 - B + B * frequencies.total() / AVERAGE_TERMS)
     # BM25's saturated frequency, computed once per distinct frequency (most are small) and looked up from C.
     saturated = {f: f * (K1 + 1) / (f + length_norm) for f in set(frequencies.values())}
@@ -151,12 +154,16 @@ def encode_query(text: str) -> SparseVector:
 
 def keywords(text: str, limit: int = 8) -> list[str]:
     """The most frequent content words of a text (3+ letters, not numbers), for names and descriptions."""
-    # Counted in first-occurrence order, so ties are broken by which word came first.
-    counts = Counter(
-        {
-            word: count
-            for word, count in _word_counts(text).items()
-            if len(word) > 2 and not word.isdigit() and word not in STOPWORDS
-        }
-    )
+    return keywords_counted(Counter(pieces_of(text)), limit)
+
+
+def keywords_counted(tally: Counter[str], limit: int = 8) -> list[str]:
+    """The keywords of a text from the count of its pieces (`pieces_of`) in the order they first occur: what
+    `keywords` finds in the text. Each distinct piece is split into words once, and a word is first seen in the
+    piece of its first occurrence, so ties are broken, as in the text, by which word came first."""
+    counts: Counter[str] = Counter()
+    for piece, count in tally.items():
+        for word in _words_of(piece):
+            if len(word) > 2 and not word.isdigit() and word not in STOPWORDS:
+                counts[word] += count
     return [word for word, _ in counts.most_common(limit)]
