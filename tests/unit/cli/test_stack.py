@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from saip.cli.stack import plan
 from saip.common import natsd
-from saip.common.settings import ConfigurationError, SaipSettings
+from saip.common.configuration import service_environment
+from saip.common.settings import ConfigurationError, SaipSettings, installed_services
 from saip.shipyard.config import ShipyardSettings
 from saip.tools.config import ToolsSettings
 
@@ -61,7 +64,7 @@ def test_a_key_that_names_a_variable_takes_its_value(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("SAIP_TOOLS_HOST", "${TOOLS_BIND}")
     monkeypatch.setenv("TOOLS_BIND", "0.0.0.0")
     assert ToolsSettings.load().tools_host == "0.0.0.0"
-    assert ToolsSettings.launch_variables({"tools_host": "${TOOLS_BIND}"}) == {"TOOLS_BIND"}
+    assert ToolsSettings.reads.named({"tools_host": "${TOOLS_BIND}"}) == {"TOOLS_BIND"}
     monkeypatch.delenv("TOOLS_BIND")
     with pytest.raises(ConfigurationError, match=r"tools\.host \(SAIP_TOOLS_HOST\) is \$\{TOOLS_BIND\}"):
         ToolsSettings.load()
@@ -98,3 +101,32 @@ def test_the_ports_a_stack_picks_are_all_different() -> None:
     # Picked one after another and released, two could be the same port (a service then cannot start).
     ports = natsd.free_ports(64)
     assert len(set(ports)) == 64
+
+
+def test_each_process_gets_from_the_manifest_what_its_settings_class_would_give_it(shell: dict[str, str]) -> None:
+    listed = {"SAIP_TOOLS_UPSTREAM_VARIABLES": "GITHUB_TOKEN", "SAIP_SHIPYARD_VARIABLES": "AWS_SECRET_ACCESS_KEY"}
+    for name, settings in installed_services().items():
+        assert service_environment(name, shell | listed) == settings.environment(shell | listed), name
+
+
+def test_home_and_nats_are_read_from_the_file_and_a_reference_without_building_any_settings(
+    shell: dict[str, str], tmp_path: Path
+) -> None:
+    home = tmp_path / "elsewhere"
+    (tmp_path / "saip.yaml").write_text("home: ${STACK_HOME}\nnats-url: nats://127.0.0.1:4333\n")
+    del shell["SAIP_HOME"]
+    stack = plan({**shell, "STACK_HOME": str(home)})
+    assert stack.home == home and home.is_dir()
+    assert "nats" not in stack.processes
+    assert {env["SAIP_NATS_URL"] for name, (_, env) in stack.processes.items()} == {"nats://127.0.0.1:4333"}
+    with pytest.raises(ConfigurationError, match=r"home \(SAIP_HOME\) is \$\{STACK_HOME\}, and STACK_HOME is not set"):
+        plan(shell)
+
+
+def test_the_launcher_starts_the_stack_without_pydantic_or_any_service(shell: dict[str, str]) -> None:
+    # The CPU a launcher spends before anything starts delays every start (docs/BENCHMARKS.md, "Cold start").
+    planned = "import sys; from saip.cli.stack import plan; plan(); print(sorted(sys.modules))"
+    done = subprocess.run([sys.executable, "-c", planned], env=shell, capture_output=True, text=True, check=True)
+    loaded = done.stdout.strip().strip("[]").replace("'", "").split(", ")
+    assert [module for module in loaded if module.split(".")[0] in ("pydantic", "pydantic_settings")] == []
+    assert {f"saip.{name}" for name in installed_services()} & set(loaded) == set()
