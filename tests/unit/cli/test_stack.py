@@ -7,8 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
+from click.testing import CliRunner
 
+from saip.cli.main import AREAS, cli
 from saip.cli.stack import plan
 from saip.common import natsd
 from saip.common.configuration import service_environment
@@ -123,10 +126,20 @@ def test_home_and_nats_are_read_from_the_file_and_a_reference_without_building_a
         plan(shell)
 
 
-def test_the_launcher_starts_the_stack_without_pydantic_or_any_service(shell: dict[str, str]) -> None:
+def test_saip_run_plans_the_stack_without_pydantic_any_service_or_the_other_commands(shell: dict[str, str]) -> None:
     # The CPU a launcher spends before anything starts delays every start (docs/BENCHMARKS.md, "Cold start").
-    planned = "import sys; from saip.cli.stack import plan; plan(); print(sorted(sys.modules))"
+    planned = "import sys; import saip.cli.main; from saip.cli.stack import plan; plan(); print(sorted(sys.modules))"
     done = subprocess.run([sys.executable, "-c", planned], env=shell, capture_output=True, text=True, check=True)
-    loaded = done.stdout.strip().strip("[]").replace("'", "").split(", ")
-    assert [module for module in loaded if module.split(".")[0] in ("pydantic", "pydantic_settings")] == []
-    assert {f"saip.{name}" for name in installed_services()} & set(loaded) == set()
+    loaded = set(done.stdout.strip().strip("[]").replace("'", "").split(", "))
+    assert "saip.cli.stack" in loaded
+    assert {module for module in loaded if module.split(".")[0] in ("pydantic", "pydantic_settings", "google")} == set()
+    assert {f"saip.{name}" for name in installed_services()} & loaded == set()
+    assert {area.split(":")[0] for area in AREAS.values()} & loaded == set()
+
+
+def test_every_area_is_a_command_of_its_name_and_listed() -> None:
+    for name in AREAS:
+        command = cli.get_command(click.Context(cli), name)
+        assert command is not None and command.name == name
+    listed = CliRunner().invoke(cli, ["--help"]).output
+    assert all(f"  {name} " in listed for name in [*AREAS, "run"])
