@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import click
@@ -12,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from saip.cli.main import AREAS, cli
-from saip.cli.stack import plan
+from saip.cli.stack import healthy, plan
 from saip.common import natsd
 from saip.common.configuration import service_environment
 from saip.common.settings import ConfigurationError, SaipSettings, installed_services
@@ -143,3 +145,28 @@ def test_every_area_is_a_command_of_its_name_and_listed() -> None:
         assert command is not None and command.name == name
     listed = CliRunner().invoke(cli, ["--help"]).output
     assert all(f"  {name} " in listed for name in [*AREAS, "run"])
+
+
+def test_the_gateway_is_healthy_only_once_it_answers_200() -> None:
+    answers = {"/healthz": 503}
+
+    class Gateway(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # the name http.server calls
+            self.send_response(answers.get(self.path, 404))
+            self.end_headers()
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    port = natsd.free_port()
+    assert not healthy(f"http://127.0.0.1:{port}")  # nothing listens yet
+    server = ThreadingHTTPServer(("127.0.0.1", port), Gateway)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    try:
+        assert not healthy(f"http://127.0.0.1:{port}")
+        answers["/healthz"] = 200
+        assert healthy(f"http://127.0.0.1:{port}")
+    finally:
+        server.shutdown()
+        server.server_close()
