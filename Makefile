@@ -28,11 +28,12 @@ $(VENV)/.installed: $(UV) uv.lock pyproject.toml $(wildcard libs/*/pyproject.tom
 # else writes it for the launcher, and every process of a first start compiled its modules from source (16 s of CPU
 # against 9 s; docs/BENCHMARKS.md, "Cold start"). Stamps of their own, so an existing .venv gets it too: the
 # libraries' after each sync, saip's own sources (editable, not in site-packages) whenever one changes, which
-# compileall redoes file by file.
+# compileall redoes file by file. A package's file that does not compile (an example in Python 2, say) is named and
+# passed over, as uv's --compile-bytecode does: it only costs its own compile if it is ever imported.
 PACKAGES_DIR = $(wildcard $(VENV)/lib/python3*/site-packages)
 SOURCES_PY := $(shell find libs/*/src services/*/src -name '*.py')
 $(VENV)/.compiled-packages: $(VENV)/.installed
-	$(PY) -m compileall -q -j0 $(PACKAGES_DIR)
+	-$(PY) -m compileall -q -j0 $(PACKAGES_DIR)
 	@touch $@
 
 $(VENV)/.compiled-sources: $(VENV)/.installed $(SOURCES_PY)
