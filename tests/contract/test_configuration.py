@@ -9,6 +9,7 @@ import pytest
 
 from saip.common.settings import COMMON_KEYS, SaipSettings, field_name, installed_services, known_keys
 from saip.v1.configuration_keys import KEYS as MANIFEST
+from saip.v1.configuration_keys import SERVICES as LAUNCHED
 
 REFERENCE = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text()
 SERVICES = installed_services()
@@ -24,6 +25,20 @@ def test_the_manifest_is_the_union_of_every_services_keys() -> None:
     for settings in SERVICES.values():
         declared.update(settings.keys)
     assert declared == MANIFEST, "the key manifest is stale: run 'make proto' and commit libs/api"
+
+
+def test_the_manifest_holds_what_each_service_reads_as_its_class_declares_it() -> None:
+    # `saip run` gives each process its environment from these, without importing the settings classes.
+    stale = "the key manifest is stale: run 'make proto' and commit libs/api"
+    assert sorted(LAUNCHED) == sorted(SERVICES), stale
+    for name, settings in SERVICES.items():
+        reads = settings.reads
+        held = (reads.variables, reads.variable_lists, reads.secrets_files)
+        assert set(LAUNCHED[name]["keys"]) == set(settings.keys), stale
+        launched = LAUNCHED[name]
+        assert (launched["variables"], launched["variable_lists"], launched["secrets_files"]) == held, stale
+        for field in (*reads.variable_lists, *reads.secrets_files):
+            assert field in settings.model_fields, f"{name}: reads names {field}, which is not one of its fields"
 
 
 @pytest.mark.parametrize("key", sorted(known_keys()))

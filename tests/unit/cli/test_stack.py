@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import click
 import pytest
+from click.testing import CliRunner
 
-from saip.cli.stack import plan
+from saip.cli.main import AREAS, cli
+from saip.cli.stack import healthy, plan
 from saip.common import natsd
-from saip.common.settings import ConfigurationError, SaipSettings
+from saip.common.configuration import service_environment
+from saip.common.settings import ConfigurationError, SaipSettings, installed_services
 from saip.shipyard.config import ShipyardSettings
 from saip.tools.config import ToolsSettings
 
@@ -61,7 +69,7 @@ def test_a_key_that_names_a_variable_takes_its_value(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("SAIP_TOOLS_HOST", "${TOOLS_BIND}")
     monkeypatch.setenv("TOOLS_BIND", "0.0.0.0")
     assert ToolsSettings.load().tools_host == "0.0.0.0"
-    assert ToolsSettings.launch_variables({"tools_host": "${TOOLS_BIND}"}) == {"TOOLS_BIND"}
+    assert ToolsSettings.reads.named({"tools_host": "${TOOLS_BIND}"}) == {"TOOLS_BIND"}
     monkeypatch.delenv("TOOLS_BIND")
     with pytest.raises(ConfigurationError, match=r"tools\.host \(SAIP_TOOLS_HOST\) is \$\{TOOLS_BIND\}"):
         ToolsSettings.load()
@@ -98,3 +106,67 @@ def test_the_ports_a_stack_picks_are_all_different() -> None:
     # Picked one after another and released, two could be the same port (a service then cannot start).
     ports = natsd.free_ports(64)
     assert len(set(ports)) == 64
+
+
+def test_each_process_gets_from_the_manifest_what_its_settings_class_would_give_it(shell: dict[str, str]) -> None:
+    listed = {"SAIP_TOOLS_UPSTREAM_VARIABLES": "GITHUB_TOKEN", "SAIP_SHIPYARD_VARIABLES": "AWS_SECRET_ACCESS_KEY"}
+    for name, settings in installed_services().items():
+        assert service_environment(name, shell | listed) == settings.environment(shell | listed), name
+
+
+def test_home_and_nats_are_read_from_the_file_and_a_reference_without_building_any_settings(
+    shell: dict[str, str], tmp_path: Path
+) -> None:
+    home = tmp_path / "elsewhere"
+    (tmp_path / "saip.yaml").write_text("home: ${STACK_HOME}\nnats-url: nats://127.0.0.1:4333\n")
+    del shell["SAIP_HOME"]
+    stack = plan({**shell, "STACK_HOME": str(home)})
+    assert stack.home == home and home.is_dir()
+    assert "nats" not in stack.processes
+    assert {env["SAIP_NATS_URL"] for name, (_, env) in stack.processes.items()} == {"nats://127.0.0.1:4333"}
+    with pytest.raises(ConfigurationError, match=r"home \(SAIP_HOME\) is \$\{STACK_HOME\}, and STACK_HOME is not set"):
+        plan(shell)
+
+
+def test_saip_run_plans_the_stack_without_pydantic_any_service_or_the_other_commands(shell: dict[str, str]) -> None:
+    # The CPU a launcher spends before anything starts delays every start (docs/BENCHMARKS.md, "Cold start").
+    planned = "import sys; import saip.cli.main; from saip.cli.stack import plan; plan(); print(sorted(sys.modules))"
+    done = subprocess.run([sys.executable, "-c", planned], env=shell, capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.strip().strip("[]").replace("'", "").split(", "))
+    assert "saip.cli.stack" in loaded
+    assert {module for module in loaded if module.split(".")[0] in ("pydantic", "pydantic_settings", "google")} == set()
+    assert {f"saip.{name}" for name in installed_services()} & loaded == set()
+    assert {area.split(":")[0] for area in AREAS.values()} & loaded == set()
+
+
+def test_every_area_is_a_command_of_its_name_and_listed() -> None:
+    for name in AREAS:
+        command = cli.get_command(click.Context(cli), name)
+        assert command is not None and command.name == name
+    listed = CliRunner().invoke(cli, ["--help"]).output
+    assert all(f"  {name} " in listed for name in [*AREAS, "run"])
+
+
+def test_the_gateway_is_healthy_only_once_it_answers_200() -> None:
+    answers = {"/healthz": 503}
+
+    class Gateway(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # the name http.server calls
+            self.send_response(answers.get(self.path, 404))
+            self.end_headers()
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    port = natsd.free_port()
+    assert not healthy(f"http://127.0.0.1:{port}")  # nothing listens yet
+    server = ThreadingHTTPServer(("127.0.0.1", port), Gateway)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    try:
+        assert not healthy(f"http://127.0.0.1:{port}")
+        answers["/healthz"] = 200
+        assert healthy(f"http://127.0.0.1:{port}")
+    finally:
+        server.shutdown()
+        server.server_close()

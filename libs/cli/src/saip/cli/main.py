@@ -4,24 +4,48 @@ area (`status` and `token`, `approvals`, `audit`, `traces`, `tools`, `servers`, 
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
-from saip.cli.approvals import approvals
-from saip.cli.audit import audit
-from saip.cli.chat import chat
 from saip.cli.client import default_admin_token, default_url
 from saip.cli.commands import Target
-from saip.cli.knowledge import knowledge
-from saip.cli.shipyard import shipyard
-from saip.cli.status import status, token
-from saip.cli.tools import tools
-from saip.cli.traces import traces
-from saip.cli.upstream import expose, servers
+
+# Each area's command, imported when it is run (or listed by --help): `saip run` starts the stack without importing
+# the areas (protobuf among them), whose CPU would come before anything else starts (docs/BENCHMARKS.md, "Cold start").
+AREAS = {
+    "status": "saip.cli.status:status",
+    "token": "saip.cli.status:token",
+    "approvals": "saip.cli.approvals:approvals",
+    "audit": "saip.cli.audit:audit",
+    "traces": "saip.cli.traces:traces",
+    "tools": "saip.cli.tools:tools",
+    "servers": "saip.cli.upstream:servers",
+    "expose": "saip.cli.upstream:expose",
+    "knowledge": "saip.cli.knowledge:knowledge",
+    "shipyard": "saip.cli.shipyard:shipyard",
+    "chat": "saip.cli.chat:chat",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Areas(click.Group):
+    """The `saip` group: its own commands (`run`), and each area's, loaded by name from AREAS."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *AREAS])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in AREAS:
+            return super().get_command(ctx, cmd_name)
+        module, name = AREAS[cmd_name].split(":")
+        command = getattr(importlib.import_module(module), name)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{AREAS[cmd_name]} is not a click command; fix AREAS in saip.cli.main")
+        return command
+
+
+@click.group(cls=Areas, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--url", default=default_url, show_default="SAIP_GATEWAY_URL or http://127.0.0.1:8282", help="Gateway.")
 @click.option(
     "--admin-token",
@@ -41,10 +65,6 @@ def run() -> None:
     from saip.cli.stack import run as run_stack
 
     sys.exit(run_stack())
-
-
-for command in (status, token, approvals, audit, traces, tools, servers, expose, knowledge, shipyard, chat):
-    cli.add_command(command)
 
 
 def main() -> None:

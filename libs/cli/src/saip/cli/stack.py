@@ -1,14 +1,16 @@
 """The embedded default (`make run`): NATS and every service as local processes, supervised by honcho.
 
 Only the gateway's port is fixed (SAIP_GATEWAY_PORT); NATS and the internal services take free ports chosen here, so
-two stacks can run side by side. Each process gets only the environment it needs (`SaipSettings.environment`): its
-own settings and the variables they name, never the whole shell, so a secret exported for something else is not
-within reach of any service. Once the gateway is healthy, the MCP URL and the tokens are printed. Ctrl-C or
-SIGTERM stops every process this started (honcho sends SIGTERM to each process group, then SIGKILL after 5 s).
+two stacks can run side by side. Each process gets only the environment it needs (`configuration.service_environment`,
+read from the key manifest: the launcher builds no settings model and imports no service): its own settings and the
+variables they name, never the whole shell, so a secret exported for something else is not within reach of any
+service. Once the gateway is healthy, the MCP URL and the tokens are printed. Ctrl-C or SIGTERM stops every process
+this started (honcho sends SIGTERM to each process group, then SIGKILL after 5 s).
 """
 
 from __future__ import annotations
 
+import http.client
 import os
 import secrets
 import shlex
@@ -18,19 +20,21 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
-import httpx
 from honcho.manager import Manager
 
 from saip.cli.client import ADMIN_TOKEN_FILE, ApiError, GatewayApi
 from saip.common import natsd
-from saip.common.settings import (
+from saip.common.configuration import (
     BASIC_PREFIXES,
     BASIC_VARIABLES,
-    SaipSettings,
+    ConfigurationError,
     config_file,
+    configured,
     env_name,
-    installed_services,
+    installed_service_names,
+    service_environment,
 )
 from saip.common.tokens import fingerprint, token_hash
 
@@ -80,8 +84,9 @@ def port_is_free(host: str, port: int) -> bool:
 
 def plan(environ: dict[str, str] | None = None) -> Plan:
     env = dict(os.environ if environ is None else environ)
-    settings = SaipSettings.load()
-    home = settings.home.resolve()
+    # Read as the services read them, without building their settings models: each service validates its own
+    # settings when it starts, and one that cannot is reported (and stops the stack) like any service that dies.
+    home = Path(configured("home", env) or ".saip").resolve()
     home.mkdir(parents=True, exist_ok=True)
     host = env.get("SAIP_GATEWAY_HOST", "127.0.0.1")
     port = int(env.get("SAIP_GATEWAY_PORT", "8282"))
@@ -95,15 +100,14 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
         "SAIP_HOME": str(home),
         "PYTHONUNBUFFERED": "1",
     }
-    config = config_file()
+    config = config_file(env)
     if config is not None:
         common["SAIP_CONFIG"] = str(config.resolve())
     result = Plan(home=home, gateway_url=f"http://{_display(host)}:{port}", admin_token=admin_token)
-    backends = [name for name in installed_services() if name != GATEWAY]
+    backends = [name for name in installed_service_names() if name != GATEWAY]
     ports = iter(natsd.free_ports(1 + 2 * len(backends)))  # NATS's, then each service's gRPC and metrics ports
-    if "nats_url" in settings.model_fields_set:
-        nats_url = settings.nats_url
-    else:
+    nats_url = configured("nats-url", env)
+    if nats_url is None:
         nats_port = next(ports)
         nats_url = f"nats://127.0.0.1:{nats_port}"
         result.processes["nats"] = (shlex.join(natsd.command(nats_port, home / "nats")), common)
@@ -133,13 +137,9 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
         },
     )
     result.processes[GATEWAY] = gateway
-    services = installed_services()
     for name, (command, variables) in result.processes.items():
-        settings_class = services.get(name, SaipSettings)
-        result.processes[name] = (
-            command,
-            settings_class.environment(variables) if name != "nats" else _basics(variables),
-        )
+        given = _basics(variables) if name == "nats" else service_environment(name, variables)
+        result.processes[name] = (command, given)
     return result
 
 
@@ -168,16 +168,27 @@ def _display(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "") else host
 
 
+def healthy(url: str) -> bool:
+    """Whether the gateway at `url` (plain HTTP: the one this launcher started) says every service answers. The
+    standard library's client: an httpx client would import its transport and load the CA certificates (0.1 s of
+    CPU, spent while every service starts) for a loopback request that never uses TLS."""
+    address = urlsplit(url)
+    connection = http.client.HTTPConnection(address.hostname or "127.0.0.1", address.port, timeout=2.0)
+    try:
+        connection.request("GET", "/healthz")
+        return connection.getresponse().status == 200
+    except (OSError, http.client.HTTPException):  # not listening yet, or going down
+        return False
+    finally:
+        connection.close()
+
+
 def wait_until_healthy(url: str, within: float, stopping: threading.Event) -> bool:
     deadline = time.monotonic() + within
-    with httpx.Client(timeout=2.0) as client:
-        while time.monotonic() < deadline and not stopping.is_set():
-            try:
-                if client.get(f"{url}/healthz").status_code == 200:
-                    return True
-            except httpx.TransportError:
-                pass
-            stopping.wait(HEALTH_EVERY)
+    while time.monotonic() < deadline and not stopping.is_set():
+        if healthy(url):
+            return True
+        stopping.wait(HEALTH_EVERY)
     return False
 
 
@@ -235,7 +246,7 @@ def announce(stack: Plan, manager: Manager, stopping: threading.Event, failed: t
 def run() -> int:
     try:
         stack = plan()
-    except (StackError, natsd.NatsServerMissing) as exc:
+    except (StackError, ConfigurationError, natsd.NatsServerMissing) as exc:
         print(f"saip run: {exc}", file=sys.stderr)
         return 2
     manager = Manager()

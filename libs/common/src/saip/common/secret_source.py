@@ -26,8 +26,8 @@ from typing import Any
 
 import yaml
 
+from saip.common.configuration import ConfigurationError, is_own_variable
 from saip.common.netguard import Binding
-from saip.common.settings import ConfigurationError, is_own_variable
 
 logger = logging.getLogger(__name__)
 

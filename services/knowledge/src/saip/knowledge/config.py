@@ -11,9 +11,9 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_settings import NoDecode
 
-from saip.common import literals, secret_source
+from saip.common import literals
 from saip.common.secret_source import SecretSource
-from saip.common.settings import Port, SaipSettings, endpoint_keys
+from saip.common.settings import Port, Reads, SaipSettings, endpoint_keys
 
 QDRANT_URL_ENV = "QDRANT_URL"
 SECRETS_KEY = "knowledge.secrets"
@@ -90,6 +90,9 @@ class KnowledgeSettings(SaipSettings):
         SECRETS_KEY: "File of the secrets a document URL's ${NAME} may carry, each bound to its hosts",
         "qdrant-url": "Qdrant server URL (QDRANT_URL also works); unset: Qdrant Edge in-process in $home/qdrant-edge",
     }
+    # Besides its keys' variables: the plain QDRANT_URL that `qdrant_location` falls back to, and those the secrets
+    # file reads.
+    reads: ClassVar[Reads] = Reads(variables=(QDRANT_URL_ENV,), secrets_files=("knowledge_secrets",))
 
     knowledge_host: str = "127.0.0.1"
     knowledge_port: Port = 50052
@@ -115,14 +118,6 @@ class KnowledgeSettings(SaipSettings):
                 "tokenizer.json) or neither"
             )
         return self
-
-    @classmethod
-    def launch_variables(cls, values: Mapping[str, Any]) -> set[str]:
-        """Besides what the keys name, the plain QDRANT_URL that `qdrant_location` falls back to, and the variables
-        the secrets file reads."""
-        path = values.get("knowledge_secrets")
-        named = secret_source.variables(Path(path), SECRETS_KEY) if isinstance(path, str | Path) else []
-        return super().launch_variables(values) | {QDRANT_URL_ENV, *named}
 
     def secrets(self) -> SecretSource:
         """The secrets file, read now: a malformed one is a ConfigurationError naming knowledge.secrets."""

@@ -4,18 +4,18 @@ shipped servers, and the shipped servers declared in configuration (read-only to
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from saip.common.settings import (
     Port,
+    Reads,
     SaipSettings,
     StrList,
     endpoint_keys,
     is_own_variable,
     listed_environment,
-    listed_names,
 )
 from saip.shipped.bundle import TRANSPORTS
 from saip.shipyard.targets import TARGETS
@@ -62,6 +62,8 @@ class ShipyardSettings(SaipSettings):
         "shipyard.variables": "Environment variables the shipped servers may be given (their ${ENV} requirements)",
         SERVERS_KEY: "Shipped servers declared in configuration, shipped (and run on `target`) at start: read-only",
     }
+    # Besides its keys' variables: those listed for the shipped servers.
+    reads: ClassVar[Reads] = Reads(variable_lists=("shipyard_variables",))
 
     shipyard_host: str = "127.0.0.1"
     shipyard_port: Port = 50053
@@ -96,11 +98,6 @@ class ShipyardSettings(SaipSettings):
         if doubled:
             raise ValueError(f"{', '.join(doubled)} are declared more than once; declare each server once")
         return servers
-
-    @classmethod
-    def launch_variables(cls, values: Mapping[str, Any]) -> set[str]:
-        """Besides what the keys name, the variables listed for the shipped servers."""
-        return super().launch_variables(values) | listed_names(values, "shipyard_variables")
 
     def shipped_environment(self, environ: Mapping[str, str]) -> dict[str, str]:
         """What of `environ` a shipped server may be given: the listed variables only."""

@@ -10,9 +10,8 @@ from typing import Annotated, Any, ClassVar, Self
 from pydantic import BeforeValidator, Field
 from pydantic_settings import NoDecode
 
-from saip.common import secret_source
 from saip.common.secret_source import SecretSource
-from saip.common.settings import Port, SaipSettings, StrList, endpoint_keys, listed_environment, listed_names
+from saip.common.settings import Port, Reads, SaipSettings, StrList, endpoint_keys, listed_environment
 from saip.tools import catalog
 from saip.tools.upstream import registry
 
@@ -60,6 +59,8 @@ class ToolsSettings(SaipSettings):
         "tools.upstream-variables": "Environment variables an upstream server's ${NAME} may read; no other",
         "expose.risk-cap": "The highest inherent risk level an exposed upstream tool may have (HITL does not lift it)",
     }
+    # Besides its keys' variables: those the secrets file reads (`env:`) and those tools.upstream-variables lists.
+    reads: ClassVar[Reads] = Reads(variable_lists=("tools_upstream_variables",), secrets_files=("tools_secrets",))
 
     tools_host: str = "127.0.0.1"
     tools_port: Port = 50051
@@ -99,14 +100,6 @@ class ToolsSettings(SaipSettings):
         settings.secrets()
         registry.declared(settings.tools_upstream_servers, UPSTREAM_SERVERS_KEY)
         return settings
-
-    @classmethod
-    def launch_variables(cls, values: Mapping[str, Any]) -> set[str]:
-        """Besides what the keys name, the variables the secrets file reads (`env:`) and tools.upstream-variables."""
-        path = values.get("tools_secrets")
-        named = secret_source.variables(Path(path), SECRETS_KEY) if isinstance(path, str | Path) else []
-        upstream = listed_names(values, "tools_upstream_variables")
-        return super().launch_variables(values) | set(named) | upstream
 
     def upstream_variables(self, environ: Mapping[str, str]) -> dict[str, str]:
         """What an upstream server's references may read: the listed variables, as set now."""
