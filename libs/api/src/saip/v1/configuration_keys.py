@@ -112,7 +112,7 @@ SERVICES: dict[str, dict[str, tuple[str, ...]]] = {
         'secrets_files': (),
     },
     'tools': {
-        'keys': ('audit.max-age-hours', 'audit.max-bytes', 'expose.risk-cap', 'home', 'log-level', 'nats-replicas', 'nats-url', 'tools.declared', 'tools.host', 'tools.metrics-port', 'tools.port', 'tools.sandbox-memory-mb', 'tools.sandbox-spares', 'tools.sandbox-timeout-seconds', 'tools.sandbox-workers', 'tools.secrets', 'tools.upstream-call-timeout-seconds', 'tools.upstream-connect-timeout-seconds', 'tools.upstream-gateway-urls', 'tools.upstream-max-response-bytes', 'tools.upstream-max-result-bytes', 'tools.upstream-max-tools', 'tools.upstream-refresh-seconds', 'tools.upstream-servers', 'tools.upstream-variables', 'tracing.enabled', 'tracing.sample-ratio'),
+        'keys': ('audit.max-age-hours', 'audit.max-bytes', 'expose.risk-cap', 'home', 'log-level', 'nats-replicas', 'nats-url', 'tools.declared', 'tools.host', 'tools.metrics-port', 'tools.port', 'tools.sandbox-memory-mb', 'tools.sandbox-spares', 'tools.sandbox-timeout-seconds', 'tools.sandbox-workers', 'tools.secrets', 'tools.upstream-call-timeout-seconds', 'tools.upstream-connect-timeout-seconds', 'tools.upstream-gateway-urls', 'tools.upstream-max-response-bytes', 'tools.upstream-max-result-bytes', 'tools.upstream-max-tools', 'tools.upstream-parked-max', 'tools.upstream-refresh-seconds', 'tools.upstream-servers', 'tools.upstream-variables', 'tracing.enabled', 'tracing.sample-ratio'),
         'variables': (),
         'variable_lists': ('tools_upstream_variables',),
         'secrets_files': ('tools_secrets',),
