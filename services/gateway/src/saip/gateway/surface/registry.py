@@ -53,11 +53,14 @@ def _tool_signature(served: dict[str, ServedTool]) -> dict[str, str]:
 class Registry:
     def __init__(self, metrics: GatewayMetrics) -> None:
         self._sources: dict[str, ServedSet] = {}
+        # Every served tool by name, merged once per change instead of on every call that looks one up.
+        self._tools: dict[str, ServedTool] = {}
         self._metrics = metrics
 
     def replace(self, source: str, served: ServedSet) -> Changes:
         before = self._sources.get(source, ServedSet())
         self._sources[source] = served
+        self._tools = self._all_tools()
         changes = Changes(
             tools=_tool_signature(before.tools) != _tool_signature(served.tools),
             resources=(before.resources.keys(), before.templates.keys())
@@ -65,7 +68,7 @@ class Registry:
             prompts=before.prompts.keys() != served.prompts.keys(),
         )
         gauge = self._metrics.served
-        gauge.labels("tools").set(len(self._all_tools()))
+        gauge.labels("tools").set(len(self._tools))
         gauge.labels("resources").set(sum(len(s.resources) for s in self._sources.values()))
         gauge.labels("resource_templates").set(sum(len(s.templates) for s in self._sources.values()))
         gauge.labels("prompts").set(sum(len(s.prompts) for s in self._sources.values()))
@@ -87,10 +90,10 @@ class Registry:
         return self._sources.values()
 
     def tools(self) -> list[types.Tool]:
-        return [tool.definition for tool in self._all_tools().values()]
+        return [tool.definition for tool in self._tools.values()]
 
     def tool(self, name: str) -> ServedTool | None:
-        return self._all_tools().get(name)
+        return self._tools.get(name)
 
     def tool_names(self, source: str) -> list[str]:
         return sorted(self._sources.get(source, ServedSet()).tools)
