@@ -56,6 +56,7 @@ logger = logging.getLogger(__name__)
 
 VERSION = version("saip-gateway")
 SESSION_IDLE_SECONDS = 30 * 60
+MCP_PATH = "/mcp"
 
 Extra = Callable[["Gateway"], list[Contribution]]
 Follow = Callable[[], Awaitable[None]]
@@ -336,11 +337,13 @@ class Gateway:
         return ManagementResult(True, message, persisted=True, data={"removed": True})
 
 
-def create_app(gateway: Gateway) -> FastAPI:
-    """The HTTP app. Its own lifespan opens the gateway, for an ASGI server that runs lifespans (a test's client);
-    `saip.gateway.serving` opens the gateway itself and serves the app without it."""
+def create_app(gateway: Gateway) -> ASGIApp:
+    """The HTTP app: /mcp straight to the MCP transport (`McpFirst`), everything else to the REST app. The REST app's
+    own lifespan opens the gateway, for an ASGI server that runs lifespans (a test's client); `saip.gateway.serving`
+    opens the gateway itself and serves the app without it."""
     settings = gateway.settings
     mcp_app = gateway.mcp.streamable_http_app(
+        streamable_http_path=MCP_PATH,
         transport_security=TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=settings.gateway_allowed_hosts,
@@ -387,9 +390,30 @@ def create_app(gateway: Gateway) -> FastAPI:
             areas=[area.router for area in gateway.areas],
         )
     )
-    app.mount("/", McpGuard(mcp_app, gateway.tokens, gateway.metrics))
+    guarded = McpGuard(mcp_app, gateway.tokens, gateway.metrics)
+    # Any other path the REST API does not route (`/mcp/`, which the MCP app redirects) still reaches the MCP app.
+    app.mount("/", guarded)
     app.add_middleware(RequestMetrics, metrics=gateway.metrics)
-    return app
+    return McpFirst(app, guarded)
+
+
+class McpFirst:
+    """/mcp to the guarded MCP app at once, every other request (and the lifespan) to the REST app.
+
+    Through the REST app an MCP request passed FastAPI's middleware and was matched against every REST route before
+    the catch-all mount took it, on every call; none of that applies to /mcp (RequestMetrics leaves it out, the MCP
+    app has its own error handling), so it is skipped.
+    """
+
+    def __init__(self, rest: ASGIApp, mcp: ASGIApp) -> None:
+        self.rest = rest
+        self._mcp = mcp
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == MCP_PATH:
+            await self._mcp(scope, receive, send)
+        else:
+            await self.rest(scope, receive, send)
 
 
 @asynccontextmanager
