@@ -145,6 +145,12 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _lag(record: events_pb2.AuditRecord, chained_at: datetime) -> float | None:
+    """Seconds from the record's own time to its chaining; None when the record has no time."""
+    happened = records.record_seconds(record)
+    return max(0.0, chained_at.timestamp() - happened) if happened is not None else None
+
+
 def _log_retry(state: RetryCallState) -> None:
     error = state.outcome.exception() if state.outcome is not None else None
     logger.warning("audit store unavailable; retrying", extra={"error": str(error), "attempt": state.attempt_number})
@@ -228,18 +234,19 @@ class Collector:
         taken_ns = time.time_ns()
         held = [taken for delivery in deliveries if (taken := await self._take(delivery)) is not None]
         await self._chain(held)
+        counted: list[tuple[records.Signals, float | None]] = []
         for item in held:
             if item.chained is None:
                 self._metrics.duplicate_records.inc()
                 logger.info("record already chained", extra={"record_id": item.source_id, "seq": item.delivery.seq})
-            else:
-                self._observe(item.record, *item.chained)
-                if (parent := tracing.extract(item.delivery.headers)) is not None:
-                    attributes = {
-                        "saip.record": records.kind_of(item.record) or "unknown",
-                        "saip.index": item.chained[0].index,
-                    }
-                    _SPANS.record("audit chain", taken_ns, parent=parent, attributes=attributes)
+                continue
+            entry, chained_at = item.chained
+            counted.append((records.signals(item.record), _lag(item.record, chained_at)))
+            self._log(item.record, entry)
+            if (parent := tracing.extract(item.delivery.headers)) is not None:
+                attributes = {"saip.record": records.kind_of(item.record) or "unknown", "saip.index": entry.index}
+                _SPANS.record("audit chain", taken_ns, parent=parent, attributes=attributes)
+        self._metrics.chained(counted)
         for item in held:
             await self._settle(item.delivery.ack())
 
@@ -333,10 +340,7 @@ class Collector:
                 self._recent.add(source_id)
         self._recent.add(self._head.source_id)
 
-    def _observe(self, record: events_pb2.AuditRecord, entry: events_pb2.LedgerEntry, chained_at: datetime) -> None:
-        record_time = records.record_time(record)
-        lag = max(0.0, (chained_at - record_time).total_seconds()) if record_time is not None else None
-        self._metrics.chained(records.signals(record), lag)
+    def _log(self, record: events_pb2.AuditRecord, entry: events_pb2.LedgerEntry) -> None:
         warns = record.WhichOneof("record") == "risk" and record.risk.severity == common_pb2.SEVERITY_WARN
         level = logging.WARNING if warns else logging.INFO
         if logger.isEnabledFor(level):  # thousands a second: the line is not even made when it is not logged
