@@ -90,6 +90,17 @@ class Appended:
     duplicate: bool  # the store already held an append of this record
 
 
+@dataclass(frozen=True, slots=True)
+class Linked:
+    """An entry this collector appended, with what it already holds decoded: the masked record and when it was
+    chained."""
+
+    seq: int  # stream sequence of the ledger message
+    entry: events_pb2.LedgerEntry
+    record: events_pb2.AuditRecord
+    chained_at: datetime
+
+
 class Ledger(Protocol):
     """The chain as stored: its head, appends that cannot fork it, and what was chained after a given point."""
 
@@ -181,7 +192,10 @@ class Collector:
         clock: Callable[[], datetime] = _utc_now,
         batch: int = BATCH,
         atomic_from: int = ATOMIC_FROM,
+        on_appended: Callable[[Sequence[Linked]], None] | None = None,
     ) -> None:
+        """`on_appended` is told of every entry this collector appends, once the store holds it (the service's views
+        take them from it rather than decode them again when the ledger brings them back)."""
         self._source = source
         self._ledger = ledger
         self._masker = masker
@@ -189,6 +203,7 @@ class Collector:
         self._clock = clock
         self._batch = batch
         self._atomic_from = atomic_from
+        self._on_appended = on_appended
         self._recent = RecentIds(ids=chained_ids)
         self._head = GENESIS
         self._stopping = False
@@ -306,6 +321,11 @@ class Collector:
                 item.chained = (entry, chained_at)
                 self._recent.add(item.source_id)
             self._head = ChainHead(entries[-1].index, entries[-1].hash, last_seq, entries[-1].source_id)
+            first_seq = last_seq - len(entries) + 1  # an atomic batch is stored in one stretch
+            self._appended(
+                Linked(first_seq + n, entry, item.record, chained_at)
+                for n, (item, entry) in enumerate(zip(todo, entries, strict=True))
+            )
 
     async def _chain_each(self, todo: Sequence[_Held]) -> None:
         """One append per record, so a record the store holds already is found out (and left out) by itself."""
@@ -325,6 +345,11 @@ class Collector:
                 item.chained = (entry, chained_at)
                 self._recent.add(item.source_id)
                 self._head = ChainHead(entry.index, entry.hash, appended.seq, item.source_id)
+                self._appended([Linked(appended.seq, entry, item.record, chained_at)])
+
+    def _appended(self, linked: Iterable[Linked]) -> None:
+        if self._on_appended is not None:
+            self._on_appended(list(linked))
 
     async def _overtaken(self) -> None:
         """Another writer appended first: count the conflict and catch up with it."""
