@@ -86,7 +86,7 @@ async def _stamps(nc: NatsClient) -> list[int]:
         return [entry.chained_at.ToNanoseconds() async for m in messages if (entry := decode_entry(m.data))]
 
 
-def _start_audit(nats: LocalNats, home: Path, port: int) -> subprocess.Popen[bytes]:
+def _start_audit(nats: LocalNats, home: Path, port: int, level: str) -> subprocess.Popen[bytes]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("SAIP_")}
     env.update(
         {
@@ -94,25 +94,27 @@ def _start_audit(nats: LocalNats, home: Path, port: int) -> subprocess.Popen[byt
             "SAIP_NATS_URL": nats.url,
             "SAIP_AUDIT_PORT": str(port),
             "SAIP_AUDIT_METRICS_PORT": str(free_port()),
-            "SAIP_LOG_LEVEL": "WARNING",
+            "SAIP_LOG_LEVEL": level,
         }
     )
     return subprocess.Popen([sys.executable, "-m", "saip.audit"], env=env, stdout=subprocess.DEVNULL)
 
 
-async def _run(home: Path) -> list[list[object]]:
-    nats = LocalNats(home / "nats")
+async def _run(home: Path, level: str) -> list[list[object]]:
+    """The audit service as a process logging at `level`: WARNING leaves out the line it writes for each record
+    chained, INFO (the default) writes it (to stdout and to NATS, as in production)."""
+    nats = LocalNats(home / f"nats-{level}")
     nats.start()
     audit_process: subprocess.Popen[bytes] | None = None
     nc = await bus.connect(nats.url, "bench", within=10)
-    spool = Spool(home / "spool")
+    spool = Spool(home / f"spool-{level}")
     try:
         await bus.ensure_stream(nc.jetstream(), bus.audit_stream_config(SaipSettings.load(home=home)))
         publisher = AuditPublisher(nc, spool)
         acked_alone = await _publish(publisher, RECORDS)
 
         port = free_port()
-        audit_process = _start_audit(nats, home, port)
+        audit_process = _start_audit(nats, home, port, level)
         channel = ServiceChannel("audit", f"127.0.0.1:{port}")
         audit = AuditClient(channel)
         with anyio.fail_after(30):
@@ -133,11 +135,12 @@ async def _run(home: Path) -> list[list[object]]:
             audit_process.terminate()
             audit_process.wait(timeout=10)
         nats.stop()
+    logging = f"the service logging at {level}"
     return [
-        ["acked into JetStream, no collector (baseline)", RECORDS, RECORDS / acked_alone],
-        ["chained by the collector, catching up", RECORDS, catch_up],
-        ["acked into JetStream while the collector runs", RECORDS, RECORDS / acked_live],
-        ["published and chained, end to end", RECORDS, RECORDS / live],
+        [f"acked into JetStream, no collector (baseline; {level} run)", RECORDS, RECORDS / acked_alone],
+        [f"chained by the collector, catching up ({logging})", RECORDS, catch_up],
+        [f"acked into JetStream while the collector runs ({logging})", RECORDS, RECORDS / acked_live],
+        [f"published and chained, end to end ({logging})", RECORDS, RECORDS / live],
     ]
 
 
@@ -175,7 +178,7 @@ async def _collector_alone(home: Path, batch: int) -> float:
 
 def run() -> str:
     with tempfile.TemporaryDirectory() as home:
-        rows = anyio.run(_run, Path(home))
+        rows = [row for level in ("WARNING", "INFO") for row in anyio.run(_run, Path(home), level)]
         for batch, label in ((1, "one record per append (the former design)"), (BATCH, f"batches of up to {BATCH}")):
             rate = anyio.run(_collector_alone, Path(home), batch)
             rows.append([f"chained in-process, {label}", RECORDS, rate])
