@@ -31,6 +31,7 @@ from saip.v1 import common_pb2, events_pb2
 
 RECORDS = 3000
 CONCURRENCY = 64
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _record(n: int) -> events_pb2.ManagementCall:
@@ -86,7 +87,18 @@ async def _stamps(nc: NatsClient) -> list[int]:
         return [entry.chained_at.ToNanoseconds() async for m in messages if (entry := decode_entry(m.data))]
 
 
-def _start_audit(nats: LocalNats, home: Path, port: int) -> subprocess.Popen[bytes]:
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU the process has spent so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+
+
+def _per_record(cpu_seconds: float) -> float:
+    """Microseconds of CPU per record of a run of RECORDS."""
+    return cpu_seconds / RECORDS * 1e6
+
+
+def _start_audit(nats: LocalNats, home: Path, port: int, level: str) -> subprocess.Popen[bytes]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("SAIP_")}
     env.update(
         {
@@ -94,25 +106,27 @@ def _start_audit(nats: LocalNats, home: Path, port: int) -> subprocess.Popen[byt
             "SAIP_NATS_URL": nats.url,
             "SAIP_AUDIT_PORT": str(port),
             "SAIP_AUDIT_METRICS_PORT": str(free_port()),
-            "SAIP_LOG_LEVEL": "WARNING",
+            "SAIP_LOG_LEVEL": level,
         }
     )
     return subprocess.Popen([sys.executable, "-m", "saip.audit"], env=env, stdout=subprocess.DEVNULL)
 
 
-async def _run(home: Path) -> list[list[object]]:
-    nats = LocalNats(home / "nats")
+async def _run(home: Path, level: str) -> list[list[object]]:
+    """The audit service as a process logging at `level`: WARNING leaves out the line it writes for each record
+    chained, INFO (the default) writes it (to stdout and to NATS, as in production)."""
+    nats = LocalNats(home / f"nats-{level}")
     nats.start()
     audit_process: subprocess.Popen[bytes] | None = None
     nc = await bus.connect(nats.url, "bench", within=10)
-    spool = Spool(home / "spool")
+    spool = Spool(home / f"spool-{level}")
     try:
         await bus.ensure_stream(nc.jetstream(), bus.audit_stream_config(SaipSettings.load(home=home)))
         publisher = AuditPublisher(nc, spool)
         acked_alone = await _publish(publisher, RECORDS)
 
         port = free_port()
-        audit_process = _start_audit(nats, home, port)
+        audit_process = _start_audit(nats, home, port, level)
         channel = ServiceChannel("audit", f"127.0.0.1:{port}")
         audit = AuditClient(channel)
         with anyio.fail_after(30):
@@ -121,10 +135,11 @@ async def _run(home: Path) -> list[list[object]]:
         await _chained(audit, RECORDS)
         catch_up = await _chaining_rate(nc)
 
-        started = time.perf_counter()
+        started, cpu_before = time.perf_counter(), _cpu_seconds(audit_process.pid)
         acked_live = await _publish(publisher, RECORDS)
         await _chained(audit, 2 * RECORDS)
         live = time.perf_counter() - started
+        live_cpu = _cpu_seconds(audit_process.pid) - cpu_before
         await channel.close()
     finally:
         await nc.close()
@@ -133,17 +148,19 @@ async def _run(home: Path) -> list[list[object]]:
             audit_process.terminate()
             audit_process.wait(timeout=10)
         nats.stop()
+    logging = f"the service logging at {level}"
     return [
-        ["acked into JetStream, no collector (baseline)", RECORDS, RECORDS / acked_alone],
-        ["chained by the collector, catching up", RECORDS, catch_up],
-        ["acked into JetStream while the collector runs", RECORDS, RECORDS / acked_live],
-        ["published and chained, end to end", RECORDS, RECORDS / live],
+        [f"acked into JetStream, no collector (baseline; {level} run)", RECORDS, RECORDS / acked_alone, ""],
+        [f"chained by the collector, catching up ({logging})", RECORDS, catch_up, ""],
+        [f"acked into JetStream while the collector runs ({logging})", RECORDS, RECORDS / acked_live, ""],
+        [f"published and chained, end to end ({logging})", RECORDS, RECORDS / live, _per_record(live_cpu)],
     ]
 
 
-async def _collector_alone(home: Path, batch: int) -> float:
+async def _collector_alone(home: Path, batch: int) -> tuple[float, float]:
     """The collector in this process, on a backlog of RECORDS on a fresh server: records a second when it appends
-    `batch` records at a time (1 is the former design: one JetStream round trip per record)."""
+    `batch` records at a time (1 is the former design: one JetStream round trip per record), and this process's CPU
+    per record meanwhile."""
     nats = LocalNats(home / f"nats-{batch}")
     nats.start()
     nc = await bus.connect(nats.url, "bench", within=10)
@@ -156,6 +173,7 @@ async def _collector_alone(home: Path, batch: int) -> float:
         await source.open()
         metrics = AuditMetrics(CollectorRegistry())
         collector = Collector(source, JetStreamLedger(nc), Masker(), metrics, batch=batch)
+        cpu_before = time.process_time()
         collector.start()
 
         def chained() -> float:
@@ -164,9 +182,10 @@ async def _collector_alone(home: Path, batch: int) -> float:
         with anyio.fail_after(300):
             while chained() < RECORDS:  # noqa: ASYNC110 - a counter, not an event; bounded poll
                 await anyio.sleep(0.05)
+        cpu = time.process_time() - cpu_before
         await collector.stop()
         await source.close()
-        return await _chaining_rate(nc)
+        return await _chaining_rate(nc), _per_record(cpu)
     finally:
         await nc.close()
         spool.close()
@@ -175,12 +194,13 @@ async def _collector_alone(home: Path, batch: int) -> float:
 
 def run() -> str:
     with tempfile.TemporaryDirectory() as home:
-        rows = anyio.run(_run, Path(home))
+        rows = [row for level in ("WARNING", "INFO") for row in anyio.run(_run, Path(home), level)]
         for batch, label in ((1, "one record per append (the former design)"), (BATCH, f"batches of up to {BATCH}")):
-            rate = anyio.run(_collector_alone, Path(home), batch)
-            rows.append([f"chained in-process, {label}", RECORDS, rate])
+            rate, cpu = anyio.run(_collector_alone, Path(home), batch)
+            rows.append([f"chained in-process, {label}", RECORDS, rate, cpu])
     return table(
-        f"Audit records per second ({CONCURRENCY} concurrent publishers, the gateway's publisher)",
-        ["", "records", "records/s"],
+        f"Audit records per second ({CONCURRENCY} concurrent publishers, the gateway's publisher); CPU per record of"
+        " the audit service's process (end to end) or of the collector's (in-process)",
+        ["", "records", "records/s", "CPU us/record"],
         rows,
     )

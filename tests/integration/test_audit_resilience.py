@@ -13,10 +13,10 @@ from nats.aio.client import Client as NatsClient
 from nats.js.api import Header
 from prometheus_client import CollectorRegistry
 
-from saip.audit import chain
+from saip.audit import chain, views
 from saip.audit.chain import GENESIS
 from saip.audit.clients import JetStreamLedger, JetStreamRecords, NatsDelivery, ensure_audit_stream
-from saip.audit.collector import Collector
+from saip.audit.collector import Collector, Linked
 from saip.audit.errors import BatchRefused, ChainMoved
 from saip.audit.metrics import AuditMetrics
 from saip.audit.server import Running
@@ -186,6 +186,33 @@ async def test_a_batch_holding_a_record_chained_long_ago_is_appended_one_at_a_ti
     assert duplicates == 1
 
 
+async def test_the_collector_tells_of_each_entry_it_appended_at_its_place_in_the_stream(
+    nats_server: LocalNats, nats_client: NatsClient
+) -> None:
+    ledger = await ready_ledger(nats_server, nats_client)
+    js = nats_client.jetstream(timeout=2)
+    for n in range(1, 41):  # a backlog: taken as atomic batches
+        await publish(js, management_call(f"m-{n}"))
+    source = JetStreamRecords(js, ack_wait=1.0)
+    await source.open()
+    metrics = AuditMetrics(CollectorRegistry())
+    appended: list[Linked] = []
+    collector = Collector(source, ledger, Masker(), metrics, batch=32, on_appended=appended.extend)
+    collector.start()
+    try:
+        await publish(js, management_call("m-alone"))  # after the backlog: one append by itself
+        await eventually(lambda: _count(metrics, "saip_audit_records_total", kind="management") == 41)
+    finally:
+        await collector.stop(grace=1)
+        await source.close()
+
+    stored = {message.seq: message.data for message in await ledger_messages(nats_client)}
+    assert [linked.entry.source_id for linked in appended] == [f"m-{n}" for n in range(1, 41)] + ["m-alone"]
+    assert [linked.entry.SerializeToString(deterministic=True) for linked in appended] == [
+        stored[linked.seq] for linked in appended
+    ]
+
+
 def _count(metrics: AuditMetrics, name: str, **labels: str) -> float:
     return metrics.registry.get_sample_value(name, labels) or 0.0
 
@@ -209,6 +236,11 @@ async def test_two_collectors_on_one_stream_keep_one_unforked_chain_with_every_r
             for app in (one, two)
         ]
         conflicts = sum(counted(app, "saip_audit_chain_conflicts_total") for app in (one, two))
+        messages = await ledger_messages(nats_client)
+        for app in (one, two):
+            await eventually(lambda app=app: app.views.last_seq >= messages[-1].seq)
+        # Each service's views: its own collector's entries as it appended them, the other's decoded from the stream.
+        in_views = [list(reversed(list(app.views.recent.newest_first()))) for app in (one, two)]
 
     entries = [entry for _, entry in await ledger_entries(nats_client)]
     # Two batches taken at the same moment by the two may be chained in either order; each record once.
@@ -218,6 +250,7 @@ async def test_two_collectors_on_one_stream_keep_one_unforked_chain_with_every_r
     assert sum(chained_by) == 30
     assert all(chained_by), "both collectors took records"
     assert conflicts > 0, "the collectors contended for the head and neither forked the chain"
+    assert in_views == [[views.decode(message) for message in messages]] * 2
 
 
 async def test_a_forged_ledger_message_is_reported_by_verify_chain(

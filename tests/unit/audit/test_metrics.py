@@ -5,7 +5,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, generate_latest
 
 from saip.audit import records
-from saip.audit.metrics import MAX_TOOLS, AuditMetrics
+from saip.audit.metrics import CACHED_SIGNALS, MAX_TOOLS, AuditMetrics
 from saip.v1 import common_pb2
 from tests.unit.audit.samples import management_call, risk_event, tool_call
 
@@ -16,6 +16,16 @@ def fresh() -> AuditMetrics:
 
 def value(metrics: AuditMetrics, name: str, **labels: str) -> float | None:
     return metrics.registry.get_sample_value(name, labels)
+
+
+def counted(metrics: AuditMetrics) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    """Every sample's value but the creation times."""
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in metrics.registry.collect()
+        for sample in family.samples
+        if not sample.name.endswith("_created")
+    }
 
 
 def test_known_label_combinations_export_zero_before_any_record() -> None:
@@ -40,7 +50,7 @@ def test_a_management_call_counts_its_tool_outcome_decision_and_derived_risk_eve
     metrics = fresh()
     record = management_call(outcome=common_pb2.OUTCOME_DECLINED, hitl=common_pb2.HITL_DECISION_DECLINED)
 
-    metrics.chained(records.signals(record), lag_seconds=0.2)
+    metrics.chained([(records.signals(record), 0.2)])
 
     assert value(metrics, "saip_audit_management_calls_total", tool="saip_tools_publish", outcome="declined") == 1
     assert value(metrics, "saip_audit_management_calls_total", tool="saip_tools_publish", outcome="ok") == 0
@@ -60,7 +70,7 @@ def test_hitl_counts_read_back_the_counter_and_skip_calls_without_a_question() -
         tool_call("t-2", hitl=common_pb2.HITL_DECISION_APPROVED, side=common_pb2.HITL_SIDE_CHAT),
         tool_call("t-3"),
     ):
-        metrics.chained(records.signals(record), lag_seconds=None)
+        metrics.chained([(records.signals(record), None)])
 
     counts = metrics.hitl_counts()
 
@@ -82,7 +92,7 @@ def test_risk_events_count_guard_reasons_poisoning_hits_and_tamper_rejects() -> 
         risk_event("r-4", risk_type="poisoning-hit", reason=""),
         risk_event("r-5", risk_type="hash-ledger-mismatch"),
     ):
-        metrics.chained(records.signals(record), lag_seconds=None)
+        metrics.chained([(records.signals(record), None)])
 
     assert value(metrics, "saip_audit_sandbox_guard_blocks_total", reason="network") == 2
     assert value(metrics, "saip_audit_sandbox_guard_blocks_total", reason="filesystem") == 1
@@ -95,7 +105,40 @@ def test_risk_events_count_guard_reasons_poisoning_hits_and_tamper_rejects() -> 
 def test_tool_names_past_the_bound_fold_into_other() -> None:
     metrics = fresh()
     for n in range(MAX_TOOLS + 5):
-        metrics.chained(records.signals(management_call(f"m-{n}", tool=f"saip_tool_{n}")), lag_seconds=None)
+        metrics.chained([(records.signals(management_call(f"m-{n}", tool=f"saip_tool_{n}")), None)])
 
     assert value(metrics, "saip_audit_management_calls_total", tool="other", outcome="ok") == 5
     assert value(metrics, "saip_audit_management_calls_total", tool=f"saip_tool_{MAX_TOOLS}", outcome="ok") is None
+
+
+def test_a_batch_counts_what_its_records_count_one_at_a_time() -> None:
+    batch = [
+        management_call("m-1", hitl=common_pb2.HITL_DECISION_APPROVED),
+        management_call("m-2", hitl=common_pb2.HITL_DECISION_APPROVED),
+        management_call("m-3", outcome=common_pb2.OUTCOME_ERROR),
+        tool_call("t-1", hitl=common_pb2.HITL_DECISION_TIMEOUT),
+        risk_event("r-1", reason="network"),
+        risk_event("r-2", risk_type="poisoning-hit", reason=""),
+    ]
+    together, one_by_one = fresh(), fresh()
+
+    together.chained([(records.signals(record), 0.1) for record in batch])
+    for record in batch:
+        one_by_one.chained([(records.signals(record), 0.1)])
+
+    assert counted(together) == counted(one_by_one)
+    assert value(together, "saip_audit_management_calls_total", tool="saip_tools_publish", outcome="ok") == 2
+    assert value(together, "saip_audit_pipeline_lag_seconds_count") == len(batch)
+
+
+def test_counting_goes_on_right_once_the_cache_of_signals_starts_afresh() -> None:
+    metrics = fresh()
+    tools = CACHED_SIGNALS + 10  # as many distinct signals: the cache fills and starts afresh
+    for n in range(tools):
+        metrics.chained([(records.signals(management_call(f"m-{n}", tool=f"tool_{n}")), None)])
+    metrics.chained([(records.signals(management_call(tool="tool_0")), None)])
+    metrics.chained([(records.signals(management_call(tool=f"tool_{tools - 1}")), None)])
+
+    assert value(metrics, "saip_audit_records_total", kind="management") == tools + 2
+    assert value(metrics, "saip_audit_management_calls_total", tool="tool_0", outcome="ok") == 2
+    assert value(metrics, "saip_audit_management_calls_total", tool="other", outcome="ok") == tools - MAX_TOOLS + 1

@@ -5,12 +5,20 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from saip.audit import views
-from saip.audit.chain import LedgerMessage
+from saip.audit import chain, views
+from saip.audit.chain import LedgerMessage, decode_entry
+from saip.audit.collector import Linked
 from saip.audit.errors import InvalidRequest, StoreUnavailable, TailTooSlow
 from saip.audit.views import AuditViews, Chained, Ring
-from saip.v1 import common_pb2
-from tests.unit.audit.samples import MemoryLedger, chain_of, management_call, risk_event, tool_call
+from saip.v1 import common_pb2, events_pb2
+from tests.unit.audit.samples import (
+    CHAINED_AT,
+    MemoryLedger,
+    chain_of,
+    management_call,
+    risk_event,
+    tool_call,
+)
 
 
 def ledger_of(count: int) -> MemoryLedger:
@@ -66,6 +74,53 @@ def test_a_message_applied_twice_is_taken_once() -> None:
 
     assert audit_views.apply(ledger.messages[-1]) is None
     assert len(audit_views.management) == 2
+
+
+def linked_of(ledger: MemoryLedger, calls: list[events_pb2.AuditRecord]) -> list[Linked]:
+    """What the collector that appended the ledger's entries tells the views."""
+    return [
+        Linked(message.seq, decode_entry(message.data) or events_pb2.LedgerEntry(), record, CHAINED_AT)
+        for message, record in zip(ledger.messages, calls, strict=True)
+    ]
+
+
+def test_entries_this_collector_appended_are_taken_as_they_are_when_the_ledger_brings_them_back() -> None:
+    calls = [management_call("m-1"), tool_call("t-1"), risk_event("r-1")]
+    ledger = MemoryLedger(chain_of(calls))
+    audit_views = AuditViews(capacity=10)
+
+    audit_views.expect(linked_of(ledger, calls))
+    applied = [audit_views.apply(message) for message in ledger.messages]
+
+    assert [entry.record if entry else None for entry in applied] == calls
+    assert all(entry is not None and entry.record is call for entry, call in zip(applied, calls, strict=True))
+    assert applied == [views.decode(message) for message in ledger.messages]
+
+
+def test_a_message_other_than_the_entry_expected_at_its_sequence_is_decoded() -> None:
+    ours, theirs = management_call("m-ours"), management_call("m-theirs")
+    expected = linked_of(MemoryLedger(chain_of([ours])), [ours])  # at the sequence another collector took
+    ledger = MemoryLedger(chain_of([theirs]))
+    audit_views = AuditViews(capacity=10)
+
+    audit_views.expect(expected)
+    applied = audit_views.apply(ledger.messages[0])
+
+    assert applied == views.decode(ledger.messages[0])
+    assert applied is not None and applied.record.management.id == "m-theirs"
+
+
+def test_entries_expected_after_the_views_applied_them_change_nothing() -> None:
+    calls = [management_call("m-1"), management_call("m-2")]
+    ledger = MemoryLedger(chain_of(calls))
+    audit_views = live_views(ledger, capacity=10)
+
+    audit_views.expect(linked_of(ledger, calls))
+    later = MemoryLedger(chain_of([management_call("m-3")], head=chain.head_of(chain_of(calls)[-1], 4)))
+    message = LedgerMessage(ledger.last_seq + 2, later.messages[0].data)
+
+    assert (entry := audit_views.apply(message)) is not None and entry.record.management.id == "m-3"
+    assert [call.record.management.id for call in audit_views.management.newest_first()] == ["m-3", "m-2", "m-1"]
 
 
 def test_a_message_that_is_not_an_entry_is_skipped_but_counted_as_applied() -> None:

@@ -3,11 +3,12 @@ the connection is away, bounded and formatted as stdout has them."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
 
-from saip.common import telemetry
+from saip.common import logs, telemetry
 from saip.common.logs import JsonFormatter
 
 
@@ -34,3 +35,25 @@ def test_the_shipper_keeps_the_newest_lines_masked_and_never_its_own_transports(
     assert len(lines) == telemetry.BUFFER
     assert lines[0]["msg"] == "line 5 token=***" and lines[-1]["msg"] == f"line {telemetry.BUFFER + 4} token=***"
     assert {line["service"] for line in lines} == {"tools"}
+
+
+def test_stdout_and_the_shipper_have_the_same_masked_line() -> None:
+    root = logging.getLogger()
+    handlers, level, service = root.handlers[:], root.level, telemetry.SHIPPER.service
+    stdout = io.StringIO()
+    try:
+        logs.setup("audit", stream=stdout)
+        telemetry.SHIPPER.take()
+        logging.getLogger("saip.audit.collector").info(
+            "mgmt.call tool=saip_x password=hunter22", extra={"index": 7, "api_key": "abcd1234", "kind": "management"}
+        )
+        shipped = telemetry.SHIPPER.take()
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        telemetry.SHIPPER.service = service
+
+    assert [line.decode() for line in shipped] == stdout.getvalue().splitlines()
+    line = json.loads(shipped[0])
+    assert line["msg"] == "mgmt.call tool=saip_x password=***"
+    assert (line["index"], line["api_key"], line["kind"]) == (7, "***", "management")

@@ -9,7 +9,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from saip.common import telemetry
+from saip.common import masking, telemetry
 from saip.common.masking import mask_text, mask_value
 
 # Attributes every LogRecord has; anything else on a record came from `extra=` and is emitted as a field.
@@ -29,6 +29,16 @@ class JsonFormatter(logging.Formatter):
         self.service = service
 
     def format(self, record: logging.LogRecord) -> str:
+        # stdout's handler and the shipper share this formatter: the line is made once for both (the audit service
+        # writes one for every record it chains, thousands a second).
+        made = record.__dict__.get("_json_line")
+        if made is not None and made[0] is self:
+            return str(made[1])
+        text = self._format(record)
+        record.__dict__["_json_line"] = (self, text)
+        return text
+
+    def _format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
@@ -45,15 +55,16 @@ class JsonFormatter(logging.Formatter):
 
 
 def _scalar(name: str, value: Any) -> Any:
-    masked = mask_value({name: value})[name]
+    masked = masking.DEFAULT.value(value, name)  # masked as the value of `name` in a mapping would be
     return masked if isinstance(masked, int | float | bool) or masked is None else str(masked)
 
 
 def setup(service: str, level: str = "INFO", *, stream: TextIO | None = None) -> None:
     """Route every logger (ours, grpc's, uvicorn's, the MCP SDK's) through one JSON handler (stdout by default)."""
     handler = logging.StreamHandler(stream or sys.stdout)
-    handler.setFormatter(JsonFormatter(service))
-    telemetry.SHIPPER.setFormatter(JsonFormatter(service))
+    formatter = JsonFormatter(service)
+    handler.setFormatter(formatter)
+    telemetry.SHIPPER.setFormatter(formatter)
     telemetry.SHIPPER.service = service
     root = logging.getLogger()
     root.handlers[:] = [handler, telemetry.SHIPPER]

@@ -90,6 +90,17 @@ class Appended:
     duplicate: bool  # the store already held an append of this record
 
 
+@dataclass(frozen=True, slots=True)
+class Linked:
+    """An entry this collector appended, with what it already holds decoded: the masked record and when it was
+    chained."""
+
+    seq: int  # stream sequence of the ledger message
+    entry: events_pb2.LedgerEntry
+    record: events_pb2.AuditRecord
+    chained_at: datetime
+
+
 class Ledger(Protocol):
     """The chain as stored: its head, appends that cannot fork it, and what was chained after a given point."""
 
@@ -145,6 +156,12 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _lag(record: events_pb2.AuditRecord, chained_at: datetime) -> float | None:
+    """Seconds from the record's own time to its chaining; None when the record has no time."""
+    happened = records.record_seconds(record)
+    return max(0.0, chained_at.timestamp() - happened) if happened is not None else None
+
+
 def _log_retry(state: RetryCallState) -> None:
     error = state.outcome.exception() if state.outcome is not None else None
     logger.warning("audit store unavailable; retrying", extra={"error": str(error), "attempt": state.attempt_number})
@@ -175,7 +192,10 @@ class Collector:
         clock: Callable[[], datetime] = _utc_now,
         batch: int = BATCH,
         atomic_from: int = ATOMIC_FROM,
+        on_appended: Callable[[Sequence[Linked]], None] | None = None,
     ) -> None:
+        """`on_appended` is told of every entry this collector appends, once the store holds it (the service's views
+        take them from it rather than decode them again when the ledger brings them back)."""
         self._source = source
         self._ledger = ledger
         self._masker = masker
@@ -183,6 +203,7 @@ class Collector:
         self._clock = clock
         self._batch = batch
         self._atomic_from = atomic_from
+        self._on_appended = on_appended
         self._recent = RecentIds(ids=chained_ids)
         self._head = GENESIS
         self._stopping = False
@@ -228,18 +249,19 @@ class Collector:
         taken_ns = time.time_ns()
         held = [taken for delivery in deliveries if (taken := await self._take(delivery)) is not None]
         await self._chain(held)
+        counted: list[tuple[records.Signals, float | None]] = []
         for item in held:
             if item.chained is None:
                 self._metrics.duplicate_records.inc()
                 logger.info("record already chained", extra={"record_id": item.source_id, "seq": item.delivery.seq})
-            else:
-                self._observe(item.record, *item.chained)
-                if (parent := tracing.extract(item.delivery.headers)) is not None:
-                    attributes = {
-                        "saip.record": records.kind_of(item.record) or "unknown",
-                        "saip.index": item.chained[0].index,
-                    }
-                    _SPANS.record("audit chain", taken_ns, parent=parent, attributes=attributes)
+                continue
+            entry, chained_at = item.chained
+            counted.append((records.signals(item.record), _lag(item.record, chained_at)))
+            self._log(item.record, entry)
+            if (parent := tracing.extract(item.delivery.headers)) is not None:
+                attributes = {"saip.record": records.kind_of(item.record) or "unknown", "saip.index": entry.index}
+                _SPANS.record("audit chain", taken_ns, parent=parent, attributes=attributes)
+        self._metrics.chained(counted)
         for item in held:
             await self._settle(item.delivery.ack())
 
@@ -299,6 +321,11 @@ class Collector:
                 item.chained = (entry, chained_at)
                 self._recent.add(item.source_id)
             self._head = ChainHead(entries[-1].index, entries[-1].hash, last_seq, entries[-1].source_id)
+            first_seq = last_seq - len(entries) + 1  # an atomic batch is stored in one stretch
+            self._appended(
+                Linked(first_seq + n, entry, item.record, chained_at)
+                for n, (item, entry) in enumerate(zip(todo, entries, strict=True))
+            )
 
     async def _chain_each(self, todo: Sequence[_Held]) -> None:
         """One append per record, so a record the store holds already is found out (and left out) by itself."""
@@ -318,6 +345,11 @@ class Collector:
                 item.chained = (entry, chained_at)
                 self._recent.add(item.source_id)
                 self._head = ChainHead(entry.index, entry.hash, appended.seq, item.source_id)
+                self._appended([Linked(appended.seq, entry, item.record, chained_at)])
+
+    def _appended(self, linked: Iterable[Linked]) -> None:
+        if self._on_appended is not None:
+            self._on_appended(list(linked))
 
     async def _overtaken(self) -> None:
         """Another writer appended first: count the conflict and catch up with it."""
@@ -333,10 +365,7 @@ class Collector:
                 self._recent.add(source_id)
         self._recent.add(self._head.source_id)
 
-    def _observe(self, record: events_pb2.AuditRecord, entry: events_pb2.LedgerEntry, chained_at: datetime) -> None:
-        record_time = records.record_time(record)
-        lag = max(0.0, (chained_at - record_time).total_seconds()) if record_time is not None else None
-        self._metrics.chained(records.signals(record), lag)
+    def _log(self, record: events_pb2.AuditRecord, entry: events_pb2.LedgerEntry) -> None:
         warns = record.WhichOneof("record") == "risk" and record.risk.severity == common_pb2.SEVERITY_WARN
         level = logging.WARNING if warns else logging.INFO
         if logger.isEnabledFor(level):  # thousands a second: the line is not even made when it is not logged

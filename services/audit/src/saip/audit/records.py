@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Literal
 
 from google.protobuf.message import DecodeError
@@ -62,16 +61,16 @@ def record_id(record: events_pb2.AuditRecord) -> str:
     return str(getattr(record, which).id) if which else ""
 
 
-def record_time(record: events_pb2.AuditRecord) -> datetime | None:
-    """When the call or event happened, by its publisher's clock; None when the publisher left it unset."""
+def record_seconds(record: events_pb2.AuditRecord) -> float | None:
+    """When the call or event happened, in seconds since the epoch by its publisher's clock; None when the publisher
+    left it unset."""
     which = record.WhichOneof("record")
     if not which:
         return None
     stamp = getattr(record, which).time
     if stamp.seconds == 0 and stamp.nanos == 0:
         return None
-    when: datetime = stamp.ToDatetime(tzinfo=UTC)
-    return when
+    return float(stamp.seconds + stamp.nanos / 1e9)
 
 
 def wrap(message: events_pb2.ManagementCall | events_pb2.ToolCall | events_pb2.RiskEvent) -> events_pb2.AuditRecord:

@@ -320,7 +320,9 @@ async def lifespan(
         _, last_seq = await _when_available(ledger.bounds)
         taken = await _when_available(lambda: audit_views.rebuild(ledger, last_seq))
         chained_ids = [records.record_id(entry.record) for entry in audit_views.recent.newest_first()]
-        collector = Collector(source, ledger, Masker(), metrics, chained_ids=chained_ids)
+        collector = Collector(
+            source, ledger, Masker(), metrics, chained_ids=chained_ids, on_appended=audit_views.expect
+        )
         collecting = collector.start()
         # Stopped after the background work (entered below, so cancelled first): the record in hand is finished.
         stack.push_async_callback(collector.stop, STOP_GRACE)

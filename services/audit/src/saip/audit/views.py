@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, deque
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from contextlib import aclosing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +22,7 @@ from google.protobuf.message import DecodeError
 
 from saip.audit import records
 from saip.audit.chain import LedgerMessage, decode_entry
+from saip.audit.collector import BATCH, Linked
 from saip.audit.errors import InvalidRequest, StoreUnavailable, TailTooSlow
 from saip.v1 import common_pb2, events_pb2
 
@@ -32,6 +33,8 @@ MAX_PAGE = 500
 SCAN_BUDGET = 20_000
 # How many new entries a TailEntries client may lag behind before it is cut off.
 TAIL_BUFFER = 2_000
+# Entries appended by this service's collector held for the follower to bring back (older ones are decoded instead).
+EXPECTED = 4 * BATCH
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,13 +216,40 @@ class AuditViews:
         self.last: Chained | None = None
         self.last_seq = 0  # the last ledger message applied, readable or not
         self._tails: set[Tail] = set()
+        self._expected: deque[tuple[int, bytes, Chained]] = deque()  # by stream sequence, oldest first
+
+    def expect(self, appended: Sequence[Linked]) -> None:
+        """Entries this service's collector has just appended, decoded already: when the ledger brings their
+        messages back, these are taken instead of decoding each message again (a message that differs in any byte
+        from the entry expected at its sequence is decoded as any other). Entries the views are past are ignored,
+        and only the newest `EXPECTED` are held.
+        """
+        expected = self._expected
+        for linked in appended:
+            if linked.seq <= self.last_seq or (expected and linked.seq <= expected[-1][0]):
+                continue
+            entry = linked.entry
+            chained = Chained(entry.index, linked.seq, entry.hash, linked.chained_at.astimezone(UTC), linked.record)
+            expected.append((linked.seq, entry.SerializeToString(deterministic=True), chained))
+        while len(expected) > EXPECTED:
+            expected.popleft()
+
+    def _was_expected(self, message: LedgerMessage) -> Chained | None:
+        expected = self._expected
+        while expected and expected[0][0] < message.seq:
+            expected.popleft()
+        if expected and expected[0][0] == message.seq:
+            _, data, chained = expected.popleft()
+            if data == message.data:
+                return chained
+        return None
 
     def apply(self, message: LedgerMessage) -> Chained | None:
         """Take the next ledger message into the views (a message already applied is ignored)."""
         if message.seq <= self.last_seq:
             return None
         self.last_seq = message.seq
-        entry = decode(message)
+        entry = self._was_expected(message) or decode(message)
         if entry is None:
             logger.warning("ledger message is not a chain entry; left out of the views", extra={"seq": message.seq})
             return None
