@@ -9,7 +9,7 @@ from saip.audit import chain, views
 from saip.audit.chain import LedgerMessage, decode_entry
 from saip.audit.collector import Linked
 from saip.audit.errors import InvalidRequest, StoreUnavailable, TailTooSlow
-from saip.audit.views import AuditViews, Chained, Ring
+from saip.audit.views import MAX_PAGE, AuditViews, Chained, Ring
 from saip.v1 import common_pb2, events_pb2
 from tests.unit.audit.samples import (
     CHAINED_AT,
@@ -349,6 +349,14 @@ def test_recent_decisions_are_the_newest_calls_that_needed_a_question() -> None:
 
     assert ids(audit_views.recent_decisions(2)) == ["m-3", "t-1"]
     assert ids(audit_views.recent_decisions(10)) == ["m-3", "t-1", "m-1"]
+
+
+def test_a_decision_is_found_behind_more_calls_without_one_than_the_recent_ring_holds() -> None:
+    undecided = [management_call(f"m-{n}") for n in range(MAX_PAGE + 10)]
+    ledger = MemoryLedger(chain_of([management_call("asked", hitl=common_pb2.HITL_DECISION_APPROVED), *undecided]))
+    audit_views = live_views(ledger, capacity=10)
+
+    assert ids(audit_views.recent_decisions(10)) == ["asked"]
 
 
 def test_overview_counts_cover_the_rings() -> None:

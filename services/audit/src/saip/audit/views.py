@@ -213,6 +213,9 @@ class AuditViews:
         self.risks: Ring[RiskView] = Ring(capacity)
         # Serves TailEntries' backlog, which may ask for up to a full page whatever the capacity.
         self.recent: Ring[Chained] = Ring(max(capacity, MAX_PAGE))
+        # The newest calls that needed a decision, a page's worth: every READ call asks the HITL summary for them,
+        # and finding them among all recent entries scanned the whole ring when no call had needed one lately.
+        self.decisions: Ring[Chained] = Ring(MAX_PAGE)
         self.last: Chained | None = None
         self.last_seq = 0  # the last ledger message applied, readable or not
         self._tails: set[Tail] = set()
@@ -260,6 +263,8 @@ class AuditViews:
 
     def _add(self, entry: Chained) -> None:
         self.recent.add(entry)
+        if records.needed_decision(entry.record):
+            self.decisions.add(entry)
         if (call := as_management(entry)) is not None:
             self.management.add(call)
         if (tool := as_tool_call(entry)) is not None:
@@ -340,8 +345,7 @@ class AuditViews:
 
     def recent_decisions(self, limit: int) -> list[Chained]:
         """The newest calls (management and tool) that needed an approval decision, newest first."""
-        calls = (entry for entry in self.recent.newest_first() if records.needed_decision(entry.record))
-        return list(islice(calls, limit))
+        return list(islice(self.decisions.newest_first(), limit))
 
 
 async def page(
