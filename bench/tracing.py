@@ -1,9 +1,11 @@
 """What tracing costs: a READ management call and a published tool call through /mcp on a stack with tracing on (the
 default: spans made and exported over NATS) against the same stack with `tracing.enabled: false`, both stacks up at
-once and called in alternating rounds, so a change in the machine's load falls on both; and in-process, what one span
-costs on the call path (saip's span, made current and queued for export; the SDK's span into its batch processor,
-the former path; a no-op span), and what exporting a span costs beside the calls (encoding it in a batch, saip's rows
-against the OTLP protobuf the SDK's batch thread encoded; the audit service's decoding and keeping of it)."""
+once and called in alternating rounds (which stack goes first alternating too), so a change in the machine's load
+falls on both, with the CPU each stack's processes spent per call in its rounds (what the calls cost beside their
+latency, on a machine whose other work makes latencies noisy); and in-process, what one span costs on the call path
+(saip's span, made current and queued for export; the SDK's span into its batch processor, the former path; a no-op
+span), and what exporting a span costs beside the calls (encoding it in a batch, saip's rows against the OTLP
+protobuf the SDK's batch thread encoded; the audit service's decoding and keeping of it)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import NoOpTracer
 
+from bench.cold_start import CLOCK_TICKS, _cpu_seconds
 from bench.mcp_latency import STACK_ENV
 from bench.stats import added, row, summary, table
 from bench.tool_latency import ARGUMENTS, _publish, _served
@@ -42,9 +45,18 @@ TOOLS = (
 ERAS = (("legacy", "2025-11-25"), ("auto", "2026-07-28"))
 
 
-async def _rounds(stacks: Sequence[Stack], tool: str, arguments: dict[str, object], mode: str) -> list[list[float]]:
-    """ROUNDS rounds of CALLS calls on each stack in turn (after a warm-up on each); the samples of each stack."""
+def _cpu_ms(stack: Stack) -> float:
+    """Milliseconds of CPU the stack's processes have spent so far, all of them summed."""
+    return sum(_cpu_seconds(stack).values()) * 1000
+
+
+async def _rounds(
+    stacks: Sequence[Stack], tool: str, arguments: dict[str, object], mode: str
+) -> tuple[list[list[float]], list[float]]:
+    """ROUNDS rounds of CALLS calls on each stack (after a warm-up on each), which stack goes first alternating from
+    round to round; the samples of each stack, and the CPU its processes spent per call during its rounds."""
     samples: list[list[float]] = [[] for _ in stacks]
+    spent = [0.0 for _ in stacks]
     async with (
         mcp_client(stacks[0].mcp_url, stacks[0].mcp_token, mode=mode) as on,
         mcp_client(stacks[1].mcp_url, stacks[1].mcp_token, mode=mode) as off,
@@ -53,19 +65,22 @@ async def _rounds(stacks: Sequence[Stack], tool: str, arguments: dict[str, objec
         for client in clients:
             for _ in range(WARMUP):
                 await client.call_tool(tool, arguments)
-        for _ in range(ROUNDS):
-            for index, client in enumerate(clients):
+        for round_ in range(ROUNDS):
+            for index in (0, 1) if round_ % 2 == 0 else (1, 0):
+                client, before = clients[index], _cpu_ms(stacks[index])
                 for _ in range(CALLS):
                     started = time.perf_counter()
                     result = await client.call_tool(tool, arguments)
                     samples[index].append((time.perf_counter() - started) * 1000)
                     if result.is_error:
                         raise RuntimeError(f"{tool} failed during the benchmark: {result.content}")
-    return samples
+                spent[index] += _cpu_ms(stacks[index]) - before
+    return samples, [total / (ROUNDS * CALLS) for total in spent]
 
 
-def _calls() -> list[list[object]]:
+def _calls() -> tuple[list[list[object]], list[list[object]]]:
     rows: list[list[object]] = []
+    cpu: list[list[object]] = []
     with tempfile.TemporaryDirectory() as on_home, tempfile.TemporaryDirectory() as off_home:
         stacks: list[Stack] = []
         try:
@@ -76,14 +91,16 @@ def _calls() -> list[list[object]]:
                 anyio.run(_served, stack.mcp_url, stack.mcp_token)
             for mode, era in ERAS:
                 for label, tool, arguments in TOOLS:
-                    on, off = (summary(samples) for samples in anyio.run(_rounds, stacks, tool, arguments, mode))
+                    both, spent = anyio.run(_rounds, stacks, tool, arguments, mode)
+                    on, off = (summary(samples) for samples in both)
                     rows.append(row(f"{label}, {CONFIGURATIONS[0][0]} ({era})", on))
                     rows.append(row(f"{label}, {CONFIGURATIONS[1][0]} ({era})", off))
                     rows.append(added(f"added by tracing ({era})", on, off))
+                    cpu.append([f"{label} ({era})", spent[0], spent[1], spent[0] - spent[1]])
         finally:
             for stack in stacks:
                 stack.stop()
-    return rows
+    return rows, cpu
 
 
 class _Held(SpanExporter):
@@ -183,12 +200,19 @@ def _spans() -> list[list[object]]:
 
 def run() -> str:
     load = "load average {:.2f} {:.2f} {:.2f} on {} cores".format(*os.getloadavg(), os.cpu_count() or 0)
+    latencies, cpu = _calls()
     calls = table(
         f"Tracing on against off, {ROUNDS} alternating rounds of {CALLS} calls on each stack after {WARMUP} warm-up "
         f"(ms; {load} at the start)",
         ["", "p50", "p90", "p99"],
-        _calls(),
+        latencies,
+    )
+    spent = table(
+        "CPU the stack's processes spent per call during its rounds (ms; clock ticks of "
+        f"{1000 / CLOCK_TICKS:g} ms over {ROUNDS * CALLS} calls)",
+        ["", "tracing on", "tracing off", "added"],
+        cpu,
     )
     spans = table("One span in-process (microseconds)", ["", "p50", "p90", "p99"], _spans())
     after = "load average {:.2f} {:.2f} {:.2f} at the end".format(*os.getloadavg())
-    return f"{calls}\n\n{spans}\n({after})"
+    return f"{calls}\n\n{spent}\n\n{spans}\n({after})"

@@ -133,6 +133,15 @@ async def test_spans_go_out_one_message_per_slice_of_at_most_a_batch() -> None:
     assert names(published) == [f"step {index}" for index in range(tracing.BATCH * 2 + 1)]
 
 
+async def test_an_attribute_json_cannot_carry_goes_as_its_text() -> None:
+    published = Published()
+    async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+        with tracing.tracer("probe").span("odd") as span:
+            span.set_attribute("saip.kind", SpanKind.SERVER)  # type: ignore[arg-type]
+    ((*_, attributes),) = rows(published)
+    assert attributes == {"saip.kind": str(SpanKind.SERVER)}
+
+
 def test_a_message_that_is_not_a_batch_is_refused() -> None:
     for payload in (b"\x0a\x02", b"[]", b'{"format": 0, "spans": []}'):
         with pytest.raises(ValueError):

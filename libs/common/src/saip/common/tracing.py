@@ -280,7 +280,9 @@ def encode(service: str, spans: Sequence[_Span]) -> bytes:
         ]
         for span in spans
     ]
-    return json.dumps({"format": FORMAT, "service": service, "spans": rows}, separators=(",", ":")).encode()
+    # An attribute JSON cannot carry (an enum, bytes) goes as its text rather than failing the whole batch.
+    batch = {"format": FORMAT, "service": service, "spans": rows}
+    return json.dumps(batch, separators=(",", ":"), default=str).encode()
 
 
 def decode(payload: bytes) -> tuple[str, list[list[Any]]]:
