@@ -14,7 +14,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import anyio
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -28,8 +28,8 @@ from bench.stats import added, row, summary, table
 from bench.tool_latency import ARGUMENTS, _publish, _served
 from saip.audit.traces import TraceStore, decode
 from saip.common import tracing
-from saip.common.settings import SaipSettings
 from tests.e2e.stack import Stack, mcp_client, start_stack
+from tests.spans import ProbeSettings, Published
 
 ROUNDS = 6
 CALLS = 50  # per round and stack: ROUNDS * CALLS calls of each tool on each stack, in each era
@@ -114,20 +114,6 @@ class _Held(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
-class _BenchSettings(SaipSettings):
-    service: ClassVar[str] = "bench"
-
-
-class _Published:
-    """A NATS connection's core publish, kept: saip's spans are measured to their batch, not NATS."""
-
-    def __init__(self) -> None:
-        self.batches: list[bytes] = []
-
-    async def publish(self, subject: str, payload: bytes) -> None:
-        self.batches.append(payload)
-
-
 def _timed(make: Callable[[], object], count: int, per: int = 1) -> dict[str, float]:
     """Microseconds per item of `make()` (which handles `per` items), over `count` samples."""
     samples = []
@@ -149,9 +135,9 @@ def _otel(tracer: Any) -> Callable[[], object]:
 async def _saip() -> tuple[dict[str, float], list[Any]]:
     """saip's span path into its queue (a slice at a time, so the queue never overflows), and one batch of its
     ended spans as the export takes them."""
-    spans = tracing.tracer("bench")
+    spans = tracing.tracer("probe")
     samples: list[float] = []
-    async with tracing.traced(_BenchSettings.load(), _Published()):  # type: ignore[arg-type]
+    async with tracing.traced(ProbeSettings.load(), Published()):  # type: ignore[arg-type]
         for _ in range(SPANS // tracing.BATCH):
             for _ in range(tracing.BATCH):
                 started = time.perf_counter()
@@ -162,13 +148,13 @@ async def _saip() -> tuple[dict[str, float], list[Any]]:
         for _ in range(tracing.BATCH):
             spans.record("bench", time.time_ns(), attributes=ATTRIBUTES)
         # Taken before the export's next turn (no await between): what one batch holds.
-        batch = list(tracing._opened["bench"][-1].ended)
+        batch = list(tracing._opened["probe"][-1].ended)
     return summary(samples), batch
 
 
 def _spans() -> list[list[object]]:
     made, ended = anyio.run(_saip)
-    batch = tracing.encode("bench", ended)
+    batch = tracing.encode("probe", ended)
     held = _Held()
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(held, max_queue_size=4096, schedule_delay_millis=200))
@@ -185,7 +171,7 @@ def _spans() -> list[list[object]]:
         row(f"no-op span, tracing off ({SPANS} spans)", nothing),
         row(
             f"encoding, saip's rows (per span, {BATCHES} batches of {tracing.BATCH})",
-            _timed(lambda: tracing.encode("bench", ended), BATCHES, tracing.BATCH),
+            _timed(lambda: tracing.encode("probe", ended), BATCHES, tracing.BATCH),
         ),
         row(
             f"encoding, OTLP protobuf, the former export (per span, {BATCHES} batches of {tracing.BATCH})",

@@ -3,15 +3,13 @@ the services publish (made by saip.common.tracing's spans and its export)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import pytest
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from saip.audit import traces
 from saip.audit.traces import Span, TraceStore
 from saip.common import tracing
-from saip.common.settings import SaipSettings
+from tests.spans import ProbeSettings, Published
 
 
 class Clock:
@@ -147,24 +145,10 @@ def test_the_summary_reads_the_tool_and_outcome_from_the_spans_and_times_the_who
     assert kept.services == ["gateway"]
 
 
-class ToolsSettings(SaipSettings):
-    service: ClassVar[str] = "tools"
-
-
-class Published:
-    """The one thing tracing needs of a NATS connection: a core publish."""
-
-    def __init__(self) -> None:
-        self.batches: list[bytes] = []
-
-    async def publish(self, subject: str, payload: bytes) -> None:
-        self.batches.append(payload)
-
-
 async def test_decode_reads_what_the_services_publish() -> None:
     published = Published()
-    async with tracing.traced(ToolsSettings.load(), published):  # type: ignore[arg-type]
-        spans = tracing.tracer("tools")
+    async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+        spans = tracing.tracer("probe")
         with spans.span("grpc CallServedTool", kind=SpanKind.SERVER) as outer:
             outer.set_attribute("saip.tool", "adder")
             with spans.span("sandbox run", attributes={"saip.runs": ["call", "test"]}) as inner:
@@ -176,7 +160,7 @@ async def test_decode_reads_what_the_services_publish() -> None:
     store.add(decoded)
 
     (kept,) = store.recent()
-    assert kept.services == ["tools"]
+    assert kept.services == ["probe"]
     assert kept.tool == "adder"
     assert kept.error
     (root, _), (child, depth) = kept.tree()

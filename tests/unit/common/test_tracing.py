@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import grpc
 import pytest
@@ -15,30 +15,12 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.trace import SpanKind
 
 from saip.common import tracing
-from saip.common.settings import SaipSettings
 from tests.http_origin import QuietHandler, http_origin
-
-
-class ProbeSettings(SaipSettings):
-    service: ClassVar[str] = "probe"
-
-
-class Published:
-    """The one thing tracing needs of a NATS connection: a core publish."""
-
-    def __init__(self) -> None:
-        self.messages: list[tuple[str, bytes]] = []
-
-    async def publish(self, subject: str, payload: bytes) -> None:
-        self.messages.append((subject, payload))
-
-
-def rows(published: Published) -> list[list[Any]]:
-    return [row for _, payload in published.messages for row in tracing.decode(payload)[1]]
+from tests.spans import ProbeSettings, Published
 
 
 def names(published: Published) -> list[str]:
-    return [row[3] for row in rows(published)]
+    return [row[3] for row in published.rows()]
 
 
 def test_without_a_lifespan_a_span_records_nothing_and_sends_no_context() -> None:
@@ -114,7 +96,7 @@ async def test_a_row_says_what_the_span_was_and_how_it_ended() -> None:
         outer.set_attribute("late", "ignored")
 
     assert {tracing.decode(payload)[0] for _, payload in published.messages} == {"probe"}
-    inner, root = rows(published)
+    inner, root = published.rows()
     trace_id, span_id = f"{outer.get_span_context().trace_id:032x}", f"{outer.get_span_context().span_id:016x}"
     assert root[:5] == [trace_id, span_id, "", "outer", "server"]
     assert root[7:] == [False, "", {"saip.tool": "adder", "saip.outcome": "ERROR"}]
@@ -138,7 +120,7 @@ async def test_an_attribute_json_cannot_carry_goes_as_its_text() -> None:
     async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
         with tracing.tracer("probe").span("odd") as span:
             span.set_attribute("saip.kind", SpanKind.SERVER)  # type: ignore[arg-type]
-    ((*_, attributes),) = rows(published)
+    ((*_, attributes),) = published.rows()
     assert attributes == {"saip.kind": str(SpanKind.SERVER)}
 
 
