@@ -17,6 +17,7 @@ from opentelemetry.trace import SpanKind
 from saip.common import tracing
 from tests.http_origin import QuietHandler, http_origin
 from tests.spans import ProbeSettings, Published
+from tests.waiting import eventually
 
 
 def names(published: Published) -> list[str]:
@@ -113,6 +114,19 @@ async def test_spans_go_out_one_message_per_slice_of_at_most_a_batch() -> None:
     sizes = [len(tracing.decode(payload)[1]) for _, payload in published.messages]
     assert sizes == [tracing.BATCH, tracing.BATCH, 1]
     assert names(published) == [f"step {index}" for index in range(tracing.BATCH * 2 + 1)]
+
+
+async def test_spans_ended_after_an_idle_spell_go_out_while_the_lifespan_runs() -> None:
+    published = Published()
+
+    async def sent(name: str) -> None:
+        tracing.tracer("probe").record(name, 0)
+        await eventually(lambda: name in names(published) or None)
+
+    async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+        for name in ("first", "after the export went idle", "and once more"):
+            await sent(name)
+    assert names(published) == ["first", "after the export went idle", "and once more"]
 
 
 async def test_an_attribute_json_cannot_carry_goes_as_its_text() -> None:

@@ -4,25 +4,26 @@ and NATS, so one `tools/call` is one trace from the gateway through the owning s
 - **Setup.** `traced(settings, nc)`, entered on a lifespan's exit stack after its NATS connection, opens the
   service's traces, registered under the service's name: `tracer("tools").span(...)` anywhere in the tools service
   makes a span of it, and nothing at all when none is open (`tracing.enabled: false`, or a unit test that opened no
-  lifespan). They are per service, not process-global, because the embedded tests run several services in one
-  process and each span must say which service made it.
+  lifespan). They are per service, not process-global, because the embedded tests run several services in one process
+  and each span must say which service made it.
 - **Spans of saip's own.** A span is an OpenTelemetry API span (`opentelemetry.trace.Span`: current in the context,
   read by the propagator and by `trace.get_current_span`), but not the SDK's: the SDK's span, made current and ended
   into its batch processor, pays for attribute validation, locks, the sampler and processor chain and `use_span`'s
   generator, and a `tools/call` makes eight. `_Span` keeps a name, two ids, a dict of attributes and two clocks, and
-  costs a fraction of it (docs/BENCHMARKS.md, "Tracing on against off"). It records no
-  events: an exception ending a span sets its status (`<Type>: <message>`), which is what the traces show.
+  costs a fraction of it (docs/BENCHMARKS.md, "Tracing on against off"). It records no events: an exception ending a
+  span sets its status (`<Type>: <message>`), which is what the traces show.
 - **Sampling.** `tracing.sample-ratio` keeps a share of the traces where they start (the trace id's low 64 bits
   against the ratio, as the SDK's `TraceIdRatioBased` does); a span with a parent follows the parent's choice, so a
   call is traced whole or not at all.
-- **Export, off the call path, without a thread.** An ended span is appended to its service's queue (a bounded
-  deque, `QUEUE` spans, the oldest dropped past it) and nothing more. Every `DELAY_MS` a task on the event loop takes
-  the queue in slices of `BATCH` spans, encodes each slice in one C call (`encode`: JSON rows, about a seventh of
-  the OTLP protobuf encoder's cost) and publishes it as one message on `saip.traces.<service>` (core NATS, no ack),
-  yielding to the loop between slices. The former design encoded OTLP in the SDK's batch thread, which held the
-  GIL for milliseconds beside the calls. The audit service keeps the recent traces from there
-  (`saip.audit.traces`, `decode`). With `OTEL_EXPORTER_OTLP_ENDPOINT` set, each ended span is also handed, as the
-  SDK's `ReadableSpan`, to the SDK's batch processor and its OTLP/HTTP exporter (a trace backend such as Tempo).
+- **Export, off the call path, without a thread.** An ended span is appended to its service's queue (a bounded deque,
+  `QUEUE` spans, the oldest dropped past it) and nothing more. `DELAY_MS` after the first span into an empty queue
+  (an idle service's export sleeps), a task on the event loop takes the queue in slices of `BATCH` spans, encodes
+  each slice in one C call (`encode`: JSON rows, a fraction of the OTLP protobuf encoder's cost) and publishes it as
+  one message on `saip.traces.<service>` (core NATS, no ack), yielding to the loop between slices. The former design
+  encoded OTLP in the SDK's batch thread, which held the GIL beside the calls while it did. The audit service keeps
+  the recent traces from there (`saip.audit.traces`, with `decode`). With `OTEL_EXPORTER_OTLP_ENDPOINT` set, each
+  slice is also handed, as the SDK's `ReadableSpan`s, to the SDK's batch processor and its OTLP/HTTP exporter (a
+  trace backend such as Tempo).
 - **Propagation.** W3C `traceparent`: `inject()` writes the current span's context into gRPC metadata or NATS
   headers, `extract()` reads it back. `client_interceptors` (a channel's) and the server interceptor
   (`grpc_server`'s) make one span per call on each side; the gateway's audit publisher sends the header with each
@@ -38,6 +39,7 @@ import json
 import logging
 import os
 import random
+import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
@@ -138,7 +140,7 @@ class _Span(Span):
     def end(self, end_time: int | None = None) -> None:
         if not self.end_ns:
             self.end_ns = end_time or time.time_ns()
-            self._to.ended.append(self)
+            self._to.add(self)
 
 
 class _Current:
@@ -166,10 +168,23 @@ class _Current:
 class _Service:
     """The traces of one service while its lifespan runs: how it samples, and the spans ended since the last batch."""
 
-    def __init__(self, service: str, sample_ratio: float) -> None:
+    def __init__(self, service: str, sample_ratio: float, loop: asyncio.AbstractEventLoop) -> None:
         self.service = service
         self.bound = round(sample_ratio * (_LOW_64 + 1))  # kept: a new trace id whose low 64 bits are below it
         self.ended: deque[_Span] = deque(maxlen=QUEUE)
+        # Set by the first span into an empty queue: an idle service's export sleeps until then, rather than wake
+        # every DELAY_MS for nothing (each wake-up is an epoll round and a context switch on a busy machine).
+        self.arrived = asyncio.Event()
+        self._loop, self._thread = loop, threading.get_ident()
+
+    def add(self, span: _Span) -> None:
+        first = not self.ended
+        self.ended.append(span)
+        if first:
+            if threading.get_ident() == self._thread:
+                self.arrived.set()
+            else:  # a span ended in a worker thread: the event belongs to the loop
+                self._loop.call_soon_threadsafe(self.arrived.set)
 
     def start(
         self, name: str, kind: SpanKind, attributes: Attributes | None, parent: Context | None, start_ns: int
@@ -340,9 +355,11 @@ async def _publish(opened: _Service, nc: NatsClient, otlp: _Otlp | None) -> None
 
 
 async def _ship(opened: _Service, nc: NatsClient, otlp: _Otlp | None) -> None:
-    """Every DELAY_MS, the spans ended since; until cancelled."""
+    """DELAY_MS after the first span into an empty queue, the spans ended since; until cancelled."""
     while True:
+        await opened.arrived.wait()
         await asyncio.sleep(DELAY_MS / 1000)
+        opened.arrived.clear()  # before the queue is taken: a span ending after that sets it again
         await _publish(opened, nc, otlp)
 
 
@@ -355,7 +372,7 @@ async def traced(settings: SaipSettings, nc: NatsClient) -> AsyncIterator[None]:
         yield
         return
     service = settings.service
-    opened = _Service(service, settings.tracing_sample_ratio)
+    opened = _Service(service, settings.tracing_sample_ratio, asyncio.get_running_loop())
     otlp = None
     if os.environ.get(OTLP_ENDPOINT):
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
