@@ -5,6 +5,7 @@ trace backend when OTEL_EXPORTER_OTLP_ENDPOINT is set, carry their context in `t
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import AsyncIterator
 from typing import ClassVar
@@ -127,6 +128,18 @@ async def test_spans_ended_after_an_idle_spell_go_out_while_the_lifespan_runs() 
         for name in ("first", "after the export went idle", "and once more"):
             await sent(name)
     assert names(published) == ["first", "after the export went idle", "and once more"]
+
+
+async def test_a_span_ended_in_a_worker_thread_goes_out_too() -> None:
+    published = Published()
+
+    def worker() -> None:
+        tracing.tracer("probe").record("in a thread", 0)
+
+    async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+        await asyncio.to_thread(worker)
+        await eventually(lambda: names(published) or None)
+    assert names(published) == ["in a thread"]
 
 
 async def test_an_attribute_json_cannot_carry_goes_as_its_text() -> None:

@@ -184,7 +184,8 @@ class _Service:
             if threading.get_ident() == self._thread:
                 self.arrived.set()
             else:  # a span ended in a worker thread: the event belongs to the loop
-                self._loop.call_soon_threadsafe(self.arrived.set)
+                with contextlib.suppress(RuntimeError):  # the loop closed on the way out: the span is lost with it
+                    self._loop.call_soon_threadsafe(self.arrived.set)
 
     def start(
         self, name: str, kind: SpanKind, attributes: Attributes | None, parent: Context | None, start_ns: int
