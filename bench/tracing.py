@@ -1,30 +1,42 @@
 """What tracing costs: a READ management call and a published tool call through /mcp on a stack with tracing on (the
 default: spans made and exported over NATS) against the same stack with `tracing.enabled: false`, both stacks up at
-once and called in alternating rounds, so a change in the machine's load falls on both; and what one span costs
-in-process (the SDK's span, and its place in the batch processor's queue), against a no-op span."""
+once and called in alternating rounds (which stack goes first alternating too), so a change in the machine's load
+falls on both, with the CPU each stack's processes spent per call in its rounds (what the calls cost beside their
+latency, on a machine whose other work makes latencies noisy); and in-process, what one span costs on the call path
+(saip's span, made current and queued for export; the SDK's span into its batch processor, the former path; a no-op
+span), and what exporting a span costs beside the calls (encoding it in a batch, saip's rows against the OTLP
+protobuf the SDK's batch thread encoded; the audit service's decoding and keeping of it)."""
 
 from __future__ import annotations
 
 import os
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
-from opentelemetry.trace import NoOpTracer, Tracer
+from opentelemetry.trace import NoOpTracer
 
+from bench.cold_start import CLOCK_TICKS, _cpu_seconds
 from bench.mcp_latency import STACK_ENV
 from bench.stats import added, row, summary, table
 from bench.tool_latency import ARGUMENTS, _publish, _served
+from saip.audit.traces import TraceStore, decode
+from saip.common import tracing
 from tests.e2e.stack import Stack, mcp_client, start_stack
+from tests.spans import ProbeSettings, Published
 
 ROUNDS = 6
 CALLS = 50  # per round and stack: ROUNDS * CALLS calls of each tool on each stack, in each era
 WARMUP = 30
 SPANS = 20_000
+BATCHES = 40  # batches of tracing.BATCH spans encoded or decoded, per figure
+ATTRIBUTES = {"saip.tool": "word-count", "saip.source": "authored"}
 CONFIGURATIONS = (("tracing on (default)", {}), ("tracing off", {"SAIP_TRACING_ENABLED": "false"}))
 TOOLS = (
     ("READ management call (saip_monitor_hitl)", "saip_monitor_hitl", {"recent": 1}),
@@ -33,9 +45,18 @@ TOOLS = (
 ERAS = (("legacy", "2025-11-25"), ("auto", "2026-07-28"))
 
 
-async def _rounds(stacks: Sequence[Stack], tool: str, arguments: dict[str, object], mode: str) -> list[list[float]]:
-    """ROUNDS rounds of CALLS calls on each stack in turn (after a warm-up on each); the samples of each stack."""
+def _cpu_ms(stack: Stack) -> float:
+    """Milliseconds of CPU the stack's processes have spent so far, all of them summed."""
+    return sum(_cpu_seconds(stack).values()) * 1000
+
+
+async def _rounds(
+    stacks: Sequence[Stack], tool: str, arguments: dict[str, object], mode: str
+) -> tuple[list[list[float]], list[float]]:
+    """ROUNDS rounds of CALLS calls on each stack (after a warm-up on each), which stack goes first alternating from
+    round to round; the samples of each stack, and the CPU its processes spent per call during its rounds."""
     samples: list[list[float]] = [[] for _ in stacks]
+    spent = [0.0 for _ in stacks]
     async with (
         mcp_client(stacks[0].mcp_url, stacks[0].mcp_token, mode=mode) as on,
         mcp_client(stacks[1].mcp_url, stacks[1].mcp_token, mode=mode) as off,
@@ -44,19 +65,22 @@ async def _rounds(stacks: Sequence[Stack], tool: str, arguments: dict[str, objec
         for client in clients:
             for _ in range(WARMUP):
                 await client.call_tool(tool, arguments)
-        for _ in range(ROUNDS):
-            for index, client in enumerate(clients):
+        for round_ in range(ROUNDS):
+            for index in (0, 1) if round_ % 2 == 0 else (1, 0):
+                client, before = clients[index], _cpu_ms(stacks[index])
                 for _ in range(CALLS):
                     started = time.perf_counter()
                     result = await client.call_tool(tool, arguments)
                     samples[index].append((time.perf_counter() - started) * 1000)
                     if result.is_error:
                         raise RuntimeError(f"{tool} failed during the benchmark: {result.content}")
-    return samples
+                spent[index] += _cpu_ms(stacks[index]) - before
+    return samples, [total / (ROUNDS * CALLS) for total in spent]
 
 
-def _calls() -> list[list[object]]:
+def _calls() -> tuple[list[list[object]], list[list[object]]]:
     rows: list[list[object]] = []
+    cpu: list[list[object]] = []
     with tempfile.TemporaryDirectory() as on_home, tempfile.TemporaryDirectory() as off_home:
         stacks: list[Stack] = []
         try:
@@ -67,56 +91,114 @@ def _calls() -> list[list[object]]:
                 anyio.run(_served, stack.mcp_url, stack.mcp_token)
             for mode, era in ERAS:
                 for label, tool, arguments in TOOLS:
-                    on, off = (summary(samples) for samples in anyio.run(_rounds, stacks, tool, arguments, mode))
+                    both, spent = anyio.run(_rounds, stacks, tool, arguments, mode)
+                    on, off = (summary(samples) for samples in both)
                     rows.append(row(f"{label}, {CONFIGURATIONS[0][0]} ({era})", on))
                     rows.append(row(f"{label}, {CONFIGURATIONS[1][0]} ({era})", off))
                     rows.append(added(f"added by tracing ({era})", on, off))
+                    cpu.append([f"{label} ({era})", spent[0], spent[1], spent[0] - spent[1]])
         finally:
             for stack in stacks:
                 stack.stop()
-    return rows
+    return rows, cpu
 
 
-class _Dropped(SpanExporter):
-    """An exporter that encodes nothing: the queue and the batching are measured, not NATS."""
+class _Held(SpanExporter):
+    """An exporter that keeps what it is handed and encodes nothing: the SDK's queue and batching are measured."""
+
+    def __init__(self) -> None:
+        self.spans: list[ReadableSpan] = []
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        self.spans.extend(spans)
         return SpanExportResult.SUCCESS
 
 
-def _per_span(tracer: Tracer) -> list[float]:
-    """Microseconds of one span made current around nothing, ended, and handed to the processor, per sample."""
+def _timed(make: Callable[[], object], count: int, per: int = 1) -> dict[str, float]:
+    """Microseconds per item of `make()` (which handles `per` items), over `count` samples."""
     samples = []
-    for _ in range(SPANS):
+    for _ in range(count):
         started = time.perf_counter()
-        with tracer.start_as_current_span("bench", attributes={"saip.tool": "word-count"}):
+        make()
+        samples.append((time.perf_counter() - started) * 1e6 / per)
+    return summary(samples)
+
+
+def _otel(tracer: Any) -> Callable[[], object]:
+    def one() -> None:
+        with tracer.start_as_current_span("bench", attributes=ATTRIBUTES):
             pass
-        samples.append((time.perf_counter() - started) * 1e6)
-    return samples
+
+    return one
+
+
+async def _saip() -> tuple[dict[str, float], list[Any]]:
+    """saip's span path into its queue (a slice at a time, so the queue never overflows), and one batch of its
+    ended spans as the export takes them."""
+    spans = tracing.tracer("probe")
+    samples: list[float] = []
+    async with tracing.traced(ProbeSettings.load(), Published()):  # type: ignore[arg-type]
+        for _ in range(SPANS // tracing.BATCH):
+            for _ in range(tracing.BATCH):
+                started = time.perf_counter()
+                with spans.span("bench", attributes=ATTRIBUTES):
+                    pass
+                samples.append((time.perf_counter() - started) * 1e6)
+            await anyio.sleep(tracing.DELAY_MS / 1000 + 0.05)
+        for _ in range(tracing.BATCH):
+            spans.record("bench", time.time_ns(), attributes=ATTRIBUTES)
+        # Taken before the export's next turn (no await between): what one batch holds.
+        batch = list(tracing._opened["probe"][-1].ended)
+    return summary(samples), batch
 
 
 def _spans() -> list[list[object]]:
+    made, ended = anyio.run(_saip)
+    batch = tracing.encode("probe", ended)
+    held = _Held()
     provider = TracerProvider()
-    provider.add_span_processor(BatchSpanProcessor(_Dropped(), max_queue_size=4096, schedule_delay_millis=200))
+    provider.add_span_processor(BatchSpanProcessor(held, max_queue_size=4096, schedule_delay_millis=200))
     try:
-        made = summary(_per_span(provider.get_tracer("bench")))
+        sdk = _timed(_otel(provider.get_tracer("bench")), SPANS)
     finally:
         provider.shutdown()
-    nothing = summary(_per_span(NoOpTracer()))
+    nothing = _timed(_otel(NoOpTracer()), SPANS)
+    otlp = held.spans[: tracing.BATCH]
+    store = TraceStore(100_000, 3600.0)
     return [
-        [f"SDK span + batch queue ({SPANS} spans)", made["p50"], made["p90"], made["p99"]],
-        [f"no-op span, tracing off ({SPANS} spans)", nothing["p50"], nothing["p90"], nothing["p99"]],
+        row(f"saip span, made current and queued ({SPANS} spans)", made),
+        row(f"SDK span + batch queue, the former path ({SPANS} spans)", sdk),
+        row(f"no-op span, tracing off ({SPANS} spans)", nothing),
+        row(
+            f"encoding, saip's rows (per span, {BATCHES} batches of {tracing.BATCH})",
+            _timed(lambda: tracing.encode("probe", ended), BATCHES, tracing.BATCH),
+        ),
+        row(
+            f"encoding, OTLP protobuf, the former export (per span, {BATCHES} batches of {tracing.BATCH})",
+            _timed(lambda: encode_spans(otlp).SerializeToString(), BATCHES, tracing.BATCH),
+        ),
+        row(
+            f"audit: decoding and keeping saip's rows (per span, {BATCHES} batches of {tracing.BATCH})",
+            _timed(lambda: store.add(decode(batch)), BATCHES, tracing.BATCH),
+        ),
     ]
 
 
 def run() -> str:
     load = "load average {:.2f} {:.2f} {:.2f} on {} cores".format(*os.getloadavg(), os.cpu_count() or 0)
+    latencies, cpu = _calls()
     calls = table(
         f"Tracing on against off, {ROUNDS} alternating rounds of {CALLS} calls on each stack after {WARMUP} warm-up "
         f"(ms; {load} at the start)",
         ["", "p50", "p90", "p99"],
-        _calls(),
+        latencies,
+    )
+    spent = table(
+        "CPU the stack's processes spent per call during its rounds (ms; clock ticks of "
+        f"{1000 / CLOCK_TICKS:g} ms over {ROUNDS * CALLS} calls)",
+        ["", "tracing on", "tracing off", "added"],
+        cpu,
     )
     spans = table("One span in-process (microseconds)", ["", "p50", "p90", "p99"], _spans())
     after = "load average {:.2f} {:.2f} {:.2f} at the end".format(*os.getloadavg())
-    return f"{calls}\n\n{spans}\n({after})"
+    return f"{calls}\n\n{spent}\n\n{spans}\n({after})"

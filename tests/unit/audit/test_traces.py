@@ -1,19 +1,15 @@
-"""The trace store: its bounds (count, age, spans per trace), its filters, the span tree, and the OTLP decoding of
-what the services publish (made by the real SDK and the exporter saip.common.tracing uses)."""
+"""The trace store: its bounds (count, age, spans per trace), its filters, the span tree, and the decoding of what
+the services publish (made by saip.common.tracing's spans and its export)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from saip.audit import traces
 from saip.audit.traces import Span, TraceStore
+from saip.common import tracing
+from tests.spans import ProbeSettings, Published
 
 
 class Clock:
@@ -149,32 +145,22 @@ def test_the_summary_reads_the_tool_and_outcome_from_the_spans_and_times_the_who
     assert kept.services == ["gateway"]
 
 
-class Kept(SpanExporter):
-    def __init__(self) -> None:
-        self.batches: list[bytes] = []
+async def test_decode_reads_what_the_services_publish() -> None:
+    published = Published()
+    async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+        spans = tracing.tracer("probe")
+        with spans.span("grpc CallServedTool", kind=SpanKind.SERVER) as outer:
+            outer.set_attribute("saip.tool", "adder")
+            with spans.span("sandbox run", attributes={"saip.runs": ["call", "test"]}) as inner:
+                inner.set_attribute("saip.ok", False)
+                inner.set_status(Status(StatusCode.ERROR, "boom"))
 
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        self.batches.append(encode_spans(spans).SerializeToString())
-        return SpanExportResult.SUCCESS
-
-
-def test_decode_reads_what_the_sdk_exports() -> None:
-    exported = Kept()
-    provider = TracerProvider(resource=Resource.create({"service.name": "tools"}))
-    provider.add_span_processor(SimpleSpanProcessor(exported))
-    tracer = provider.get_tracer("test")
-    with tracer.start_as_current_span("grpc CallServedTool", kind=SpanKind.SERVER) as outer:
-        outer.set_attribute("saip.tool", "adder")
-        with tracer.start_as_current_span("sandbox run") as inner:
-            inner.set_attribute("saip.ok", False)
-            inner.set_status(Status(StatusCode.ERROR, "boom"))
-
-    spans = [item for batch in exported.batches for item in traces.decode(batch)]
+    decoded = [item for batch in published.batches for item in traces.decode(batch)]
     store = TraceStore(10, 60.0, clock=Clock())
-    store.add(spans)
+    store.add(decoded)
 
     (kept,) = store.recent()
-    assert kept.services == ["tools"]
+    assert kept.services == ["probe"]
     assert kept.tool == "adder"
     assert kept.error
     (root, _), (child, depth) = kept.tree()
@@ -182,7 +168,12 @@ def test_decode_reads_what_the_sdk_exports() -> None:
     assert (child.name, depth, child.attributes, child.status_message) == (
         "sandbox run",
         1,
-        {"saip.ok": "false"},
+        {"saip.runs": "call, test", "saip.ok": "false"},
         "boom",
     )
     assert len(kept.trace_id) == 32 and len(child.span_id) == 16
+
+
+def test_a_batch_whose_rows_are_not_spans_is_refused() -> None:
+    with pytest.raises(ValueError):
+        traces.decode(b'{"format": 1, "service": "tools", "spans": [["only", "three", "fields"]]}')

@@ -1,41 +1,28 @@
 """saip.common.tracing: a service's spans exist only once its lifespan set tracing up, go out on
-saip.traces.<service> as OTLP when it ends (off the call path, through the batch processor), carry their context in
-`traceparent`, and are no-ops with `tracing.enabled: false`."""
+saip.traces.<service> as batches of rows (off the call path, a slice at a time from the event loop) and over OTLP to a
+trace backend when OTEL_EXPORTER_OTLP_ENDPOINT is set, carry their context in `traceparent`, and are no-ops with
+`tracing.enabled: false`."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import AsyncIterator
 from typing import ClassVar
 
 import grpc
+import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.trace import SpanKind
 
 from saip.common import tracing
-from saip.common.settings import SaipSettings
-
-
-class ProbeSettings(SaipSettings):
-    service: ClassVar[str] = "probe"
-
-
-class Published:
-    """The one thing tracing needs of a NATS connection: a core publish."""
-
-    def __init__(self) -> None:
-        self.messages: list[tuple[str, bytes]] = []
-
-    async def publish(self, subject: str, payload: bytes) -> None:
-        self.messages.append((subject, payload))
+from tests.http_origin import QuietHandler, http_origin
+from tests.spans import ProbeSettings, Published
+from tests.waiting import eventually
 
 
 def names(published: Published) -> list[str]:
-    return [
-        span.name
-        for _, payload in published.messages
-        for resource in ExportTraceServiceRequest.FromString(payload).resource_spans
-        for scope in resource.scope_spans
-        for span in scope.spans
-    ]
+    return [row[3] for row in published.rows()]
 
 
 def test_without_a_lifespan_a_span_records_nothing_and_sends_no_context() -> None:
@@ -96,3 +83,122 @@ async def test_a_two_way_stream_the_method_writes_gets_its_server_span() -> None
         finally:
             await server.stop(None)
     assert names(published) == ["grpc Both"]
+
+
+async def test_a_row_says_what_the_span_was_and_how_it_ended() -> None:
+    published = Published()
+    async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+        spans = tracing.tracer("probe")
+        with spans.span("outer", kind=SpanKind.SERVER, attributes={"saip.tool": "adder"}) as outer:
+            with pytest.raises(RuntimeError), spans.span("inner"):
+                tracing.current().set_attribute("saip.ok", False)
+                raise RuntimeError("the sandbox ran out of time")
+            outer.set_attribute("saip.outcome", "ERROR")
+        assert not outer.is_recording()  # ended: what is set now is not kept
+        outer.set_attribute("late", "ignored")
+
+    assert {tracing.decode(payload)[0] for _, payload in published.messages} == {"probe"}
+    inner, root = published.rows()
+    trace_id, span_id = f"{outer.get_span_context().trace_id:032x}", f"{outer.get_span_context().span_id:016x}"
+    assert root[:5] == [trace_id, span_id, "", "outer", "server"]
+    assert root[7:] == [False, "", {"saip.tool": "adder", "saip.outcome": "ERROR"}]
+    assert inner[:5] == [trace_id, inner[1], span_id, "inner", "internal"]
+    assert inner[7:] == [True, "RuntimeError: the sandbox ran out of time", {"saip.ok": False}]
+    assert root[5] <= inner[5] <= inner[6] <= root[6]
+
+
+async def test_spans_go_out_one_message_per_slice_of_at_most_a_batch() -> None:
+    published = Published()
+    async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+        for index in range(tracing.BATCH * 2 + 1):
+            tracing.tracer("probe").record(f"step {index}", 0)
+    sizes = [len(tracing.decode(payload)[1]) for _, payload in published.messages]
+    assert sizes == [tracing.BATCH, tracing.BATCH, 1]
+    assert names(published) == [f"step {index}" for index in range(tracing.BATCH * 2 + 1)]
+
+
+async def test_spans_ended_after_an_idle_spell_go_out_while_the_lifespan_runs() -> None:
+    published = Published()
+
+    async def sent(name: str) -> None:
+        tracing.tracer("probe").record(name, 0)
+        await eventually(lambda: name in names(published) or None)
+
+    async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+        for name in ("first", "after the export went idle", "and once more"):
+            await sent(name)
+    assert names(published) == ["first", "after the export went idle", "and once more"]
+
+
+async def test_a_span_ended_in_a_worker_thread_goes_out_too() -> None:
+    published = Published()
+
+    def worker() -> None:
+        tracing.tracer("probe").record("in a thread", 0)
+
+    async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+        await asyncio.to_thread(worker)
+        await eventually(lambda: names(published) or None)
+    assert names(published) == ["in a thread"]
+
+
+async def test_an_attribute_json_cannot_carry_goes_as_its_text() -> None:
+    published = Published()
+    async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+        with tracing.tracer("probe").span("odd") as span:
+            span.set_attribute("saip.kind", SpanKind.SERVER)  # type: ignore[arg-type]
+    ((*_, attributes),) = published.rows()
+    assert attributes == {"saip.kind": str(SpanKind.SERVER)}
+
+
+def test_a_message_that_is_not_a_batch_is_refused() -> None:
+    for payload in (b"\x0a\x02", b"[]", b'{"format": 0, "spans": []}'):
+        with pytest.raises(ValueError):
+            tracing.decode(payload)
+
+
+class Collector(QuietHandler):
+    """A trace backend's OTLP/HTTP receiver: each POSTed request kept, answered 200."""
+
+    received: ClassVar[list[ExportTraceServiceRequest]] = []
+    arrived: ClassVar[threading.Event] = threading.Event()
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.received.append(ExportTraceServiceRequest.FromString(body))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        self.arrived.set()
+
+
+async def test_with_an_otlp_endpoint_the_same_spans_also_go_to_the_trace_backend(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    published = Published()
+    with http_origin(Collector) as origin:
+        monkeypatch.setenv(tracing.OTLP_ENDPOINT, origin)
+        async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+            spans = tracing.tracer("probe")
+            with (
+                spans.span("outer", attributes={"saip.tool": "adder"}) as outer,
+                spans.span("inner", kind=SpanKind.CLIENT),
+            ):
+                pass
+        assert Collector.arrived.is_set()  # the lifespan's end waits for the SDK's thread to post what it holds
+    exported = {
+        span.name: (span, resource.resource)
+        for request in Collector.received
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    }
+    (outer_span, resource), (inner_span, _) = exported["outer"], exported["inner"]
+    assert names(published) == ["inner", "outer"]
+    assert outer_span.trace_id == inner_span.trace_id == outer.get_span_context().trace_id.to_bytes(16, "big")
+    assert inner_span.parent_span_id == outer_span.span_id and not outer_span.parent_span_id
+    assert inner_span.kind == inner_span.SPAN_KIND_CLIENT
+    assert {pair.key: pair.value.string_value for pair in outer_span.attributes} == {"saip.tool": "adder"}
+    assert {"service.name": "probe"}.items() <= {
+        pair.key: pair.value.string_value for pair in resource.attributes
+    }.items()

@@ -1,17 +1,29 @@
 """Traces: OpenTelemetry in every service, with one setup call from its lifespan, and the context carried across gRPC
 and NATS, so one `tools/call` is one trace from the gateway through the owning service to the audit collector.
 
-- **Setup.** `traced(settings, nc)`, entered on a lifespan's exit stack after its NATS connection, gives the service
-  a `TracerProvider` of its own (resource `service.name` = the service), registered under the service's name:
-  `tracer("tools").span(...)` anywhere in the tools service makes a span of that provider, and nothing at all when
-  no provider is registered (`tracing.enabled: false`, or a unit test that opened no lifespan). Providers are per
-  service, not the process-global one, because the embedded tests run several services in one process and each
-  span must say which service made it.
-- **Export, off the call path.** Finished spans go to the SDK's `BatchSpanProcessor` (a bounded queue, `QUEUE`
-  spans; a span that does not fit is dropped, never waited for), whose thread encodes each batch as OTLP protobuf
-  and hands it to the event loop; a task publishes it on `saip.traces.<service>` (core NATS, no ack). The audit
-  service keeps the recent traces from there (`saip.audit.traces`). With `OTEL_EXPORTER_OTLP_ENDPOINT` set, a second
-  processor also exports over OTLP/HTTP (a trace backend such as Tempo).
+- **Setup.** `traced(settings, nc)`, entered on a lifespan's exit stack after its NATS connection, opens the
+  service's traces, registered under the service's name: `tracer("tools").span(...)` anywhere in the tools service
+  makes a span of it, and nothing at all when none is open (`tracing.enabled: false`, or a unit test that opened no
+  lifespan). They are per service, not process-global, because the embedded tests run several services in one process
+  and each span must say which service made it.
+- **Spans of saip's own.** A span is an OpenTelemetry API span (`opentelemetry.trace.Span`: current in the context,
+  read by the propagator and by `trace.get_current_span`), but not the SDK's: the SDK's span, made current and ended
+  into its batch processor, pays for attribute validation, locks, the sampler and processor chain and `use_span`'s
+  generator, and a `tools/call` makes eight. `_Span` keeps a name, two ids, a dict of attributes and two clocks, and
+  costs a fraction of it (docs/BENCHMARKS.md, "Tracing on against off"). It records no events: an exception ending a
+  span sets its status (`<Type>: <message>`), which is what the traces show.
+- **Sampling.** `tracing.sample-ratio` keeps a share of the traces where they start (the trace id's low 64 bits
+  against the ratio, as the SDK's `TraceIdRatioBased` does); a span with a parent follows the parent's choice, so a
+  call is traced whole or not at all.
+- **Export, off the call path, without a thread.** An ended span is appended to its service's queue (a bounded deque,
+  `QUEUE` spans, the oldest dropped past it) and nothing more. `DELAY_MS` after the first span into an empty queue
+  (an idle service's export sleeps), a task on the event loop takes the queue in slices of `BATCH` spans, encodes
+  each slice in one C call (`encode`: JSON rows, a fraction of the OTLP protobuf encoder's cost) and publishes it as
+  one message on `saip.traces.<service>` (core NATS, no ack), yielding to the loop between slices. The former design
+  encoded OTLP in the SDK's batch thread, which held the GIL beside the calls while it did. The audit service keeps
+  the recent traces from there (`saip.audit.traces`, with `decode`). With `OTEL_EXPORTER_OTLP_ENDPOINT` set, each
+  slice is also handed, as the SDK's `ReadableSpan`s, to the SDK's batch processor and its OTLP/HTTP exporter (a
+  trace backend such as Tempo).
 - **Propagation.** W3C `traceparent`: `inject()` writes the current span's context into gRPC metadata or NATS
   headers, `extract()` reads it back. `client_interceptors` (a channel's) and the server interceptor
   (`grpc_server`'s) make one span per call on each side; the gateway's audit publisher sends the header with each
@@ -23,24 +35,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import logging
 import os
+import random
+import threading
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from types import TracebackType
 from typing import Any
 
 import grpc
 from nats.aio.client import Client as NatsClient
 from nats.errors import Error as NatsError
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import SERVICE_INSTANCE_ID, SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
-from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
-from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Status, StatusCode
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import INVALID_SPAN, NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from opentelemetry.util.types import AttributeValue
 
 from saip.common import names, telemetry
 from saip.common.settings import SaipSettings
@@ -48,26 +66,154 @@ from saip.common.settings import SaipSettings
 logger = logging.getLogger(__name__)
 
 OTLP_ENDPOINT = "OTEL_EXPORTER_OTLP_ENDPOINT"
-QUEUE = 4096  # finished spans a process holds before export; past it the SDK drops new ones
-BATCH = 512  # spans encoded into one message
-DELAY_MS = 200  # how long a finished span may wait for its batch: traces show up within a fraction of a second
-PENDING = 256  # encoded batches held while NATS is away (the oldest dropped first)
+QUEUE = 4096  # ended spans a service holds before export; past it the oldest are dropped
+BATCH = 64  # spans encoded into one message: one slice of the event loop's time (well under a millisecond)
+DELAY_MS = 200  # how long an ended span may wait for its batch: traces show up within a fraction of a second
 TRACEPARENT = "traceparent"
+FORMAT = 1  # the version of the rows `encode` writes; `decode` refuses any other
 
 _PROPAGATOR = TraceContextTextMapPropagator()
-# The tracer of each service set up in this process, made once (a provider's get_tracer costs about as much as a
-# span); the last one opened wins (two gateways in one test).
-_opened: dict[str, list[trace.Tracer]] = {}
+_SAMPLED = trace.TraceFlags(trace.TraceFlags.SAMPLED)
+_UNSAMPLED = trace.TraceFlags(trace.TraceFlags.DEFAULT)
+_LOW_64 = (1 << 64) - 1
 _NOTHING: contextlib.nullcontext[Span] = contextlib.nullcontext(INVALID_SPAN)
+Attributes = Mapping[str, str | int | float | bool]
+
+
+class _Span(Span):
+    """A recording span of saip's own (see the module's docstring): what the traces show of it, and no more."""
+
+    __slots__ = ("_to", "attributes", "context", "end_ns", "error", "kind", "name", "parent_id", "start_ns", "status")
+
+    def __init__(
+        self,
+        to: _Service,
+        name: str,
+        context: SpanContext,
+        parent_id: int,
+        kind: SpanKind,
+        attributes: Attributes | None,
+        start_ns: int,
+    ) -> None:
+        self._to = to
+        self.name = name
+        self.context = context
+        self.parent_id = parent_id
+        self.kind = kind
+        self.attributes: dict[str, AttributeValue] = dict(attributes) if attributes else {}
+        self.start_ns = start_ns
+        self.end_ns = 0
+        self.error = False
+        self.status = ""
+
+    def get_span_context(self) -> SpanContext:
+        return self.context
+
+    def is_recording(self) -> bool:
+        return not self.end_ns
+
+    def set_attribute(self, key: str, value: AttributeValue) -> None:
+        if not self.end_ns:
+            self.attributes[key] = value
+
+    def set_attributes(self, attributes: Mapping[str, AttributeValue]) -> None:
+        if not self.end_ns:
+            self.attributes.update(attributes)
+
+    def set_status(self, status: Status | StatusCode, description: str | None = None) -> None:
+        code, text = (status.status_code, status.description) if isinstance(status, Status) else (status, description)
+        if not self.end_ns and code is not StatusCode.UNSET:
+            self.error, self.status = code is StatusCode.ERROR, text or ""
+
+    def update_name(self, name: str) -> None:
+        self.name = name
+
+    def add_event(self, name: str, attributes: Any = None, timestamp: int | None = None) -> None:
+        """Events are not kept: a span's status says how it ended, its attributes what it learned."""
+
+    def add_link(self, context: SpanContext, attributes: Any = None) -> None:
+        """Links are not kept: one call is one trace, each span with one parent."""
+
+    def record_exception(self, exception: BaseException, *args: Any, **kwargs: Any) -> None:
+        """Not kept as an event: the exception that ends a span sets its status instead."""
+
+    def end(self, end_time: int | None = None) -> None:
+        if not self.end_ns:
+            self.end_ns = end_time or time.time_ns()
+            self._to.add(self)
+
+
+class _Current:
+    """A span made current around a block, and ended after it: what the SDK's `use_span` does, as a plain class."""
+
+    __slots__ = ("_span", "_token")
+
+    def __init__(self, span: Span) -> None:
+        self._span = span
+
+    def __enter__(self) -> Span:
+        self._token = otel_context.attach(trace.set_span_in_context(self._span))
+        return self._span
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        otel_context.detach(self._token)
+        # As the SDK does: an Exception marks the span; a cancellation (a BaseException) ends it as it stands.
+        if isinstance(exc, Exception):
+            self._span.set_status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}")
+        self._span.end()
+
+
+class _Service:
+    """The traces of one service while its lifespan runs: how it samples, and the spans ended since the last batch."""
+
+    def __init__(self, service: str, sample_ratio: float, loop: asyncio.AbstractEventLoop) -> None:
+        self.service = service
+        self.bound = round(sample_ratio * (_LOW_64 + 1))  # kept: a new trace id whose low 64 bits are below it
+        self.ended: deque[_Span] = deque(maxlen=QUEUE)
+        # Set by the first span into an empty queue: an idle service's export sleeps until then, rather than wake
+        # every DELAY_MS for nothing (each wake-up is an epoll round and a context switch on a busy machine).
+        self.arrived = asyncio.Event()
+        self._loop, self._thread = loop, threading.get_ident()
+
+    def add(self, span: _Span) -> None:
+        first = not self.ended
+        self.ended.append(span)
+        if first:
+            if threading.get_ident() == self._thread:
+                self.arrived.set()
+            else:  # a span ended in a worker thread: the event belongs to the loop
+                with contextlib.suppress(RuntimeError):  # the loop closed on the way out: the span is lost with it
+                    self._loop.call_soon_threadsafe(self.arrived.set)
+
+    def start(
+        self, name: str, kind: SpanKind, attributes: Attributes | None, parent: Context | None, start_ns: int
+    ) -> Span:
+        above = trace.get_current_span(parent).get_span_context()
+        span_id = random.getrandbits(64) or 1
+        if above.is_valid:
+            trace_id, parent_id, sampled = above.trace_id, above.span_id, above.trace_flags.sampled
+        else:
+            trace_id, parent_id = random.getrandbits(128) or 1, 0
+            sampled = (trace_id & _LOW_64) < self.bound
+        if not sampled:  # current all the same, so the services the call reaches follow the choice
+            return NonRecordingSpan(SpanContext(trace_id, span_id, False, _UNSAMPLED))
+        context = SpanContext(trace_id, span_id, False, _SAMPLED)
+        return _Span(self, name, context, parent_id, kind, attributes, start_ns)
+
+
+# The traces of each service opened in this process; the last one opened wins (two gateways in one test).
+_opened: dict[str, list[_Service]] = {}
 
 
 class Tracer:
-    """The spans of one service: made by the provider its lifespan set up, or nothing when it set none up."""
+    """The spans of one service: made while its lifespan has its traces open, nothing otherwise."""
 
     def __init__(self, service: str) -> None:
         self.service = service
 
-    def _tracer(self) -> trace.Tracer | None:
+    def _open(self) -> _Service | None:
         stack = _opened.get(self.service)
         return stack[-1] if stack else None
 
@@ -76,15 +222,15 @@ class Tracer:
         name: str,
         *,
         kind: SpanKind = SpanKind.INTERNAL,
-        attributes: Mapping[str, str | int | float | bool] | None = None,
+        attributes: Attributes | None = None,
         parent: Context | None = None,
     ) -> contextlib.AbstractContextManager[Span]:
         """A span around a block, current inside it (its children and `inject` see it); an exception escaping the
         block marks it as an error."""
-        tracer = self._tracer()
-        if tracer is None:
+        opened = self._open()
+        if opened is None:
             return _NOTHING
-        return tracer.start_as_current_span(name, context=parent, kind=kind, attributes=attributes)
+        return _Current(opened.start(name, kind, attributes, parent, time.time_ns()))
 
     def record(
         self,
@@ -92,13 +238,13 @@ class Tracer:
         started_ns: int,
         *,
         parent: Context | None = None,
-        attributes: Mapping[str, str | int | float | bool] | None = None,
+        attributes: Attributes | None = None,
     ) -> None:
         """A span of work already done, from `started_ns` (time.time_ns) to now: what a batch step (the audit
         collector's chaining) says of each record it handled."""
-        tracer = self._tracer()
-        if tracer is not None:
-            tracer.start_span(name, context=parent, attributes=attributes, start_time=started_ns).end()
+        opened = self._open()
+        if opened is not None:
+            opened.start(name, SpanKind.INTERNAL, attributes, parent, started_ns).end()
 
 
 _tracers: dict[str, Tracer] = {}
@@ -132,89 +278,121 @@ def extract(carrier: Mapping[str, str] | None) -> Context | None:
     return _PROPAGATOR.extract(dict(carrier))
 
 
-class NatsSpans(SpanExporter):
-    """The span exporter of the embedded default: each batch, encoded as OTLP in the SDK's export thread, is handed
-    to the event loop, where `ship` publishes it on saip.traces.<service>; nothing here waits for NATS."""
-
-    def __init__(self, service: str, loop: asyncio.AbstractEventLoop) -> None:
-        self._subject = names.TRACES_PREFIX + service
-        self._loop = loop
-        self._pending: deque[bytes] = deque(maxlen=PENDING)
-        self._wake = asyncio.Event()
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        payload = encode_spans(spans).SerializeToString()
-        try:
-            self._loop.call_soon_threadsafe(self._hand, payload)
-        except RuntimeError:  # the loop closed on the way out: these spans are lost with the process
-            return SpanExportResult.FAILURE
-        return SpanExportResult.SUCCESS
-
-    def _hand(self, payload: bytes) -> None:
-        self._pending.append(payload)
-        self._wake.set()
-
-    async def ship(self, nc: NatsClient) -> None:
-        """Publish every batch handed over, until cancelled; then the ones still held, as the connection drains."""
-        try:
-            while True:
-                await self._wake.wait()
-                self._wake.clear()
-                await self._publish(nc)
-        finally:
-            await self._publish(nc)
-
-    async def _publish(self, nc: NatsClient) -> None:
-        while self._pending:
-            payload = self._pending.popleft()
-            with contextlib.suppress(NatsError, OSError):  # a batch that cannot be sent is dropped: traces are recent
-                await nc.publish(self._subject, payload)
+def encode(service: str, spans: Sequence[_Span]) -> bytes:
+    """One message of `service`'s ended spans: a JSON object whose rows are `[trace id, span id, parent id (empty
+    for a root), name, kind, start ns, end ns, error, status, attributes]`, ids in hex as OTLP shows them."""
+    rows = [
+        [
+            f"{span.context.trace_id:032x}",
+            f"{span.context.span_id:016x}",
+            f"{span.parent_id:016x}" if span.parent_id else "",
+            span.name,
+            span.kind.name.lower(),
+            span.start_ns,
+            span.end_ns,
+            span.error,
+            span.status,
+            span.attributes,
+        ]
+        for span in spans
+    ]
+    # An attribute JSON cannot carry (an enum, bytes) goes as its text rather than failing the whole batch.
+    batch = {"format": FORMAT, "service": service, "spans": rows}
+    return json.dumps(batch, separators=(",", ":"), default=str).encode()
 
 
-def _resource(service: str) -> Resource:
-    return Resource.create({SERVICE_NAME: service, SERVICE_INSTANCE_ID: telemetry.replica()})
+def decode(payload: bytes) -> tuple[str, list[list[Any]]]:
+    """The service and the rows of one message `encode` wrote (a ValueError when it is not one)."""
+    batch = json.loads(payload)
+    if not isinstance(batch, dict) or batch.get("format") != FORMAT or not isinstance(batch.get("spans"), list):
+        raise ValueError(f"not a span batch of format {FORMAT}")
+    return str(batch.get("service", "unknown")), batch["spans"]
 
 
-def _batched(exporter: SpanExporter) -> BatchSpanProcessor:
-    return BatchSpanProcessor(
-        exporter, max_queue_size=QUEUE, max_export_batch_size=BATCH, schedule_delay_millis=DELAY_MS
-    )
+class _Otlp:
+    """The spans handed to a trace backend over OTLP/HTTP, when OTEL_EXPORTER_OTLP_ENDPOINT is set: each ended span
+    as the SDK's ReadableSpan, into the SDK's batch processor (its thread encodes and posts them)."""
+
+    def __init__(self, service: str, exporter: SpanExporter) -> None:
+        self._resource = Resource.create({SERVICE_NAME: service, SERVICE_INSTANCE_ID: telemetry.replica()})
+        self._scope = InstrumentationScope(f"saip.{service}")
+        self._processor = BatchSpanProcessor(
+            exporter, max_queue_size=QUEUE, max_export_batch_size=512, schedule_delay_millis=DELAY_MS
+        )
+
+    def hand(self, spans: Sequence[_Span]) -> None:
+        for span in spans:
+            parent = SpanContext(span.context.trace_id, span.parent_id, False, _SAMPLED) if span.parent_id else None
+            status = Status(StatusCode.ERROR, span.status) if span.error else Status(StatusCode.UNSET)
+            self._processor.on_end(
+                ReadableSpan(
+                    name=span.name,
+                    context=span.context,
+                    parent=parent,
+                    resource=self._resource,
+                    attributes=span.attributes,
+                    kind=span.kind,
+                    status=status,
+                    start_time=span.start_ns,
+                    end_time=span.end_ns,
+                    instrumentation_scope=self._scope,
+                )
+            )
+
+    def shutdown(self) -> None:
+        self._processor.shutdown()  # type: ignore[no-untyped-call]  # the SDK leaves it unannotated
+
+
+async def _publish(opened: _Service, nc: NatsClient, otlp: _Otlp | None) -> None:
+    """The spans ended so far, published on saip.traces.<service> a slice at a time (and handed to OTLP)."""
+    ended, subject = opened.ended, names.TRACES_PREFIX + opened.service
+    while ended:
+        spans = [ended.popleft() for _ in range(min(BATCH, len(ended)))]
+        if otlp is not None:
+            otlp.hand(spans)
+        with contextlib.suppress(NatsError, OSError):  # a batch that cannot be sent is dropped: traces are recent
+            await nc.publish(subject, encode(opened.service, spans))
+        await asyncio.sleep(0)  # the calls waiting on the loop go before the next slice
+
+
+async def _ship(opened: _Service, nc: NatsClient, otlp: _Otlp | None) -> None:
+    """DELAY_MS after the first span into an empty queue, the spans ended since; until cancelled."""
+    while True:
+        await opened.arrived.wait()
+        await asyncio.sleep(DELAY_MS / 1000)
+        opened.arrived.clear()  # before the queue is taken: a span ending after that sets it again
+        await _publish(opened, nc, otlp)
 
 
 @contextlib.asynccontextmanager
 async def traced(settings: SaipSettings, nc: NatsClient) -> AsyncIterator[None]:
-    """This service's traces for the lifespan: its provider registered, its spans published over `nc` (and over OTLP
-    when OTEL_EXPORTER_OTLP_ENDPOINT is set); on the way out every finished span is exported before NATS drains.
-    With `tracing.enabled: false` nothing is set up and every span of the service is a no-op."""
+    """This service's traces for the lifespan: its spans made, and published over `nc` (and over OTLP when
+    OTEL_EXPORTER_OTLP_ENDPOINT is set); on the way out every ended span is exported before NATS drains. With
+    `tracing.enabled: false` nothing is set up and every span of the service is a no-op."""
     if not settings.tracing_enabled:
         yield
         return
     service = settings.service
-    # A trace is kept or not where it starts (the ratio), and every service it reaches follows the choice the
-    # traceparent carries, so a call is traced whole or not at all.
-    sampler = ParentBased(TraceIdRatioBased(settings.tracing_sample_ratio))
-    provider = TracerProvider(resource=_resource(service), sampler=sampler)
-    exporter = NatsSpans(service, asyncio.get_running_loop())
-    provider.add_span_processor(_batched(exporter))
+    opened = _Service(service, settings.tracing_sample_ratio, asyncio.get_running_loop())
+    otlp = None
     if os.environ.get(OTLP_ENDPOINT):
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         # The endpoint, headers and timeout come from the standard OTEL_EXPORTER_OTLP_* variables.
-        provider.add_span_processor(_batched(OTLPSpanExporter()))
+        otlp = _Otlp(service, OTLPSpanExporter())
         logger.info("traces exported over OTLP", extra={"endpoint": os.environ[OTLP_ENDPOINT]})
-    shipping = asyncio.create_task(exporter.ship(nc), name=f"{service}-traces")
-    made = provider.get_tracer(f"saip.{service}")
-    _opened.setdefault(service, []).append(made)
+    shipping = asyncio.create_task(_ship(opened, nc, otlp), name=f"{service}-traces")
+    _opened.setdefault(service, []).append(opened)
     try:
         yield
     finally:
-        _opened[service].remove(made)
-        # The processors' threads flush and stop (the OTLP one bounded by its own timeout); then what they handed
-        # over is published.
-        await asyncio.to_thread(provider.shutdown)
+        _opened[service].remove(opened)
         shipping.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await shipping
+        await _publish(opened, nc, otlp)  # what is still queued, before the connection drains
+        if otlp is not None:  # the SDK's thread posts what it holds (bounded by the exporter's own timeout)
+            await asyncio.to_thread(otlp.shutdown)
 
 
 def _method(full: str) -> tuple[str, str]:

@@ -1,5 +1,6 @@
-"""The recent traces: the finished spans every service publishes (OTLP batches on saip.traces.<service>, see
-saip.common.tracing), grouped by trace and kept bounded in memory, for saip_monitor_traces and saip_monitor_trace_get.
+"""The recent traces: the ended spans every service publishes (batches of JSON rows on saip.traces.<service>, see
+saip.common.tracing's `encode`), grouped by trace and kept bounded in memory, for saip_monitor_traces and
+saip_monitor_trace_get.
 
 Bounds: at most `capacity` traces (audit.traces-max) and none older than `max_age` seconds (audit.traces-max-age-
 minutes) since its last span arrived; the trace touched longest ago goes first. A trace keeps at most
@@ -16,16 +17,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
-from opentelemetry.proto.trace.v1.trace_pb2 import Span as OtlpSpan
-from opentelemetry.proto.trace.v1.trace_pb2 import Status
+from saip.common import tracing
 
 SPANS_PER_TRACE = 500
 TOOL = "saip.tool"
 OUTCOME = "saip.outcome"
-SERVICE_NAME = "service.name"
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,50 +175,36 @@ class TraceStore:
         return found[:limit]
 
 
-_KINDS = {
-    OtlpSpan.SPAN_KIND_INTERNAL: "internal",
-    OtlpSpan.SPAN_KIND_SERVER: "server",
-    OtlpSpan.SPAN_KIND_CLIENT: "client",
-    OtlpSpan.SPAN_KIND_PRODUCER: "producer",
-    OtlpSpan.SPAN_KIND_CONSUMER: "consumer",
-}
-
-
-def _text(value: AnyValue) -> str:
-    which = value.WhichOneof("value")
-    if which is None:
-        return ""
-    if which in ("array_value", "kvlist_value", "bytes_value"):
-        return str(getattr(value, which)).strip()
-    return str(getattr(value, which)).lower() if which == "bool_value" else str(getattr(value, which))
-
-
-def _attributes(pairs: Iterable[KeyValue]) -> dict[str, str]:
-    return {pair.key: _text(pair.value) for pair in pairs}
+def _text(value: Any) -> str:
+    """An attribute's value as the traces show it: booleans as `true`/`false`, a list as its items."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(_text(item) for item in value)
+    return str(value)
 
 
 def decode(payload: bytes) -> list[Span]:
-    """The spans of one published OTLP batch (a DecodeError from protobuf when it is not one)."""
-    request = ExportTraceServiceRequest.FromString(payload)
-    return [
-        _span(span, _attributes(resource_spans.resource.attributes).get(SERVICE_NAME, "unknown"))
-        for resource_spans in request.resource_spans
-        for scope_spans in resource_spans.scope_spans
-        for span in scope_spans.spans
-    ]
+    """The spans of one published batch (a ValueError when it is not one)."""
+    service, rows = tracing.decode(payload)
+    try:
+        return [_span(row, service) for row in rows]
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"a span row of {service} is not [trace, span, parent, name, kind, ...]: {exc}") from exc
 
 
-def _span(span: OtlpSpan, service: str) -> Span:
+def _span(row: list[Any], service: str) -> Span:
+    trace_id, span_id, parent_id, name, kind, start_ns, end_ns, error, status, attributes = row
     return Span(
-        trace_id=span.trace_id.hex(),
-        span_id=span.span_id.hex(),
-        parent_id=span.parent_span_id.hex(),
-        name=span.name,
+        trace_id=str(trace_id),
+        span_id=str(span_id),
+        parent_id=str(parent_id),
+        name=str(name),
         service=service,
-        kind=_KINDS.get(span.kind, "internal"),
-        start_ns=span.start_time_unix_nano,
-        end_ns=span.end_time_unix_nano,
-        error=span.status.code == Status.STATUS_CODE_ERROR,
-        status_message=span.status.message,
-        attributes=_attributes(span.attributes),
+        kind=str(kind),
+        start_ns=int(start_ns),
+        end_ns=int(end_ns),
+        error=bool(error),
+        status_message=str(status),
+        attributes={str(key): _text(value) for key, value in attributes.items()},
     )
