@@ -218,6 +218,7 @@ async def test_every_record_is_chained_exactly_once_through_kill_9_and_a_nats_re
 
 
 BURST = 4000
+WAVE = 50  # records published at once while waiting for both collectors to take part
 
 
 async def chain_length(port: int) -> int:
@@ -295,10 +296,18 @@ async def test_two_collector_processes_share_a_burst_and_chain_it_exactly_once_w
             audit.home.mkdir()
             await audit.start()
         publisher = AuditPublisher(nats_client, spool)
+        # Waves until each collector has chained some: one that starts a little later can find a whole backlog
+        # taken by the other, and a kill of a collector that never took part would prove nothing.
+        sent = 0
+        while not (records_chained_by(one) and records_chained_by(two)):
+            assert sent < BURST // 3, "the two collectors did not share the first third of the burst"
+            await publish_all(publisher, burst[sent : sent + WAVE])
+            sent += WAVE
+            await reaches(two.port, sent)
         async with anyio.create_task_group() as publishing:
             # The last third goes out after the kill, so the kill is in the middle of the burst however fast they chain.
-            publishing.start_soon(publish_all, publisher, burst[: 2 * BURST // 3])
-            await reaches(two.port, BURST // 3)
+            publishing.start_soon(publish_all, publisher, burst[sent : 2 * BURST // 3])
+            await reaches(two.port, sent + (2 * BURST // 3 - sent) // 2)
             taken_by_one = records_chained_by(one)
             one.kill()  # what it holds comes back to two after the ack wait
             publishing.start_soon(publish_all, publisher, burst[2 * BURST // 3 :])
