@@ -1,7 +1,7 @@
 """The tools service's watched copy of its bucket, against a real nats-server: reads are answered from the copy with
 no round trip, a write is in the copy before it returns (so a publish or a delete is in force on this replica at
-once), another writer's change arrives through the watch, and until the watch has read the bucket a read goes to
-NATS. Then the same through the service, on two replicas of one bucket."""
+once), another writer's change arrives through the watch (and `current` waits for it), and until the watch has read
+the bucket a read goes to NATS. Then the same through the service, on two replicas of one bucket."""
 
 from __future__ import annotations
 
@@ -66,6 +66,16 @@ async def test_a_write_is_in_the_copy_before_it_returns_and_reads_need_no_round_
         await records.delete("tool.adder", updated)
         assert await records.get("tool.adder") is None
         assert await records.keys("tool.") == []
+        assert counted.gets == 0
+
+
+async def test_current_waits_for_every_write_the_bucket_took_before_it_was_asked(nats_client: Any) -> None:
+    # What a listing asked by a gateway that saw another replica's write waits for, however far behind the watch is.
+    async with watched(nats_client) as (records, counted, kv):
+        for n in range(50):
+            await kv.put(f"tool.t{n}", b"from another replica")
+        await records.current()
+        assert await records.keys("tool.") == sorted(f"tool.t{n}" for n in range(50))
         assert counted.gets == 0
 
 

@@ -101,6 +101,15 @@ class KvRecords:
             raise StoreUnavailable(f"The {self._bucket} bucket has not been read yet; try again shortly.") from None
         return sorted(key for key in self._values if key.startswith(prefix))
 
+    async def current(self) -> None:
+        """Returns once the copy holds every write the bucket had taken when this was called (one round trip).
+
+        What a listing must wait for when it answers a change another process saw: a gateway lists the served tools
+        as soon as its own watch shows a write, which can be before this service's watch has applied it, and a
+        listing from a copy that is behind would be the last one that gateway makes until the next change.
+        """
+        await self._sync()
+
     # The watch.
 
     async def ready(self) -> None:

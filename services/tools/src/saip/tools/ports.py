@@ -29,6 +29,10 @@ class Records(Protocol):
         """The keys that start with `prefix`, sorted."""
         ...
 
+    async def current(self) -> None:
+        """Returns once reads show every write the store had taken when this was called."""
+        ...
+
 
 class Runner(Protocol):
     """Runs tool code: `job` builds one call under the runner's limits, `run` runs it and returns what came of it

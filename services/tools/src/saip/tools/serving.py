@@ -24,6 +24,8 @@ class Serving:
         self._runs = runs
 
     async def served(self) -> list[common_pb2.ServedTool]:
+        """What this service serves on /mcp, as of every write made so far (`Records.current`)."""
+        await self._library.records.current()
         exposure = await self._exposure.read()
         tools = []
         for entry in await self._library.everything():

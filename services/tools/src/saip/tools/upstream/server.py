@@ -43,6 +43,7 @@ class Upstream:
     composer: Composer
     proxy: Proxy
     parking: Parking
+    buckets: tuple[KvRecords, ...]  # what the served tools are listed from: the servers' records and the ledger
 
 
 class UpstreamServicer:
@@ -53,6 +54,7 @@ class UpstreamServicer:
         self._composer = upstream.composer
         self._proxy = upstream.proxy
         self._parking = upstream.parking
+        self._buckets = upstream.buckets
 
     @_unary
     async def ListServers(
@@ -118,6 +120,9 @@ class UpstreamServicer:
     async def ListServedTools(
         self, request: common_pb2.ListServedToolsRequest, context: Any
     ) -> common_pb2.ListServedToolsReply:
+        # As of every write made so far (`KvRecords.current`): the gateway lists as soon as its watch shows one.
+        for bucket in self._buckets:
+            await bucket.current()
         return common_pb2.ListServedToolsReply(tools=await self._proxy.served())
 
     @_unary
@@ -188,7 +193,7 @@ async def opened(
         )
         group.start_soon(parking.serve)
         try:
-            yield Upstream(servers, composer, proxy, parking)
+            yield Upstream(servers, composer, proxy, parking, (records, fingerprints))
         finally:
             servers.connections.close()
             group.cancel_scope.cancel()
