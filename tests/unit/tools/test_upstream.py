@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
+import sys
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -247,3 +249,13 @@ def test_a_failure_is_saips_own_rule_wherever_the_sdk_group_lists_it() -> None:
     assert failure(BaseExceptionGroup("task group", [closed_under_it])) == "OSError: stream closed"
     assert failure(ConnectionRefusedError("token=sk-abcdefghijklmnopqrstuvwx")).startswith("ConnectionRefusedError: ")
     assert "sk-abcdefghijklmnopqrstuvwx" not in failure(ConnectionRefusedError("token=sk-abcdefghijklmnopqrstuvwx"))
+
+
+def test_the_tools_service_starts_without_the_sdks_client_side() -> None:
+    # About 1 s of CPU at every start of a service that may have no upstream server (docs/BENCHMARKS.md, "Cold
+    # start"): the first connection imports it.
+    started = "import sys; import saip.tools.__main__, saip.tools.server; print(sorted(sys.modules))"
+    done = subprocess.run([sys.executable, "-c", started], capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.strip().strip("[]").replace("'", "").split(", "))
+    assert "saip.tools.upstream.connections" in loaded
+    assert {module for module in loaded if module == "mcp" or module.startswith("mcp.")} == set()

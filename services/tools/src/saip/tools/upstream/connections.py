@@ -29,6 +29,7 @@ call cancels its request upstream (the SDK sends `notifications/cancelled`, or e
 
 from __future__ import annotations
 
+import importlib
 import logging
 import random
 import time
@@ -37,18 +38,12 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx2
 import mcp_types as types
 from anyio.abc import TaskGroup
-from mcp import Client
-from mcp.client.session import ElicitationFnT, MessageHandlerFnT
-from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from saip.common import names
@@ -56,6 +51,11 @@ from saip.common.masking import Masker
 from saip.tools.errors import OwnMcp, RuleRefused, ToolsError
 from saip.tools.upstream import registry, risk
 from saip.v1 import upstream_pb2
+
+if TYPE_CHECKING:  # the SDK's client side is imported by the first connection (`connect`), not at the start
+    from mcp import Client
+    from mcp.client.session import ElicitationFnT, MessageHandlerFnT
+    from mcp.shared.dispatcher import ProgressFnT
 
 logger = logging.getLogger(__name__)
 
@@ -189,6 +189,11 @@ async def check_target(server: upstream_pb2.Server, limits: Limits) -> risk.Reac
     return await risk.reach(server)
 
 
+def _import_client_side() -> None:
+    for module in ("mcp", "mcp.client.sse", "mcp.client.stdio", "mcp.client.streamable_http"):
+        importlib.import_module(module)
+
+
 @asynccontextmanager
 async def connect(
     server: upstream_pb2.Server,
@@ -198,6 +203,15 @@ async def connect(
     elicitation_callback: ElicitationFnT | None = None,
 ) -> AsyncIterator[Client]:
     """One open SDK client to the server (either era), refused when it turns out to be saip's own /mcp."""
+    # Here, not at the module's top: the SDK's client side is about 1 s of CPU to import on this machine kind, which a
+    # tools service with no upstream server registered (the embedded default's first start) never needs. The first
+    # connection imports it on a worker thread, so the service's loop keeps answering meanwhile.
+    await anyio.to_thread.run_sync(_import_client_side)
+    from mcp import Client
+    from mcp.client.sse import sse_client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+
     registry.references_set(
         server, limits.variables
     )  # an unset variable is refused before anything touches the network
