@@ -55,6 +55,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.resources import SERVICE_INSTANCE_ID, SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import INVALID_SPAN, NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -75,7 +76,6 @@ FORMAT = 1  # the version of the rows `encode` writes; `decode` refuses any othe
 _PROPAGATOR = TraceContextTextMapPropagator()
 _SAMPLED = trace.TraceFlags(trace.TraceFlags.SAMPLED)
 _UNSAMPLED = trace.TraceFlags(trace.TraceFlags.DEFAULT)
-_LOW_64 = (1 << 64) - 1
 _NOTHING: contextlib.nullcontext[Span] = contextlib.nullcontext(INVALID_SPAN)
 Attributes = Mapping[str, str | int | float | bool]
 
@@ -170,7 +170,7 @@ class _Service:
 
     def __init__(self, service: str, sample_ratio: float, loop: asyncio.AbstractEventLoop) -> None:
         self.service = service
-        self.bound = round(sample_ratio * (_LOW_64 + 1))  # kept: a new trace id whose low 64 bits are below it
+        self.bound = TraceIdRatioBased.get_bound_for_rate(sample_ratio)  # the SDK's rule, without its sampler call
         self.ended: deque[_Span] = deque(maxlen=QUEUE)
         # Set by the first span into an empty queue: an idle service's export sleeps until then, rather than wake
         # every DELAY_MS for nothing (each wake-up is an epoll round and a context switch on a busy machine).
@@ -196,7 +196,7 @@ class _Service:
             trace_id, parent_id, sampled = above.trace_id, above.span_id, above.trace_flags.sampled
         else:
             trace_id, parent_id = random.getrandbits(128) or 1, 0
-            sampled = (trace_id & _LOW_64) < self.bound
+            sampled = (trace_id & TraceIdRatioBased.TRACE_ID_LIMIT) < self.bound
         if not sampled:  # current all the same, so the services the call reaches follow the choice
             return NonRecordingSpan(SpanContext(trace_id, span_id, False, _UNSAMPLED))
         context = SpanContext(trace_id, span_id, False, _SAMPLED)

@@ -90,7 +90,7 @@ class KvRecords:
             raise Conflict(f"'{key}' changed since it was read (revision {revision}); read it again.") from None
         except (NatsError, TimeoutError) as exc:
             raise _away(exc) from None
-        await self._sync()  # a delete does not say its revision; the stream's last sequence covers it
+        await self.current()  # a delete does not say its revision; the stream's last sequence covers it
 
     async def keys(self, prefix: str) -> list[str]:
         """The keys as the watch last showed them (it has read the whole bucket once before this answers)."""
@@ -101,22 +101,20 @@ class KvRecords:
             raise StoreUnavailable(f"The {self._bucket} bucket has not been read yet; try again shortly.") from None
         return sorted(key for key in self._values if key.startswith(prefix))
 
-    async def current(self) -> None:
-        """Returns once the copy holds every write the bucket had taken when this was called (one round trip).
-
-        What a listing must wait for when it answers a change another process saw: a gateway lists the served tools
-        as soon as its own watch shows a write, which can be before this service's watch has applied it, and a
-        listing from a copy that is behind would be the last one that gateway makes until the next change.
-        """
-        await self._sync()
-
     # The watch.
 
     async def ready(self) -> None:
         """Returns once the first run of the watch has read the whole bucket."""
         await self._ready.wait()
 
-    async def _sync(self) -> None:
+    async def current(self) -> None:
+        """Returns once the copy holds every write the bucket had taken when this was called (one round trip).
+
+        What a delete waits for (it does not say its revision), and a listing that answers a change another process
+        saw: a gateway lists the served tools as soon as its own watch shows a write, which can be before this
+        service's watch has applied it, and a listing from a copy that is behind would be that gateway's last until
+        the next change.
+        """
         if self._js is None:
             return
         try:

@@ -19,7 +19,7 @@ from typing import Any
 
 from saip.common import jsondepth
 from saip.common.approval_form import arguments_hash, seconds
-from saip.gateway.surface.approval import Asked, Decided, Decision, Interaction
+from saip.gateway.surface.approval import Answer, Asked, Decided, Decision, Interaction
 from saip.gateway.surface.audited import Call
 from saip.v1 import common_pb2
 
@@ -97,12 +97,12 @@ def question_of(call: Call, question: common_pb2.ServedQuestion, wait: float) ->
         "d": [decided.decision.value, decided.waited, decided.via] if decided is not None else None,
     }
     try:
-        schema = jsondepth.loads(question.requested_schema_json or "{}")
+        schema = question_schema(question)
     except ValueError:  # the tools service sends what the SDK parsed; anything else is a form of no fields
         schema = {}
     return Asked(
         question.message,
-        schema if isinstance(schema, dict) else {},
+        schema,
         json.dumps(claims, separators=(",", ":")),
         nonce,
         now,
@@ -114,8 +114,22 @@ def question_of(call: Call, question: common_pb2.ServedQuestion, wait: float) ->
 
 def answer_of(interaction: Interaction) -> common_pb2.ServedAnswer:
     """The retry's answer as the parked call reads it (no answer: a cancel)."""
-    answer = interaction.answer
+    return served_answer(interaction.answer)
+
+
+# Both eras' relay of a served tool's own question: the 2025-11-25 one asks it on the caller's session and answers
+# it by its id on the same stream, this module's resumes the parked call with it.
+
+
+def question_schema(question: common_pb2.ServedQuestion) -> dict[str, Any]:
+    """The form a served tool's question asks for (a ValueError when its JSON does not parse)."""
+    schema = jsondepth.loads(question.requested_schema_json or "{}")
+    return schema if isinstance(schema, dict) else {}
+
+
+def served_answer(answer: Answer | None, question_id: int = 0) -> common_pb2.ServedAnswer:
+    """The caller's answer to a served tool's question as its service reads it (no answer: a cancel)."""
     if answer is None:
-        return common_pb2.ServedAnswer(action="cancel")
+        return common_pb2.ServedAnswer(id=question_id, action="cancel")
     content = json.dumps(answer.content, ensure_ascii=False) if answer.content is not None else ""
-    return common_pb2.ServedAnswer(action=answer.action, content_json=content)
+    return common_pb2.ServedAnswer(id=question_id, action=answer.action, content_json=content)

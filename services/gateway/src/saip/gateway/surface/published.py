@@ -161,15 +161,12 @@ async def _relay_question(
     answer = common_pb2.ServedAnswer(id=question.id, action="decline")
     if asks is not None:
         try:
-            schema = jsondepth.loads(question.requested_schema_json or "{}")
-            given = await asks.elicit(question.message, schema if isinstance(schema, dict) else {})
+            given = await asks.elicit(question.message, parked.question_schema(question))
         except (ValueError, ElicitationFailed) as exc:
             logger.info("a served tool's question could not be asked", extra={"error": str(exc)})
-            answer.action = "cancel"
+            answer = parked.served_answer(None, question.id)
         else:
-            answer.action = given.action
-            if given.content is not None:
-                answer.content_json = json.dumps(given.content, ensure_ascii=False)
+            answer = parked.served_answer(given, question.id)
     try:
         await answers.send(common_pb2.ServedToolInput(answer=answer))
     except (anyio.ClosedResourceError, anyio.BrokenResourceError):  # the call ended meanwhile: nobody waits for it
