@@ -5,6 +5,7 @@ bounded ring of lines. A process that exits while it should run is started again
 10 s); after `restart_limit` crashes in a row it stays down, `failed`, with its last lines as the reason. A start
 that does not answer its health check within `READY_WITHIN` seconds is a failure too. A stdio server is not a
 process of the shipyard (its client starts it): it is only unpacked, and its endpoint is the command to run.
+A server stops when its stdin closes (`--stop-with-stdin`), so none outlives a shipyard killed by SIGKILL.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def runtime_command(bundle_file: Path, port: int) -> list[str]:
         "127.0.0.1",
         "--port",
         str(port),
+        "--stop-with-stdin",  # its stdin is a pipe this process holds, closed when the shipyard dies, even by SIGKILL
     ]
 
 
