@@ -210,6 +210,19 @@ class LocalRuns:
             server.settled.set()
             self._gauge()
 
+    async def withheld(self, name: str) -> list[str]:
+        """The upstream members the running server withholds now (`member: reason`), as its own /healthz says; none
+        when it does not answer within a second (its state says why)."""
+        server = self._servers.get(name)
+        if server is None or server.state != "running":
+            return []
+        try:
+            async with httpx.AsyncClient(timeout=1.0) as client:
+                health = (await client.get(f"http://127.0.0.1:{server.port}/healthz")).json()
+            return [f"{member['name']}: {member['reason']}" for member in health.get("withheld", [])]
+        except (httpx.HTTPError, ValueError):
+            return []
+
     @staticmethod
     def _tail(server: LocalServer) -> str:
         return " | ".join(list(server.lines)[-3:]) or "no output"
