@@ -1,15 +1,17 @@
 """A shipped server process (`python -m saip.shipped`) serving exposed upstream members from the real test upstreams
 (streamable HTTP and stdio) and asking the person before its HITL tools, with the real MCP SDK client in both eras:
 members are served while their live definition has the pinned ledger hash, a rug pull on the upstream withholds the
-member (list_changed, the reason in /healthz and in the call's answer), and approvals are asked (over streamable
-HTTP and over stdio), declined, or refused to a client that cannot elicit."""
+member (list_changed, the reason in /healthz and in the call's answer), approvals are asked (over streamable HTTP and
+over stdio), declined, or refused to a client that cannot elicit, and a server the shipyard runs does not outlive
+the shipyard, even one killed by SIGKILL."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from saip.common.natsd import free_port
 from saip.shipped import bundle
+from saip.shipyard.local import runtime_command
 from saip.tools import spec as specs
 from saip.tools.upstream import ledger, registry
 from saip.tools.upstream.connections import definition_of
@@ -104,22 +107,26 @@ async def shipped(folder: Path, environ: dict[str, str]) -> AsyncIterator[str]:
     env = {**os.environ, "SAIP_SHIPPED_TOKEN": TOKEN, **environ}
     process = await anyio.open_process(argv, env=env, cwd=ROOT, stdout=None, stderr=None)
     try:
-        async with httpx.AsyncClient() as http:
-
-            async def healthy() -> bool:
-                if process.returncode is not None:
-                    raise AssertionError(f"the shipped server exited with {process.returncode}")
-                try:
-                    return (await http.get(f"http://127.0.0.1:{port}/healthz")).status_code == 200
-                except httpx.TransportError:
-                    return False
-
-            await eventually(healthy, within=60, every=0.1)
+        await answering_health(port, lambda: process.returncode)
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
         with anyio.fail_after(20):
             await process.wait()
+
+
+async def answering_health(port: int, exit_code: Callable[[], int | None]) -> None:
+    async with httpx.AsyncClient() as http:
+
+        async def healthy() -> bool:
+            if (code := exit_code()) is not None:
+                raise AssertionError(f"the shipped server exited with {code}")
+            try:
+                return (await http.get(f"http://127.0.0.1:{port}/healthz")).status_code == 200
+            except httpx.TransportError:
+                return False
+
+        await eventually(healthy, within=60, every=0.1)
 
 
 @asynccontextmanager
@@ -270,3 +277,38 @@ async def test_over_stdio_a_hitl_tool_asks_too(mode: str, tmp_path: Path) -> Non
         '[risk L0] person-client 3.1 wants to run adder: run it with {"a": 20, "b": 22}. '
         "Answer within 120 s, or the call is refused."
     ]
+
+
+# The shipyard, as far as its children can tell: a process that starts the server with its stdin a pipe, then waits.
+PARENT = """
+import subprocess, sys, time
+child = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE)
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def gone(pid: int) -> bool:
+    """The process exited: no such process, or a zombie nobody reaped (an orphan's new parent may not reap)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+async def test_a_server_the_shipyard_runs_stops_when_the_shipyard_is_killed(tmp_path: Path) -> None:
+    folder = written(tmp_path / "bundle", [authored_part()], [])
+    port = free_port()
+    env = {**os.environ, "SAIP_SHIPPED_TOKEN": TOKEN}
+    argv = [sys.executable, "-c", PARENT, *runtime_command(folder, port)]
+    async with await anyio.open_process(argv, env=env, cwd=ROOT, stderr=None) as parent:
+        assert parent.stdout is not None
+        with anyio.fail_after(30):
+            child = int((await parent.stdout.receive()).decode().split()[0])
+        await answering_health(port, lambda: None if not gone(child) else -1)
+        parent.send_signal(signal.SIGKILL)  # no clean stop: only the kernel closing the pipe can tell the child
+        await parent.wait()
+        await eventually(lambda: gone(child), within=30, every=0.1)
+    async with httpx.AsyncClient() as http:
+        with pytest.raises(httpx.TransportError):
+            await http.get(f"http://127.0.0.1:{port}/healthz")

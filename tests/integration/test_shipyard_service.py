@@ -63,7 +63,7 @@ async def test_ship_run_connect_in_both_eras_call_both_kinds_then_stop_and_delet
 
         status = await y.shipyard.Run(shipyard_pb2.RunRequest(name="ops", expected_version=2))
         assert status.state == "running" and status.target == "local" and status.running_version == 2
-        assert not status.out_of_date
+        assert not status.out_of_date and list(status.withheld) == []
         token = (await y.shipyard.GetToken(shipyard_pb2.ShippedServerRequest(name="ops"))).token
 
         for mode in ("legacy", "auto"):
@@ -145,6 +145,9 @@ async def test_an_exposed_upstream_member_ships_runs_and_is_withheld_by_the_ship
                 await eventually(withheld, within=30)
                 refused_call = await client.call_tool("notes_echo", {"text": "hi"})
             assert refused_call.is_error and "(description) since the ship" in refused_call.content[0].text  # type: ignore[union-attr]
+            running = await y.shipyard.GetStatus(shipyard_pb2.ShippedServerRequest(name="notes"))
+            [withholding] = running.withheld  # the shipyard's status says it too, from the server's own /healthz
+            assert withholding.startswith("notes_echo: ") and "(description) since the ship" in withholding
 
             # Once the person accepts the new definition in saip, the shipped bundle is out of date, naming the part.
             acknowledge = upstream_pb2.ExposureChange(acknowledge_changed=["notes_echo"])

@@ -219,8 +219,8 @@ async def exposed(gateway: Gateway, server_id: str, url: str, name: str, *, hitl
     await servers.add_custom(CustomAddInput.model_validate({"server": server}))
     await eventually(lambda: _has_tools(gateway))
     change = ApplyInput.model_validate({"add": [{"serverId": server_id, "tool": name, "hitl": hitl}]})
-    await tools.plan_change(change)
-    await tools.apply(change)
+    planned = await tools.plan_change(change)
+    await tools.apply(change, planned.expected)
     await eventually(lambda: gateway.registry.tool(name) is not None)
 
 

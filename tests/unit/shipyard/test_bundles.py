@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from saip.common.canonical import canonical_json
 from saip.shipped import bundle as bundle_files
 from saip.shipyard import bundles
 from saip.shipyard.errors import InvalidProposal
@@ -41,7 +42,7 @@ def exposed(
         served=not withheld,
         withheld=withheld,
         ledger_hash=ledger.fingerprint(definition),
-        definition_json=ledger.canonical(definition),
+        definition_json=canonical_json(definition),
     )
 
 

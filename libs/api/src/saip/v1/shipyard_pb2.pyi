@@ -140,7 +140,7 @@ class ShippedServerRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ...) -> None: ...
 
 class ServerStatus(_message.Message):
-    __slots__ = ("server", "state", "target", "endpoint", "running_version", "out_of_date", "stale_parts", "restarts", "last_error", "started_at", "command", "managed_by")
+    __slots__ = ("server", "state", "target", "endpoint", "running_version", "out_of_date", "stale_parts", "restarts", "last_error", "started_at", "command", "managed_by", "withheld")
     SERVER_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
@@ -153,6 +153,7 @@ class ServerStatus(_message.Message):
     STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     COMMAND_FIELD_NUMBER: _ClassVar[int]
     MANAGED_BY_FIELD_NUMBER: _ClassVar[int]
+    WITHHELD_FIELD_NUMBER: _ClassVar[int]
     server: ShippedServer
     state: str
     target: str
@@ -165,7 +166,8 @@ class ServerStatus(_message.Message):
     started_at: _timestamp_pb2.Timestamp
     command: str
     managed_by: str
-    def __init__(self, server: _Optional[_Union[ShippedServer, _Mapping]] = ..., state: _Optional[str] = ..., target: _Optional[str] = ..., endpoint: _Optional[str] = ..., running_version: _Optional[int] = ..., out_of_date: _Optional[bool] = ..., stale_parts: _Optional[_Iterable[str]] = ..., restarts: _Optional[int] = ..., last_error: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., command: _Optional[str] = ..., managed_by: _Optional[str] = ...) -> None: ...
+    withheld: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, server: _Optional[_Union[ShippedServer, _Mapping]] = ..., state: _Optional[str] = ..., target: _Optional[str] = ..., endpoint: _Optional[str] = ..., running_version: _Optional[int] = ..., out_of_date: _Optional[bool] = ..., stale_parts: _Optional[_Iterable[str]] = ..., restarts: _Optional[int] = ..., last_error: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., command: _Optional[str] = ..., managed_by: _Optional[str] = ..., withheld: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class LogsRequest(_message.Message):
     __slots__ = ("name", "lines")

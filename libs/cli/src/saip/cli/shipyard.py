@@ -123,6 +123,7 @@ def shipyard_status(context: click.Context, name: str, as_json: bool) -> None:
                 ("Target", data["target"] or "-"),
                 ("Endpoint", data["endpoint"] or "-"),
                 ("Out of date", "; ".join(data["staleParts"]) if data["outOfDate"] else "no"),
+                ("Withheld", "; ".join(data["withheld"]) or "none"),
                 ("Last error", data["lastError"] or "-"),
             ]
         )

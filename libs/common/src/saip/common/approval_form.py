@@ -5,11 +5,11 @@ whichever of them asks."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
 
+from saip.common.canonical import sha256_of
 from saip.common.masking import Masker
 
 INPUT_KEY = "approval"  # the key of the question in a 2026-07-28 InputRequiredResult, and of its answer on retry
@@ -43,8 +43,7 @@ def approves(action: str, content: Mapping[str, Any] | None) -> bool:
 def arguments_hash(arguments: Mapping[str, Any] | None) -> str:
     """What an approval binds of a call's arguments: the SHA-256 of their canonical JSON, so an answer given for one
     set of arguments never runs another."""
-    canonical = json.dumps(dict(arguments or {}), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return sha256_of(dict(arguments or {}), ascii=True)
 
 
 def seconds(value: float) -> str:

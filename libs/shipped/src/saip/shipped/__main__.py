@@ -6,7 +6,9 @@ token in SAIP_SHIPPED_TOKEN; over stdio it speaks on stdin/stdout and logs to st
 `--approval-wait` s (SAIP_SHIPPED_APPROVAL_SECONDS) for the person's answer; each upstream server of an exposed member
 is listed again every `--upstream-refresh` s (SAIP_SHIPPED_UPSTREAM_REFRESH_SECONDS) and on its list_changed. The
 bundle's hashes are checked before anything opens: a bundle that fails them, or a requirement that is unset, is one
-log line and exit 1.
+log line and exit 1. With `--stop-with-stdin` (how the shipyard's local target runs it) a server over streamable HTTP
+stops as on SIGTERM once its stdin closes: the shipyard holds the other end of that pipe, so the kernel closes it when
+the shipyard dies, even by SIGKILL, and no server outlives the process that supervises it.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -73,6 +77,11 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
         default=float(os.environ.get("SAIP_SHIPPED_UPSTREAM_REFRESH_SECONDS", str(UPSTREAM_REFRESH_SECONDS))),
         help="seconds between two listings of an upstream server (a changed definition is withheld from then on)",
     )
+    parser.add_argument(
+        "--stop-with-stdin",
+        action="store_true",
+        help="stop as on SIGTERM when stdin closes (for a parent that holds the pipe: the shipyard's local target)",
+    )
     return parser.parse_args(argv)
 
 
@@ -125,7 +134,17 @@ def main(argv: list[str] | None = None) -> None:
     # Over stdio, stdout is the protocol: the logs go to stderr.
     stdio = options.transport == STDIO or (options.transport is None and _bundle_transport(options.bundle) == STDIO)
     logs.setup("shipped", os.environ.get("SAIP_LOG_LEVEL", "INFO"), stream=sys.stderr if stdio else None)
+    if options.stop_with_stdin and not stdio:
+        threading.Thread(target=_stop_when_stdin_closes, name="stdin-watch", daemon=True).start()
     lifecycle.run("shipped", lambda: lifespan(options), expected=(OSError, BundleInvalid, CannotServe))
+
+
+def _stop_when_stdin_closes() -> None:
+    """Block until stdin's end of file (the parent closed it, or died), then stop the way SIGTERM does: draining."""
+    while sys.stdin.buffer.read(4096):
+        pass  # nothing is ever written; whatever is, is not the protocol and is dropped
+    logger.info("stdin closed: the process that runs this server is gone; stopping")
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _bundle_transport(path: Path) -> str | None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from saip.common import canonical
 from saip.common.masking import Masker
 
 BUNDLE_FILE = "saip-bundle.json"
@@ -34,15 +35,11 @@ class BundleInvalid(ValueError):
     """A bundle that fails its schema or its hashes; the message names each problem and what to do."""
 
 
-def canonical(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
 def sha256_of(value: Any) -> str:
     """The SHA-256 of a JSON value's canonical form, without a `sha256` member of its own."""
     if isinstance(value, Mapping):
         value = {key: item for key, item in value.items() if key != "sha256"}
-    return hashlib.sha256(canonical(value)).hexdigest()
+    return canonical.sha256_of(value)
 
 
 def file_sha256(path: Path) -> str:

@@ -5,6 +5,7 @@ bounded ring of lines. A process that exits while it should run is started again
 10 s); after `restart_limit` crashes in a row it stays down, `failed`, with its last lines as the reason. A start
 that does not answer its health check within `READY_WITHIN` seconds is a failure too. A stdio server is not a
 process of the shipyard (its client starts it): it is only unpacked, and its endpoint is the command to run.
+A server stops when its stdin closes (`--stop-with-stdin`), so none outlives a shipyard killed by SIGKILL.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def runtime_command(bundle_file: Path, port: int) -> list[str]:
         "127.0.0.1",
         "--port",
         str(port),
+        "--stop-with-stdin",  # its stdin is a pipe this process holds, closed when the shipyard dies, even by SIGKILL
     ]
 
 
@@ -207,6 +209,19 @@ class LocalRuns:
             server.state = "running"
             server.settled.set()
             self._gauge()
+
+    async def withheld(self, name: str) -> list[str]:
+        """The upstream members the running server withholds now (`member: reason`), as its own /healthz says; none
+        when it does not answer within a second (its state says why)."""
+        server = self._servers.get(name)
+        if server is None or server.state != "running":
+            return []
+        try:
+            async with httpx.AsyncClient(timeout=1.0) as client:
+                health = (await client.get(f"http://127.0.0.1:{server.port}/healthz")).json()
+            return [f"{member['name']}: {member['reason']}" for member in health.get("withheld", [])]
+        except (httpx.HTTPError, ValueError):
+            return []
 
     @staticmethod
     def _tail(server: LocalServer) -> str:

@@ -219,6 +219,7 @@ class Shipyard:
             status.restarts = local.restarts
             status.last_error = local.last_error
             status.started_at.FromDatetime(local.started_at)
+            status.withheld.extend(await self._local.withheld(server.name))
         elif record.stopped:
             status.state = "stopped"
         elif record.target == LOCAL:

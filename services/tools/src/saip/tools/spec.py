@@ -7,7 +7,6 @@ test value of the wrong type, a literal secret, an allowlist without hosts, code
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from saip.common import jsondepth, literals
+from saip.common.canonical import sha256_of
 from saip.common.masking import Masker
 from saip.common.netguard import Binding, NetworkMode
 from saip.common.secret_source import SecretSource
@@ -243,8 +243,7 @@ class ToolSpec(_Strict):
         return self.model_dump(mode="json", by_alias=True)
 
     def sha256(self) -> str:
-        canonical = json.dumps(self.document(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return sha256_of(self.document())
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema the model sees, built from the parameters only."""

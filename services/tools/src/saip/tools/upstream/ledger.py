@@ -12,13 +12,13 @@ the hash it was shown (`accept` refuses any other).
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from collections.abc import Iterable
 from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from saip.common.canonical import canonical_json, sha256_of
 from saip.common.risk import WARN
 from saip.tools.errors import Conflict, RuleRefused
 from saip.tools.metrics import ToolsMetrics
@@ -38,12 +38,8 @@ def key(server_id: str, tool: str) -> str:
     return KEY_PREFIX + encoded
 
 
-def canonical(definition: dict[str, Any]) -> str:
-    return json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def fingerprint(definition: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical(definition).encode()).hexdigest()
+    return sha256_of(definition)
 
 
 def changed_fields(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -66,7 +62,7 @@ def as_tool(definition: dict[str, Any]) -> upstream_pb2.UpstreamTool:
         name=definition["name"],
         title=str(definition.get("title") or annotations.get("title") or ""),
         description=definition.get("description") or "",
-        input_schema_json=canonical(definition.get("inputSchema") or {}),
+        input_schema_json=canonical_json(definition.get("inputSchema") or {}),
         read_only=annotations.get("readOnlyHint") is True,
         destructive=annotations.get("destructiveHint") is True,
         idempotent=annotations.get("idempotentHint") is True,
@@ -78,7 +74,7 @@ def as_tool(definition: dict[str, Any]) -> upstream_pb2.UpstreamTool:
 
 
 def _shown(value: Any, limit: int) -> str:
-    return canonical(value)[:limit] if value is not None else "(none)"
+    return canonical_json(value)[:limit] if value is not None else "(none)"
 
 
 class Ledger:
@@ -118,7 +114,7 @@ class Ledger:
                 server_id=server_id,
                 tool=name,
                 hash=digest,
-                definition_json=canonical(definition),
+                definition_json=canonical_json(definition),
                 status=ACTIVE,
                 first_seen=now,
             )
@@ -136,7 +132,7 @@ class Ledger:
         fields = changed_fields(json.loads(row.definition_json), definition)
         row.status = AWAITING
         row.pending_hash = digest
-        row.pending_definition_json = canonical(definition)
+        row.pending_definition_json = canonical_json(definition)
         row.changed_at.CopyFrom(now)
         del row.changed_fields[:]
         row.changed_fields.extend(fields)

@@ -5,10 +5,12 @@ _remove_tools, _set_hitl, _apply), `saip://status/exposure`, the guides `saip://
 Every change is planned by the tools service first (the same dry run `saip_expose_preview` shows): a refusal (the
 cap, a reserved or taken name, a poisoning hit without HITL) is the answer before anything is asked, and the
 question says what is added, which tools will have no human approval, and, for `acknowledgeChanged`, "Accept new
-definition" with the diff and the hash the person accepts. The planner keeps the hashes it read on the arguments,
-and the handler passes them to the service, which accepts a definition only while it still has that hash. An AI
-that passes `acknowledgedHashes` (the `newHash` its preview showed) binds them into the arguments, which the gate
-binds in both eras, so the 2026-07-28 round trip (whose answer plans again) cannot accept a newer definition either.
+definition" with the diff and the hash the person accepts. The approval binds what the plan read (`Expected`): the
+composition's revision and each accepted definition's hash. The handler passes them to the service, which applies
+only to that revision (ABORTED otherwise: a change meanwhile is not approved by an answer to the question before it)
+and accepts a definition only while it still has that hash; the 2026-07-28 retry plans again and is refused by the
+gate when either moved. An AI that passes `acknowledgedHashes` (the `newHash` its preview showed) is refused at the
+plan when the definition changed again since its preview.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from collections.abc import Callable
 from importlib import resources
 
 import mcp_types as types
-from pydantic import Field, PrivateAttr
+from pydantic import Field
 
 from saip.gateway.areas.expose import views
 from saip.gateway.areas.mcp.client import UpstreamClient
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.declare import Declared, prompt, resource, tool
+from saip.gateway.surface.expected import NOTHING, Expected, Read
 from saip.gateway.surface.management import MAX_INTEGER, Approval, Input, Level, ManagementResult
 from saip.v1 import upstream_pb2 as pb
 
@@ -47,23 +50,39 @@ class HitlInput(Input):
     hitl: bool = Field(description="Ask the person before every call.")
 
 
+COMPOSITION, DEFINITION = "exposure", "#definition"
+
+
+def described(plan: pb.ExposurePlan) -> Expected:
+    """What a change's question describes: the composition's revision and each definition it accepts."""
+    accepted = [
+        Read(ack.name + DEFINITION, f"the new definition of '{ack.name}'", ack.new_hash) for ack in plan.acknowledged
+    ]
+    return Expected.of(Read(COMPOSITION, "the exposure", plan.revision), *accepted)
+
+
+def accepted_hashes(expected: Expected) -> dict[str, str]:
+    """The hash of each definition the question showed: what the service is asked to accept, and nothing newer."""
+    reads = expected.revisions("").items()
+    return {subject.removesuffix(DEFINITION): found for subject, found in reads if subject.endswith(DEFINITION)}
+
+
 class Change(Input):
-    """A change of the composition; the planner keeps the definition hashes it read for the handler."""
+    """A change of the composition, bound to the revision the AI read or, without one, to the one its plan read."""
 
     expectedRevision: int = Field(
         default=0, ge=0, le=MAX_INTEGER, description="The revision you read (saip_expose_get); 0 for any."
     )
-    _hashes: dict[str, str] = PrivateAttr(default_factory=dict)
 
-    def change(self) -> pb.ExposureChange:
-        return pb.ExposureChange(expected_revision=self.expectedRevision)
+    def change(self, expected: Expected = NOTHING) -> pb.ExposureChange:
+        return pb.ExposureChange(expected_revision=self.expectedRevision or expected.revision(COMPOSITION, 0))
 
 
 class AddToolsInput(Change):
     tools: list[MemberInput] = Field(min_length=1, max_length=50, description="The upstream tools to serve.")
 
-    def change(self) -> pb.ExposureChange:
-        found = super().change()
+    def change(self, expected: Expected = NOTHING) -> pb.ExposureChange:
+        found = super().change(expected)
         found.add.extend(member.proto() for member in self.tools)
         return found
 
@@ -71,8 +90,8 @@ class AddToolsInput(Change):
 class RemoveToolsInput(Change):
     names: list[str] = Field(min_length=1, max_length=50, description="The names on /mcp to stop serving.")
 
-    def change(self) -> pb.ExposureChange:
-        found = super().change()
+    def change(self, expected: Expected = NOTHING) -> pb.ExposureChange:
+        found = super().change(expected)
         found.remove.extend(self.names)
         return found
 
@@ -81,8 +100,8 @@ class SetHitlInput(Change):
     name: str = Name
     hitl: bool = Field(description="Ask the person before every call.")
 
-    def change(self) -> pb.ExposureChange:
-        found = super().change()
+    def change(self, expected: Expected = NOTHING) -> pb.ExposureChange:
+        found = super().change(expected)
         found.set_hitl.add(alias=self.name, hitl=self.hitl)
         return found
 
@@ -104,8 +123,8 @@ class ApplyInput(Change):
         "refused if the upstream changed the definition again since.",
     )
 
-    def change(self) -> pb.ExposureChange:
-        found = super().change()
+    def change(self, expected: Expected = NOTHING) -> pb.ExposureChange:
+        found = super().change(expected)
         found.add.extend(member.proto() for member in self.add)
         found.remove.extend(self.remove)
         for setting in self.setHitl:
@@ -193,12 +212,10 @@ class ExposeArea(Declared):
                 f"The upstream changed the definition of {', '.join(moved)} again since your preview; call "
                 "saip_expose_preview again and review the new diff."
             )
-        # The hash this plan read (the one the question shows) is what the handler asks the service to accept.
-        arguments._hashes = {ack.name: ack.new_hash for ack in plan.acknowledged}
-        return Approval(Level.DESTRUCTIVE, summary(plan), high_risk=plan.high_risk)
+        return Approval(Level.DESTRUCTIVE, summary(plan), high_risk=plan.high_risk, expected=described(plan))
 
-    async def _apply(self, arguments: Change) -> ManagementResult:
-        applied = await self.client.apply(arguments.change(), arguments._hashes)
+    async def _apply(self, arguments: Change, expected: Expected) -> ManagementResult:
+        applied = await self.client.apply(arguments.change(expected), accepted_hashes(expected))
         view = {"plan": views.plan(applied.plan), "composition": views.composition(applied.composition)}
         served = [tool["name"] for tool in view["composition"]["tools"] if tool["served"]]
         message = (
@@ -208,28 +225,28 @@ class ExposeArea(Declared):
         return ManagementResult(True, message, persisted=True, data=view)
 
     @tool(Level.DESTRUCTIVE, "Expose upstream tools", planner=plan_change)
-    async def add_tools(self, arguments: AddToolsInput) -> ManagementResult:
+    async def add_tools(self, arguments: AddToolsInput, expected: Expected = NOTHING) -> ManagementResult:
         """Serve upstream tools on /mcp, each under its name or an alias, with HITL (default on) or without.
         Refused: a tool above the cap (L3 by default; HITL does not lift it), a name starting with saip_ or served
         already. A tool whose description trips the poisoning scan always asks. The person approves first."""
-        return await self._apply(arguments)
+        return await self._apply(arguments, expected)
 
     @tool(Level.DESTRUCTIVE, "Stop exposing upstream tools", planner=plan_change)
-    async def remove_tools(self, arguments: RemoveToolsInput) -> ManagementResult:
+    async def remove_tools(self, arguments: RemoveToolsInput, expected: Expected = NOTHING) -> ManagementResult:
         """Stop serving exposed upstream tools (they leave /mcp at once). The person approves first."""
-        return await self._apply(arguments)
+        return await self._apply(arguments, expected)
 
     @tool(Level.DESTRUCTIVE, "Set an exposed tool's HITL", planner=plan_change)
-    async def set_hitl(self, arguments: SetHitlInput) -> ManagementResult:
+    async def set_hitl(self, arguments: SetHitlInput, expected: Expected = NOTHING) -> ManagementResult:
         """Switch the human approval of one exposed tool on or off (never off for a poisoning hit)."""
-        return await self._apply(arguments)
+        return await self._apply(arguments, expected)
 
     @tool(Level.DESTRUCTIVE, "Apply an exposure change", planner=plan_change)
-    async def apply(self, arguments: ApplyInput) -> ManagementResult:
+    async def apply(self, arguments: ApplyInput, expected: Expected = NOTHING) -> ManagementResult:
         """Add, remove, switch HITL and acknowledge changed definitions in one change (saip_expose_preview first).
         A tool whose upstream definition changed is withheld until it is listed in acknowledgeChanged here and the
         person clicks Accept new definition; a second change meanwhile is not accepted by that answer."""
-        return await self._apply(arguments)
+        return await self._apply(arguments, expected)
 
     @resource("saip://status/exposure", "Exposed tools status", mime_type="application/json")
     async def status_json(self) -> str:

@@ -21,7 +21,7 @@ def router(area: ExposeArea) -> APIRouter:
 
     @api.post("", summary="Apply a change: add, remove, set HITL, accept changed definitions")
     async def apply(body: ApplyInput) -> Envelope:
-        await area.plan_change(body)
-        return Envelope.of(await area.apply(body))
+        planned = await area.plan_change(body)
+        return Envelope.of(await area.apply(body, planned.expected))
 
     return api

@@ -13,6 +13,7 @@ from saip.gateway.areas.mcp.client import UpstreamClient
 from saip.gateway.areas.mcp.contribution import ServerId, ServerIdInput, ServerInput
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.declare import Declared, tool
+from saip.gateway.surface.expected import NOTHING, Expected, Read
 from saip.gateway.surface.management import MAX_INTEGER, Approval, Input, Level, ManagementResult
 from saip.v1 import upstream_pb2 as pb
 
@@ -133,13 +134,16 @@ class McpRegisterArea(Declared):
             Level.DESTRUCTIVE,
             f"remove the upstream server '{arguments.serverId}' ({views.where(found.server)}); its exposed tools "
             "leave /mcp at once",
+            # The server the question names, as it read it: one changed meanwhile (another URL, say) is not removed.
+            expected=Expected.of(Read(found.server.id, f"the server '{found.server.id}'", found.server.revision)),
         )
 
     @tool(Level.DESTRUCTIVE, "Remove an upstream server", planner=plan_remove)
-    async def remove_server(self, arguments: RemoveInput) -> ManagementResult:
+    async def remove_server(self, arguments: RemoveInput, expected: Expected = NOTHING) -> ManagementResult:
         """Remove a registered server: its connection closes (a stdio server is stopped) and its exposed tools leave
         /mcp. Servers declared in configuration cannot be removed here. The person approves first."""
-        reply = await self.client.remove(arguments.serverId, arguments.expectedRevision)
+        revision = arguments.expectedRevision or expected.revision(arguments.serverId, 0)
+        reply = await self.client.remove(arguments.serverId, revision)
         withdrawn = f"; {', '.join(reply.withdrawn)} left /mcp" if reply.withdrawn else ""
         message = f"Removed the upstream server '{reply.server_id}'{withdrawn}."
         data = {"serverId": reply.server_id, "withdrawn": list(reply.withdrawn)}

@@ -102,7 +102,8 @@ class DeleteInput(BoundInput):
 def _status_line(found: pb.ServerStatus) -> str:
     where = f" on {found.target} at {found.endpoint}" if found.endpoint else ""
     stale = f"; out of date: {'; '.join(found.stale_parts)}" if found.out_of_date else ""
-    return f"'{found.server.name}' v{found.server.version} is {found.state}{where}{stale}"
+    withheld = f"; withholding {'; '.join(found.withheld)}" if found.withheld else ""
+    return f"'{found.server.name}' v{found.server.version} is {found.state}{where}{stale}{withheld}"
 
 
 class ShipyardArea(Declared):

@@ -31,6 +31,7 @@ def status(found: pb.ServerStatus) -> dict[str, Any]:
         "runningVersion": found.running_version or None,
         "outOfDate": found.out_of_date,
         "staleParts": list(found.stale_parts),
+        "withheld": list(found.withheld),
         "restarts": found.restarts,
         "lastError": found.last_error or None,
         "startedAt": when(found.started_at),
