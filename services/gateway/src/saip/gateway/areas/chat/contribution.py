@@ -1,7 +1,7 @@
 """The chat area: `saip_chat_ask` runs one turn of saip's own chat model for the calling AI (the published tools it
-names, their approvals asked at the caller's client, the passages a knowledge pipeline finds for the prompt), and
-`saip_chat_list_conversations` reads the history; the
-guide saip://guide/chat. The conversations live in the saip-chat bucket, so a turn stopped at a 2026-07-28 question
+names, their approvals and an exposed upstream tool's own questions asked at the caller's client, the passages a
+knowledge pipeline finds for the prompt), and `saip_chat_list_conversations` reads the history; the guide
+saip://guide/chat. The conversations live in the saip-chat bucket, so a turn stopped at a 2026-07-28 question
 resumes on whichever replica the client's retry reaches."""
 
 from __future__ import annotations
@@ -108,7 +108,9 @@ def _summary(arguments: AskInput) -> str:
 
 class PublishedToolbox:
     """The turn's tools: the published tools it names, each called through the published tools' gate as the client
-    that started the turn (`chat`: the chat's question, the chat side of the HITL meter)."""
+    that started the turn (`chat`: the chat's question, the chat side of the HITL meter). The questions of a call
+    (saip's approval, an upstream's own) go through the turn's interaction; on 2026-07-28 one comes back as the
+    question the turn stops at, its state (the gate's, or the parked upstream call's) kept in the turn's."""
 
     def __init__(self, names: list[str], lookup: Callable[[str], ServedTool | None], caller: Caller) -> None:
         self._names = names
@@ -161,10 +163,10 @@ class ChatArea(Declared):
     async def ask(self, arguments: AskInput, caller: Caller) -> ManagementResult:
         """Run one turn of saip's own chat model without a screen: a new conversation, or the one conversationId
         names; the model may call the published tools named in `tools` (never saip_ tools), and a tool that needs
-        approval asks the person at your client. With `pipeline`, that knowledge pipeline is searched for the prompt
-        and the model answers from the passages it finds (data.sources names them). Blocks until the model answers or
-        timeoutSeconds (300 by default, 1800 at most) pass. The answer is data.answer, with the model, the tokens and
-        each tool call. Read saip://guide/chat first."""
+        approval, or an exposed upstream tool's own question, asks the person at your client. With `pipeline`, that
+        knowledge pipeline is searched for the prompt and the model answers from the passages it finds (data.sources
+        names them). Blocks until the model answers or timeoutSeconds (300 by default, 1800 at most) pass. The answer
+        is data.answer, with the model, the tokens and each tool call. Read saip://guide/chat first."""
         problem = self._unusable(arguments.tools)
         if problem:
             return ManagementResult(False, problem)
