@@ -116,7 +116,7 @@ async def recorded(port: int) -> tuple[list[Any], list[Any]]:
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_an_upstreams_question_inside_a_turn_is_asked_at_the_callers_client_and_answered_upstream(
-    nats_server: LocalNats, tmp_path: Path, mode: str
+    nats_server: LocalNats, tmp_path: Path, mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The exposed tool asks saip's own HITL question first (the chat's), then the upstream asks its own: both reach
     the client that started the turn, and a 2026-07-28 turn stops at each and resumes from it."""
@@ -147,6 +147,8 @@ async def test_an_upstreams_question_inside_a_turn_is_asked_at_the_callers_clien
     )
     assert (proxied.hitl, proxied.side) == (common_pb2.HITL_DECISION_APPROVED, common_pb2.HITL_SIDE_CHAT)
     assert (counted, parked) == (1.0, 0.0)
+    # Each question the turn stopped at was parked once, by the tool call's gate, not again as the turn's.
+    assert "a question could not be parked" not in [record.getMessage() for record in caplog.records]
 
 
 @pytest.mark.parametrize("mode", ERAS)

@@ -318,7 +318,9 @@ class ChatArea(Declared):
         await self._conversations.save(conversation, revision)
         claims = {"chat": 1, "c": conversation.id, "t": turn_id, "a": _binding(arguments), "s": question.state}
         sealed = json.dumps(claims, separators=(",", ":"))
-        return ManagementResult(True, question.message, question=Asked(question.message, question.schema, sealed))
+        # The question is the tool call's own, parked already by its gate with the record it leaves if nobody answers.
+        asked = Asked(question.message, question.schema, sealed, again=True)
+        return ManagementResult(True, question.message, question=asked)
 
     async def _finished(
         self,
