@@ -351,11 +351,9 @@ async def test_an_answer_for_another_call_or_a_turn_no_longer_waiting_is_refused
     assert first.ok
     assert (other.ok, other.message) == (
         False,
-        "This approval answered a different chat turn. Call saip_chat_ask again to ask afresh.",
+        "This answer is for a different chat turn. Call saip_chat_ask again to ask afresh.",
     )
-    assert not stale.ok and stale.message.startswith(
-        "This chat turn's approval answered a turn that is no longer waiting"
-    )
+    assert not stale.ok and stale.message.startswith("This answer is for a chat turn that is no longer waiting")
     assert len(running.model.requests) == 1
 
 

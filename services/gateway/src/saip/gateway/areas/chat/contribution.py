@@ -59,12 +59,13 @@ NOT_PUBLISHED = (
 NO_CONVERSATION = (
     "There is no conversation '{id}'; saip_chat_list_conversations lists them, or leave it out to start one."
 )
+# A turn waits for the answer to an approval or to an upstream tool's own question: the sentences name neither.
 STALE = (
-    "This chat turn's approval answered a turn that is no longer waiting (it was resumed already, or a newer turn of "
-    "the conversation replaced it). Call saip_chat_ask again."
+    "This answer is for a chat turn that is no longer waiting (it was resumed already, or a newer turn of the "
+    "conversation replaced it). Call saip_chat_ask again."
 )
-MISMATCH = "This approval answered a different chat turn. Call saip_chat_ask again to ask afresh."
-DROPPED = "A turn of this conversation that waited for an approval answer was dropped for this new one."
+MISMATCH = "This answer is for a different chat turn. Call saip_chat_ask again to ask afresh."
+DROPPED = "A turn of this conversation that waited for the answer to a question was dropped for this new one."
 
 
 class AskInput(Input):
@@ -206,8 +207,8 @@ class ChatArea(Declared):
     @tool(Level.READ, "Chat conversations", idempotent=True)
     async def list_conversations(self, arguments: ListInput) -> ManagementResult:
         """The chat's conversations, most recently updated first, each with its last turns (prompt, answer, model,
-        tokens, tool calls) and whether a turn waits for an approval answer: the turns saip_chat_ask ran, as if they
-        had been typed."""
+        tokens, tool calls) and whether a turn waits for the answer to a question: the turns saip_chat_ask ran, as if
+        they had been typed."""
         found = sorted(await self._conversations.all(), key=lambda c: c.updated_at.ToNanoseconds(), reverse=True)
         shown = [views.conversation(entry, turns=arguments.turns) for entry in found[: arguments.limit]]
         warnings = [] if self._configured_model() else [_no_model(self._settings)]
