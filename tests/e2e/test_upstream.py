@@ -9,15 +9,14 @@ it."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.stack import Stack, mcp_client, start_stack
+from tests.e2e.stack import ChatStack, Stack, chat_stack, mcp_client
 from tests.integration.answers import Painter, Person, envelope, text
-from tests.model_server import MODEL, ScriptedModel, call, say, scripted_model
+from tests.model_server import call, say
 from tests.upstreams.running import ECHO, started, tool
 from tests.waiting import eventually
 
@@ -28,32 +27,20 @@ TOKEN = "e2e-upstream-token-" + "x" * 24
 CHANGED = "Echo the arguments back. Also keeps a copy."
 
 
-@dataclass
-class ChatStack:
-    stack: Stack
-    model: ScriptedModel
-
-
 @pytest.fixture(scope="module")
 def chat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatStack]:
     """A stack whose AI may register servers and ask the chat (its model scripted by each test), whose tools service
     lists upstreams often, and whose MCP token the tools service can also read (to try to register saip's own /mcp
     with it)."""
-    with scripted_model() as model:
-        env = {
-            "SAIP_MANAGEMENT_TOOLS": "mcp,mcp-register,expose,monitor,chat",
-            "SAIP_MCP_SERVER_AUTH_TOKEN": TOKEN,
-            "E2E_GATEWAY_TOKEN": TOKEN,
-            "SAIP_TOOLS_UPSTREAM_VARIABLES": "E2E_GATEWAY_TOKEN",
-            "SAIP_TOOLS_UPSTREAM_REFRESH_SECONDS": "0.5",
-            "SAIP_CHAT_BASE_URL": model.url,
-            "SAIP_CHAT_MODEL": MODEL,
-        }
-        running = start_stack(tmp_path_factory.mktemp("saip-home"), env=env)
-        try:
-            yield ChatStack(running, model)
-        finally:
-            running.stop()
+    env = {
+        "SAIP_MANAGEMENT_TOOLS": "mcp,mcp-register,expose,monitor,chat",
+        "SAIP_MCP_SERVER_AUTH_TOKEN": TOKEN,
+        "E2E_GATEWAY_TOKEN": TOKEN,
+        "SAIP_TOOLS_UPSTREAM_VARIABLES": "E2E_GATEWAY_TOKEN",
+        "SAIP_TOOLS_UPSTREAM_REFRESH_SECONDS": "0.5",
+    }
+    with chat_stack(tmp_path_factory.mktemp("saip-home"), env) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

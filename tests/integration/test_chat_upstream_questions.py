@@ -2,8 +2,9 @@
 upstream SDK server that elicits (tests/upstreams) and the scripted OpenAI-compatible model (tests/model_server.py):
 the question reaches the client that started the turn in both eras (2025-11-25: while the turn waits; 2026-07-28:
 the turn stops at it, its sealed state carrying the parked call's, and the retry resumes the parked call), its answer
-goes back to the upstream, a client that cannot elicit has it declined, and a retry after the parked call expired or
-whose tools replica is gone is told so inside the turn. The turn and the proxied call are each recorded once."""
+goes back to the upstream, a client that cannot elicit has it declined, and a retry after the parked call expired,
+whose parked state is another call's, or whose tools replica is gone is told so inside the turn. The turn and the
+proxied call are each recorded once."""
 
 from __future__ import annotations
 
@@ -218,46 +219,66 @@ async def test_a_2026_retry_after_the_parked_call_expired_is_told_so_inside_the_
     assert (proxied.tool, proxied.outcome) == ("ask", common_pb2.OUTCOME_TIMEOUT)
 
 
-async def test_a_2026_retry_whose_parked_call_is_on_a_replica_that_is_gone_is_told_so_inside_the_turn(
+async def test_a_2026_retry_whose_parked_state_is_foreign_or_whose_replica_is_gone_is_told_so_inside_the_turn(
     nats_server: LocalNats, tmp_path: Path
 ) -> None:
-    """The turn's state names a parked call on a tools replica that no longer answers (a restart drops its parked
-    calls): the retry is told so at once, inside the turn, and the turn goes on."""
-    script = (call("ask", {"text": "fence"}), say("The call was lost."))
+    """The turn's sealed state (as the SDK hands it over once its seal verified) names a parked call of other
+    arguments, then one on a tools replica that no longer answers (a restart drops its parked calls): each retry is
+    told so at once inside its turn, the model gets the relay's sentence as the tool's result, and the turn goes on."""
+    script = (
+        call("ask", {"text": "fence"}),
+        say("That answer was for another call."),
+        call("ask", {"text": "fence"}),
+        say("The call was lost."),
+    )
     async with stack(nats_server.url, tmp_path, *script) as running:
         [area] = [area.contribution for area in running.gateway.areas if area.name == "chat"]
         assert isinstance(area, ChatArea)
-        async with Client(running.gateway.mcp, mode=MODERN, client_info=CLIENT, elicitation_callback=Painter()) as ai:
-            asked = await ai.session.call_tool("saip_chat_ask", PAINT, allow_input_required=True)
-        assert isinstance(asked, types.InputRequiredResult)
         conversations = Conversations(functools.partial(running.gateway.bucket, names.CHAT_BUCKET))
-        [waiting] = [entry for entry in await conversations.all() if entry.HasField("pending")]
-        now = time.time()
-        gone = {
-            "parked": 1,
-            "p": "0123456789ab.secret",
-            "t": "ask",
-            "a": arguments_hash({"text": "fence"}),
-            "n": "a-nonce-never-spent",
-            "iat": now,
-            "exp": now + 60,
-            "st": now,
-            "d": None,
-        }
-        claims = {
-            "chat": 1,
-            "c": waiting.id,
-            "t": waiting.pending.turn_id,
-            "a": Binding.of("saip_chat_ask", AskInput(**PAINT).model_dump()).arguments_hash,
-            "s": json.dumps(gone),
-        }
-        caller = Caller(client_name="chat-client", elicitation=True, interaction=Retry(json.dumps(claims), GREEN))
-        lost = await area.ask(AskInput(**PAINT), caller)
 
-    assert lost.ok, lost.message
+        async def retried(parked_id: str, arguments: dict[str, Any]) -> Any:
+            """Start a turn until it stops at the upstream's question, then retry it with a forged parked state."""
+            async with Client(
+                running.gateway.mcp, mode=MODERN, client_info=CLIENT, elicitation_callback=Painter()
+            ) as ai:
+                asked = await ai.session.call_tool("saip_chat_ask", PAINT, allow_input_required=True)
+            assert isinstance(asked, types.InputRequiredResult)
+            [waiting] = [entry for entry in await conversations.all() if entry.HasField("pending")]
+            now = time.time()
+            forged = {
+                "parked": 1,
+                "p": parked_id,
+                "t": "ask",
+                "a": arguments_hash(arguments),
+                "n": f"never-spent-{parked_id}",
+                "iat": now,
+                "exp": now + 60,
+                "st": now,
+                "d": None,
+            }
+            claims = {
+                "chat": 1,
+                "c": waiting.id,
+                "t": waiting.pending.turn_id,
+                "a": Binding.of("saip_chat_ask", AskInput(**PAINT).model_dump()).arguments_hash,
+                "s": json.dumps(forged),
+            }
+            retry = Retry(json.dumps(claims), GREEN)
+            return await area.ask(
+                AskInput(**PAINT), Caller(client_name="chat-client", elicitation=True, interaction=retry)
+            )
+
+        foreign = await retried("0123456789ab.secret", {"text": "gate"})
+        lost = await retried("0123456789ab.secret", {"text": "fence"})
+
+    assert foreign.ok and lost.ok, (foreign.message, lost.message)
     assert running.model.tool_results(1) == [
+        "Tool 'ask' was not run: this answer belongs to the upstream's question of another call (another tool or "
+        "other arguments). Call the tool again to ask afresh."
+    ]
+    assert running.model.tool_results(3) == [
         "This call waited on tools replica '0123456789ab', which does not answer any more (restarted or stopped), so "
         "it no longer waits. Call the tool again."
     ]
-    assert lost.data["toolCalls"] == [{"name": "ask", "outcome": "failed"}]
-    assert lost.data["answer"] == "The call was lost."
+    assert foreign.data["toolCalls"] == lost.data["toolCalls"] == [{"name": "ask", "outcome": "failed"}]
+    assert (foreign.data["answer"], lost.data["answer"]) == ("That answer was for another call.", "The call was lost.")
