@@ -1,4 +1,5 @@
-"""The whole stack started exactly as `make run` starts it (`saip run`), and the clients the e2e tests use."""
+"""The whole stack started exactly as `make run` starts it (`saip run`), with the chat's model scripted when a test
+asks the chat (tests/model_server.py), and the clients the e2e tests use."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from saip.common.natsd import free_port
+from tests.model_server import MODEL, ScriptedModel, scripted_model
 
 SAIP = Path(sys.executable).parent / "saip"
 # How long a start may take before it fails with the stack's log tail: shorter than pytest's timeout (120 s, in
@@ -148,6 +150,23 @@ def start_stack(home: Path, *, env: dict[str, str] | None = None, ready_within: 
         why = f"exited with {exited}" if exited is not None else f"did not print its banner within {ready_within:g} s"
         raise AssertionError(f"the stack {why}:\n{tail}")
     return stack
+
+
+@dataclass
+class ChatStack:
+    stack: Stack
+    model: ScriptedModel  # each test extends its steps with its own script
+
+
+@contextmanager
+def chat_stack(home: Path, env: dict[str, str]) -> Iterator[ChatStack]:
+    """A stack whose chat asks the scripted model (chat.base-url and chat.model set), with `env` besides."""
+    with scripted_model() as model:
+        running = start_stack(home, env={"SAIP_CHAT_BASE_URL": model.url, "SAIP_CHAT_MODEL": MODEL, **env})
+        try:
+            yield ChatStack(running, model)
+        finally:
+            running.stop()
 
 
 @asynccontextmanager

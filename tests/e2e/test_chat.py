@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from tests.e2e.stack import Stack, mcp_client, start_stack
+from tests.e2e.stack import ChatStack, chat_stack, mcp_client
 from tests.e2e.test_spine import cli
 from tests.e2e.test_tool_studio import Person, envelope, spec
-from tests.model_server import MODEL, ScriptedModel, call, say, scripted_model
+from tests.model_server import MODEL, call, say
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.e2e
@@ -26,26 +25,11 @@ ERAS = [pytest.param("legacy", id="2025-11-25"), pytest.param("auto", id="2026-0
 KEY = "sk-e2e-chat-0123456789"
 
 
-@dataclass
-class ChatStack:
-    stack: Stack
-    model: ScriptedModel
-
-
 @pytest.fixture(scope="module")
 def chat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatStack]:
-    with scripted_model() as model:
-        env = {
-            "SAIP_CHAT_BASE_URL": model.url,
-            "SAIP_CHAT_MODEL": MODEL,
-            "SAIP_CHAT_API_KEY": "${CHAT_E2E_KEY}",
-            "CHAT_E2E_KEY": KEY,
-        }
-        running = start_stack(tmp_path_factory.mktemp("saip-home"), env=env)
-        try:
-            yield ChatStack(running, model)
-        finally:
-            running.stop()
+    env = {"SAIP_CHAT_API_KEY": "${CHAT_E2E_KEY}", "CHAT_E2E_KEY": KEY}
+    with chat_stack(tmp_path_factory.mktemp("saip-home"), env) as running:
+        yield running
 
 
 @pytest.mark.parametrize("mode", ERAS)

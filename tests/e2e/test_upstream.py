@@ -2,8 +2,9 @@
 eras: an AI registers an upstream MCP server, previews its risk, exposes one of its tools with HITL, calls it
 through saip (the call on the audit trail as a proxied call), and when the upstream silently changes the tool's
 description the tool is withheld until the person accepts the new definition. An upstream's own questions reach
-the caller and its answers go back, in both eras. And saip refuses its own /mcp as an
-upstream by its handshake, whatever address points at it."""
+the caller and its answers go back, in both eras, also when the call is a chat turn's (the scripted model of
+tests/model_server.py). And saip refuses its own /mcp as an upstream by its handshake, whatever address points at
+it."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.stack import Stack, mcp_client, start_stack
+from tests.e2e.stack import ChatStack, Stack, chat_stack, mcp_client
 from tests.integration.answers import Painter, Person, envelope, text
+from tests.model_server import call, say
 from tests.upstreams.running import ECHO, started, tool
 from tests.waiting import eventually
 
@@ -26,21 +28,24 @@ CHANGED = "Echo the arguments back. Also keeps a copy."
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """A stack whose AI may register servers, whose tools service lists upstreams often, and whose MCP token the
-    tools service can also read (to try to register saip's own /mcp with it)."""
+def chat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatStack]:
+    """A stack whose AI may register servers and ask the chat (its model scripted by each test), whose tools service
+    lists upstreams often, and whose MCP token the tools service can also read (to try to register saip's own /mcp
+    with it)."""
     env = {
-        "SAIP_MANAGEMENT_TOOLS": "mcp,mcp-register,expose,monitor",
+        "SAIP_MANAGEMENT_TOOLS": "mcp,mcp-register,expose,monitor,chat",
         "SAIP_MCP_SERVER_AUTH_TOKEN": TOKEN,
         "E2E_GATEWAY_TOKEN": TOKEN,
         "SAIP_TOOLS_UPSTREAM_VARIABLES": "E2E_GATEWAY_TOKEN",
         "SAIP_TOOLS_UPSTREAM_REFRESH_SECONDS": "0.5",
     }
-    running = start_stack(tmp_path_factory.mktemp("saip-home"), env=env)
-    try:
+    with chat_stack(tmp_path_factory.mktemp("saip-home"), env) as running:
         yield running
-    finally:
-        running.stop()
+
+
+@pytest.fixture(scope="module")
+def stack(chat: ChatStack) -> Stack:
+    return chat.stack
 
 
 async def names(client: Any) -> set[str]:
@@ -119,6 +124,45 @@ async def test_an_upstreams_own_questions_reach_the_caller_and_its_answers_go_ba
         f"Upstream server '{server_id}' asks (through {alias}): And which colour should the gate be?",
     ]
     assert f"wants to run {alias}:" in asked[-3]
+    assert audited["proxied"] == {"server": server_id, "tool": "ask_twice"}
+    assert (audited["outcome"], audited["approval"]) == ("OK", "approved")
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_an_upstreams_own_questions_inside_a_chat_turn_reach_the_client_that_started_it(
+    chat: ChatStack, mode: str, tmp_path: Path
+) -> None:
+    """The chat's model calls the exposed tool: saip's HITL question, then the upstream's two, reach the AI's client
+    (a 2026-07-28 turn stops at each and resumes the parked call on the retry), and the turn answers from the
+    tool's result."""
+    era = "legacy" if mode == "legacy" else "modern"
+    alias, server_id = f"chat_paint_{era}", f"chat-painter-{era}"
+    person = Painter()
+    seen = len(chat.model.requests)
+    chat.model.steps.extend([call(alias, {"text": "fence and gate"}), say("Both are green.")])
+    with started("http", tmp_path / "tools.json", [tool("ask_twice", "Paint the fence and the gate.")]) as own:
+        custom = {"id": server_id, "transport": "streamable-http", "url": own.url, "docsUrl": "https://x.test"}
+        async with mcp_client(chat.stack.mcp_url, chat.stack.mcp_token, mode=mode, elicitation_callback=person) as ai:
+            await ai.call_tool("saip_mcp_add_custom", {"server": custom})
+            await eventually(lambda: _connected(ai, server_id), within=30)
+            member = {"serverId": server_id, "tool": "ask_twice", "alias": alias, "hitl": True}
+            exposed = envelope(await ai.call_tool("saip_expose_add_tools", {"tools": [member]}))
+            await eventually(lambda: _serves(ai, alias), within=30)
+            asked = envelope(await ai.call_tool("saip_chat_ask", {"prompt": "Paint both", "tools": [alias]}))
+            audited = await eventually(lambda: _proxied(ai, alias), within=30)
+    assert exposed["ok"], exposed["message"]
+    assert asked["ok"], asked["message"]
+    assert (asked["data"]["answer"], asked["data"]["toolCalls"]) == (
+        "Both are green.",
+        [{"name": alias, "outcome": "ran"}],
+    )
+    assert chat.model.tool_results(seen + 1) == ["fence: green, gate: green"]
+    assert person.questions[-3:] == [
+        f"[risk L2] Chat turn started by this client wants to run a tool. Run '{alias}' with "
+        '{"text": "fence and gate"}?',
+        f"Upstream server '{server_id}' asks (through {alias}): Which colour should the fence be?",
+        f"Upstream server '{server_id}' asks (through {alias}): And which colour should the gate be?",
+    ]
     assert audited["proxied"] == {"server": server_id, "tool": "ask_twice"}
     assert (audited["outcome"], audited["approval"]) == ("OK", "approved")
 

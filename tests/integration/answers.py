@@ -1,5 +1,6 @@
 """Shared by the integration tests that drive /mcp with the SDK client (it holds no tests itself): a person who
-accepts every question, and the result envelope of a management tool."""
+accepts every question, a 2026-07-28 retry as the SDK hands it to a handler, and the result envelope of a management
+tool."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 
 import mcp_types as types
 from mcp.client import ClientRequestContext
+
+from saip.gateway.surface.approval import Answer
 
 
 class Person:
@@ -30,6 +33,23 @@ class Painter(Person):
             return await super().__call__(context, params)
         self.questions.append(params.message)
         return types.ElicitResult(action="accept", content={"colour": "green"})
+
+
+class Retry:
+    """A 2026-07-28 retry as the SDK hands it over once its seal verified: the (unsealed) state and the answer."""
+
+    roundtrip = True
+    reports_progress = False
+
+    def __init__(self, state: str, answer: Answer) -> None:
+        self.state = state
+        self.answer = answer
+
+    async def elicit(self, message: str, schema: dict[str, Any]) -> Answer:
+        raise AssertionError("a retry is never asked again")
+
+    async def progress(self, done: float, total: float, message: str) -> None:
+        return None
 
 
 def text(result: Any) -> str:

@@ -26,6 +26,7 @@ from saip.gateway.server import Gateway
 from saip.gateway.surface.approval import Answer, Binding
 from saip.gateway.surface.management import Caller
 from saip.v1 import audit_pb2, common_pb2, knowledge_pb2
+from tests.integration.answers import Retry
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.gateways import replica_settings
 from tests.integration.knowledge_support import ingest, knowledge_settings, knowledge_stub, running_knowledge
@@ -40,6 +41,7 @@ ERAS = [pytest.param(LEGACY, id="2025-11-25"), pytest.param(MODERN, id="2026-07-
 CLIENT = types.Implementation(name="chat-client", version="1.4")
 TOKEN = "t" * 24
 TOOLS = "saip.v1.ToolsService"
+APPROVED = Answer("accept", {"approve": ["run"]})
 
 
 @dataclass
@@ -327,23 +329,6 @@ async def test_the_api_key_is_read_from_the_variable_its_reference_names(
     assert [headers["authorization"] for headers in running.model.headers] == ["Bearer sk-test-0123456789"] * 2
 
 
-class Retry:
-    """A 2026-07-28 retry as the SDK hands it over: the (unsealed) state and the answer."""
-
-    roundtrip = True
-    reports_progress = False
-
-    def __init__(self, state: str) -> None:
-        self.state = state
-        self.answer = Answer("accept", {"approve": ["run"]})
-
-    async def elicit(self, message: str, schema: dict[str, Any]) -> Answer:
-        raise AssertionError("a retry is never asked again")
-
-    async def progress(self, done: float, total: float, message: str) -> None:
-        return None
-
-
 async def test_an_answer_for_another_call_or_a_turn_no_longer_waiting_is_refused(
     nats_server: LocalNats, tmp_path: Path
 ) -> None:
@@ -358,7 +343,7 @@ async def test_an_answer_for_another_call_or_a_turn_no_longer_waiting_is_refused
 
         def retry(claims: dict[str, Any]) -> Caller:
             state = json.dumps({"chat": 1, "c": conversation, "t": "turn", "s": "{}"} | claims)
-            return Caller(client_name="chat-client", elicitation=True, interaction=Retry(state))
+            return Caller(client_name="chat-client", elicitation=True, interaction=Retry(state, APPROVED))
 
         other = await area.ask(arguments, retry({"a": "another call"}))
         stale = await area.ask(arguments, retry({"a": bound}))
@@ -366,11 +351,9 @@ async def test_an_answer_for_another_call_or_a_turn_no_longer_waiting_is_refused
     assert first.ok
     assert (other.ok, other.message) == (
         False,
-        "This approval answered a different chat turn. Call saip_chat_ask again to ask afresh.",
+        "This answer is for a different chat turn. Call saip_chat_ask again to ask afresh.",
     )
-    assert not stale.ok and stale.message.startswith(
-        "This chat turn's approval answered a turn that is no longer waiting"
-    )
+    assert not stale.ok and stale.message.startswith("This answer is for a chat turn that is no longer waiting")
     assert len(running.model.requests) == 1
 
 

@@ -25,7 +25,6 @@ from mcp.shared.exceptions import MCPError
 
 from saip.common.approval_form import INPUT_KEY
 from saip.common.natsd import LocalNats
-from saip.gateway.areas.expose.contribution import ApplyInput, ExposeArea
 from saip.gateway.areas.mcp.contribution import McpArea
 from saip.gateway.areas.mcp_register.contribution import CustomAddInput, McpRegisterArea
 from saip.gateway.server import Gateway
@@ -33,8 +32,9 @@ from saip.tools.server import Running
 from saip.v1 import audit_pb2, common_pb2, upstream_pb2, upstream_pb2_grpc
 from tests.integration.answers import Painter, Person, envelope, text
 from tests.integration.audit_support import audit_client, running_audit
+from tests.integration.exposure_support import exposed, upstream_connected
 from tests.integration.gateways import replica_settings
-from tests.integration.tools_support import running_tools
+from tests.integration.tools_support import calls, parked_now, running_tools
 from tests.upstreams.running import ECHO, started, tool
 from tests.waiting import eventually
 
@@ -149,7 +149,7 @@ async def test_registration_is_off_unless_listed_and_the_cap_refuses_before_aski
             server = {"id": "risky", "transport": "streamable-http", "url": upstream.url, "docsUrl": "https://x.test"}
             assert isinstance(register, McpRegisterArea)
             await register.add_custom(CustomAddInput.model_validate({"server": server}))
-            await eventually(lambda: _has_tools(gateway))
+            await eventually(lambda: upstream_connected(gateway))
             refused = envelope(
                 await client.call_tool(
                     "saip_expose_add_tools", {"tools": [{"serverId": "risky", "tool": "wipe_disk", "hitl": True}]}
@@ -159,13 +159,6 @@ async def test_registration_is_off_unless_listed_and_the_cap_refuses_before_aski
     assert refused["ok"] is False
     assert refused["message"] == "wipe_disk: Inherent risk L5 is above the cap L3 (HITL does not lift the cap)."
     assert person.questions == []
-
-
-async def _has_tools(gateway: Gateway) -> bool:
-    mcp = next(area for area in gateway.areas if area.name == "mcp").contribution
-    assert isinstance(mcp, McpArea)
-    listed = await mcp.list_servers()
-    return bool(listed.data) and listed.data[0]["state"] == "connected"
 
 
 async def test_a_changed_definition_leaves_every_gateway_replica_at_once(
@@ -207,21 +200,6 @@ async def test_an_upstreams_progress_reaches_the_caller(nats_server: LocalNats, 
             answered = text(await client.call_tool("slow", {}, progress_callback=on_progress))
     assert answered == "slow ran"
     assert reports == ["half way", "done"]
-
-
-async def exposed(gateway: Gateway, server_id: str, url: str, name: str, *, hitl: bool = False) -> None:
-    """Register the upstream at `url` and serve its tool `name` (without HITL unless `hitl`), as the person does (the
-    REST API's methods), until /mcp lists it."""
-    tools = next(area for area in gateway.areas if area.name == "expose").contribution
-    servers = next(area for area in gateway.areas if area.name == "mcp-register").contribution
-    assert isinstance(tools, ExposeArea) and isinstance(servers, McpRegisterArea)
-    server = {"id": server_id, "transport": "streamable-http", "url": url, "docsUrl": "https://x.test"}
-    await servers.add_custom(CustomAddInput.model_validate({"server": server}))
-    await eventually(lambda: _has_tools(gateway))
-    change = ApplyInput.model_validate({"add": [{"serverId": server_id, "tool": name, "hitl": hitl}]})
-    planned = await tools.plan_change(change)
-    await tools.apply(change, planned.expected)
-    await eventually(lambda: gateway.registry.tool(name) is not None)
 
 
 # The caller's era, and the upstream's: `http` speaks 2026-07-28 (its questions come in its call's result), `legacy`
@@ -488,17 +466,6 @@ async def streamed(port: int, first: common_pb2.ServedToolInput) -> common_pb2.C
         events = [event async for event in stub.CallServedToolStream(inputs(), timeout=30)]
     assert [event.WhichOneof("event") for event in events] == ["reply"]
     return events[0].reply
-
-
-def parked_now(tools: Running) -> float | None:
-    return tools.metrics.registry.get_sample_value("saip_tools_upstream_parked")
-
-
-def calls(tools: Running, server: str, outcome: str) -> float | None:
-    """The proxied calls the tools service counted for `server` with `outcome`."""
-    return tools.metrics.registry.get_sample_value(
-        "saip_tools_upstream_calls_total", {"server": server, "outcome": outcome}
-    )
 
 
 # A 2026-07-28 caller that can elicit has its call run where it can park (`saip.tools.upstream.parking`): its cancel

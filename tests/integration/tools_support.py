@@ -1,5 +1,5 @@
 """Shared by the tools integration tests (it holds no tests itself): the tools service in-process on free ports,
-with a real nats-server and real V8 workers, and its gRPC client."""
+with a real nats-server and real V8 workers, its gRPC client, and what it counts of its proxied calls."""
 
 from __future__ import annotations
 
@@ -50,3 +50,15 @@ async def publish_tested(stub: tools_pb2_grpc.ToolsServiceStub, spec: dict[str, 
     report = await stub.TestTool(tools_pb2.TestToolRequest(name=spec["name"]))
     assert report.passed, report.error
     return await stub.PublishTool(tools_pb2.PublishToolRequest(name=spec["name"]))
+
+
+def calls(tools: Running, server: str, outcome: str) -> float | None:
+    """The proxied calls the tools service counted for `server` with `outcome`."""
+    return tools.metrics.registry.get_sample_value(
+        "saip_tools_upstream_calls_total", {"server": server, "outcome": outcome}
+    )
+
+
+def parked_now(tools: Running) -> float | None:
+    """The calls parked at an upstream's question on this tools replica."""
+    return tools.metrics.registry.get_sample_value("saip_tools_upstream_parked")

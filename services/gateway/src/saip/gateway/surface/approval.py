@@ -199,7 +199,8 @@ class Asked:
     asked_at: float = 0.0
     deadline: float = 0.0
     expired: str = ""
-    # Out of band: parked for the person with the caller's name; `again`: a retry before the answer, parked already.
+    # Out of band: parked for the person with the caller's name. `again`: parked already (a retry before the answer, or
+    # a chat turn's question, which is its tool call's own and was parked by that call's gate).
     out_of_band: bool = False
     client: str = ""
     again: bool = False

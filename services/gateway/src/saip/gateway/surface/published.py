@@ -16,9 +16,10 @@ at the question on the tools replica (`park_seconds`: the approval wait), and th
 state the SDK seals and binds to its token, naming the parked call, the tool, the canonical arguments' hash, a
 one-shot nonce and the call's start and approval; its retry with the answer resumes the parked call, which goes on
 to its next question or its reply, and the call is recorded once, when it ends (or by the sweeper of parked
-questions, as TIMEOUT, when nobody answers). For a caller that cannot elicit (and a chat turn's call) the question is
-declined and the upstream reads the decline. The caller cancelling the call cancels the stream, which cancels the
-upstream's request.
+questions, as TIMEOUT, when nobody answers). A chat turn's call is the client's that started the turn: asked through
+the turn's interaction (2025-11-25), or parked with the turn stopped at its question (2026-07-28). For a caller that
+cannot elicit the question is declined and the upstream reads the decline. The caller cancelling the call cancels
+the stream, which cancels the upstream's request.
 """
 
 from __future__ import annotations
@@ -175,9 +176,9 @@ async def _relay_question(
 
 def parks(caller: Caller, interaction: Interaction) -> bool:
     """Whether a served tool's own question goes to this caller as a question of its own (2026-07-28, a caller that
-    can elicit), its call parked until the answer comes in a new request. A chat turn's call does not: its question
-    goes to the turn, whose own state a parked call cannot join yet, and is declined."""
-    return interaction.roundtrip and caller.elicitation and not caller.chat
+    can elicit), its call parked until the answer comes in a new request. A chat turn's call parks too: the turn
+    stops at the question as at a gated tool's, its sealed state carrying the parked call's, and resumes it."""
+    return interaction.roundtrip and caller.elicitation
 
 
 class Notifier(Protocol):

@@ -1,7 +1,7 @@
 """The chat area: `saip_chat_ask` runs one turn of saip's own chat model for the calling AI (the published tools it
-names, their approvals asked at the caller's client, the passages a knowledge pipeline finds for the prompt), and
-`saip_chat_list_conversations` reads the history; the
-guide saip://guide/chat. The conversations live in the saip-chat bucket, so a turn stopped at a 2026-07-28 question
+names, their approvals and an exposed upstream tool's own questions asked at the caller's client, the passages a
+knowledge pipeline finds for the prompt), and `saip_chat_list_conversations` reads the history; the guide
+saip://guide/chat. The conversations live in the saip-chat bucket, so a turn stopped at a 2026-07-28 question
 resumes on whichever replica the client's retry reaches."""
 
 from __future__ import annotations
@@ -59,12 +59,13 @@ NOT_PUBLISHED = (
 NO_CONVERSATION = (
     "There is no conversation '{id}'; saip_chat_list_conversations lists them, or leave it out to start one."
 )
+# A turn waits for the answer to an approval or to an upstream tool's own question: the sentences name neither.
 STALE = (
-    "This chat turn's approval answered a turn that is no longer waiting (it was resumed already, or a newer turn of "
-    "the conversation replaced it). Call saip_chat_ask again."
+    "This answer is for a chat turn that is no longer waiting (it was resumed already, or a newer turn of the "
+    "conversation replaced it). Call saip_chat_ask again."
 )
-MISMATCH = "This approval answered a different chat turn. Call saip_chat_ask again to ask afresh."
-DROPPED = "A turn of this conversation that waited for an approval answer was dropped for this new one."
+MISMATCH = "This answer is for a different chat turn. Call saip_chat_ask again to ask afresh."
+DROPPED = "A turn of this conversation that waited for the answer to a question was dropped for this new one."
 
 
 class AskInput(Input):
@@ -108,7 +109,9 @@ def _summary(arguments: AskInput) -> str:
 
 class PublishedToolbox:
     """The turn's tools: the published tools it names, each called through the published tools' gate as the client
-    that started the turn (`chat`: the chat's question, the chat side of the HITL meter)."""
+    that started the turn (`chat`: the chat's question, the chat side of the HITL meter). The questions of a call
+    (saip's approval, an upstream's own) go through the turn's interaction; on 2026-07-28 one comes back as the
+    question the turn stops at, its state (the gate's, or the parked upstream call's) kept in the turn's."""
 
     def __init__(self, names: list[str], lookup: Callable[[str], ServedTool | None], caller: Caller) -> None:
         self._names = names
@@ -161,10 +164,10 @@ class ChatArea(Declared):
     async def ask(self, arguments: AskInput, caller: Caller) -> ManagementResult:
         """Run one turn of saip's own chat model without a screen: a new conversation, or the one conversationId
         names; the model may call the published tools named in `tools` (never saip_ tools), and a tool that needs
-        approval asks the person at your client. With `pipeline`, that knowledge pipeline is searched for the prompt
-        and the model answers from the passages it finds (data.sources names them). Blocks until the model answers or
-        timeoutSeconds (300 by default, 1800 at most) pass. The answer is data.answer, with the model, the tokens and
-        each tool call. Read saip://guide/chat first."""
+        approval, or an exposed upstream tool's own question, asks the person at your client. With `pipeline`, that
+        knowledge pipeline is searched for the prompt and the model answers from the passages it finds (data.sources
+        names them). Blocks until the model answers or timeoutSeconds (300 by default, 1800 at most) pass. The answer
+        is data.answer, with the model, the tokens and each tool call. Read saip://guide/chat first."""
         problem = self._unusable(arguments.tools)
         if problem:
             return ManagementResult(False, problem)
@@ -204,8 +207,8 @@ class ChatArea(Declared):
     @tool(Level.READ, "Chat conversations", idempotent=True)
     async def list_conversations(self, arguments: ListInput) -> ManagementResult:
         """The chat's conversations, most recently updated first, each with its last turns (prompt, answer, model,
-        tokens, tool calls) and whether a turn waits for an approval answer: the turns saip_chat_ask ran, as if they
-        had been typed."""
+        tokens, tool calls) and whether a turn waits for the answer to a question: the turns saip_chat_ask ran, as if
+        they had been typed."""
         found = sorted(await self._conversations.all(), key=lambda c: c.updated_at.ToNanoseconds(), reverse=True)
         shown = [views.conversation(entry, turns=arguments.turns) for entry in found[: arguments.limit]]
         warnings = [] if self._configured_model() else [_no_model(self._settings)]
@@ -316,7 +319,9 @@ class ChatArea(Declared):
         await self._conversations.save(conversation, revision)
         claims = {"chat": 1, "c": conversation.id, "t": turn_id, "a": _binding(arguments), "s": question.state}
         sealed = json.dumps(claims, separators=(",", ":"))
-        return ManagementResult(True, question.message, question=Asked(question.message, question.schema, sealed))
+        # The question is the tool call's own, parked already by its gate with the record it leaves if nobody answers.
+        asked = Asked(question.message, question.schema, sealed, again=True)
+        return ManagementResult(True, question.message, question=asked)
 
     async def _finished(
         self,

@@ -7,9 +7,10 @@ The rules a turn keeps, whatever the model says:
   `RESULT_CHARS`;
 - `MAX_ROUNDS` model rounds at most (an endless reply ends the turn with an error), all within the turn's deadline
   (a turn past it ends with what it has, and says so);
-- a gated tool asks the person at the client that started the turn (the published tools' own gate does it): a
-  2025-11-25 client is asked while the turn waits; in the 2026-07-28 era the turn stops at the question with its
-  working state (`TurnState`), and `Turn.run` carries on from it when the client calls again with the answer.
+- a gated tool, and an exposed upstream tool's own question, ask the person at the client that started the turn (the
+  published tools' own gate and relay do it): a 2025-11-25 client is asked while the turn waits; in the 2026-07-28
+  era the turn stops at the question with its working state (`TurnState`), and `Turn.run` carries on from it when
+  the client calls again with the answer (the gate's state, or the parked upstream call's, goes back with it).
 """
 
 from __future__ import annotations
