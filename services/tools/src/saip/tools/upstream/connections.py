@@ -190,7 +190,7 @@ async def check_target(server: upstream_pb2.Server, limits: Limits) -> risk.Reac
 
 
 def _import_client_side() -> None:
-    for module in ("mcp", "mcp.client.sse", "mcp.client.stdio", "mcp.client.streamable_http"):
+    for module in ("mcp", "mcp.client.sse", "mcp.client.streamable_http", "saip.tools.upstream.stdio"):
         importlib.import_module(module)
 
 
@@ -209,8 +209,9 @@ async def connect(
     await anyio.to_thread.run_sync(_import_client_side)
     from mcp import Client
     from mcp.client.sse import sse_client
-    from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp.client.streamable_http import streamable_http_client
+
+    from saip.tools.upstream.stdio import stdio_transport
 
     registry.references_set(
         server, limits.variables
@@ -220,8 +221,7 @@ async def connect(
         match server.transport:
             case upstream_pb2.TRANSPORT_STDIO:
                 env = {name: registry.resolve(value, limits.variables) for name, value in server.env.items()}
-                params = StdioServerParameters(command=server.command, args=list(server.args), env=env)
-                transport: Any = stdio_client(params)
+                transport: Any = stdio_transport(server.command, server.args, env, limits.max_response_bytes)
             case upstream_pb2.TRANSPORT_SSE:
                 headers = {name: registry.resolve(value, limits.variables) for name, value in server.headers.items()}
                 transport = sse_client(
