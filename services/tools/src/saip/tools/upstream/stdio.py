@@ -69,8 +69,8 @@ class LineTooLarge(ToolsError):
     def __init__(self, limit: int) -> None:
         super().__init__(
             f"the stdio server wrote a line past {limit} bytes (tools.upstream-max-response-bytes) that answers no "
-            "request saip could name, so saip stopped reading it and ended the connection; raise the limit if the "
-            "server's messages are meant to be that long, or ask the person to check the server"
+            "request saip can name, so saip ended the connection; raise the limit if its messages are meant to be "
+            "that long, or ask the person to check the server"
         )
 
 
@@ -110,6 +110,7 @@ def trailing(tail: str) -> dict[str, Any]:
 
 
 def request_id(members: Mapping[str, Any]) -> int | str | None:
+    """The id among a message's members: JSON-RPC's integer or string (a boolean is none)."""
     value = members.get("id")
     return value if isinstance(value, int | str) and not isinstance(value, bool) else None
 
@@ -158,14 +159,15 @@ class Reader:
         return out
 
     def _take(self, piece: bytes, out: list[SessionMessage | Exception]) -> None:
+        keep = self._keep
         if self._head is not None:
-            self._tail = (self._tail + piece)[-self._keep :]
+            self._tail = (self._tail + piece[-keep:])[-keep:]
         elif len(self._line) + len(piece) <= self.limit:
             self._line += piece
-        else:
-            whole = bytes(self._line) + piece
+        else:  # the ends of the line so far and the piece, without a copy of the whole (up to the limit)
+            self._head = (bytes(self._line[:keep]) + piece[:keep])[:keep]
+            self._tail = (bytes(self._line[-keep:]) + piece[-keep:])[-keep:]
             self._line.clear()
-            self._head, self._tail = whole[: self._keep], whole[-self._keep :]
             self._passed(out)
 
     def _passed(self, out: list[SessionMessage | Exception]) -> None:
