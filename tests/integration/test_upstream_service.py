@@ -22,6 +22,7 @@ from saip.tools.server import Running
 from saip.v1 import common_pb2, upstream_pb2, upstream_pb2_grpc
 from tests.integration.gateways import replica_settings
 from tests.integration.tools_support import running_tools
+from tests.resident import reset_peak, resident_kib
 from tests.upstreams.running import ECHO, started, stdio_server, tool
 from tests.waiting import eventually
 
@@ -348,11 +349,11 @@ async def test_a_50_mb_stdio_line_fails_its_call_unheld_and_the_connection_goes_
             upstream_pb2.Member(server_id="local", tool="huge"),
             upstream_pb2.Member(server_id="local", tool="echo"),
         )
-        resident = _resident_kib("VmRSS")
-        _reset_peak()
+        resident = resident_kib()
+        reset_peak()
         cut = await call(stub, "huge", {"size": 50 * 1024 * 1024})
         after = await call(stub, "echo", {"text": "the connection goes on"})
-        peak = _resident_kib("VmHWM")
+        peak = resident_kib("VmHWM")
         status = await connected(stub, "local")
     assert cut.is_error
     assert cut.text.startswith("Upstream server 'local' failed: ")
@@ -376,17 +377,6 @@ async def test_a_stdio_line_past_the_limit_that_answers_nothing_fails_the_connec
         "the stdio server wrote a line past 65536 bytes (tools.upstream-max-response-bytes) that answers no request"
     )
     assert tools == {}
-
-
-def _reset_peak() -> None:
-    """Start the process's peak resident size (VmHWM) over from its current size (Linux's clear_refs)."""
-    Path("/proc/self/clear_refs").write_text("5", encoding="ascii")
-
-
-def _resident_kib(field: str) -> int:
-    status = Path("/proc/self/status").read_text(encoding="ascii")
-    line = next(line for line in status.splitlines() if line.startswith(f"{field}:"))
-    return int(line.split()[1])
 
 
 async def test_saip_own_mcp_at_an_address_no_url_names_is_refused_by_its_handshake(

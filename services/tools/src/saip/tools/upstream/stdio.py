@@ -115,7 +115,7 @@ def request_id(members: Mapping[str, Any]) -> int | str | None:
     return value if isinstance(value, int | str) and not isinstance(value, bool) else None
 
 
-def parse(line: bytes) -> SessionMessage | Exception:
+def parse(line: bytes | bytearray) -> SessionMessage | Exception:
     """One whole line: its message, or its parse error (the session reports it and goes on, as with the SDK's)."""
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
@@ -184,7 +184,7 @@ class Reader:
 
     def _end(self, out: list[SessionMessage | Exception]) -> None:
         if self._head is None:
-            out.append(parse(bytes(self._line)))
+            out.append(parse(self._line))  # parsed from the buffer itself: no copy of a line up to the limit
             self._line.clear()
             return
         members = trailing(self._tail.decode("utf-8", "replace"))
