@@ -342,7 +342,7 @@ async def test_a_50_mb_stdio_line_fails_its_call_unheld_and_the_connection_goes_
     # The call timeout bounds the wait for the echo behind the 50 MB the server is still writing; nothing is timed.
     overrides = {"tools_upstream_max_response_bytes": limit, "tools_upstream_call_timeout_seconds": 60.0}
     async with service(nats_server.url, **overrides) as (_, stub):
-        await stub.AddServer(upstream_pb2.AddServerRequest(server=stdio_server("local", tmp_path / "stdio.json")))
+        await stub.AddServer(upstream_pb2.AddServerRequest(server=stdio_server("local", tools_file)))
         await connected(stub, "local")
         await expose(
             stub,
