@@ -371,7 +371,8 @@ async def test_a_stdio_line_past_the_limit_that_answers_nothing_fails_the_connec
     tools_file.write_text(json.dumps([ECHO]))
     async with service(nats_server.url, tools_upstream_max_response_bytes=64 * 1024) as (_, stub):
         await stub.AddServer(upstream_pb2.AddServerRequest(server=stdio_server("noisy", tools_file, mode="noisy")))
-        status = await eventually(lambda: failed(stub, "noisy"))
+        # Each attempt starts a Python child (seconds on a loaded machine) and AddServer's own test made one before.
+        status = await eventually(lambda: failed(stub, "noisy"), within=30)
         tools = await served(stub)
     assert status.reason.startswith(
         "the stdio server wrote a line past 65536 bytes (tools.upstream-max-response-bytes) that answers no request"
