@@ -14,6 +14,7 @@ from bench import (
     mcp_latency,
     proxy_latency,
     shipyard,
+    stdio_lines,
     token_propagation,
     tool_latency,
     tracing,
@@ -34,6 +35,7 @@ def main() -> None:
         ("proxy_latency", proxy_latency),
         ("tracing", tracing),
         ("cold_start", cold_start),
+        ("stdio_lines", stdio_lines),
     )
     for name, benchmark in benchmarks:
         if len(sys.argv) > 1 and name not in sys.argv[1:]:

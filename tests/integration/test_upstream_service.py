@@ -22,6 +22,7 @@ from saip.tools.server import Running
 from saip.v1 import common_pb2, upstream_pb2, upstream_pb2_grpc
 from tests.integration.gateways import replica_settings
 from tests.integration.tools_support import running_tools
+from tests.resident import reset_peak, resident_kib
 from tests.upstreams.running import ECHO, started, stdio_server, tool
 from tests.waiting import eventually
 
@@ -330,6 +331,53 @@ async def test_a_50_mb_result_is_cut_while_it_is_read(nats_server: LocalNats, tm
     assert cut.text.startswith("Upstream server 'web' failed: ")
     assert "the upstream's response went past 1048576 bytes (tools.upstream-max-response-bytes)" in cut.text
     assert (after.is_error, json.loads(after.structured_json)) == (False, {"text": "the connection goes on"})
+
+
+async def test_a_50_mb_stdio_line_fails_its_call_unheld_and_the_connection_goes_on(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    tools_file = tmp_path / "stdio.json"
+    tools_file.write_text(json.dumps([ECHO, tool("huge", "A long answer.", readOnlyHint=True)]))
+    limit = 64 * 1024
+    # The call timeout bounds the wait for the echo behind the 50 MB the server is still writing; nothing is timed.
+    overrides = {"tools_upstream_max_response_bytes": limit, "tools_upstream_call_timeout_seconds": 60.0}
+    async with service(nats_server.url, **overrides) as (_, stub):
+        await stub.AddServer(upstream_pb2.AddServerRequest(server=stdio_server("local", tools_file)))
+        await connected(stub, "local")
+        await expose(
+            stub,
+            upstream_pb2.Member(server_id="local", tool="huge"),
+            upstream_pb2.Member(server_id="local", tool="echo"),
+        )
+        resident = resident_kib()
+        reset_peak()
+        cut = await call(stub, "huge", {"size": 50 * 1024 * 1024})
+        after = await call(stub, "echo", {"text": "the connection goes on"})
+        peak = resident_kib("VmHWM")
+        status = await connected(stub, "local")
+    assert cut.is_error
+    assert cut.text.startswith("Upstream server 'local' failed: ")
+    assert f"the upstream's response went past {limit} bytes (tools.upstream-max-response-bytes)" in cut.text
+    assert (after.is_error, json.loads(after.structured_json)) == (False, {"text": "the connection goes on"})
+    assert status.reason == ""
+    # The 50 MB went through the tools service without being held: its peak stayed far below them.
+    assert peak - resident < 25 * 1024
+
+
+async def test_a_stdio_line_past_the_limit_that_answers_nothing_fails_the_connection_naming_the_limit(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    tools_file = tmp_path / "stdio.json"
+    tools_file.write_text(json.dumps([ECHO]))
+    async with service(nats_server.url, tools_upstream_max_response_bytes=64 * 1024) as (_, stub):
+        await stub.AddServer(upstream_pb2.AddServerRequest(server=stdio_server("noisy", tools_file, mode="noisy")))
+        # Each attempt starts a Python child (seconds on a loaded machine) and AddServer's own test made one before.
+        status = await eventually(lambda: failed(stub, "noisy"), within=30)
+        tools = await served(stub)
+    assert status.reason.startswith(
+        "the stdio server wrote a line past 65536 bytes (tools.upstream-max-response-bytes) that answers no request"
+    )
+    assert tools == {}
 
 
 async def test_saip_own_mcp_at_an_address_no_url_names_is_refused_by_its_handshake(

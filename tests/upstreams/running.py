@@ -47,13 +47,13 @@ class Upstream:
         )
 
 
-def stdio_server(server_id: str, tools_file: Path, **fields: Any) -> upstream_pb2.Server:
-    """A stdio upstream: the tools service starts it itself."""
+def stdio_server(server_id: str, tools_file: Path, *, mode: str = "stdio", **fields: Any) -> upstream_pb2.Server:
+    """A stdio upstream (`mode`: `stdio`, or `noisy`): the tools service starts it itself."""
     return upstream_pb2.Server(
         id=server_id,
         transport=upstream_pb2.TRANSPORT_STDIO,
         command=sys.executable,
-        args=["-m", "tests.upstreams.server", "stdio", str(tools_file)],
+        args=["-m", "tests.upstreams.server", mode, str(tools_file)],
         docs_url="https://example.com/docs",
         **fields,
     )

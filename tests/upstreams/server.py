@@ -1,7 +1,8 @@
 """A real upstream MCP server for the tests, built on the SDK's low-level `Server`: `python -m tests.upstreams.server
 <transport> <tools.json> [port]` with transport `http` (streamable HTTP on /mcp, answers as SSE streams), `json`
 (streamable HTTP answering with JSON bodies), `legacy` (streamable HTTP that refuses `server/discover`, so clients
-speak 2025-11-25 with it), `sse` (on /sse), `stdio`, or
+speak 2025-11-25 with it), `sse` (on /sse), `stdio`, `noisy` (stdio, after a first line of `NOISE` bytes that is no
+JSON-RPC and answers nothing: past a small `tools.upstream-max-response-bytes`, it ends every connection), or
 `garbage` (an HTTP endpoint on /mcp that answers every request with JSON that is not JSON-RPC).
 
 Its tools are read from the JSON file on every tools/list (a list of MCP tool definitions), so a test changes a
@@ -45,6 +46,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 COLOUR_KEY = "colour"
+NOISE = 1024 * 1024
 COLOUR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["colour"],
@@ -206,7 +208,10 @@ def handshake_only(app: Any) -> Any:
 def main(argv: list[str]) -> None:
     transport, tools_file = argv[0], Path(argv[1])
     server = build(tools_file)
-    if transport == "stdio":
+    if transport in ("stdio", "noisy"):
+        if transport == "noisy":
+            sys.stdout.buffer.write(b"x" * NOISE + b"\n")
+            sys.stdout.buffer.flush()
 
         async def run() -> None:
             async with stdio_server() as (read, write):

@@ -3,8 +3,9 @@
 A connection speaks either era: `mcp.Client(mode="auto")` probes `server/discover` (2026-07-28) and falls back to
 the `initialize` handshake (2025-11-25). Streamable HTTP and SSE go through `httpx2` with the server's headers
 resolved from the tools service's environment; a stdio server is a child process of the tools service started by
-the SDK in its own session (process group) with a clean environment (the declared variables over the SDK's short
-list of inherited ones: PATH, HOME, USER, SHELL, TERM, LOGNAME), and killed with its process group on close.
+saip's `stdio` transport in its own session (process group) with a clean environment (the declared variables over
+the SDK's short list of inherited ones: PATH, HOME, USER, SHELL, TERM, LOGNAME), and killed with its process group on
+close.
 
 Before anything connects, the target is checked: saip's own /mcp is refused by URL (`tools.upstream-gateway-urls`)
 and, whatever address points at it, by the handshake (the gateway announces itself as `saip` / `saip gateway`);
@@ -17,8 +18,10 @@ server is reconnected or changed.
 What an upstream sends is bounded while it is read, never after (`tools.upstream-max-response-bytes`): the body of
 each streamable-HTTP response to a POST is counted chunk by chunk as it arrives (`BoundedTransport`) and the read
 stops with an error past the limit, and so does one event of an SSE stream; the request fails with a sentence naming
-the limit, and the connection goes on. The SSE transport's events are bounded by the SDK (1 MiB each), and a stdio
-server's lines are read whole by the SDK (it offers no hook): a stdio server is a program the person installed.
+the limit, and the connection goes on. The SSE transport's events are bounded by the SDK (1 MiB each). A stdio
+server's stdout is read in chunks by the `stdio` transport, one line (one message) held up to the limit: a response
+past it fails its request with the same sentence when its id can be read at either end of the line, and any other
+line past it ends the connection (FAILED, naming the limit).
 
 A call can relay the server's own questions (`elicitation/create`, form mode) to whoever asked for the call (`Ask`).
 The SDK names no call a 2025-11-25 question belongs to, so it goes to the call in flight when there is exactly one
@@ -190,7 +193,7 @@ async def check_target(server: upstream_pb2.Server, limits: Limits) -> risk.Reac
 
 
 def _import_client_side() -> None:
-    for module in ("mcp", "mcp.client.sse", "mcp.client.stdio", "mcp.client.streamable_http"):
+    for module in ("mcp", "mcp.client.sse", "mcp.client.streamable_http", "saip.tools.upstream.stdio"):
         importlib.import_module(module)
 
 
@@ -209,8 +212,9 @@ async def connect(
     await anyio.to_thread.run_sync(_import_client_side)
     from mcp import Client
     from mcp.client.sse import sse_client
-    from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp.client.streamable_http import streamable_http_client
+
+    from saip.tools.upstream.stdio import stdio_transport
 
     registry.references_set(
         server, limits.variables
@@ -220,8 +224,7 @@ async def connect(
         match server.transport:
             case upstream_pb2.TRANSPORT_STDIO:
                 env = {name: registry.resolve(value, limits.variables) for name, value in server.env.items()}
-                params = StdioServerParameters(command=server.command, args=list(server.args), env=env)
-                transport: Any = stdio_client(params)
+                transport: Any = stdio_transport(server.command, server.args, env, limits.max_response_bytes)
             case upstream_pb2.TRANSPORT_SSE:
                 headers = {name: registry.resolve(value, limits.variables) for name, value in server.headers.items()}
                 transport = sse_client(

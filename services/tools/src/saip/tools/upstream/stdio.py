@@ -1,0 +1,332 @@
+"""The transport of a stdio upstream: its child process, its JSON-RPC lines read within
+`tools.upstream-max-response-bytes`, and its stop.
+
+The SDK's `mcp.client.stdio.stdio_client` reads the child's stdout into memory line by line with no limit and no
+hook, so a server that writes a 50 MB line (or one line that never ends) would make the tools service hold all of it.
+This transport yields the same pair of streams the SDK's `Client` takes (`SessionMessage`s in, and out; a line that
+is not JSON-RPC goes into the read stream as its parse error, as the SDK's does), and reads the child's stdout in
+chunks through `Reader`, which holds at most the limit of one line:
+
+- a line within the limit (its newline not counted) is parsed whole, as the SDK would;
+- a line past it is never held whole: its first and last `KEEP` bytes are kept and the rest is discarded up to its
+  newline. A JSON-RPC response carries its `"id"` near one end (the Python SDK writes it before the result, the
+  TypeScript SDK after it), so the request it answered gets an error response of its id whose message is the sentence
+  the HTTP transports give (`too_large`): the call fails naming the key, and the connection goes on. An id at the
+  start fails the call as soon as the line passes the limit, not when (if ever) the line ends;
+- a line past the limit that answers no request saip can name (no id at either end, or a request or notification of
+  the server's) ends the connection: `LineTooLarge`, whose sentence names the key, is the connection's FAILED reason,
+  and the reconnect backoff applies.
+
+What is the SDK's: the environment a child inherits (`get_default_environment`: PATH, HOME, USER, SHELL, TERM,
+LOGNAME, under the server's declared variables), the shutdown's grace periods (`PROCESS_TERMINATION_TIMEOUT`,
+`FORCE_KILL_TIMEOUT`) and the kill of the child's whole process group (`terminate_posix_process_tree`), and the
+messages and their parsing (`jsonrpc_message_adapter`). What is saip's: the reading, and the sequence around it,
+which follows the SDK's `stdio_client` (the child in its own session, so its process group; stderr to the tools
+service's; on close: stdin closed, a grace period, then SIGTERM and SIGKILL to the group, stdout drained meanwhile
+so a child blocked writing can exit) because the SDK's steps of it are private functions of that module. POSIX only,
+as saip is.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
+from typing import Any
+
+import anyio
+import mcp_types as types
+from anyio.abc import AsyncResource, Process
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.client._transport import TransportStreams
+from mcp.client.stdio import FORCE_KILL_TIMEOUT, PROCESS_TERMINATION_TIMEOUT, get_default_environment
+from mcp.os.posix.utilities import terminate_posix_process_tree
+from mcp.shared.message import SessionMessage
+
+from saip.tools.errors import ToolsError
+from saip.tools.upstream.connections import too_large
+
+logger = logging.getLogger(__name__)
+
+# The bytes kept of each end of a line past the limit: a response's id and envelope fit in far less.
+KEEP = 512
+# How long the writer may take to send what the session already handed it before stdin closes (the SDK's figure).
+FLUSH_TIMEOUT = 0.5
+# How long the event loop may take to see a killed child die; only an unkillable one runs it out.
+REAP_TIMEOUT = 2.0
+EXIT_POLL = 0.01
+# The key of the member a line was cut in: `"key":` right after the members the head's parse kept.
+_CUT_KEY = re.compile(r'\s*[{,]\s*"([^"\\]*)"\s*:')
+_ANSWERS = ("result", "error")
+
+
+class LineTooLarge(ToolsError):
+    """A stdio server wrote a line past the limit that answers no request saip can name: the connection ends."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"the stdio server wrote a line past {limit} bytes (tools.upstream-max-response-bytes) that answers no "
+            "request saip can name, so saip ended the connection; raise the limit if its messages are meant to be "
+            "that long, or ask the person to check the server"
+        )
+
+
+def _members(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def leading(head: str) -> tuple[dict[str, Any], str | None]:
+    """The top-level members a line's first bytes hold whole, and the key of the member the cut fell in (None when
+    the head is no JSON object).
+
+    Each comma is tried from the last: the longest prefix that closes into an object ends at a top-level comma (one
+    inside a string or a nested value leaves it unclosable)."""
+    commas = [at for at, char in enumerate(head) if char == ","]
+    for at in reversed(commas):
+        members = _members(head[:at] + "}")
+        if members is not None:
+            cut = _CUT_KEY.match(head, at)
+            return members, cut.group(1) if cut else None
+    cut = _CUT_KEY.match(head.lstrip())
+    return {}, cut.group(1) if cut else None
+
+
+def trailing(tail: str) -> dict[str, Any]:
+    """The top-level members a line's last bytes hold whole: the longest suffix after a comma that opens into an
+    object (the line's last `}` closes the top level, so a suffix that parses holds its last members)."""
+    for at, char in enumerate(tail):
+        if char == ",":
+            members = _members("{" + tail[at + 1 :])
+            if members is not None:
+                return members
+    return {}
+
+
+def request_id(members: Mapping[str, Any]) -> int | str | None:
+    """The id among a message's members: JSON-RPC's integer or string (a boolean is none)."""
+    value = members.get("id")
+    return value if isinstance(value, int | str) and not isinstance(value, bool) else None
+
+
+def parse(line: bytes) -> SessionMessage | Exception:
+    """One whole line: its message, or its parse error (the session reports it and goes on, as with the SDK's)."""
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as exc:
+        logger.warning("a stdio upstream wrote a line that is not JSON-RPC", extra={"error": str(exc)[:300]})
+        return exc
+
+
+class Reader:
+    """A stdio server's stdout, chunk by chunk, into the messages for the session; never more than `limit` bytes of
+    one line held (and `2 * keep` of a line past it).
+
+    `feed` returns what to deliver, in order: messages, parse errors, the error responses of requests whose answer
+    was past the limit, and last, when a line past it answers nothing saip can name, a `LineTooLarge` that ends the
+    connection (nothing is read after it)."""
+
+    def __init__(self, limit: int, keep: int = KEEP) -> None:
+        self.limit = limit
+        self._keep = keep
+        self._line = bytearray()
+        self._head: bytes | None = None  # the first bytes of the line past the limit being discarded, else None
+        self._tail = b""
+        self._answered = False
+        self._ended = False
+
+    @property
+    def held(self) -> int:
+        """The bytes held of the current line."""
+        return len(self._line) + len(self._head or b"") + len(self._tail)
+
+    def feed(self, chunk: bytes) -> list[SessionMessage | Exception]:
+        out: list[SessionMessage | Exception] = []
+        start = 0
+        while not self._ended:
+            end = chunk.find(b"\n", start)
+            self._take(chunk[start:] if end < 0 else chunk[start:end], out)
+            if end < 0 or self._ended:
+                break
+            self._end(out)
+            start = end + 1
+        return out
+
+    def _take(self, piece: bytes, out: list[SessionMessage | Exception]) -> None:
+        keep = self._keep
+        if self._head is not None:
+            self._tail = (self._tail + piece[-keep:])[-keep:]
+        elif len(self._line) + len(piece) <= self.limit:
+            self._line += piece
+        else:  # the ends of the line so far and the piece, without a copy of the whole (up to the limit)
+            self._head = (bytes(self._line[:keep]) + piece[:keep])[:keep]
+            self._tail = (bytes(self._line[-keep:]) + piece[-keep:])[-keep:]
+            self._line.clear()
+            self._passed(out)
+
+    def _passed(self, out: list[SessionMessage | Exception]) -> None:
+        """The line just went past the limit: a response whose id is at its start fails its request now."""
+        assert self._head is not None
+        members, cut = leading(self._head.decode("utf-8", "replace"))
+        if "method" in members or cut not in (*_ANSWERS, None):  # the server's own request or notification
+            self._fail(out)
+            return
+        found = request_id(members)
+        if cut in _ANSWERS and found is not None:
+            out.append(self._answer(found))
+            self._answered = True
+
+    def _end(self, out: list[SessionMessage | Exception]) -> None:
+        if self._head is None:
+            # Copied out and the buffer freed before the parse: pydantic parses bytes with far less memory than a
+            # bytearray (about 5 MiB against 20 at the peak, for a 5 MiB line).
+            line = bytes(self._line)
+            self._line.clear()
+            out.append(parse(line))
+            return
+        members = trailing(self._tail.decode("utf-8", "replace"))
+        found = request_id(members)
+        if not self._answered:
+            if "method" in members or found is None:
+                self._fail(out)
+                return
+            out.append(self._answer(found))
+        self._head, self._tail, self._answered = None, b"", False
+
+    def _answer(self, answered: int | str) -> SessionMessage:
+        error = types.ErrorData(code=types.INTERNAL_ERROR, message=too_large(self.limit))
+        return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=answered, error=error))
+
+    def _fail(self, out: list[SessionMessage | Exception]) -> None:
+        out.append(LineTooLarge(self.limit))
+        self._ended = True
+        self._line.clear()
+        self._head, self._tail = None, b""
+
+
+@asynccontextmanager
+async def stdio_transport(
+    command: str, args: Sequence[str], env: Mapping[str, str], limit: int
+) -> AsyncIterator[TransportStreams]:
+    """The server started as a child in its own session with the clean environment, its stdout read by a `Reader`
+    of `limit`; stopped with its process group on exit, whatever cancels the exit."""
+    process = await anyio.open_process(
+        [command, *args], env=get_default_environment() | dict(env), stderr=sys.stderr, start_new_session=True
+    )
+    # No awaits until the task group is entered: a cancellation in the gap would leak the live child.
+    incoming, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
+    reading = anyio.CancelScope()
+    read_done, written = anyio.Event(), anyio.Event()
+
+    async def read() -> None:
+        try:
+            with reading:
+                await _read(process, Reader(limit), incoming)
+        finally:
+            read_done.set()
+
+    async def write() -> None:
+        try:
+            await _write(process, outgoing, incoming)
+        finally:
+            written.set()
+
+    async def shutdown() -> None:
+        read_stream.close()
+        write_stream.close()
+        # The reader stops (it may be waiting on stdout) and the drain below takes stdout over: a child blocked
+        # writing cannot read its stdin, nor exit when it closes.
+        reading.cancel()
+        await read_done.wait()
+        async with anyio.create_task_group() as draining:
+            draining.start_soon(_drain, process)
+            with anyio.move_on_after(FLUSH_TIMEOUT):
+                await written.wait()
+            await _stop(process)
+            draining.cancel_scope.cancel()
+        for stream in (read_stream, write_stream, incoming, outgoing):
+            await stream.aclose()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(read)
+        group.start_soon(write)
+        try:
+            yield read_stream, write_stream
+        finally:
+            # Shielded: a cancelled caller must not leave the child running; every wait inside is bounded.
+            with anyio.CancelScope(shield=True):
+                await shutdown()
+            group.cancel_scope.cancel()
+
+
+async def _read(process: Process, reader: Reader, incoming: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+    """Deliver what the reader makes of each chunk; one chunk at a time, none read ahead of a blocked delivery."""
+    assert process.stdout is not None, "the child is started with a stdout pipe"
+    async with incoming:
+        try:
+            async for chunk in process.stdout:
+                for item in reader.feed(chunk):
+                    if isinstance(item, LineTooLarge):
+                        raise item
+                    await incoming.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return  # the session is gone, or the shutdown closed stdout under the read
+        except ConnectionError:
+            logger.exception("reading a stdio upstream's stdout failed")
+
+
+async def _write(
+    process: Process,
+    outgoing: MemoryObjectReceiveStream[SessionMessage],
+    incoming: MemoryObjectSendStream[SessionMessage | Exception],
+) -> None:
+    assert process.stdin is not None, "the child is started with a stdin pipe"
+    try:
+        async with outgoing:
+            async for message in outgoing:
+                line = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                await process.stdin.send(line.encode())
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        # The child may live on without reading: the session is told the connection ended, not left waiting.
+        await incoming.aclose()
+
+
+async def _drain(process: Process) -> None:
+    """Read and drop what the child still writes, until its stdout ends or is closed."""
+    assert process.stdout is not None, "the child is started with a stdout pipe"
+    with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        while True:
+            await process.stdout.receive()
+
+
+async def _stop(process: Process) -> None:
+    """The MCP shutdown of a stdio server: stdin closed, a grace period, then its whole process group killed."""
+    await _close(process.stdin)
+    if not await _exited(process, PROCESS_TERMINATION_TIMEOUT):
+        await terminate_posix_process_tree(process, FORCE_KILL_TIMEOUT)
+        if not await _exited(process, REAP_TIMEOUT):
+            logger.warning("a stdio upstream survived its kill; saip leaves it", extra={"pid": process.pid})
+    await _close(process.stdout)
+
+
+async def _exited(process: Process, within: float) -> bool:
+    """Whether the child died within that many seconds. Its return code is polled: `wait()` also waits for its
+    pipes to close, which a grandchild holding them would put off."""
+    for _ in range(round(within / EXIT_POLL)):
+        if process.returncode is not None:
+            return True
+        await anyio.sleep(EXIT_POLL)
+    return process.returncode is not None
+
+
+async def _close(stream: AsyncResource | None) -> None:
+    if stream is not None:
+        with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await stream.aclose()
