@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
+from saip.common import logs
 from saip.common.logs import JsonFormatter, TurnWriter
 
 
@@ -115,3 +116,25 @@ def test_a_loop_closed_before_its_turn_ended_leaves_no_line_behind() -> None:
     third.close()
     handler.flush()  # logging.shutdown flushes every handler at exit
     assert _messages(stream)[-1] == "pending when the process exits"
+
+
+def test_a_line_after_setup_holds_its_fields_and_no_thread_process_or_source() -> None:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    stdout = io.StringIO()
+    try:
+        logs.setup("audit", stream=stdout)
+        logging.getLogger("saip.audit.collector").info(
+            "mgmt.call tool=saip_x", extra={"index": 7, "kind": "management"}
+        )
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    line = json.loads(stdout.getvalue())
+    assert set(line) == {"ts", "level", "service", "logger", "msg", "index", "kind"}
+    assert (line["service"], line["logger"], line["msg"], line["index"]) == (
+        "audit",
+        "saip.audit.collector",
+        "mgmt.call tool=saip_x",
+        7,
+    )
