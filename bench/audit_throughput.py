@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import os
 import subprocess
 import sys
@@ -20,7 +22,7 @@ from saip.audit.chain import decode_entry
 from saip.audit.clients import REQUEST_TIMEOUT, JetStreamLedger, JetStreamRecords
 from saip.audit.collector import BATCH, Collector
 from saip.audit.metrics import AuditMetrics
-from saip.common import bus
+from saip.common import bus, logs, telemetry
 from saip.common.masking import Masker
 from saip.common.natsd import LocalNats, free_port
 from saip.common.settings import SaipSettings
@@ -172,14 +174,16 @@ async def _run(home: Path, level: str) -> list[list[object]]:
     ]
 
 
-async def _collector_alone(home: Path, batch: int) -> tuple[float, float, float]:
+async def _collector_alone(home: Path, batch: int, lines: bool = False) -> tuple[float, float, float]:
     """The collector in this process, on a backlog of RECORDS on a fresh server: records a second when it appends
     `batch` records at a time (1 is the former design: one JetStream round trip per record), and this process's and
-    nats-server's CPU per record meanwhile."""
-    nats = LocalNats(home / f"nats-{batch}")
+    nats-server's CPU per record meanwhile. With `lines`, this process logs as the service does at INFO: a JSON line
+    for every record, to stdout (here /dev/null) and to NATS."""
+    nats = LocalNats(home / f"nats-{batch}-{lines}")
     nats.start()
     nc = await bus.connect(nats.url, "bench", within=10)
-    spool = Spool(home / f"spool-{batch}")
+    spool = Spool(home / f"spool-{batch}-{lines}")
+    stack = contextlib.ExitStack()
     try:
         js = nc.jetstream(timeout=REQUEST_TIMEOUT)
         await bus.ensure_stream(js, bus.audit_stream_config(SaipSettings.load(home=home)))
@@ -188,6 +192,7 @@ async def _collector_alone(home: Path, batch: int) -> tuple[float, float, float]
         await source.open()
         metrics = AuditMetrics(CollectorRegistry())
         collector = Collector(source, JetStreamLedger(nc), Masker(), metrics, batch=batch)
+        shipping = _log_lines(stack, nc) if lines else None
         cpu_before, nats_before = time.process_time(), _nats_cpu(nats)
         collector.start()
 
@@ -200,18 +205,42 @@ async def _collector_alone(home: Path, batch: int) -> tuple[float, float, float]
         cpu, nats_cpu = time.process_time() - cpu_before, _nats_cpu(nats) - nats_before
         await collector.stop()
         await source.close()
+        if shipping is not None:
+            shipping.cancel()
         return await _chaining_rate(nc), _per_record(cpu), _per_record(nats_cpu)
     finally:
+        stack.close()
         await nc.close()
         spool.close()
         nats.stop()
 
 
+def _log_lines(stack: contextlib.ExitStack, nc: NatsClient) -> asyncio.Task[None]:
+    """Log as the audit service does (JSON lines at INFO, to /dev/null for stdout, shipped to NATS on `nc`) until
+    `stack` closes, which puts this process's logging back."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    devnull = stack.enter_context(open(os.devnull, "w"))  # noqa: SIM115 - the stack closes it
+    logs.setup("audit", "INFO", stream=devnull)
+
+    def restore() -> None:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        telemetry.SHIPPER.service = None
+
+    stack.callback(restore)
+    return asyncio.create_task(telemetry.SHIPPER.ship(nc))
+
+
 def run() -> str:
     with tempfile.TemporaryDirectory() as home:
         rows = [row for level in ("WARNING", "INFO") for row in anyio.run(_run, Path(home), level)]
-        for batch, label in ((1, "one record per append (the former design)"), (BATCH, f"batches of up to {BATCH}")):
-            rate, cpu, nats_cpu = anyio.run(_collector_alone, Path(home), batch)
+        for batch, lines, label in (
+            (1, False, "one record per append (the former design)"),
+            (BATCH, False, f"batches of up to {BATCH}"),
+            (BATCH, True, f"batches of up to {BATCH}, a log line a record (INFO)"),
+        ):
+            rate, cpu, nats_cpu = anyio.run(_collector_alone, Path(home), batch, lines)
             rows.append([f"chained in-process, {label}", RECORDS, rate, cpu, nats_cpu])
     return table(
         f"Audit records per second ({CONCURRENCY} concurrent publishers, the gateway's publisher); CPU per record of"
