@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import os
 import subprocess
 import sys
@@ -20,7 +22,7 @@ from saip.audit.chain import decode_entry
 from saip.audit.clients import REQUEST_TIMEOUT, JetStreamLedger, JetStreamRecords
 from saip.audit.collector import BATCH, Collector
 from saip.audit.metrics import AuditMetrics
-from saip.common import bus
+from saip.common import bus, logs, telemetry
 from saip.common.masking import Masker
 from saip.common.natsd import LocalNats, free_port
 from saip.common.settings import SaipSettings
@@ -93,6 +95,14 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
 
 
+def _nats_cpu(nats: LocalNats) -> float:
+    """What nats-server has spent so far: it shares the cores with the collector and the publishers, so what the
+    collector sends it (entries, acknowledgements, log lines) slows both."""
+    if nats.process is None:
+        raise RuntimeError("nats-server is not running: start the LocalNats before reading its CPU")
+    return _cpu_seconds(nats.process.pid)
+
+
 def _per_record(cpu_seconds: float) -> float:
     """Microseconds of CPU per record of a run of RECORDS."""
     return cpu_seconds / RECORDS * 1e6
@@ -135,11 +145,12 @@ async def _run(home: Path, level: str) -> list[list[object]]:
         await _chained(audit, RECORDS)
         catch_up = await _chaining_rate(nc)
 
-        started, cpu_before = time.perf_counter(), _cpu_seconds(audit_process.pid)
+        started, cpu_before, nats_before = time.perf_counter(), _cpu_seconds(audit_process.pid), _nats_cpu(nats)
         acked_live = await _publish(publisher, RECORDS)
         await _chained(audit, 2 * RECORDS)
         live = time.perf_counter() - started
         live_cpu = _cpu_seconds(audit_process.pid) - cpu_before
+        live_nats = _nats_cpu(nats) - nats_before
         await channel.close()
     finally:
         await nc.close()
@@ -150,21 +161,29 @@ async def _run(home: Path, level: str) -> list[list[object]]:
         nats.stop()
     logging = f"the service logging at {level}"
     return [
-        [f"acked into JetStream, no collector (baseline; {level} run)", RECORDS, RECORDS / acked_alone, ""],
-        [f"chained by the collector, catching up ({logging})", RECORDS, catch_up, ""],
-        [f"acked into JetStream while the collector runs ({logging})", RECORDS, RECORDS / acked_live, ""],
-        [f"published and chained, end to end ({logging})", RECORDS, RECORDS / live, _per_record(live_cpu)],
+        [f"acked into JetStream, no collector (baseline; {level} run)", RECORDS, RECORDS / acked_alone, "", ""],
+        [f"chained by the collector, catching up ({logging})", RECORDS, catch_up, "", ""],
+        [f"acked into JetStream while the collector runs ({logging})", RECORDS, RECORDS / acked_live, "", ""],
+        [
+            f"published and chained, end to end ({logging})",
+            RECORDS,
+            RECORDS / live,
+            _per_record(live_cpu),
+            _per_record(live_nats),
+        ],
     ]
 
 
-async def _collector_alone(home: Path, batch: int) -> tuple[float, float]:
+async def _collector_alone(home: Path, batch: int, lines: bool = False) -> tuple[float, float, float]:
     """The collector in this process, on a backlog of RECORDS on a fresh server: records a second when it appends
-    `batch` records at a time (1 is the former design: one JetStream round trip per record), and this process's CPU
-    per record meanwhile."""
-    nats = LocalNats(home / f"nats-{batch}")
+    `batch` records at a time (1 is the former design: one JetStream round trip per record), and this process's and
+    nats-server's CPU per record meanwhile. With `lines`, this process logs as the service does at INFO: a JSON line
+    for every record, to stdout (here /dev/null) and to NATS."""
+    nats = LocalNats(home / f"nats-{batch}-{lines}")
     nats.start()
     nc = await bus.connect(nats.url, "bench", within=10)
-    spool = Spool(home / f"spool-{batch}")
+    spool = Spool(home / f"spool-{batch}-{lines}")
+    stack = contextlib.ExitStack()
     try:
         js = nc.jetstream(timeout=REQUEST_TIMEOUT)
         await bus.ensure_stream(js, bus.audit_stream_config(SaipSettings.load(home=home)))
@@ -173,7 +192,8 @@ async def _collector_alone(home: Path, batch: int) -> tuple[float, float]:
         await source.open()
         metrics = AuditMetrics(CollectorRegistry())
         collector = Collector(source, JetStreamLedger(nc), Masker(), metrics, batch=batch)
-        cpu_before = time.process_time()
+        shipping = _log_lines(stack, nc) if lines else None
+        cpu_before, nats_before = time.process_time(), _nats_cpu(nats)
         collector.start()
 
         def chained() -> float:
@@ -182,25 +202,49 @@ async def _collector_alone(home: Path, batch: int) -> tuple[float, float]:
         with anyio.fail_after(300):
             while chained() < RECORDS:  # noqa: ASYNC110 - a counter, not an event; bounded poll
                 await anyio.sleep(0.05)
-        cpu = time.process_time() - cpu_before
+        cpu, nats_cpu = time.process_time() - cpu_before, _nats_cpu(nats) - nats_before
         await collector.stop()
         await source.close()
-        return await _chaining_rate(nc), _per_record(cpu)
+        if shipping is not None:
+            shipping.cancel()
+        return await _chaining_rate(nc), _per_record(cpu), _per_record(nats_cpu)
     finally:
+        stack.close()
         await nc.close()
         spool.close()
         nats.stop()
 
 
+def _log_lines(stack: contextlib.ExitStack, nc: NatsClient) -> asyncio.Task[None]:
+    """Log as the audit service does (JSON lines at INFO, to /dev/null for stdout, shipped to NATS on `nc`) until
+    `stack` closes, which puts this process's logging back."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    devnull = stack.enter_context(open(os.devnull, "w"))  # noqa: SIM115 - the stack closes it
+    logs.setup("audit", "INFO", stream=devnull)
+
+    def restore() -> None:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        telemetry.SHIPPER.service = None
+
+    stack.callback(restore)
+    return asyncio.create_task(telemetry.SHIPPER.ship(nc))
+
+
 def run() -> str:
     with tempfile.TemporaryDirectory() as home:
         rows = [row for level in ("WARNING", "INFO") for row in anyio.run(_run, Path(home), level)]
-        for batch, label in ((1, "one record per append (the former design)"), (BATCH, f"batches of up to {BATCH}")):
-            rate, cpu = anyio.run(_collector_alone, Path(home), batch)
-            rows.append([f"chained in-process, {label}", RECORDS, rate, cpu])
+        for batch, lines, label in (
+            (1, False, "one record per append (the former design)"),
+            (BATCH, False, f"batches of up to {BATCH}"),
+            (BATCH, True, f"batches of up to {BATCH}, a log line a record (INFO)"),
+        ):
+            rate, cpu, nats_cpu = anyio.run(_collector_alone, Path(home), batch, lines)
+            rows.append([f"chained in-process, {label}", RECORDS, rate, cpu, nats_cpu])
     return table(
         f"Audit records per second ({CONCURRENCY} concurrent publishers, the gateway's publisher); CPU per record of"
-        " the audit service's process (end to end) or of the collector's (in-process)",
-        ["", "records", "records/s", "CPU us/record"],
+        " the audit service's process (end to end) or of the collector's (in-process), and of nats-server meanwhile",
+        ["", "records", "records/s", "CPU us/record", "nats-server CPU us/record"],
         rows,
     )

@@ -17,7 +17,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from saip.common import bus, telemetry
+from saip.common import bus, names, telemetry
 from saip.common.logs import JsonFormatter
 from saip.common.natsd import LocalNats
 from saip.gateway.server import Gateway
@@ -123,3 +123,55 @@ async def test_the_audit_collectors_lag_is_in_the_system_view(nats_server: Local
     services = {entry["service"]: entry["health"] for entry in system["data"]["services"]}
     assert services["audit"] == "ok" and services["gateway"] == "ok"
     assert "every service healthy" in system["message"]
+
+
+async def test_lines_written_in_a_row_are_one_message_and_a_producers_single_lines_are_read_too(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    settings = replica_settings(tmp_path, nats_server.url, "one", mcp_server_auth_token=TOKEN)
+    gateway = Gateway(settings)
+    written = telemetry.MESSAGE_LINES + 44
+    async with gateway.running(), shipping(nats_server.url, "audit") as audit:
+        for n in range(written):  # in one turn of the event loop, as the collector logs a batch of records
+            audit.info("mgmt.call tool=saip_x n=%d", n, extra={"index": n})
+        # A producer of its own that publishes each line as one message, as every process did before batches.
+        nc = await bus.connect(nats_server.url, "test single lines", within=10)
+        try:
+            for n in range(2):
+                line = {"ts": "2026-12-01T00:00:00.000+00:00", "level": "INFO", "service": "tools", "msg": f"alone {n}"}
+                await nc.publish(names.LOGS_PREFIX + "tools", json.dumps(line).encode())
+            await nc.flush()
+        finally:
+            await nc.close()
+        async with Client(gateway.mcp, mode="legacy", client_info=CLIENT) as client:
+
+            async def every_audit_line() -> dict[str, Any] | None:
+                tail = {"service": "audit", "limit": 500}
+                data = envelope(await client.call_tool("saip_monitor_logs_tail", tail))["data"]
+                return data if data["count"] == written else None
+
+            lines = (await eventually(every_audit_line))["lines"]
+            single = envelope(await client.call_tool("saip_monitor_logs_tail", {"service": "tools"}))["data"]
+            last_two = envelope(await client.call_tool("saip_monitor_logs_tail", {"service": "audit", "limit": 2}))
+            # A line from another thread wakes the shipper through its loop.
+            await anyio.to_thread.run_sync(audit.warning, "from a worker thread")
+
+            async def the_threads_line() -> list[dict[str, Any]]:
+                tail = {"service": "audit", "text": "worker thread", "level": "WARNING"}
+                return list(envelope(await client.call_tool("saip_monitor_logs_tail", tail))["data"]["lines"])
+
+            [threads] = await eventually(the_threads_line)
+        nc = await bus.connect(nats_server.url, "test stream state", within=10)
+        try:
+            info = await nc.jetstream().stream_info(names.LOGS_STREAM, subjects_filter="saip.logs.>")
+        finally:
+            await nc.close()
+
+    assert [line["index"] for line in lines] == list(range(written))
+    assert lines[-1]["msg"] == f"mgmt.call tool=saip_x n={written - 1}"
+    assert [line["index"] for line in last_two["data"]["lines"]] == [written - 2, written - 1]
+    assert [line["msg"] for line in single["lines"]] == ["alone 0", "alone 1"]
+    # The audit lines of one turn went in as few messages as the bounds allow, the thread's line in one of its own;
+    # the other producer's lines as one message each.
+    assert threads["msg"] == "from a worker thread"
+    assert info.state.subjects == {"saip.logs.audit": 3, "saip.logs.tools": 2}

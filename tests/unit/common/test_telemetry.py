@@ -57,3 +57,28 @@ def test_stdout_and_the_shipper_have_the_same_masked_line() -> None:
     line = json.loads(shipped[0])
     assert line["msg"] == "mgmt.call tool=saip_x password=***"
     assert (line["index"], line["api_key"], line["kind"]) == (7, "***", "management")
+
+
+def test_lines_go_in_messages_bounded_by_count_and_bytes_in_order() -> None:
+    lines = [f'{{"msg": "line {n}"}}'.encode() for n in range(telemetry.MESSAGE_LINES * 2 + 3)]
+    payloads = list(telemetry.batches(lines))
+    assert [len(telemetry.lines_of(payload)) for payload in payloads] == [
+        telemetry.MESSAGE_LINES,
+        telemetry.MESSAGE_LINES,
+        3,
+    ]
+    assert [line for payload in payloads for line in telemetry.lines_of(payload)] == lines
+
+    big = b"x" * (telemetry.MESSAGE_BYTES // 2)
+    huge = b"y" * (telemetry.MESSAGE_BYTES + 1)  # longer than a message may be: it goes alone
+    payloads = list(telemetry.batches([big, big, b"small", huge, b"after"]))
+    assert [telemetry.lines_of(payload) for payload in payloads] == [[big], [big, b"small"], [huge], [b"after"]]
+    assert all(len(payload) <= telemetry.MESSAGE_BYTES for payload in payloads if payload != huge)
+    assert list(telemetry.batches([])) == []
+
+
+def test_a_message_of_one_line_is_that_line() -> None:
+    # What a producer that sends each line alone publishes is read as it was.
+    line = b'{"msg": "a line\\nwith an escaped newline"}'
+    assert next(telemetry.batches([line])) == line
+    assert telemetry.lines_of(line) == [line]

@@ -2,11 +2,15 @@
 extra process: its JSON log lines and a heartbeat.
 
 - **Log lines.** `logs.setup` adds `SHIPPER` beside the stdout handler: it keeps the last `BUFFER` lines (already
-  masked, as written to stdout) and, once the process's NATS connection is up, publishes each on
-  `saip.logs.<service>` (core NATS, never waiting for an ack; a line that cannot be sent is dropped, stdout has it).
-  The `SAIP_LOGS` stream keeps the last `LOG_LINES` lines of each service (`logs_stream_config`; the first process
-  up creates it), which is what `saip_monitor_logs_tail` reads. The same path works in compose and Kubernetes,
-  beside whatever collector reads the containers' stdout.
+  masked, as written to stdout) and, once the process's NATS connection is up, publishes them on
+  `saip.logs.<service>` (core NATS, never waiting for an ack; a message that cannot be sent is dropped, stdout has
+  its lines). The lines written in one turn of the event loop go as one message, its lines separated by newlines
+  (`batches`, bounded by `MESSAGE_LINES` and `MESSAGE_BYTES`; `lines_of` splits one, and a message of one line is
+  the line itself): the audit service writes a line for every record it chains, thousands a second, and a message
+  a line was one more message for the NATS client and for nats-server to handle per record. The `SAIP_LOGS` stream
+  keeps the last `LOG_MESSAGES` messages of each service (`logs_stream_config`; the first process up creates it),
+  which is what `saip_monitor_logs_tail` reads. The same path works in compose and Kubernetes, beside whatever
+  collector reads the containers' stdout.
 - **Heartbeat.** Every `BEAT` seconds a `ServiceHeartbeat` (version, start, CPU, memory, descriptors, sockets,
   threads) goes to the `saip-system` bucket under `<service>.<replica>`; entries expire after `BEAT_TTL`, so a process
   that stopped is gone from `saip_monitor_system` within it.
@@ -26,7 +30,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import timedelta
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -41,7 +45,11 @@ from saip.common import names
 from saip.v1 import common_pb2
 
 BUFFER = 1000  # lines kept while NATS is away (the oldest dropped first)
-LOG_LINES = 2000  # lines SAIP_LOGS keeps per service
+LOG_MESSAGES = 2000  # messages SAIP_LOGS keeps per service (each one line or more)
+# One message holds at most this many lines, of at most this many bytes in all (a single longer line goes alone;
+# NATS's default max_payload is 1 MiB).
+MESSAGE_LINES = 256
+MESSAGE_BYTES = 128 << 10
 LOG_BYTES = 64 << 20
 BEAT = 10.0
 BEAT_TTL = timedelta(seconds=3 * BEAT)
@@ -54,12 +62,13 @@ def replica() -> str:
 
 
 def logs_stream_config(replicas: int = 1) -> StreamConfig:
-    """SAIP_LOGS: the last LOG_LINES lines of each service, in memory (logs are not a record; the audit trail is)."""
+    """SAIP_LOGS: the last LOG_MESSAGES messages of each service, in memory (logs are not a record; the audit trail
+    is)."""
     return StreamConfig(
         name=names.LOGS_STREAM,
         subjects=[names.LOGS_SUBJECTS],
         storage=StorageType.MEMORY,
-        max_msgs_per_subject=LOG_LINES,
+        max_msgs_per_subject=LOG_MESSAGES,
         max_bytes=LOG_BYTES,
         discard=DiscardPolicy.OLD,
         num_replicas=replicas,
@@ -76,6 +85,7 @@ class LogShipper(logging.Handler):
         self._lock = threading.Lock()
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread = 0  # the loop's thread
 
     def emit(self, record: logging.LogRecord) -> None:
         if self.service is None or record.name.startswith("nats"):  # never ship the shipper's own transport
@@ -86,10 +96,18 @@ class LogShipper(logging.Handler):
             return
         with self._lock:
             self._lines.append(line)
-            loop, wake = self._loop, self._wake
-        if loop is not None and wake is not None:
-            with contextlib.suppress(RuntimeError):  # the loop closed on the way out
-                loop.call_soon_threadsafe(wake.set)
+            loop, wake, thread = self._loop, self._wake, self._thread
+        # Wake the shipper once for what is written in a row: a set wake means it has not taken the lines yet (it
+        # clears the wake before it takes them), so this line goes with them. On the loop's own thread the wake is
+        # set directly; call_soon_threadsafe writes to the loop's wake-up pipe, a system call and a turn of the loop
+        # for every line (thousands a second in the audit service).
+        if loop is None or wake is None or wake.is_set():
+            return
+        if threading.get_ident() == thread:
+            wake.set()
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed on the way out
+            loop.call_soon_threadsafe(wake.set)
 
     def take(self) -> list[bytes]:
         """The lines kept so far, oldest first; they are no longer kept."""
@@ -99,25 +117,50 @@ class LogShipper(logging.Handler):
         return lines
 
     async def ship(self, nc: NatsClient) -> None:
-        """Publish the kept lines and every new one on saip.logs.<service>, until cancelled."""
+        """Publish the kept lines and every new one on saip.logs.<service>, until cancelled: what was written since
+        the last wake-up (a turn of the event loop, or more while a publish waited) goes in as few messages as the
+        bounds allow."""
         subject = names.LOGS_PREFIX + str(self.service)
         await _stream_exists(nc)  # so the lines a service writes before the gateway starts are kept too
         wake = asyncio.Event()
         with self._lock:
-            self._loop, self._wake = asyncio.get_running_loop(), wake
+            self._loop, self._wake, self._thread = asyncio.get_running_loop(), wake, threading.get_ident()
         try:
             while True:
                 wake.clear()
-                for line in self.take():
-                    with contextlib.suppress(NatsError, OSError):
-                        await nc.publish(subject, line)
+                await _publish(nc, subject, self.take())
                 await wake.wait()
         finally:
             with self._lock:
                 self._loop = self._wake = None
-            for line in self.take():  # the last words, as the connection drains
-                with contextlib.suppress(NatsError, OSError):
-                    await nc.publish(subject, line)
+            await _publish(nc, subject, self.take())  # the last words, as the connection drains
+
+
+def batches(lines: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines as message payloads, in order: each at most MESSAGE_LINES lines joined by newlines and at most
+    MESSAGE_BYTES long, unless one line alone is longer."""
+    batch: list[bytes] = []
+    size = 0
+    for line in lines:
+        if batch and (len(batch) == MESSAGE_LINES or size + 1 + len(line) > MESSAGE_BYTES):
+            yield b"\n".join(batch)
+            batch, size = [], 0
+        size += len(line) + (1 if batch else 0)
+        batch.append(line)
+    if batch:
+        yield b"\n".join(batch)
+
+
+def lines_of(payload: bytes) -> list[bytes]:
+    """The lines of one SAIP_LOGS message, oldest first: a batch of them, or a single line (a JSON line never holds a
+    raw newline, its strings escape them)."""
+    return [line for line in payload.split(b"\n") if line]
+
+
+async def _publish(nc: NatsClient, subject: str, lines: list[bytes]) -> None:
+    for payload in batches(lines):
+        with contextlib.suppress(NatsError, OSError):
+            await nc.publish(subject, payload)
 
 
 SHIPPER = LogShipper()

@@ -19,7 +19,7 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import BucketNotFoundError, NoKeysError, NotFoundError
 
-from saip.common import names
+from saip.common import names, telemetry
 from saip.common.masking import Masker
 from saip.gateway.areas.knowledge.client import KnowledgeClient
 from saip.gateway.areas.words import when
@@ -31,7 +31,9 @@ logger = logging.getLogger(__name__)
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 LEVELS: tuple[str, ...] = get_args(LogLevel)
-SCAN = 20_000  # lines of SAIP_LOGS one tail reads at most (the stream keeps 2000 a service)
+# One tail reads at most this many messages of SAIP_LOGS (the stream keeps 2000 a service, each one line or a batch)
+# and looks at the newest this many lines of them.
+SCAN = 20_000
 READ_WITHIN = 10.0
 
 
@@ -150,10 +152,7 @@ class System:
             ack_policy=AckPolicy.NONE,
             inactive_threshold=30.0,
         )
-        floor = LEVELS.index(level)
-        needle = text.casefold() if text else None
-        kept: deque[dict[str, Any]] = deque(maxlen=limit)
-        masker = Masker()
+        scanned: deque[bytes] = deque(maxlen=SCAN)
         subscription = await js.pull_subscribe(subject, stream=names.LOGS_STREAM, config=config)
         try:
             with anyio.move_on_after(READ_WITHIN):
@@ -163,13 +162,19 @@ class System:
                     except NatsTimeout:
                         break  # nothing more for this subject
                     for message in batch:
-                        line = _line(message.data, floor, needle, masker)
-                        if line is not None:
-                            kept.append(line)
+                        scanned.extend(telemetry.lines_of(message.data))
                     if batch[-1].metadata.num_pending == 0:
                         break
         finally:
             await subscription.unsubscribe()
+        floor = LEVELS.index(level)
+        needle = text.casefold() if text else None
+        kept: deque[dict[str, Any]] = deque(maxlen=limit)
+        masker = Masker()
+        for data in scanned:
+            line = _line(data, floor, needle, masker)
+            if line is not None:
+                kept.append(line)
         return list(kept)
 
 
