@@ -6,6 +6,7 @@ trace backend when OTEL_EXPORTER_OTLP_ENDPOINT is set, carry their context in `t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import AsyncIterator
 from typing import ClassVar
@@ -83,6 +84,87 @@ async def test_a_two_way_stream_the_method_writes_gets_its_server_span() -> None
         finally:
             await server.stop(None)
     assert names(published) == ["grpc Both"]
+
+
+def _sent(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+    """What the caller sent as its traceparent (empty for none)."""
+    return dict(context.invocation_metadata() or ()).get(tracing.TRACEPARENT, "").encode()
+
+
+async def _unary(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+    if request == b"refuse":
+        await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "refused")
+    return _sent(request, context)
+
+
+async def _streamed(request: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
+    yield _sent(request, context)
+    yield b"end"
+
+
+@contextlib.asynccontextmanager
+async def probe_server(spans: tracing.ServerSpans | None) -> AsyncIterator[grpc.aio.Channel]:
+    """A served probe (`Unary`: the traceparent it received, FAILED_PRECONDITION for b"refuse"; `Streamed`: the
+    traceparent, then b"end"), and a traced channel of the service `probe` to it."""
+    handlers = {
+        "Unary": grpc.unary_unary_rpc_method_handler(_unary),
+        "Streamed": grpc.unary_stream_rpc_method_handler(_streamed),
+    }
+    server = grpc.aio.server(interceptors=[spans] if spans is not None else [])
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("saip.v1.Probe", handlers)])
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with tracing.channel("probe", f"127.0.0.1:{port}") as channel:
+            yield channel
+    finally:
+        await server.stop(None)
+
+
+async def test_a_call_within_a_trace_carries_its_client_span_s_context_to_the_server_s_span() -> None:
+    published = Published()
+    async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+        async with probe_server(tracing.ServerSpans("probe")) as channel:
+            unary, streamed = (
+                channel.unary_unary("/saip.v1.Probe/Unary"),
+                channel.unary_stream("/saip.v1.Probe/Streamed"),
+            )
+            with tracing.tracer("probe").span("root") as root:
+                sent = (await unary(b"x")).decode()
+                assert [item async for item in streamed(b"x")][1:] == [b"end"]
+                with pytest.raises(grpc.aio.AioRpcError):
+                    await unary(b"refuse")
+            assert await unary(b"outside") == b""  # outside any trace: no context sent, the server's span is a root
+        await eventually(lambda: len(published.rows()) == 8 or None)
+
+    trace_id = f"{root.get_span_context().trace_id:032x}"
+    clients = [row for row in published.rows() if row[4] == "client"]
+    servers = [row for row in published.rows() if row[4] == "server"]
+    assert [row[3] for row in clients] == ["grpc Unary", "grpc Streamed", "grpc Unary"]
+    assert all(row[0] == trace_id and row[2] == f"{root.get_span_context().span_id:016x}" for row in clients)
+    assert sent == f"00-{trace_id}-{clients[0][1]}-01"  # the client span is the server span's parent
+    assert sorted(row[2] for row in servers if row[0] == trace_id) == sorted(row[1] for row in clients)
+    assert [row[2] for row in servers if row[0] != trace_id] == [""]
+    assert clients[2][9]["rpc.grpc.status_code"] == grpc.StatusCode.FAILED_PRECONDITION.value[0]
+    refused = next(row for row in servers if row[2] == clients[2][1])
+    assert refused[7] is True and refused[9]["rpc.grpc.status_code"] == grpc.StatusCode.FAILED_PRECONDITION.value[0]
+
+
+async def test_without_open_traces_a_channel_s_calls_carry_no_context() -> None:
+    async with probe_server(None) as channel:
+        with tracing.tracer("probe").span("nothing"):
+            assert await channel.unary_unary("/saip.v1.Probe/Unary")(b"x") == b""
+
+
+async def test_a_served_method_s_traced_handler_is_built_once() -> None:
+    spans = tracing.ServerSpans("probe")
+    async with tracing.traced(ProbeSettings.load(), Published()), probe_server(spans) as channel:  # type: ignore[arg-type]
+        unary = channel.unary_unary("/saip.v1.Probe/Unary")
+        with tracing.tracer("probe").span("root"):
+            await unary(b"x")
+            built = dict(spans._traced)
+            await unary(b"x")
+    assert list(built) == ["/saip.v1.Probe/Unary"] and spans._traced == built
 
 
 async def test_a_row_says_what_the_span_was_and_how_it_ended() -> None:
