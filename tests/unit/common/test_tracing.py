@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import grpc
 import pytest
+from opentelemetry import trace
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.trace import SpanKind
 
@@ -51,6 +52,31 @@ async def test_with_tracing_off_nothing_is_made_or_sent() -> None:
         with tracing.tracer("probe").span("nothing") as span:
             assert not span.is_recording()
     assert published.messages == []
+
+
+def test_a_traceparent_is_read_as_w3c_trace_context_writes_it() -> None:
+    trace_id, span_id = "ab" * 16, "cd" * 8
+    for header, flags in ((f"00-{trace_id}-{span_id}-01", 1), (f" 00-{trace_id}-{span_id}-00\t", 0)):
+        found = trace.get_current_span(tracing.extract({tracing.TRACEPARENT: header})).get_span_context()
+        assert (found.trace_id, found.span_id, found.trace_flags, found.is_remote) == (
+            int(trace_id, 16),
+            int(span_id, 16),
+            flags,
+            True,
+        )
+    later = tracing.extract({tracing.TRACEPARENT: f"01-{trace_id}-{span_id}-01-what-a-later-version-adds"})
+    assert trace.get_current_span(later).get_span_context().trace_id == int(trace_id, 16)
+    for malformed in (
+        f"00-{trace_id}-{span_id}-01-more",  # version 00 has four fields
+        f"ff-{trace_id}-{span_id}-01",  # the version W3C forbids
+        f"00-{trace_id.upper()}-{span_id}-01",  # hex is lowercase
+        f"00-{'0' * 32}-{span_id}-01",  # an all-zero id is no id
+        f"00-{trace_id}-{'0' * 16}-01",
+        f"00-{trace_id}-{span_id[:-1]}-01",
+        f"01-{trace_id}-{span_id}-01x",
+        "",
+    ):
+        assert tracing.extract({tracing.TRACEPARENT: malformed}) is None, malformed
 
 
 async def test_a_trace_is_kept_or_left_out_where_it_starts_and_the_services_it_reaches_follow() -> None:
