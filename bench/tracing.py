@@ -2,10 +2,11 @@
 default: spans made and exported over NATS) against the same stack with `tracing.enabled: false`, both stacks up at
 once and called in alternating rounds (which stack goes first alternating too), so a change in the machine's load
 falls on both, with the CPU each stack's processes spent per call in its rounds, all of them and each of those a call
-moves (what the calls cost beside their latency, on a machine whose other work makes latencies noisy); and in-process, what one span costs on the call path
-(saip's span, made current and queued for export; the SDK's span into its batch processor, the former path; a no-op
-span), and what exporting a span costs beside the calls (encoding it in a batch, saip's rows against the OTLP
-protobuf the SDK's batch thread encoded; the audit service's decoding and keeping of it)."""
+moves (what the calls cost beside their latency, on a machine whose other work makes latencies noisy); and
+in-process, what one span costs on the call path (saip's span, made current and queued for export; the SDK's span
+into its batch processor, the former path; a no-op span), and what exporting a span costs beside the calls (encoding
+it in a batch, saip's rows against the OTLP protobuf the SDK's batch thread encoded; the audit service's decoding and
+keeping of it)."""
 
 from __future__ import annotations
 
