@@ -24,12 +24,13 @@ and NATS, so one `tools/call` is one trace from the gateway through the owning s
   the recent traces from there (`saip.audit.traces`, with `decode`). With `OTEL_EXPORTER_OTLP_ENDPOINT` set, each
   slice is also handed, as the SDK's `ReadableSpan`s, to the SDK's batch processor and its OTLP/HTTP exporter (a
   trace backend such as Tempo).
-- **Propagation.** W3C `traceparent`: `inject()` writes the current span's context into NATS headers, `extract()`
-  reads it back (both without the SDK's propagator, whose parsing cost 40 µs a header). A channel `channel()` opens
-  makes one CLIENT span per call made within a trace and sends its context in the call's metadata, and the server
-  interceptor (`grpc_server`'s, installed only with tracing on) one SERVER span per call, continuing it; the channel
-  is not an interceptor because gRPC runs every intercepted call, traced or not, through an extra task. The gateway's
-  audit publisher sends the header with each record, and the audit collector continues the trace with its own span.
+- **Propagation.** W3C `traceparent`: `inject()` writes the current span's context into NATS headers (formatted
+  directly: the SDK's propagator took twice as long), `extract()` reads it back (with the propagator). A channel
+  `channel()` opens makes one CLIENT span per call made within a trace and sends its context in the call's
+  metadata, and the server interceptor (`grpc_server`'s, installed only with tracing on) one SERVER span per call,
+  continuing it; the channel is not an interceptor because gRPC runs every intercepted call, traced or not, through
+  an extra task. The gateway's audit publisher sends the header with each record, and the audit collector continues
+  the trace with its own span.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ import json
 import logging
 import os
 import random
-import re
 import threading
 import time
 from collections import deque
@@ -61,6 +61,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import INVALID_SPAN, NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import AttributeValue
 
 from saip.common import names, telemetry
@@ -75,8 +76,7 @@ DELAY_MS = 200  # how long an ended span may wait for its batch: traces show up 
 TRACEPARENT = "traceparent"
 FORMAT = 1  # the version of the rows `encode` writes; `decode` refuses any other
 
-# version, trace id, parent id, flags: lowercase hex, as W3C trace context has them
-_TRACEPARENT_FIELDS = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
+_PROPAGATOR = TraceContextTextMapPropagator()
 _SAMPLED = trace.TraceFlags(trace.TraceFlags.SAMPLED)
 _UNSAMPLED = trace.TraceFlags(trace.TraceFlags.DEFAULT)
 _NOTHING: contextlib.nullcontext[Span] = contextlib.nullcontext(INVALID_SPAN)
@@ -267,7 +267,7 @@ def current() -> Span:
 
 
 def traceparent(context: SpanContext) -> str:
-    """The W3C `traceparent` of `context` (version 00), as the SDK's propagator writes it."""
+    """The W3C `traceparent` of `context` (version 00), as the SDK's propagator writes it, in half its time."""
     return f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
 
 
@@ -281,22 +281,10 @@ def inject(carrier: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def extract(carrier: Mapping[str, str] | None) -> Context | None:
-    """The context a `traceparent` in `carrier` names, or None when there is none or it is not one (W3C trace
-    context: version 00, or a later version's first four fields; saip sends no `tracestate`). The propagator's own
-    parsing took 40 µs a header, on every served call and every chained record; this takes a few."""
-    header = carrier.get(TRACEPARENT) if carrier else None
-    if not header:
+    """The context a `traceparent` in `carrier` names, or None when there is none."""
+    if not carrier or TRACEPARENT not in carrier:
         return None
-    header = header.strip(" \t")
-    if _TRACEPARENT_FIELDS.match(header) is None or header.startswith("ff"):
-        return None
-    if len(header) > 55 and (header.startswith("00") or header[55] != "-"):
-        return None
-    trace_id, span_id = int(header[3:35], 16), int(header[36:52], 16)
-    if not trace_id or not span_id:
-        return None
-    context = SpanContext(trace_id, span_id, True, trace.TraceFlags(int(header[53:55], 16)))
-    return trace.set_span_in_context(NonRecordingSpan(context))
+    return _PROPAGATOR.extract(dict(carrier))
 
 
 def encode(service: str, spans: Sequence[_Span]) -> bytes:
