@@ -105,12 +105,19 @@ async def test_a_two_way_stream_the_method_writes_gets_its_server_span() -> None
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            async with tracing.channel("probe", f"127.0.0.1:{port}") as channel:
                 call = channel.stream_stream("/saip.v1.Probe/Both")(iter([b"one", b"two"]))
-                assert [reply async for reply in call] == [b"ONE", b"TWO"]
+                assert [reply async for reply in call] == [b"ONE", b"TWO"]  # outside a trace: the server's span only
+                with tracing.tracer("probe").span("root"):
+                    call = channel.stream_stream("/saip.v1.Probe/Both")(iter([b"three"]))
+                    assert [reply async for reply in call] == [b"THREE"]
         finally:
             await server.stop(None)
-    assert names(published) == ["grpc Both"]
+    untraced, *traced = published.rows()
+    assert untraced[3:5] == ["grpc Both", "server"] and not untraced[2]
+    spans = {row[4]: row for row in traced if row[3] == "grpc Both"}
+    assert spans["server"][2] == spans["client"][1]  # the stream joined the caller's trace
+    assert spans["client"][5] <= spans["server"][5] <= spans["server"][6] <= spans["client"][6]
 
 
 def _sent(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
