@@ -1,17 +1,19 @@
 """What tracing costs: a READ management call and a published tool call through /mcp on a stack with tracing on (the
 default: spans made and exported over NATS) against the same stack with `tracing.enabled: false`, both stacks up at
 once and called in alternating rounds (which stack goes first alternating too), so a change in the machine's load
-falls on both, with the CPU each stack's processes spent per call in its rounds (what the calls cost beside their
-latency, on a machine whose other work makes latencies noisy); and in-process, what one span costs on the call path
-(saip's span, made current and queued for export; the SDK's span into its batch processor, the former path; a no-op
-span), and what exporting a span costs beside the calls (encoding it in a batch, saip's rows against the OTLP
-protobuf the SDK's batch thread encoded; the audit service's decoding and keeping of it)."""
+falls on both, with the CPU each stack's processes spent per call in its rounds, all of them and each of those a call
+moves (what the calls cost beside their latency, on a machine whose other work makes latencies noisy); and
+in-process, what one span costs on the call path (saip's span, made current and queued for export; the SDK's span
+into its batch processor, the former path; a no-op span), and what exporting a span costs beside the calls (encoding
+it in a batch, saip's rows against the OTLP protobuf the SDK's batch thread encoded; the audit service's decoding and
+keeping of it)."""
 
 from __future__ import annotations
 
 import os
 import tempfile
 import time
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,20 +45,22 @@ TOOLS = (
     ("published JS tool (word-count)", "word-count", ARGUMENTS),
 )
 ERAS = (("legacy", "2025-11-25"), ("auto", "2026-07-28"))
+# The processes whose CPU a call moves (the others of the stack idle through the rounds), by their stack names.
+PROCESSES = ("gateway", "audit", "tools", "sandbox worker", "nats-server")
 
 
-def _cpu_ms(stack: Stack) -> float:
-    """Milliseconds of CPU the stack's processes have spent so far, all of them summed."""
-    return sum(_cpu_seconds(stack).values()) * 1000
+def _cpu_ms(stack: Stack) -> dict[str, float]:
+    """Milliseconds of CPU each of the stack's processes has spent so far (the sandbox workers summed)."""
+    return {name: seconds * 1000 for name, seconds in _cpu_seconds(stack).items()}
 
 
 async def _rounds(
     stacks: Sequence[Stack], tool: str, arguments: dict[str, object], mode: str
-) -> tuple[list[list[float]], list[float]]:
+) -> tuple[list[list[float]], list[dict[str, float]]]:
     """ROUNDS rounds of CALLS calls on each stack (after a warm-up on each), which stack goes first alternating from
-    round to round; the samples of each stack, and the CPU its processes spent per call during its rounds."""
+    round to round; the samples of each stack, and the CPU each of its processes spent per call during its rounds."""
     samples: list[list[float]] = [[] for _ in stacks]
-    spent = [0.0 for _ in stacks]
+    spent: list[dict[str, float]] = [defaultdict(float) for _ in stacks]
     async with (
         mcp_client(stacks[0].mcp_url, stacks[0].mcp_token, mode=mode) as on,
         mcp_client(stacks[1].mcp_url, stacks[1].mcp_token, mode=mode) as off,
@@ -74,13 +78,15 @@ async def _rounds(
                     samples[index].append((time.perf_counter() - started) * 1000)
                     if result.is_error:
                         raise RuntimeError(f"{tool} failed during the benchmark: {result.content}")
-                spent[index] += _cpu_ms(stacks[index]) - before
-    return samples, [total / (ROUNDS * CALLS) for total in spent]
+                for name, ms in _cpu_ms(stacks[index]).items():
+                    spent[index][name] += ms - before.get(name, 0.0)
+    return samples, [{name: ms / (ROUNDS * CALLS) for name, ms in each.items()} for each in spent]
 
 
-def _calls() -> tuple[list[list[object]], list[list[object]]]:
+def _calls() -> tuple[list[list[object]], list[list[object]], list[list[object]]]:
     rows: list[list[object]] = []
     cpu: list[list[object]] = []
+    processes: list[list[object]] = []
     with tempfile.TemporaryDirectory() as on_home, tempfile.TemporaryDirectory() as off_home:
         stacks: list[Stack] = []
         try:
@@ -96,11 +102,15 @@ def _calls() -> tuple[list[list[object]], list[list[object]]]:
                     rows.append(row(f"{label}, {CONFIGURATIONS[0][0]} ({era})", on))
                     rows.append(row(f"{label}, {CONFIGURATIONS[1][0]} ({era})", off))
                     rows.append(added(f"added by tracing ({era})", on, off))
-                    cpu.append([f"{label} ({era})", spent[0], spent[1], spent[0] - spent[1]])
+                    on_cpu, off_cpu = (sum(each.values()) for each in spent)
+                    cpu.append([f"{label} ({era})", on_cpu, off_cpu, on_cpu - off_cpu])
+                    processes.append(
+                        [f"{label} ({era})", *(spent[0].get(name, 0.0) - spent[1].get(name, 0.0) for name in PROCESSES)]
+                    )
         finally:
             for stack in stacks:
                 stack.stop()
-    return rows, cpu
+    return rows, cpu, processes
 
 
 class _Held(SpanExporter):
@@ -186,7 +196,7 @@ def _spans() -> list[list[object]]:
 
 def run() -> str:
     load = "load average {:.2f} {:.2f} {:.2f} on {} cores".format(*os.getloadavg(), os.cpu_count() or 0)
-    latencies, cpu = _calls()
+    latencies, cpu, processes = _calls()
     calls = table(
         f"Tracing on against off, {ROUNDS} alternating rounds of {CALLS} calls on each stack after {WARMUP} warm-up "
         f"(ms; {load} at the start)",
@@ -199,6 +209,7 @@ def run() -> str:
         ["", "tracing on", "tracing off", "added"],
         cpu,
     )
+    by_process = table("CPU tracing added per call, by process (ms; tracing on minus off)", ["", *PROCESSES], processes)
     spans = table("One span in-process (microseconds)", ["", "p50", "p90", "p99"], _spans())
     after = "load average {:.2f} {:.2f} {:.2f} at the end".format(*os.getloadavg())
-    return f"{calls}\n\n{spent}\n\n{spans}\n({after})"
+    return f"{calls}\n\n{spent}\n\n{by_process}\n\n{spans}\n({after})"

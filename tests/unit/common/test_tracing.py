@@ -6,12 +6,14 @@ trace backend when OTEL_EXPORTER_OTLP_ENDPOINT is set, carry their context in `t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import AsyncIterator
 from typing import ClassVar
 
 import grpc
 import pytest
+from opentelemetry import trace
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.trace import SpanKind
 
@@ -52,6 +54,32 @@ async def test_with_tracing_off_nothing_is_made_or_sent() -> None:
     assert published.messages == []
 
 
+def test_a_traceparent_is_read_as_w3c_trace_context_writes_it() -> None:
+    trace_id, span_id = "ab" * 16, "cd" * 8
+    for header, flags in ((f"00-{trace_id}-{span_id}-01", 1), (f" 00-{trace_id}-{span_id}-00\t", 0)):
+        found = trace.get_current_span(tracing.extract({tracing.TRACEPARENT: header})).get_span_context()
+        assert (found.trace_id, found.span_id, found.trace_flags, found.is_remote) == (
+            int(trace_id, 16),
+            int(span_id, 16),
+            flags,
+            True,
+        )
+    later = tracing.extract({tracing.TRACEPARENT: f"01-{trace_id}-{span_id}-01-what-a-later-version-adds"})
+    assert trace.get_current_span(later).get_span_context().trace_id == int(trace_id, 16)
+    for malformed in (
+        f"00-{trace_id}-{span_id}-01-more",  # version 00 has four fields
+        f"ff-{trace_id}-{span_id}-01",  # the version W3C forbids
+        f"00-{trace_id.upper()}-{span_id}-01",  # hex is lowercase
+        f"00-{'0' * 32}-{span_id}-01",  # an all-zero id is no id
+        f"00-{trace_id}-{'0' * 16}-01",
+        f"00-{trace_id}-{span_id[:-1]}-01",
+        f"01-{trace_id}-{span_id}-01x",
+        "",
+    ):
+        parent = trace.get_current_span(tracing.extract({tracing.TRACEPARENT: malformed}))
+        assert not parent.get_span_context().is_valid, malformed
+
+
 async def test_a_trace_is_kept_or_left_out_where_it_starts_and_the_services_it_reaches_follow() -> None:
     published = Published()
     async with tracing.traced(ProbeSettings.load(tracing_sample_ratio=0.0), published):  # type: ignore[arg-type]
@@ -77,12 +105,100 @@ async def test_a_two_way_stream_the_method_writes_gets_its_server_span() -> None
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            async with tracing.channel("probe", f"127.0.0.1:{port}") as channel:
                 call = channel.stream_stream("/saip.v1.Probe/Both")(iter([b"one", b"two"]))
-                assert [reply async for reply in call] == [b"ONE", b"TWO"]
+                assert [reply async for reply in call] == [b"ONE", b"TWO"]  # outside a trace: the server's span only
+                with tracing.tracer("probe").span("root"):
+                    call = channel.stream_stream("/saip.v1.Probe/Both")(iter([b"three"]))
+                    assert [reply async for reply in call] == [b"THREE"]
         finally:
             await server.stop(None)
-    assert names(published) == ["grpc Both"]
+    untraced, *traced = published.rows()
+    assert untraced[3:5] == ["grpc Both", "server"] and not untraced[2]
+    spans = {row[4]: row for row in traced if row[3] == "grpc Both"}
+    assert spans["server"][2] == spans["client"][1]  # the stream joined the caller's trace
+    assert spans["client"][5] <= spans["server"][5] <= spans["server"][6] <= spans["client"][6]
+
+
+def _sent(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+    """What the caller sent as its traceparent (empty for none)."""
+    return dict(context.invocation_metadata() or ()).get(tracing.TRACEPARENT, "").encode()
+
+
+async def _unary(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+    if request == b"refuse":
+        await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "refused")
+    return _sent(request, context)
+
+
+async def _streamed(request: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
+    yield _sent(request, context)
+    yield b"end"
+
+
+@contextlib.asynccontextmanager
+async def probe_server(spans: tracing.ServerSpans | None) -> AsyncIterator[grpc.aio.Channel]:
+    """A served probe (`Unary`: the traceparent it received, FAILED_PRECONDITION for b"refuse"; `Streamed`: the
+    traceparent, then b"end"), and a traced channel of the service `probe` to it."""
+    handlers = {
+        "Unary": grpc.unary_unary_rpc_method_handler(_unary),
+        "Streamed": grpc.unary_stream_rpc_method_handler(_streamed),
+    }
+    server = grpc.aio.server(interceptors=[spans] if spans is not None else [])
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("saip.v1.Probe", handlers)])
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with tracing.channel("probe", f"127.0.0.1:{port}") as channel:
+            yield channel
+    finally:
+        await server.stop(None)
+
+
+async def test_a_call_within_a_trace_carries_its_client_span_s_context_to_the_server_s_span() -> None:
+    published = Published()
+    async with tracing.traced(ProbeSettings.load(), published):  # type: ignore[arg-type]
+        async with probe_server(tracing.ServerSpans("probe")) as channel:
+            unary, streamed = (
+                channel.unary_unary("/saip.v1.Probe/Unary"),
+                channel.unary_stream("/saip.v1.Probe/Streamed"),
+            )
+            with tracing.tracer("probe").span("root") as root:
+                sent = (await unary(b"x")).decode()
+                assert [item async for item in streamed(b"x")][1:] == [b"end"]
+                with pytest.raises(grpc.aio.AioRpcError):
+                    await unary(b"refuse")
+            assert await unary(b"outside") == b""  # outside any trace: no context sent, the server's span is a root
+        await eventually(lambda: len(published.rows()) == 8 or None)
+
+    trace_id = f"{root.get_span_context().trace_id:032x}"
+    clients = [row for row in published.rows() if row[4] == "client"]
+    servers = [row for row in published.rows() if row[4] == "server"]
+    assert [row[3] for row in clients] == ["grpc Unary", "grpc Streamed", "grpc Unary"]
+    assert all(row[0] == trace_id and row[2] == f"{root.get_span_context().span_id:016x}" for row in clients)
+    assert sent == f"00-{trace_id}-{clients[0][1]}-01"  # the client span is the server span's parent
+    assert sorted(row[2] for row in servers if row[0] == trace_id) == sorted(row[1] for row in clients)
+    assert [row[2] for row in servers if row[0] != trace_id] == [""]
+    assert clients[2][9]["rpc.grpc.status_code"] == grpc.StatusCode.FAILED_PRECONDITION.value[0]
+    refused = next(row for row in servers if row[2] == clients[2][1])
+    assert refused[7] is True and refused[9]["rpc.grpc.status_code"] == grpc.StatusCode.FAILED_PRECONDITION.value[0]
+
+
+async def test_without_open_traces_a_channel_s_calls_carry_no_context() -> None:
+    async with probe_server(None) as channel:
+        with tracing.tracer("probe").span("nothing"):
+            assert await channel.unary_unary("/saip.v1.Probe/Unary")(b"x") == b""
+
+
+async def test_a_served_method_s_traced_handler_is_built_once() -> None:
+    spans = tracing.ServerSpans("probe")
+    async with tracing.traced(ProbeSettings.load(), Published()), probe_server(spans) as channel:  # type: ignore[arg-type]
+        unary = channel.unary_unary("/saip.v1.Probe/Unary")
+        with tracing.tracer("probe").span("root"):
+            await unary(b"x")
+            built = dict(spans._traced)
+            await unary(b"x")
+    assert list(built) == ["/saip.v1.Probe/Unary"] and spans._traced == built
 
 
 async def test_a_row_says_what_the_span_was_and_how_it_ended() -> None:

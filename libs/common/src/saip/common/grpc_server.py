@@ -175,7 +175,12 @@ async def endpoints(
     metrics = MetricsServer(host, metrics_port, registry)
     try:
         server = GrpcServer(
-            servicers, host, port, metrics=GrpcMetrics(registry), cannot_serve=cannot_serve, traced_as=service
+            servicers,
+            host,
+            port,
+            metrics=GrpcMetrics(registry),
+            cannot_serve=cannot_serve,
+            traced_as=service if settings.tracing_enabled else None,  # off: no interceptor to ask at every call
         )
         await server.start()
         logger.info(

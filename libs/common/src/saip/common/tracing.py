@@ -7,7 +7,7 @@ and NATS, so one `tools/call` is one trace from the gateway through the owning s
   lifespan). They are per service, not process-global, because the embedded tests run several services in one process
   and each span must say which service made it.
 - **Spans of saip's own.** A span is an OpenTelemetry API span (`opentelemetry.trace.Span`: current in the context,
-  read by the propagator and by `trace.get_current_span`), but not the SDK's: the SDK's span, made current and ended
+  read by `inject` and by `trace.get_current_span`), but not the SDK's: the SDK's span, made current and ended
   into its batch processor, pays for attribute validation, locks, the sampler and processor chain and `use_span`'s
   generator, and a `tools/call` makes eight. `_Span` keeps a name, two ids, a dict of attributes and two clocks, and
   costs a fraction of it (docs/BENCHMARKS.md, "Tracing on against off"). It records no events: an exception ending a
@@ -24,10 +24,13 @@ and NATS, so one `tools/call` is one trace from the gateway through the owning s
   the recent traces from there (`saip.audit.traces`, with `decode`). With `OTEL_EXPORTER_OTLP_ENDPOINT` set, each
   slice is also handed, as the SDK's `ReadableSpan`s, to the SDK's batch processor and its OTLP/HTTP exporter (a
   trace backend such as Tempo).
-- **Propagation.** W3C `traceparent`: `inject()` writes the current span's context into gRPC metadata or NATS
-  headers, `extract()` reads it back. `client_interceptors` (a channel's) and the server interceptor
-  (`grpc_server`'s) make one span per call on each side; the gateway's audit publisher sends the header with each
-  record, and the audit collector continues the trace with its own span.
+- **Propagation.** W3C `traceparent`: `inject()` writes the current span's context into NATS headers (formatted
+  directly: the SDK's propagator took twice as long), `extract()` reads it back (with the propagator). A channel
+  `channel()` opens makes one CLIENT span per call made within a trace and sends its context in the call's
+  metadata, and the server interceptor (`grpc_server`'s, installed only with tracing on) one SERVER span per call,
+  continuing it; the channel is not an interceptor because gRPC runs every intercepted call, traced or not, through
+  an extra task. The gateway's audit publisher sends the header with each record, and the audit collector continues
+  the trace with its own span.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -263,11 +266,17 @@ def current() -> Span:
     return trace.get_current_span()
 
 
+def traceparent(context: SpanContext) -> str:
+    """The W3C `traceparent` of `context` (version 00), as the SDK's propagator writes it, in half its time."""
+    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
+
+
 def inject(carrier: dict[str, str] | None = None) -> dict[str, str]:
     """`carrier` (a new dict when None) with the current span's `traceparent`, when there is one."""
     carrier = {} if carrier is None else carrier
-    if trace.get_current_span().get_span_context().is_valid:
-        _PROPAGATOR.inject(carrier)
+    context = trace.get_current_span().get_span_context()
+    if context.is_valid:
+        carrier[TRACEPARENT] = traceparent(context)
     return carrier
 
 
@@ -406,65 +415,113 @@ def _rpc_attributes(full: str) -> dict[str, str | int | float | bool]:
     return {"rpc.system": "grpc", "rpc.service": service, "rpc.method": method}
 
 
-def _within_a_trace() -> bool:
-    return trace.get_current_span().get_span_context().is_valid
+class _Calls:
+    """One method of a traced channel: a call made within a trace gets a CLIENT span, and its context goes in the
+    call's metadata for the server's span to continue. A call outside any trace (a watch's listing, a health probe),
+    or in a service whose traces are not open (`tracing.enabled: false`), is the channel's own call, untouched: it
+    would only start a trace of its own for every background call.
 
+    A unary call's span covers it until the answer, and says the status code of a failure; a stream's, from its
+    opening to its end (its done callback), which is where the server's span ends too."""
 
-class _ClientSpans(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
-    """One CLIENT span per call made within a trace; its context goes in the call's metadata for the server's span to
-    continue. A call outside any trace (a watch's listing, a health probe) is not traced from this side: it would
-    only start a trace of its own for every background call."""
+    __slots__ = ("_attributes", "_inner", "_name", "_spans", "_unary")
 
-    def __init__(self, spans: Tracer) -> None:
-        self._spans = spans
+    def __init__(self, inner: Any, method: str, spans: Tracer, *, unary: bool) -> None:
+        self._inner, self._spans, self._unary = inner, spans, unary
+        self._name, self._attributes = f"grpc {_method(method)[1]}", _rpc_attributes(method)
 
-    def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
-        metadata = grpc.aio.Metadata(*(details.metadata or ()))
-        for key, value in inject().items():
-            metadata.add(key, value)
-        return grpc.aio.ClientCallDetails(
-            details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
-        )
+    def __call__(self, request: Any, *, metadata: Sequence[tuple[str, str]] | None = None, **options: Any) -> Any:
+        opened = self._spans._open()
+        if opened is None or not trace.get_current_span().get_span_context().is_valid:
+            return self._inner(request, metadata=metadata, **options)
+        if self._unary:
+            return self._answered(request, metadata, options)
+        span = opened.start(self._name, SpanKind.CLIENT, self._attributes, None, time.time_ns())
+        call = self._inner(request, metadata=self._carrying(span, metadata), **options)
+        call.add_done_callback(lambda _: span.end())
+        return call
 
-    def _span(self, details: grpc.aio.ClientCallDetails) -> contextlib.AbstractContextManager[Span]:
-        method = details.method.decode() if isinstance(details.method, bytes) else details.method
-        return self._spans.span(f"grpc {_method(method)[1]}", kind=SpanKind.CLIENT, attributes=_rpc_attributes(method))
-
-    async def intercept_unary_unary(
-        self, continuation: Callable[..., Awaitable[Any]], details: grpc.aio.ClientCallDetails, request: Any
-    ) -> Any:
-        if not _within_a_trace():
-            return await continuation(details, request)
-        with self._span(details) as span:
-            call = await continuation(self._details(details), request)  # inside the span: its context is sent
+    async def _answered(self, request: Any, metadata: Sequence[tuple[str, str]] | None, options: Any) -> Any:
+        with self._spans.span(self._name, kind=SpanKind.CLIENT, attributes=self._attributes) as span:
             try:
-                await call  # the span covers the answer; the caller's own await gets the same answer
+                return await self._inner(request, metadata=self._carrying(span, metadata), **options)
             except grpc.aio.AioRpcError as exc:
                 span.set_attribute("rpc.grpc.status_code", exc.code().value[0])
                 raise
-            return call
 
-    async def intercept_unary_stream(
-        self, continuation: Callable[..., Awaitable[Any]], details: grpc.aio.ClientCallDetails, request: Any
-    ) -> Any:
-        if not _within_a_trace():
-            return await continuation(details, request)
-        # A stream outlives this call: its span is the opening (the server's span covers the whole stream).
-        with self._span(details):
-            return await continuation(self._details(details), request)
+    @staticmethod
+    def _carrying(span: Span, metadata: Sequence[tuple[str, str]] | None) -> tuple[tuple[str, str], ...]:
+        return ((TRACEPARENT, traceparent(span.get_span_context())), *(metadata or ()))
 
 
-def client_interceptors(service: str) -> list[grpc.aio.ClientInterceptor]:
-    """The interceptors of a channel `service` opens to another saip service."""
-    return [_ClientSpans(tracer(service))]
+class _Channel(grpc.aio.Channel):  # type: ignore[misc]  # grpc's aio types are partly unannotated
+    """A grpc.aio channel whose calls are traced by `_Calls`, in place of a client interceptor: gRPC runs every call
+    of an intercepted channel, traced or not, through an extra task and a second call object, which (with the server's
+    interceptor) cost an untraced call 0.29 ms of CPU and a traced one 0.07 ms more than this does (docs/BENCHMARKS.md,
+    "Tracing on against off", the 21:53 run)."""
+
+    def __init__(self, channel: grpc.aio.Channel, spans: Tracer) -> None:
+        self._channel, self._spans = channel, spans
+
+    async def __aenter__(self) -> _Channel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._channel.close()
+
+    async def close(self, grace: float | None = None) -> None:
+        await self._channel.close(grace)
+
+    def get_state(self, try_to_connect: bool = False) -> grpc.ChannelConnectivity:
+        return self._channel.get_state(try_to_connect)
+
+    async def wait_for_state_change(self, last_observed_state: grpc.ChannelConnectivity) -> None:
+        await self._channel.wait_for_state_change(last_observed_state)
+
+    async def channel_ready(self) -> None:
+        await self._channel.channel_ready()
+
+    def unary_unary(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return _Calls(self._channel.unary_unary(method, *args, **kwargs), method, self._spans, unary=True)
+
+    def unary_stream(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return _Calls(self._channel.unary_stream(method, *args, **kwargs), method, self._spans, unary=False)
+
+    def stream_unary(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return _Calls(self._channel.stream_unary(method, *args, **kwargs), method, self._spans, unary=False)
+
+    def stream_stream(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return _Calls(self._channel.stream_stream(method, *args, **kwargs), method, self._spans, unary=False)
+
+
+def channel(service: str, target: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.Channel:
+    """An insecure channel `service` opens to another saip service at `target`, its calls within a trace traced."""
+    return _Channel(grpc.aio.insecure_channel(target, options=options), tracer(service))
+
+
+def _caller(context: grpc.aio.ServicerContext) -> Context | None:
+    """The caller's context from a served call's `traceparent`, or None when it sent none."""
+    for key, value in context.invocation_metadata() or ():
+        if key == TRACEPARENT:
+            return extract({TRACEPARENT: value})
+    return None
+
+
+def _served_status(span: Span, context: grpc.aio.ServicerContext) -> None:
+    code = context.code()
+    if code not in (None, grpc.StatusCode.OK):
+        span.set_attribute("rpc.grpc.status_code", code.value[0])
+        span.set_status(Status(StatusCode.ERROR, code.name))
 
 
 class ServerSpans(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """One SERVER span per call (unary calls, server streams, and two-way streams the method writes as it goes: a
-    proxied call's progress and questions), continuing the caller's trace from the metadata."""
+    proxied call's progress and questions), continuing the caller's trace from the metadata. Each method's traced
+    handler is built once, at its first call, not per call (gRPC asks the interceptor at every call)."""
 
     def __init__(self, service: str) -> None:
         self._spans = tracer(service)
+        self._traced: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     async def intercept_service(
         self,
@@ -472,31 +529,31 @@ class ServerSpans(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
-        if handler is None or (handler.request_streaming and handler.stream_stream is None):
+        if handler is None:  # no such method: nothing to keep for a name any client can make up
             return handler
         full = handler_call_details.method
+        known = self._traced.get(full)
+        if known is None or known[0] is not handler:
+            known = self._traced[full] = (handler, self._handler(full, handler))
+        return known[1]
+
+    def _handler(self, full: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        """`handler` with a span around each of its calls (the same handler when its calls are not traced)."""
+        if handler.request_streaming and handler.stream_stream is None:
+            return handler
         if full.startswith("/grpc.health"):  # probes every few seconds: not a call anyone traces
             return handler
-        metadata = {key: value for key, value in handler_call_details.invocation_metadata or () if key == TRACEPARENT}
         name, attributes, spans = f"grpc {_method(full)[1]}", _rpc_attributes(full), self._spans
-
-        @contextlib.contextmanager
-        def served(context: grpc.aio.ServicerContext) -> Iterator[Span]:
-            with spans.span(name, kind=SpanKind.SERVER, attributes=attributes, parent=extract(metadata)) as span:
-                try:
-                    yield span
-                finally:
-                    code = context.code()
-                    if code not in (None, grpc.StatusCode.OK):
-                        span.set_attribute("rpc.grpc.status_code", code.value[0])
-                        span.set_status(Status(StatusCode.ERROR, code.name))
 
         def awaited(method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
             """A unary call, or a stream the method writes as it goes (context.write)."""
 
             async def run(request: Any, context: grpc.aio.ServicerContext) -> Any:
-                with served(context):
-                    return await method(request, context)
+                with spans.span(name, kind=SpanKind.SERVER, attributes=attributes, parent=_caller(context)) as span:
+                    try:
+                        return await method(request, context)
+                    finally:
+                        _served_status(span, context)
 
             return run
 
@@ -504,9 +561,12 @@ class ServerSpans(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             """A stream the method yields."""
 
             async def run(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-                with served(context):
-                    async for item in method(request, context):
-                        yield item
+                with spans.span(name, kind=SpanKind.SERVER, attributes=attributes, parent=_caller(context)) as span:
+                    try:
+                        async for item in method(request, context):
+                            yield item
+                    finally:
+                        _served_status(span, context)
 
             return run
 

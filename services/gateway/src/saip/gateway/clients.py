@@ -317,9 +317,7 @@ class ServiceChannel:
         if not self.address:
             raise ServiceNotConfigured(self.service)
         if self._channel is None:
-            self._channel = grpc.aio.insecure_channel(
-                self.address, options=RECONNECT, interceptors=tracing.client_interceptors("gateway")
-            )
+            self._channel = tracing.channel("gateway", self.address, options=RECONNECT)
         if factory not in self._stubs:
             self._stubs[factory] = factory(self._channel)
         return cast(_S, self._stubs[factory])

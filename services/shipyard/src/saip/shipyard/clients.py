@@ -56,7 +56,7 @@ class GrpcSources:
     def _channel(self, address: str | None) -> grpc.aio.Channel | None:
         if not address:
             return None
-        channel = grpc.aio.insecure_channel(address, interceptors=tracing.client_interceptors("shipyard"))
+        channel = tracing.channel("shipyard", address)
         self._channels.append(channel)
         return channel
 
