@@ -5,6 +5,7 @@ service over NATS and Qdrant.)"""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -36,8 +37,10 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def rules(root: Path) -> Faked:
-    return fakes.rules(root)
+async def rules(root: Path) -> AsyncIterator[Faked]:
+    faked = fakes.rules(root)
+    yield faked
+    await faked.knowledge.close()
 
 
 def names(rules: Faked) -> list[str]:
