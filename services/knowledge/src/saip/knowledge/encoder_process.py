@@ -14,7 +14,6 @@ per number to read back. This module imports only the encoder, so the process st
 from __future__ import annotations
 
 import pickle
-import signal
 import struct
 import sys
 from array import array
@@ -76,6 +75,4 @@ def serve(source: BinaryIO, sink: BinaryIO) -> None:
 
 
 if __name__ == "__main__":
-    # A Ctrl-C in the terminal reaches the whole process group; the service ends this process by closing its input.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     serve(sys.stdin.buffer, sys.stdout.buffer)
