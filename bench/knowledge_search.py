@@ -142,7 +142,7 @@ class _Service:
         await self._group.__aenter__()
         self._group.start_soon(keep_alive, self._catalog.watch, "catalog")
         await self._catalog.ready()
-        self._knowledge = knowledge = Knowledge(
+        knowledge = Knowledge(
             catalog=self._catalog,
             originals=await ObjectOriginals.open(js),
             index=self._index,
@@ -155,7 +155,6 @@ class _Service:
     async def __aexit__(self, *exc: object) -> None:
         self._group.cancel_scope.cancel()
         await self._group.__aexit__(None, None, None)
-        await self._knowledge.close()
         await self._index.close()
         await self._nc.close()
 

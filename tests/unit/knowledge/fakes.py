@@ -14,7 +14,6 @@ import anyio.lowlevel
 from saip.common.netguard import Binding
 from saip.common.secret_source import SecretSource
 from saip.knowledge import sparse
-from saip.knowledge.encoding import Encoders
 from saip.knowledge.errors import AlreadyExists, NotFound, Refused, StoreUnavailable
 from saip.knowledge.knowledge import Knowledge
 from saip.knowledge.ports import Fetched, Fetcher, Hit, IndexedChunk
@@ -191,16 +190,10 @@ class Faked(Rules):
 
 
 def rules(
-    root: Path,
-    *,
-    max_bytes: int = MAX_BYTES,
-    fetcher: Fetcher | None = None,
-    secrets: SecretSource | None = None,
-    encoders: Encoders | None = None,
+    root: Path, *, max_bytes: int = MAX_BYTES, fetcher: Fetcher | None = None, secrets: SecretSource | None = None
 ) -> Faked:
     """The rules wired as `saip.knowledge.server.lifespan` wires them; `root` is the one ingest root. `fetcher`
-    replaces the table of pages (the real guarded fetcher, for one). A test that ingests a large document closes
-    `knowledge` (its encoder process) at the end."""
+    replaces the table of pages (the real guarded fetcher, for one)."""
     catalog, originals, index, table = MemoryCatalog(), MemoryOriginals(), MemoryIndex(), TableFetcher()
     knowledge = Knowledge(
         catalog=catalog,
@@ -210,6 +203,5 @@ def rules(
         roots=[root],
         max_bytes=max_bytes,
         secrets=secrets,
-        encoders=encoders,
     )
     return Faked(**vars(Rules.over(knowledge)), catalog=catalog, originals=originals, index=index, fetcher=table)

@@ -5,7 +5,6 @@ service over NATS and Qdrant.)"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -37,10 +36,8 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def rules(root: Path) -> AsyncIterator[Faked]:
-    faked = fakes.rules(root)
-    yield faked
-    await faked.knowledge.close()
+def rules(root: Path) -> Faked:
+    return fakes.rules(root)
 
 
 def names(rules: Faked) -> list[str]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -25,7 +26,6 @@ from saip.common.netguard import Binding
 from saip.common.secret_source import SecretSource
 from saip.knowledge import chunking, paths, readers, sparse
 from saip.knowledge.config import SECRETS_KEY
-from saip.knowledge.encoding import Encoders, Encoding
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, KnowledgeError, NotFound, Refused
 from saip.knowledge.items import DEFAULT_PIPELINE, MAX_NAME, default_pipeline, expect, fingerprint, listed, now, slug
 from saip.knowledge.ports import Catalog, Dense, Fetcher, Index, IndexedChunk, Originals
@@ -33,7 +33,7 @@ from saip.v1 import knowledge_pb2
 
 logger = logging.getLogger(__name__)
 
-BATCH = 256  # chunks indexed per progress report (a multiple of encoding.STEP)
+BATCH = 256  # chunks encoded and indexed per step (one progress report each)
 
 Progress = Callable[[int, int, str], Awaitable[None]]
 SourceKind = Literal["path", "url", "text"]
@@ -68,7 +68,6 @@ class Knowledge:
         max_bytes: int,
         dense: Dense | None = None,
         secrets: SecretSource | None = None,
-        encoders: Encoders | None = None,
     ) -> None:
         self.catalog = catalog
         self.index = index
@@ -78,11 +77,6 @@ class Knowledge:
         self.roots = list(roots)
         self.max_bytes = max_bytes
         self.secrets = secrets if secrets is not None else SecretSource({}, SECRETS_KEY)
-        self.encoders = encoders if encoders is not None else Encoders()
-
-    async def close(self) -> None:
-        """End the encoder process a large ingest started, if any."""
-        await self.encoders.close()
 
     @property
     def encoder(self) -> str:
@@ -181,6 +175,7 @@ class Knowledge:
             pages=parsed.pages,
             ingest_id=ingest_id,
         )
+        tally: Counter[str] = Counter()  # the chunks' pieces, counted as they are encoded, for the keywords
 
         async def store_original() -> None:
             # Never cancelled half-way: the object store would keep the parts already sent with no record naming
@@ -188,26 +183,23 @@ class Knowledge:
             with anyio.CancelScope(shield=True):
                 await self._originals.put(ingest_id, loaded.data, description=f"{name} ({loaded.media_type})")
 
-        async def reported(done: int) -> None:
-            await progress(done, total, f"'{name}': {done} of {total} chunks indexed")
+        async def index() -> None:
+            async for done in self._index_chunks(ingest_id, document_id, chunks, tally):
+                await progress(done, total, f"'{name}': {done} of {total} chunks indexed")
 
-        # The encoding counts the chunks' pieces as it goes, for the keywords.
-        async with self.encoders.document(total, counted=True) as encoding:
-            try:
-                # The original's upload waits mostly on NATS, one part after the other; the indexing, all CPU,
-                # runs meanwhile.
-                await concurrently.both(
-                    store_original, lambda: self._index(ingest_id, document_id, chunks, encoding, reported)
-                )
-                if chunking.apart(chunks):  # then the chunks' pieces are the text's
-                    document.keywords.extend(await encoding.keywords())
-                else:
-                    document.keywords.extend(await anyio.to_thread.run_sync(sparse.keywords, parsed.text))
-                await self.catalog.create_document(document)
-            except BaseException:
-                with anyio.CancelScope(shield=True):
-                    await self._discard(ingest_id)
-                raise
+        try:
+            # The original's upload waits mostly on NATS, one part after the other; the indexing, all CPU, runs
+            # meanwhile.
+            await concurrently.both(store_original, index)
+            if chunking.apart(chunks):  # then the chunks' pieces are the text's
+                document.keywords.extend(sparse.keywords_counted(tally))
+            else:
+                document.keywords.extend(await anyio.to_thread.run_sync(sparse.keywords, parsed.text))
+            await self.catalog.create_document(document)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._discard(ingest_id)
+            raise
         created = await self._ensure_default_pipeline() if first else False
         logger.info(
             "document ingested",
@@ -215,30 +207,20 @@ class Knowledge:
         )
         return document, created
 
-    async def _index(
-        self,
-        ingest_id: str,
-        document_id: str,
-        chunks: Sequence[chunking.Chunk],
-        encoding: Encoding,
-        progress: Callable[[int], Awaitable[None]] | None = None,
-    ) -> None:
-        """Encode and index the chunks a step at a time; `progress` hears how many are indexed after each BATCH
-        and at the end."""
-
-        async def indexed(first: int, vectors: list[sparse.SparseVector]) -> None:
-            step = chunks[first : first + len(vectors)]
-            dense: Sequence[list[float] | None] = [None] * len(step)
+    async def _index_chunks(
+        self, ingest_id: str, document_id: str, chunks: Sequence[chunking.Chunk], tally: Counter[str] | None = None
+    ) -> AsyncIterator[int]:
+        """Encode and index the chunks batch by batch, yielding how many are indexed after each batch; `tally`, when
+        given, counts the chunks' pieces of text (`sparse.encode_document`)."""
+        for first in range(0, len(chunks), BATCH):
+            batch = chunks[first : first + BATCH]
+            vectors = await anyio.to_thread.run_sync(_encode, batch, tally)
+            dense: Sequence[list[float] | None] = [None] * len(batch)
             if self.dense is not None:
-                dense = await anyio.to_thread.run_sync(self.dense.encode, [chunk.text for chunk in step])
-            await self.index.add(
-                ingest_id, document_id, [IndexedChunk(*i) for i in zip(step, vectors, dense, strict=True)]
-            )
-            done = first + len(step)
-            if progress is not None and (done % BATCH == 0 or done == len(chunks)):
-                await progress(done)
-
-        await encoding.each([chunk.text for chunk in chunks], indexed)
+                dense = await anyio.to_thread.run_sync(self.dense.encode, [chunk.text for chunk in batch])
+            items = [IndexedChunk(c, v, d) for c, v, d in zip(batch, vectors, dense, strict=True)]
+            await self.index.add(ingest_id, document_id, items)
+            yield first + len(batch)
 
     async def reindex(self) -> list[str]:
         """Index again, from their stored originals, the documents whose chunks the vector store does not hold in
@@ -262,8 +244,8 @@ class Knowledge:
                 continue
             chunks = await anyio.to_thread.run_sync(_chunk, parsed.text, document.media_type)
             await self.index.remove(document.ingest_id)
-            async with self.encoders.document(len(chunks), counted=False) as encoding:
-                await self._index(document.ingest_id, document.id, chunks, encoding)
+            async for _ in self._index_chunks(document.ingest_id, document.id, chunks):
+                pass
             done.append(document.name)
             logger.info(
                 "document re-indexed",
@@ -345,6 +327,10 @@ class Knowledge:
             "encoder": self.encoder,
             "max_document_bytes": self.max_bytes,
         }
+
+
+def _encode(chunks: Sequence[chunking.Chunk], tally: Counter[str] | None) -> list[sparse.SparseVector]:
+    return [sparse.encode_document(chunk.text, tally) for chunk in chunks]
 
 
 def _chunk(text: str, media_type: str) -> list[chunking.Chunk]:

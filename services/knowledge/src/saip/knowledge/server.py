@@ -304,7 +304,6 @@ async def lifespan(
             dense=dense,
             secrets=secrets,
         )
-        stack.push_async_callback(knowledge.close)  # its encoder process, if a large ingest started one
         rules = Rules.over(knowledge)
         if earlier is not None:
             earlier.announce()
