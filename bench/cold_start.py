@@ -49,6 +49,9 @@ def _process_name(pid: int) -> str | None:
         return "nats-server"
     if "-m" in words:
         module = words[words.index("-m") + 1]
+        if module == "saip.cli.zygote":  # the fork server, or a service it forked (which keeps its command line)
+            forked = Path(f"/proc/{pid}/comm").read_text().strip()
+            return forked.removeprefix("saip.") if forked.startswith("saip.") else "fork server"
         return "sandbox worker" if module == "saip.sandbox.worker" else module.removeprefix("saip.")
     return None
 
