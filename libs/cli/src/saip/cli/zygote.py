@@ -27,6 +27,9 @@ Why forking here is safe, checked rather than assumed:
   only the launcher; its signal handlers are the interpreter's defaults (the zygote's SIGCHLD handler and wakeup fd
   are undone in the child). A `kill -9` of one service takes no other process down: the zygote reaps it and tells its
   worker the exit code (-9), which the launcher reports and then stops the rest gracefully, as before.
+- State made at import that a fork would copy: none that matters. `random` reseeds itself in a forked child, and no
+  shared module keeps a generator of its own (no module-level `Random()`: checked); pids, loggers' handlers, the
+  OpenTelemetry provider, NATS client ids and gRPC's core are all made by the service at its start, in the child.
 - Processes a service spawns (the tools service's sandbox workers, stdio upstream servers) are exec'd by `subprocess`
   as before: they inherit nothing of the zygote but what their parent gives them.
 - Identity: a child's command line in /proc is the zygote's, so it renames its thread to `saip.<service>` (what `ps
