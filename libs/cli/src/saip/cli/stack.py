@@ -226,18 +226,21 @@ def mcp_token_line(home: Path, api: GatewayApi) -> str:
 
 def announce(stack: Plan, manager: Manager, stopping: threading.Event, failed: threading.Event) -> None:
     """Runs beside the supervisor: waits for the gateway, settles the token, prints how to connect."""
-    if not wait_until_healthy(stack.gateway_url, READY_WITHIN, stopping):
-        if not stopping.is_set():
-            print(f"saip did not become healthy within {READY_WITHIN:.0f} s; stopping (see the logs above)", flush=True)
-            failed.set()
-            manager.terminate()
-        return
-    try:
-        with GatewayApi(stack.gateway_url, stack.admin_token) as api:
+    # The client is made while the services start: httpx's import and its TLS context (0.2 s of CPU, py-spy) would
+    # otherwise come after the gateway answers, right before the lines.
+    with GatewayApi(stack.gateway_url, stack.admin_token) as api:
+        if not wait_until_healthy(stack.gateway_url, READY_WITHIN, stopping):
+            if not stopping.is_set():
+                said = f"saip did not become healthy within {READY_WITHIN:.0f} s; stopping (see the logs above)"
+                print(said, flush=True)
+                failed.set()
+                manager.terminate()
+            return
+        try:
             token_line = mcp_token_line(stack.home, api)
-    except (ApiError, OSError) as exc:
-        print(f"saip started, but the MCP token could not be settled: {exc}", flush=True)
-        token_line = "MCP bearer token: unknown"
+        except (ApiError, OSError) as exc:
+            print(f"saip started, but the MCP token could not be settled: {exc}", flush=True)
+            token_line = "MCP bearer token: unknown"
     print(
         "\n".join(
             [
