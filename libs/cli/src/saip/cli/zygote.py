@@ -35,8 +35,9 @@ Why forking here is safe, checked rather than assumed:
 - Identity: a child's command line in /proc is the zygote's, so it renames its thread to `saip.<service>` (what `ps
   -e` and /proc/<pid>/comm show); the launcher prints each service's pid (`<name> started (pid=N)`) as before.
 
-The protocol: one SOCK_SEQPACKET socket pair a service, made by the launcher (`Channel`); the zygote holds one end of
-each (its arguments are their descriptors). A request is one JSON message (module, environment, working directory)
+The protocol: one SOCK_SEQPACKET socket pair a service, made by the launcher (`saip.cli.stack.ForkServer`); the zygote
+holds one end of each (its arguments are their descriptors), honcho's worker for that service the other (inherited:
+honcho starts its workers with multiprocessing's fork, Python 3.11's default on Linux). A request is one JSON message (module, environment, working directory)
 carrying the pipe's write end; the zygote forks, answers `{"pid": N}`, and `{"returncode": N}` once it has reaped
 the child (negative: the signal that ended it, as subprocess says). The zygote exits once every channel is closed
 (the launcher and its workers are gone) and every child it forked has been reaped.
