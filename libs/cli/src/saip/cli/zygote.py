@@ -37,10 +37,10 @@ Why forking here is safe, checked rather than assumed:
 
 The protocol: one SOCK_SEQPACKET socket pair a service, made by the launcher (`saip.cli.stack.ForkServer`); the zygote
 holds one end of each (its arguments are their descriptors), honcho's worker for that service the other (inherited:
-honcho starts its workers with multiprocessing's fork, Python 3.11's default on Linux). A request is one JSON message (module, environment, working directory)
-carrying the pipe's write end; the zygote forks, answers `{"pid": N}`, and `{"returncode": N}` once it has reaped
-the child (negative: the signal that ended it, as subprocess says). The zygote exits once every channel is closed
-(the launcher and its workers are gone) and every child it forked has been reaped.
+honcho starts its workers with multiprocessing's fork, Python 3.11's default on Linux). A request is one JSON message
+(module, environment, working directory) carrying the pipe's write end; the zygote forks, answers `{"pid": N}`, and
+`{"returncode": N}` once it has reaped the child (negative: the signal that ended it, as subprocess says). The zygote
+exits once every channel is closed (the launcher and its workers are gone) and every child it forked has been reaped.
 """
 
 from __future__ import annotations
