@@ -158,3 +158,17 @@ def test_the_fork_server_exits_once_the_launcher_lets_go_and_every_child_is_reap
     assert ended(child) == 0
     server.stop()
     assert server.process.returncode == 0
+
+
+def test_a_child_outlives_the_fork_server_and_its_unknown_exit_code_is_said(
+    zygote: tuple[ForkServer, Plan], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server, stack = zygote
+    child = Forked(server.channels["one"], "probe", {**stack.processes["one"][1], "PROBE_WAIT": "1"}, str(tmp_path))
+    report(child)
+    server.process.kill()
+    server.process.wait()
+    os.kill(child.pid, 0)  # still running: the fork server's end takes none of its children with it
+    os.killpg(child.pid, signal.SIGTERM)
+    assert ended(child) == 1
+    assert f"the fork server is gone, so {child.pid}'s exit code is unknown: 1" in capsys.readouterr().err
