@@ -5,7 +5,7 @@ two stacks can run side by side. Each process gets only the environment it needs
 read from the key manifest: the launcher builds no settings model and imports no service): its own settings and the
 variables they name, never the whole shell, so a secret exported for something else is not within reach of any
 service. Once the gateway is healthy, the MCP URL and the tokens are printed. Ctrl-C or SIGTERM stops every process
-this started (honcho sends SIGTERM to each process group, then SIGKILL after 5 s).
+this started (honcho sends SIGTERM to each process group, then SIGKILL after 5 s), NATS last (`Supervisor`).
 
 The Python services are forked by a fork server (`saip.cli.zygote`, what it guarantees is said there), started before
 anything else, which has imported once what each of them imports first; honcho drives each forked service through the
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from honcho.manager import Manager
+from honcho.manager import KILL_WAIT, Manager
 from honcho.process import Popen
 
 from saip.cli.client import ADMIN_TOKEN_FILE, ApiError, GatewayApi
@@ -52,7 +52,7 @@ READY_WITHIN = 90.0
 # How often the launcher asks the gateway's /healthz until every service answers: the connection lines come out at
 # most this late (each ask is a few milliseconds of the gateway's time).
 HEALTH_EVERY = 0.05
-GATEWAY = "gateway"
+GATEWAY, NATS = "gateway", "nats"
 # How long the fork server gets to exit once every service has stopped and the launcher let go of its channels.
 ZYGOTE_STOP_WITHIN = 5.0
 
@@ -121,7 +121,7 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     if nats_url is None:
         nats_port = next(ports)
         nats_url = f"nats://127.0.0.1:{nats_port}"
-        result.processes["nats"] = (shlex.join(natsd.command(nats_port, home / "nats")), common)
+        result.processes[NATS] = (shlex.join(natsd.command(nats_port, home / "nats")), common)
     common["SAIP_NATS_URL"] = nats_url
     # Every service installed beside the launcher runs, each on free ports (its `<name>.port` and
     # `<name>.metrics-port`); the gateway, the front door, learns where each one listens (`<name>.addr`).
@@ -135,7 +135,7 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
         addresses[_variable(name, "addr")] = f"127.0.0.1:{grpc_port}"
         result.forked[name] = f"saip.{name}"
     for name, (command, variables) in list(result.processes.items()):
-        if name != "nats":
+        if name != NATS:
             result.processes[name] = (command, {**variables, **addresses})
     gateway = (
         shlex.join([python, "-m", f"saip.{GATEWAY}"]),
@@ -151,7 +151,7 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     result.processes[GATEWAY] = gateway
     result.forked[GATEWAY] = f"saip.{GATEWAY}"
     for name, (command, variables) in result.processes.items():
-        given = _basics(variables) if name == "nats" else service_environment(name, variables)
+        given = _basics(variables) if name == NATS else service_environment(name, variables)
         result.processes[name] = (command, given)
     return result
 
@@ -316,6 +316,39 @@ class Spawn:
             return Popen(cmd, env=env, cwd=cwd)
 
 
+# NATS's SIGTERM comes at the latest this long after the services' own, so that it stops cleanly before honcho's
+# SIGKILL of whatever is left (KILL_WAIT after the first SIGTERM).
+NATS_LAST_WITHIN = KILL_WAIT - 1.5
+
+
+class Supervisor(Manager):
+    """honcho's Manager, stopping NATS after the services. A service's stop still speaks to NATS (it drains its
+    subscriptions and flushes what it publishes, the audit service acknowledges the records it chained), so a NATS
+    stopping at the same moment made each of them fail its stop with connection errors and exit 1. The SIGTERM goes
+    to every process but NATS; NATS gets its own once they have all stopped, or `NATS_LAST_WITHIN` s later."""
+
+    def _killall(self, force: bool = False) -> None:
+        nats = self._processes.get(NATS)
+        if force or nats is None or "returncode" in nats:
+            super()._killall(force)  # SIGKILL for all, no NATS of ours, or a NATS that stopped first
+            return
+        for name, process in list(self._processes.items()):
+            if name != NATS and "returncode" not in process:
+                self._system_print(f"sending SIGTERM to {name} (pid {process['pid']})\n")
+                self._procmgr.terminate(process["pid"])
+        threading.Thread(target=self._stop_nats_last, args=(nats,), name="nats-last", daemon=True).start()
+
+    def _stop_nats_last(self, nats: dict[str, object]) -> None:
+        deadline = time.monotonic() + NATS_LAST_WITHIN
+        while time.monotonic() < deadline and any(
+            "returncode" not in process for name, process in list(self._processes.items()) if name != NATS
+        ):
+            time.sleep(0.05)
+        if "returncode" not in nats:
+            self._system_print(f"sending SIGTERM to {NATS} (pid {nats['pid']})\n")
+            self._procmgr.terminate(nats["pid"])
+
+
 def run() -> int:
     try:
         stack = plan()
@@ -324,7 +357,7 @@ def run() -> int:
         return 2
     cwd = os.getcwd()
     zygote = ForkServer(stack, cwd)
-    manager = Manager()
+    manager = Supervisor()
     for name, (command, env) in stack.processes.items():
         process = manager.add_process(name, command, env=env, cwd=cwd)
         if name in stack.forked:
