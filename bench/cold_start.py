@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bench.stats import summary, table
 from saip.common.natsd import LocalNats
-from tests.e2e.stack import Stack, start_stack
+from tests.e2e.stack import Stack, process_name, start_stack
 
 STARTS = 5
 BARE_IMPORT = "import mcp, fastapi, grpc"
@@ -38,29 +38,15 @@ def _bare_import() -> float:
     return time.perf_counter() - started
 
 
-def _process_name(pid: int) -> str | None:
-    """The stack's name for a process (`gateway`, `sandbox worker`, `nats-server`), None for honcho and the shells."""
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return None
-    words = [word.decode() for word in command if word]
-    if words and words[0].endswith("nats-server"):
-        return "nats-server"
-    if "-m" in words:
-        module = words[words.index("-m") + 1]
-        return "sandbox worker" if module == "saip.sandbox.worker" else module.removeprefix("saip.")
-    return None
-
-
 def _cpu_seconds(stack: Stack) -> dict[str, float]:
     """User and system CPU each of the stack's processes has spent so far (the workers summed), the launcher's
     included (honcho's forks and the shells under it spend next to nothing)."""
     spent: dict[str, float] = defaultdict(float)
     for pid in [stack.process.pid, *stack.descendants()]:
-        name = "launcher (saip run)" if pid == stack.process.pid else _process_name(pid)
+        name = "launcher (saip run)" if pid == stack.process.pid else process_name(pid)
         if name is None:
             continue
+        name = "sandbox worker" if name == "sandbox.worker" else name
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:

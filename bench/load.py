@@ -32,7 +32,7 @@ from bench.mcp_latency import STACK_ENV, _wait_listening
 from bench.stats import summary, table
 from bench.tool_latency import ARGUMENTS, _publish, _served
 from saip.common.natsd import free_port
-from tests.e2e.stack import Stack, mcp_client, start_stack
+from tests.e2e.stack import Stack, mcp_client, process_name, start_stack
 
 SECONDS = float(os.environ.get("SAIP_BENCH_LOAD_SECONDS", "60"))
 CLIENTS = int(os.environ.get("SAIP_BENCH_LOAD_CLIENTS", "32"))
@@ -88,15 +88,7 @@ def _processes(stack: Stack) -> dict[str, int]:
     """The stack's Python services and nats-server by name, from /proc."""
     named: dict[str, int] = {}
     for pid in stack.descendants():
-        try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-        name = None
-        if "-m" in argv and argv.index("-m") + 1 < len(argv) and argv[argv.index("-m") + 1].startswith("saip."):
-            name = argv[argv.index("-m") + 1].removeprefix("saip.")
-        elif argv and argv[0].endswith("nats-server"):
-            name = "nats-server"
+        name = process_name(pid)
         if name is not None:
             # Several processes of one kind (the sandbox's workers) are numbered.
             named[name if name not in named else f"{name} {sum(key.startswith(name) for key in named) + 1}"] = pid

@@ -169,6 +169,24 @@ def chat_stack(home: Path, env: dict[str, str]) -> Iterator[ChatStack]:
             running.stop()
 
 
+def process_name(pid: int) -> str | None:
+    """The stack's name for one of its processes: a Python service's module under saip (`gateway`,
+    `sandbox.worker`), `nats-server`, `fork server`; None for honcho's workers, the shells and a process gone."""
+    try:
+        words = [word.decode(errors="replace") for word in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")]
+        forked = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return None
+    if words and words[0].endswith("nats-server"):
+        return "nats-server"
+    if "-m" not in words or words.index("-m") + 1 == len(words):
+        return None
+    module = words[words.index("-m") + 1]
+    if module == "saip.cli.zygote":  # the fork server, or a service it forked (named after its module, saip.<name>)
+        return forked.removeprefix("saip.") if forked.startswith("saip.") else "fork server"
+    return module.removeprefix("saip.") if module.startswith("saip.") else None
+
+
 @asynccontextmanager
 async def mcp_client(url: str, token: str | None, *, mode: str = "auto", **kwargs: Any) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}

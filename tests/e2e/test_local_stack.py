@@ -1,8 +1,11 @@
-"""`make run` as a process: two stacks side by side, a configured token, restarts, and stopping on SIGTERM."""
+"""`make run` as a process: two stacks side by side, a configured token, restarts, stopping on SIGTERM, and a service
+killed with -9."""
 
 from __future__ import annotations
 
 import os
+import re
+import signal
 import subprocess
 from pathlib import Path
 
@@ -11,9 +14,10 @@ import pytest
 
 from saip.cli.stack import port_is_free
 from saip.common.natsd import LocalNats
-from tests.e2e.stack import SAIP, start_stack
+from tests.e2e.stack import SAIP, STOP_WITHIN, start_stack
 
 pytestmark = pytest.mark.e2e
+STARTED = re.compile(r"\| (\w+) started \(pid=(\d+)\)")
 
 
 def alive(pid: int) -> bool:
@@ -42,6 +46,26 @@ def test_two_stacks_run_side_by_side_and_sigterm_stops_everything(tmp_path: Path
     assert [pid for pid in started if alive(pid)] == []
     assert first.process.returncode is not None
     assert port_is_free("127.0.0.1", first.port)
+
+
+def test_a_service_killed_with_9_is_reported_and_the_others_are_stopped_gracefully(tmp_path: Path) -> None:
+    stack = start_stack(tmp_path)
+    try:
+        started = stack.descendants()
+        pids = {match.group(1): int(match.group(2)) for line in stack.lines if (match := STARTED.search(line))}
+        # The pid the launcher printed is the service itself (forked by the fork server, renamed after its module).
+        assert Path(f"/proc/{pids['audit']}/comm").read_text().strip() == "saip.audit"
+        os.kill(pids["audit"], signal.SIGKILL)
+        stack.process.wait(timeout=STOP_WITHIN)
+    finally:
+        stack.stop()
+    said = [line.split("|", 1)[1].strip() for line in stack.lines if line.split("|", 1)[0].strip().endswith("system")]
+    assert "audit stopped (rc=-9)" in said
+    for name in ("gateway", "tools", "knowledge"):
+        assert f"sending SIGTERM to {name} (pid {pids[name]})" in said
+        assert not any(line.startswith(f"sending SIGKILL to {name}") for line in said)
+    assert stack.process.returncode != 0
+    assert [pid for pid in started if alive(pid)] == []
 
 
 def test_a_configured_token_is_used_and_cannot_be_changed_through_the_api(tmp_path: Path) -> None:

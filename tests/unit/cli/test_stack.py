@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from saip.cli.main import AREAS, cli
-from saip.cli.stack import healthy, plan
+from saip.cli.stack import NATS, Supervisor, healthy, plan
 from saip.common import natsd
 from saip.common.configuration import service_environment
 from saip.common.settings import ConfigurationError, SaipSettings, installed_services
@@ -170,3 +170,39 @@ def test_the_gateway_is_healthy_only_once_it_answers_200() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+# A stand-in for NATS and for a service, each a real process under honcho: NATS notes when it is told to stop; the
+# service, told to stop, looks whether NATS still runs (its stop still speaks to NATS) and notes what it saw.
+NATS_STAND_IN = """
+import signal, sys, time
+from pathlib import Path
+signal.signal(signal.SIGTERM, lambda *_: (Path(sys.argv[1]).write_text("stopped"), sys.exit(0)))
+while True:
+    time.sleep(0.05)
+"""
+SERVICE_STAND_IN = """
+import signal, sys, time
+from pathlib import Path
+def stop(*_):
+    time.sleep(0.5)  # a service's drain
+    Path(sys.argv[2]).write_text("nats ran" if not Path(sys.argv[1]).exists() else "nats had stopped")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
+while True:
+    time.sleep(0.05)
+"""
+
+
+def test_the_stack_stops_nats_after_the_services(tmp_path: Path) -> None:
+    nats, seen = tmp_path / "nats-stopped", tmp_path / "service-saw"
+    (tmp_path / "nats.py").write_text(NATS_STAND_IN)
+    (tmp_path / "service.py").write_text(SERVICE_STAND_IN)
+    manager = Supervisor()
+    python = sys.executable
+    manager.add_process(NATS, f"{python} {tmp_path / 'nats.py'} {nats}")
+    manager.add_process("audit", f"{python} {tmp_path / 'service.py'} {nats} {seen}")
+    manager.add_process("quitter", f"{python} -c 'import time; time.sleep(1)'")  # its exit stops the stack
+    manager.loop()
+    assert seen.read_text() == "nats ran"
+    assert nats.read_text() == "stopped"  # then NATS was stopped too, with SIGTERM: before honcho's SIGKILL

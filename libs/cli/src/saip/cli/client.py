@@ -10,9 +10,10 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_PORT = 8282
 ADMIN_TOKEN_FILE = "admin-token"
@@ -45,6 +46,10 @@ class GatewayApi:
             raise ApiError(
                 "no admin token: set SAIP_ADMIN_TOKEN (make run prints it and keeps it in $SAIP_HOME/admin-token)"
             )
+        # httpx (0.13 s of CPU) is imported by the first client, not with this module: `saip run` reads this module
+        # before it starts the fork server, and needs a client only once the gateway answers.
+        import httpx
+
         self.url = url.rstrip("/")
         self._client = httpx.Client(
             base_url=self.url, headers={"Authorization": f"Bearer {admin_token}"}, timeout=timeout
@@ -61,6 +66,8 @@ class GatewayApi:
 
     def call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         """One call under /api/v1: its envelope (ok may be false: a failed Local Pass, a broken chain)."""
+        import httpx
+
         try:
             response = self._client.request(method, PREFIX + path, **kwargs)
         except httpx.TransportError as exc:
@@ -78,6 +85,8 @@ class GatewayApi:
 
     def tail(self, backlog: int) -> Iterator[dict[str, Any]]:
         """The audit tail: the last `backlog` records, then each new one (NDJSON, the one streaming route)."""
+        import httpx
+
         try:
             with self._client.stream(
                 "GET", f"{PREFIX}/audit/tail", params={"backlog": backlog}, timeout=httpx.Timeout(10, read=None)

@@ -5,7 +5,12 @@ two stacks can run side by side. Each process gets only the environment it needs
 read from the key manifest: the launcher builds no settings model and imports no service): its own settings and the
 variables they name, never the whole shell, so a secret exported for something else is not within reach of any
 service. Once the gateway is healthy, the MCP URL and the tokens are printed. Ctrl-C or SIGTERM stops every process
-this started (honcho sends SIGTERM to each process group, then SIGKILL after 5 s).
+this started (honcho sends SIGTERM to each process group, then SIGKILL after 5 s), NATS last (`Supervisor`).
+
+The Python services are forked by a fork server (`saip.cli.zygote`, what it guarantees is said there), started before
+anything else, which has imported once what each of them imports first; honcho drives each forked service through the
+process it is given (`Process._child_ctor`, honcho's own seam for its tests; a unit test drives it) as it
+would drive `python -m saip.<service>`: its output, its pid (the service's own, a process-group leader), its exit code.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import os
 import secrets
 import shlex
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -22,9 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from honcho.manager import Manager
+from honcho.manager import KILL_WAIT, Manager
+from honcho.process import Popen
 
 from saip.cli.client import ADMIN_TOKEN_FILE, ApiError, GatewayApi
+from saip.cli.zygote import Forked, ForkServerGone
 from saip.common import natsd
 from saip.common.configuration import (
     BASIC_PREFIXES,
@@ -44,7 +52,9 @@ READY_WITHIN = 90.0
 # How often the launcher asks the gateway's /healthz until every service answers: the connection lines come out at
 # most this late (each ask is a few milliseconds of the gateway's time).
 HEALTH_EVERY = 0.05
-GATEWAY = "gateway"
+GATEWAY, NATS = "gateway", "nats"
+# How long the fork server gets to exit once every service has stopped and the launcher let go of its channels.
+ZYGOTE_STOP_WITHIN = 5.0
 
 
 class StackError(Exception):
@@ -59,6 +69,7 @@ class Plan:
     gateway_url: str
     admin_token: str
     processes: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+    forked: dict[str, str] = field(default_factory=dict)  # the processes the fork server starts: name -> module
 
 
 def secret_file(path: Path, value: str | None = None) -> str:
@@ -110,7 +121,7 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     if nats_url is None:
         nats_port = next(ports)
         nats_url = f"nats://127.0.0.1:{nats_port}"
-        result.processes["nats"] = (shlex.join(natsd.command(nats_port, home / "nats")), common)
+        result.processes[NATS] = (shlex.join(natsd.command(nats_port, home / "nats")), common)
     common["SAIP_NATS_URL"] = nats_url
     # Every service installed beside the launcher runs, each on free ports (its `<name>.port` and
     # `<name>.metrics-port`); the gateway, the front door, learns where each one listens (`<name>.addr`).
@@ -122,8 +133,9 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
             {**common, _variable(name, "port"): str(grpc_port), _variable(name, "metrics-port"): str(metrics_port)},
         )
         addresses[_variable(name, "addr")] = f"127.0.0.1:{grpc_port}"
+        result.forked[name] = f"saip.{name}"
     for name, (command, variables) in list(result.processes.items()):
-        if name != "nats":
+        if name != NATS:
             result.processes[name] = (command, {**variables, **addresses})
     gateway = (
         shlex.join([python, "-m", f"saip.{GATEWAY}"]),
@@ -137,8 +149,9 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
         },
     )
     result.processes[GATEWAY] = gateway
+    result.forked[GATEWAY] = f"saip.{GATEWAY}"
     for name, (command, variables) in result.processes.items():
-        given = _basics(variables) if name == "nats" else service_environment(name, variables)
+        given = _basics(variables) if name == NATS else service_environment(name, variables)
         result.processes[name] = (command, given)
     return result
 
@@ -213,18 +226,21 @@ def mcp_token_line(home: Path, api: GatewayApi) -> str:
 
 def announce(stack: Plan, manager: Manager, stopping: threading.Event, failed: threading.Event) -> None:
     """Runs beside the supervisor: waits for the gateway, settles the token, prints how to connect."""
-    if not wait_until_healthy(stack.gateway_url, READY_WITHIN, stopping):
-        if not stopping.is_set():
-            print(f"saip did not become healthy within {READY_WITHIN:.0f} s; stopping (see the logs above)", flush=True)
-            failed.set()
-            manager.terminate()
-        return
-    try:
-        with GatewayApi(stack.gateway_url, stack.admin_token) as api:
+    # The client is made while the services start: httpx's import and its TLS context (0.2 s of CPU, py-spy) would
+    # otherwise come after the gateway answers, right before the lines.
+    with GatewayApi(stack.gateway_url, stack.admin_token) as api:
+        if not wait_until_healthy(stack.gateway_url, READY_WITHIN, stopping):
+            if not stopping.is_set():
+                said = f"saip did not become healthy within {READY_WITHIN:.0f} s; stopping (see the logs above)"
+                print(said, flush=True)
+                failed.set()
+                manager.terminate()
+            return
+        try:
             token_line = mcp_token_line(stack.home, api)
-    except (ApiError, OSError) as exc:
-        print(f"saip started, but the MCP token could not be settled: {exc}", flush=True)
-        token_line = "MCP bearer token: unknown"
+        except (ApiError, OSError) as exc:
+            print(f"saip started, but the MCP token could not be settled: {exc}", flush=True)
+            token_line = "MCP bearer token: unknown"
     print(
         "\n".join(
             [
@@ -243,15 +259,109 @@ def announce(stack: Plan, manager: Manager, stopping: threading.Event, failed: t
     )
 
 
+def shared_environment(stack: Plan) -> dict[str, str]:
+    """What every forked service's environment holds alike (the same name with the same value): the fork server's,
+    so what the shared modules read at import is what each service would have read."""
+    environments = [stack.processes[name][1] for name in stack.forked]
+    first, *others = environments
+    return {name: value for name, value in first.items() if all(other.get(name) == value for other in others)}
+
+
+class ForkServer:
+    """The running zygote, and the launcher's end of each forked service's channel (inherited by honcho's worker for
+    that service, which makes the request)."""
+
+    def __init__(self, stack: Plan, cwd: str) -> None:
+        pairs = {name: socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) for name in stack.forked}
+        theirs = [pair[1].fileno() for pair in pairs.values()]
+        self.channels = {name: pair[0] for name, pair in pairs.items()}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "saip.cli.zygote", *map(str, theirs)],
+            env=shared_environment(stack),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            pass_fds=theirs,
+            start_new_session=True,  # a terminal's Ctrl-C is the launcher's to handle, as for every service
+        )
+        for _, held in pairs.values():
+            held.close()
+
+    def spawner(self, name: str, module: str) -> Spawn:
+        return Spawn(self.channels[name], module)
+
+    def stop(self) -> None:
+        """Let go of the channels (the zygote exits once it has reaped every service), then wait for it."""
+        for channel in self.channels.values():
+            channel.close()
+        try:
+            self.process.wait(timeout=ZYGOTE_STOP_WITHIN)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@dataclass
+class Spawn:
+    """honcho's way to start one forked service (`Process._child_ctor`, called in its worker with the command line,
+    environment and directory): a fork of the zygote; `python -m` of the command, as before, if it is gone."""
+
+    channel: socket.socket
+    module: str
+
+    def __call__(self, cmd: str, *, env: dict[str, str], cwd: str) -> Forked | Popen:
+        try:
+            return Forked(self.channel, self.module, env, cwd)
+        except ForkServerGone as exc:
+            print(f"saip run: {exc}; starting it as its own interpreter", file=sys.stderr, flush=True)
+            return Popen(cmd, env=env, cwd=cwd)
+
+
+# NATS's SIGTERM comes at the latest this long after the services' own, so that it stops cleanly before honcho's
+# SIGKILL of whatever is left (KILL_WAIT after the first SIGTERM).
+NATS_LAST_WITHIN = KILL_WAIT - 1.5
+
+
+class Supervisor(Manager):
+    """honcho's Manager, stopping NATS after the services. A service's stop still speaks to NATS (it drains its
+    subscriptions and flushes what it publishes, the audit service acknowledges the records it chained), so a NATS
+    stopping at the same moment made each of them fail its stop with connection errors and exit 1. The SIGTERM goes
+    to every process but NATS; NATS gets its own once they have all stopped, or `NATS_LAST_WITHIN` s later."""
+
+    def _killall(self, force: bool = False) -> None:
+        nats = self._processes.get(NATS)
+        if force or nats is None or "returncode" in nats:
+            super()._killall(force)  # SIGKILL for all, no NATS of ours, or a NATS that stopped first
+            return
+        for name, process in list(self._processes.items()):
+            if name != NATS and "returncode" not in process:
+                self._system_print(f"sending SIGTERM to {name} (pid {process['pid']})\n")
+                self._procmgr.terminate(process["pid"])
+        threading.Thread(target=self._stop_nats_last, args=(nats,), name="nats-last", daemon=True).start()
+
+    def _stop_nats_last(self, nats: dict[str, object]) -> None:
+        deadline = time.monotonic() + NATS_LAST_WITHIN
+        while time.monotonic() < deadline and any(
+            "returncode" not in process for name, process in list(self._processes.items()) if name != NATS
+        ):
+            time.sleep(0.05)
+        if "returncode" not in nats:
+            self._system_print(f"sending SIGTERM to {NATS} (pid {nats['pid']})\n")
+            self._procmgr.terminate(nats["pid"])
+
+
 def run() -> int:
     try:
         stack = plan()
     except (StackError, ConfigurationError, natsd.NatsServerMissing) as exc:
         print(f"saip run: {exc}", file=sys.stderr)
         return 2
-    manager = Manager()
+    cwd = os.getcwd()
+    zygote = ForkServer(stack, cwd)
+    manager = Supervisor()
     for name, (command, env) in stack.processes.items():
-        manager.add_process(name, command, env=env, cwd=os.getcwd())
+        process = manager.add_process(name, command, env=env, cwd=cwd)
+        if name in stack.forked:
+            process._child_ctor = zygote.spawner(name, stack.forked[name])
     stopping, failed = threading.Event(), threading.Event()
     announcer = threading.Thread(target=announce, args=(stack, manager, stopping, failed), daemon=True)
     announcer.start()
@@ -260,6 +370,7 @@ def run() -> int:
     finally:
         stopping.set()
         announcer.join(timeout=5)
+        zygote.stop()
     if failed.is_set():
         return 1
     return manager.returncode or 0

@@ -18,8 +18,6 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 CONFIG_ENV = "SAIP_CONFIG"
 DEFAULT_CONFIG_FILE = "saip.yaml"
 SERVICES_GROUP = "saip.services"
@@ -144,6 +142,9 @@ def config_file(environ: Mapping[str, str] | None = None) -> Path | None:
 
 def read_config_file(path: Path) -> dict[str, Any]:
     """The file's keys (of every service) as field names; a key no service declares is refused with the nearest."""
+    # Imported here: `saip run` reads this module before it starts anything, and most stacks have no saip.yaml.
+    import yaml
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:

@@ -1,0 +1,253 @@
+"""The fork server of `saip run` (`python -m saip.cli.zygote FD...`): one interpreter imports what every Python
+service imports before its own code (gRPC, protobuf and saip.v1's generated modules, nats-py, anyio, Pydantic and
+pydantic-settings, prometheus-client, OpenTelemetry, saip.common: 0.5-0.7 s of CPU a service on this machine kind),
+once, and forks each service from itself, so the services share those pages and skip those imports. Compose and k8s
+keep one process per container: each service's own `python -m saip.<service>` is unchanged and is what a forked
+child runs (`runpy`, as `-m` does).
+
+Why forking here is safe, checked rather than assumed:
+
+- gRPC: its C core does not survive a fork once it has started its threads and pollers, which it does when the
+  first channel or server is made (grpc's doc/fork_support.md; `GRPC_ENABLE_FORK_SUPPORT` only covers client
+  channels made before a fork, with the poll strategy). Its "use after fork" case is always safe: the parent has
+  imported grpc and made no channel, server or call. Importing grpc, grpc.aio, the health and reflection services and
+  every generated module starts no thread: the zygote holds one (`threading.enumerate()` and /proc/self/task after
+  `preload()`; a unit test checks both), and it never makes a gRPC object. The variable is neither set nor needed.
+- No asyncio loop and no thread exist before a fork: the zygote is one thread in a blocking `selectors` loop; each
+  child starts its own loop (`anyio.run`) in its own code, as a fresh interpreter would.
+- Environment: the zygote gets only what every service it forks gets (the same name with the same value in each
+  one's environment from the key manifest), so what the shared modules read at import (PROMETHEUS_*, locale, PYTHON*
+  at the interpreter's start) is what each service would have read; a child's environment is replaced by exactly
+  its own (`os.environ`, which sets the C environment too) before its own imports or settings read it. Its working
+  directory is the launcher's, as before.
+- Output: each child's stdout and stderr are the pipe its launcher worker reads (passed over the socket with
+  SCM_RIGHTS), so its lines come out under its name as before; stdin is /dev/null.
+- Signals: each child is a session and process-group leader (`setsid`), as honcho makes every process it starts, so
+  the launcher's SIGTERM to its group reaches it (and the sandbox workers it spawned) and a terminal's Ctrl-C reaches
+  only the launcher; its signal handlers are the interpreter's defaults (the zygote's SIGCHLD handler and wakeup fd
+  are undone in the child). A `kill -9` of one service takes no other process down: the zygote reaps it and tells its
+  worker the exit code (-9), which the launcher reports and then stops the rest gracefully, as before.
+- State made at import that a fork would copy: none that matters. `random` reseeds itself in a forked child, and no
+  shared module keeps a generator of its own (no module-level `Random()`: checked); pids, loggers' handlers, the
+  OpenTelemetry provider, NATS client ids and gRPC's core are all made by the service at its start, in the child.
+- Processes a service spawns (the tools service's sandbox workers, stdio upstream servers) are exec'd by `subprocess`
+  as before: they inherit nothing of the zygote but what their parent gives them.
+- Identity: a child's command line in /proc is the zygote's, so it renames its thread to `saip.<service>` (what `ps
+  -e` and /proc/<pid>/comm show); the launcher prints each service's pid (`<name> started (pid=N)`) as before.
+
+The protocol: one SOCK_SEQPACKET socket pair a service, made by the launcher (`saip.cli.stack.ForkServer`); the zygote
+holds one end of each (its arguments are their descriptors), honcho's worker for that service the other (inherited:
+honcho starts its workers with multiprocessing's fork, Python 3.11's default on Linux). A request is one JSON message
+(module, environment, working directory) carrying the pipe's write end; the zygote forks, answers `{"pid": N}`, and
+`{"returncode": N}` once it has reaped the child (negative: the signal that ended it, as subprocess says). The zygote
+exits once every channel is closed (the launcher and its workers are gone) and every child it forked has been reaped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import importlib
+import json
+import os
+import runpy
+import selectors
+import signal
+import socket
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+# What every Python service imports before its own code, found by intersecting the modules each service's
+# `python -m` has loaded when it starts serving (the gRPC server's modules too: the gateway, which has none, pays
+# nothing for them but shared pages). saip.v1's generated modules are added by `preload`.
+SHARED = (
+    "grpc",
+    "grpc.aio",
+    "grpc_health.v1.health",
+    "grpc_reflection.v1alpha.reflection",
+    "google.protobuf",
+    "nats",
+    "anyio",
+    "pydantic",
+    "pydantic_settings",
+    "prometheus_client",
+    "yaml",
+    "tenacity",
+    "saip.common.bus",
+    "saip.common.configuration",
+    "saip.common.grpc_server",
+    "saip.common.lifecycle",
+    "saip.common.logs",
+    "saip.common.metrics",
+    "saip.common.settings",
+    "saip.common.telemetry",
+    "saip.common.tracing",
+)
+# A request's largest size: a service's environment is a few kilobytes.
+MESSAGE_BYTES = 1 << 20
+PR_SET_NAME = 15  # prctl(2): the calling thread's name, 15 bytes at most
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a forked child runs: `python -m <module>` with exactly this environment, in this directory."""
+
+    module: str
+    environment: dict[str, str]
+    cwd: str
+    output: int  # the write end of the pipe its launcher worker reads
+
+
+def preload() -> None:
+    """Import the shared set and every generated saip.v1 module (which service needs which is the service's
+    business; together they are a few hundredths of a second)."""
+    for name in SHARED:
+        importlib.import_module(name)
+    import saip.v1  # a namespace package: its folder is on __path__
+
+    for entry in sorted(name for folder in saip.v1.__path__ for name in os.listdir(folder)):
+        if entry.endswith(("_pb2.py", "_pb2_grpc.py")):
+            importlib.import_module(f"saip.v1.{entry.removesuffix('.py')}")
+
+
+def serve(channels: list[socket.socket]) -> Job | None:
+    """Fork a child for each request until every channel is closed and every child reaped; returns None then in the
+    zygote, and the child's Job in each forked child (which has closed everything of the zygote's)."""
+    selector = selectors.DefaultSelector()
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    # SIGCHLD is ignored by default, which would not wake the loop: a handler that does nothing makes Python write the
+    # signal to the wakeup pipe, which the loop selects on and then reaps.
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    signal.set_wakeup_fd(wake_write)
+    selector.register(wake_read, selectors.EVENT_READ, data=None)
+    for channel in channels:
+        selector.register(channel, selectors.EVENT_READ, data=channel)
+    open_channels = set(channels)
+    children: dict[int, socket.socket] = {}
+    while open_channels or children:
+        for key, _ in selector.select():
+            channel = key.data
+            if channel is None:
+                _drain(wake_read)
+                _reap(children)
+                continue
+            message, descriptors, _, _ = socket.recv_fds(channel, MESSAGE_BYTES, 1)
+            if not message:  # the launcher and its worker have both let go of this one
+                selector.unregister(channel)
+                open_channels.discard(channel)
+                channel.close()
+                for leftover in descriptors:
+                    os.close(leftover)
+                continue
+            request = json.loads(message)
+            [output] = descriptors
+            pid = os.fork()
+            if pid == 0:
+                selector.close()
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                for descriptor in (wake_read, wake_write):
+                    os.close(descriptor)
+                for held in channels:
+                    held.close()
+                return Job(request["module"], request["environment"], request["cwd"], output)
+            os.close(output)
+            children[pid] = channel
+            _send(channel, {"pid": pid})
+    selector.close()
+    return None
+
+
+def _drain(descriptor: int) -> None:
+    with contextlib.suppress(BlockingIOError):
+        while os.read(descriptor, 512):
+            pass
+
+
+def _reap(children: dict[int, socket.socket]) -> None:
+    while children:
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            return
+        channel = children.pop(pid, None)
+        if channel is not None:
+            _send(channel, {"returncode": os.waitstatus_to_exitcode(status)})
+
+
+def _send(channel: socket.socket, message: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):  # its worker is gone (killed with the launcher): nobody is left to tell
+        channel.send(json.dumps(message).encode())
+
+
+def become(job: Job) -> None:
+    """Turn this forked child into `python -m <module>` as the launcher would have started it, then run it: its
+    SystemExit and exceptions end the interpreter as they would there."""
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(job.output, 1)
+    os.dup2(job.output, 2)
+    os.close(job.output)
+    os.chdir(job.cwd)
+    os.environ.clear()
+    os.environ.update(job.environment)
+    name = job.module.encode()[:15]
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NAME, ctypes.c_char_p(name), 0, 0, 0)
+    sys.argv = ["-m"]  # what `python -m` holds until runpy puts the module's path there
+    runpy.run_module(job.module, run_name="__main__", alter_sys=True)
+
+
+class ForkServerGone(Exception):
+    """The zygote did not answer a request (it exited, or was killed)."""
+
+
+class Forked:
+    """A service forked by the zygote, as honcho's Process drives a Popen: `pid`, `stdout`, `wait()`, `returncode`.
+    Made in the launcher's worker for that service, which reads its output and waits for it."""
+
+    def __init__(self, channel: socket.socket, module: str, environment: dict[str, str], cwd: str) -> None:
+        read, write = os.pipe()
+        request = json.dumps({"module": module, "environment": environment, "cwd": cwd}).encode()
+        try:
+            socket.send_fds(channel, [request], [write])
+            reply = channel.recv(MESSAGE_BYTES)
+        except OSError as exc:
+            os.close(read)
+            raise ForkServerGone(f"the fork server did not take the request for {module}: {exc}") from exc
+        finally:
+            os.close(write)
+        if not reply:
+            os.close(read)
+            raise ForkServerGone(f"the fork server exited before it forked {module}")
+        self.pid: int = json.loads(reply)["pid"]
+        self.stdout = os.fdopen(read, "rb")
+        self.returncode: int | None = None
+        self._channel = channel
+
+    def wait(self) -> int:
+        """The child's exit code once the zygote has reaped it (honcho calls this after its output ended). Without
+        the zygote nobody can know it: 1, said on stderr."""
+        if self.returncode is None:
+            reply = self._channel.recv(MESSAGE_BYTES)
+            if reply:
+                self.returncode = json.loads(reply)["returncode"]
+            else:
+                print(f"saip run: the fork server is gone, so {self.pid}'s exit code is unknown: 1", file=sys.stderr)
+                self.returncode = 1
+        return self.returncode
+
+
+def main() -> None:
+    channels = [socket.socket(fileno=int(descriptor)) for descriptor in sys.argv[1:]]
+    preload()
+    job = serve(channels)
+    if job is not None:
+        become(job)
+
+
+if __name__ == "__main__":
+    main()

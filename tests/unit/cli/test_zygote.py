@@ -1,0 +1,174 @@
+"""The fork server of `saip run`: its shared imports start no thread, and each child it forks is what `python -m` of
+the service would have been (its own environment, directory, output, process group, exit code), driven by honcho as
+a process it started; a child killed with -9 takes nothing else down, and without the fork server a service still
+starts."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from honcho.process import Popen, Process
+
+from saip.cli.stack import ForkServer, Plan, Spawn, shared_environment
+from saip.cli.zygote import Forked
+
+# A service stand-in: says what it was given and how it runs, then exits with PROBE_EXIT, or waits for a signal.
+PROBE = """
+import json, os, signal, sys
+print(json.dumps({
+    "environment": dict(os.environ), "argv": sys.argv, "cwd": os.getcwd(), "main": __name__,
+    "name": open("/proc/self/comm").read().strip(), "pid": os.getpid(), "group": os.getpgid(0),
+    "session": os.getsid(0), "stdin": os.readlink("/proc/self/fd/0"), "threads": len(os.listdir("/proc/self/task")),
+}), flush=True)
+print("to stderr", file=sys.stderr, flush=True)
+if os.environ.get("PROBE_WAIT"):
+    signal.pause()
+sys.exit(int(os.environ.get("PROBE_EXIT", "0")))
+"""
+
+
+def environment(modules: Path, **own: str) -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], "PYTHONPATH": str(modules), "PYTHONUNBUFFERED": "1", **own}
+
+
+@pytest.fixture
+def zygote(tmp_path: Path) -> Iterator[tuple[ForkServer, Plan]]:
+    modules = tmp_path / "modules"
+    modules.mkdir()
+    (modules / "probe.py").write_text(PROBE)
+    processes = {
+        "one": ("python -m probe", environment(modules, SAIP_ONE_PORT="1", SHARED_VALUE="same")),
+        "two": ("python -m probe", environment(modules, SAIP_TWO_PORT="2", SHARED_VALUE="same")),
+    }
+    stack = Plan(tmp_path, "http://127.0.0.1:1", "admin", processes=processes, forked={"one": "probe", "two": "probe"})
+    server = ForkServer(stack, str(tmp_path))
+    try:
+        yield server, stack
+    finally:
+        server.stop()
+
+
+def report(child: Forked | Popen) -> dict[str, Any]:
+    assert child.stdout is not None
+    return dict(json.loads(child.stdout.readline()))
+
+
+def ended(child: Forked | Popen) -> int:
+    """Its exit code, once its output has ended (as honcho's worker reads it)."""
+    assert child.stdout is not None
+    child.stdout.read()
+    child.stdout.close()
+    return child.wait()
+
+
+def test_the_shared_imports_start_no_thread() -> None:
+    probe = (
+        "import os, sys, threading; from saip.cli import zygote; zygote.preload(); "
+        "assert 'grpc.aio' in sys.modules and 'saip.v1.tools_pb2_grpc' in sys.modules; "
+        "print(len(threading.enumerate()), len(os.listdir('/proc/self/task')))"
+    )
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert shown == ["1", "1"]  # Python's threads, and the process's (gRPC's C core would add its own)
+
+
+def test_the_fork_server_gets_only_what_every_forked_service_gets_alike(zygote: tuple[ForkServer, Plan]) -> None:
+    server, stack = zygote
+    shared = shared_environment(stack)
+    assert shared["SHARED_VALUE"] == "same" and "SAIP_ONE_PORT" not in shared and "SAIP_TWO_PORT" not in shared
+    zygote_environment = Path(f"/proc/{server.process.pid}/environ").read_bytes().split(b"\0")
+    assert {entry.decode().split("=", 1)[0] for entry in zygote_environment if entry} == set(shared)
+
+
+def test_a_child_is_python_m_of_its_module_with_exactly_its_environment(
+    zygote: tuple[ForkServer, Plan], tmp_path: Path
+) -> None:
+    server, stack = zygote
+    _, given = stack.processes["one"]
+    child = Forked(server.channels["one"], "probe", {**given, "PROBE_EXIT": "3"}, str(tmp_path))
+    seen = report(child)
+    assert seen["environment"] == {**given, "PROBE_EXIT": "3"}
+    assert seen["main"] == "__main__" and seen["argv"] == [str(tmp_path / "modules" / "probe.py")]
+    assert seen["cwd"] == str(tmp_path) and seen["stdin"] == os.devnull
+    # Its own session and process group, as honcho makes each process it starts; the launcher's SIGTERM goes there.
+    assert seen["pid"] == child.pid == seen["group"] == seen["session"]
+    assert seen["name"] == "probe" and seen["threads"] == 1
+    assert child.stdout.readline() == b"to stderr\n"  # stderr on the same pipe, as honcho's processes have it
+    assert ended(child) == 3
+
+
+def test_a_child_killed_with_9_is_reported_and_takes_nothing_down(
+    zygote: tuple[ForkServer, Plan], tmp_path: Path
+) -> None:
+    server, stack = zygote
+    one = Forked(server.channels["one"], "probe", {**stack.processes["one"][1], "PROBE_WAIT": "1"}, str(tmp_path))
+    two = Forked(server.channels["two"], "probe", {**stack.processes["two"][1], "PROBE_WAIT": "1"}, str(tmp_path))
+    report(one), report(two)
+    os.kill(one.pid, signal.SIGKILL)
+    assert ended(one) == -signal.SIGKILL
+    assert server.process.poll() is None
+    os.killpg(two.pid, signal.SIGTERM)  # what honcho sends each process's group when it stops the stack
+    assert ended(two) == -signal.SIGTERM
+
+
+def test_honcho_drives_a_forked_service_as_a_process_it_started(
+    zygote: tuple[ForkServer, Plan], tmp_path: Path
+) -> None:
+    server, stack = zygote
+    command, given = stack.processes["one"]
+    process = Process(command, name="one", env={**given, "PROBE_EXIT": "4"}, cwd=str(tmp_path))
+    process._child_ctor = server.spawner("one", "probe")
+    events: queue.Queue[Any] = queue.Queue()
+    process.run(events)
+    messages = [events.get_nowait() for _ in range(events.qsize())]
+    started, *lines, stopped = messages
+    assert started.type == "start" and json.loads(lines[0].data)["pid"] == started.data["pid"]
+    assert lines[1].data == b"to stderr\n"
+    assert (stopped.type, stopped.data) == ("stop", {"returncode": 4})
+
+
+def test_without_the_fork_server_a_service_starts_as_its_own_interpreter(
+    zygote: tuple[ForkServer, Plan], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server, stack = zygote
+    server.process.kill()
+    server.process.wait()
+    given = stack.processes["two"][1]
+    child = Spawn(server.channels["two"], "probe")(f"{sys.executable} -m probe", env=given, cwd=str(tmp_path))
+    assert isinstance(child, Popen)
+    assert report(child)["environment"]["SAIP_TWO_PORT"] == "2"
+    assert ended(child) == 0
+    said = capsys.readouterr().err
+    assert "the fork server" in said and "probe" in said and "starting it as its own interpreter" in said
+
+
+def test_the_fork_server_exits_once_the_launcher_lets_go_and_every_child_is_reaped(
+    zygote: tuple[ForkServer, Plan], tmp_path: Path
+) -> None:
+    server, stack = zygote
+    child = Forked(server.channels["one"], "probe", stack.processes["one"][1], str(tmp_path))
+    assert ended(child) == 0
+    server.stop()
+    assert server.process.returncode == 0
+
+
+def test_a_child_outlives_the_fork_server_and_its_unknown_exit_code_is_said(
+    zygote: tuple[ForkServer, Plan], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server, stack = zygote
+    child = Forked(server.channels["one"], "probe", {**stack.processes["one"][1], "PROBE_WAIT": "1"}, str(tmp_path))
+    report(child)
+    server.process.kill()
+    server.process.wait()
+    os.kill(child.pid, 0)  # still running: the fork server's end takes none of its children with it
+    os.killpg(child.pid, signal.SIGTERM)
+    assert ended(child) == 1
+    assert f"the fork server is gone, so {child.pid}'s exit code is unknown: 1" in capsys.readouterr().err
