@@ -321,7 +321,7 @@ class Spawn:
 NATS_LAST_WITHIN = KILL_WAIT - 1.5
 
 
-class Supervisor(Manager):
+class Supervisor(Manager):  # type: ignore[misc]  # honcho ships no type information
     """honcho's Manager, stopping NATS after the services. A service's stop still speaks to NATS (it drains its
     subscriptions and flushes what it publishes, the audit service acknowledges the records it chained), so a NATS
     stopping at the same moment made each of them fail its stop with connection errors and exit 1. The SIGTERM goes
