@@ -3,6 +3,8 @@ each service declares its own keys, and the generated manifest every process rea
 
 from __future__ import annotations
 
+import re
+from enum import Enum
 from pathlib import Path
 
 import pytest
@@ -54,3 +56,36 @@ def test_every_settings_field_is_a_key_its_class_declares(settings: type[SaipSet
 def test_every_service_reads_the_common_keys() -> None:
     for settings in SERVICES.values():
         assert COMMON_KEYS.items() <= settings.keys.items()
+
+
+def documented_default(key: str) -> str:
+    """The default column of the key's row in docs/configuration.md."""
+    row = next(line for line in REFERENCE.splitlines() if line.startswith(f"| `{key}` |"))
+    return row.split(" | ")[1]
+
+
+def written(value: object) -> str:
+    """A default as the reference writes it: a list comma-separated, a boolean in YAML, a whole float bare."""
+    if isinstance(value, list):
+        return ", ".join(written(item) for item in value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, Enum):
+        return str(value.value)
+    return str(value)
+
+
+@pytest.mark.parametrize("settings", [SaipSettings, *SERVICES.values()], ids=lambda s: s.__name__)
+def test_every_literal_default_in_the_reference_is_the_fields_default(settings: type[SaipSettings]) -> None:
+    # A row whose default is one literal (`720`, `[]`) states the field's default; a described one ("(unset)",
+    # "`$home/ingest`") is resolved later by the service, which its own tests check.
+    for key in settings.keys:
+        cell = documented_default(key)
+        if not re.fullmatch(r"`[^`$]*`", cell):
+            continue
+        field = settings.model_fields[field_name(key)]
+        default = field.get_default(call_default_factory=True)
+        expected = "[]" if default == [] else written(default)
+        assert cell == f"`{expected}`", f"{key}: docs/configuration.md says {cell}, the field's default is {default!r}"
