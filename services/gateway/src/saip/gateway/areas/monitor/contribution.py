@@ -129,10 +129,10 @@ class MonitorArea(Declared):
 
     @tool(Level.READ, "Published tool call log", idempotent=True)
     async def tool_calls(self, arguments: ToolCallsInput) -> ManagementResult:
-        """Recent calls of the published tools (authored and knowledge tools, not the saip_* management tools),
-        newest first, from the durable audit trail: the client, tool, source, outcome, duration, the person's decision
-        when the tool asks, and masked arguments and results. For older calls pass `before` = the nextCursor of the
-        previous page."""
+        """Recent calls of the tools /mcp serves (authored, knowledge and exposed upstream tools, not the saip_*
+        management tools), newest first, from the durable audit trail: the client, tool, source, outcome, duration,
+        the person's decision when the tool asks, and masked arguments and results. For older calls pass `before` =
+        the nextCursor of the previous page."""
         request = audit_pb2.ListToolCallsRequest(
             limit=arguments.limit, before_seq=arguments.before, tool=arguments.tool or ""
         )
