@@ -17,6 +17,7 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -141,8 +142,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _stop_when_stdin_closes() -> None:
     """Block until stdin's end of file (the parent closed it, or died), then stop the way SIGTERM does: draining."""
-    while sys.stdin.buffer.read(4096):
-        pass  # nothing is ever written; whatever is, is not the protocol and is dropped
+    with open(os.devnull, "wb") as dropped:  # nothing is written to it; whatever is, is not the protocol
+        shutil.copyfileobj(sys.stdin.buffer, dropped)
     logger.info("stdin closed: the process that runs this server is gone; stopping")
     os.kill(os.getpid(), signal.SIGTERM)
 
