@@ -98,8 +98,9 @@ class _Door:
     async def wired(self, context: Any) -> AsyncIterator[Any]:
         """The door as the JS function the runtime is set up with: mini-racer's one-way notification, called with
         `[op, payload]` and the resolve function of the promise the runtime hands the code (every answer resolves
-        it, a refusal or a fault as `{"error": ...}`). Each knock is answered in a task of its own; those still
-        running when the isolate is discarded are cancelled."""
+        it, a refusal or a fault as `{"error": ...}`), or with `["settled"]` alone, the knock that says the code
+        settled. Each is answered in a task of its own; those still running when the isolate is discarded are
+        cancelled."""
         inner = context._ctx
         answering: set[asyncio.Task[None]] = set()
 
@@ -118,7 +119,11 @@ class _Door:
                     await task
 
     async def _answer(self, inner: Any, handle: Any) -> None:
-        request, resolve = inner._value_handle_to_python(handle)
+        request, *promise = inner._value_handle_to_python(handle)
+        if not promise:  # the settlement's knock: nobody awaits it, so no answer to send back into V8
+            self.settled.set()
+            return
+        (resolve,) = promise
         try:
             reply = await self(*request)
         except Exception as exc:  # the door's own fault: the code sees a failed host call, the worker lives on
@@ -126,9 +131,6 @@ class _Door:
         resolve(reply)
 
     async def __call__(self, op: Any, payload: Any = None, *_: Any) -> str:
-        if op == "settled":
-            self.settled.set()
-            return "{}"
         if self.call is None:
             return _error("the host serves a call only while it runs")
         if len(str(payload)) > MAX_HOST_PAYLOAD:

@@ -538,7 +538,7 @@
     state = next;
     if (next === "done") value = text;
     else failure = text;
-    if (waiting) host("settled");
+    if (waiting) notify(["settled"]);
   });
   const finish = ((result) => {
     if (result === undefined) return settle("failed", "Error: The code returned undefined: end it with `return <value>`.");
