@@ -90,6 +90,17 @@ def test_digests_and_hmac_match_the_published_vectors() -> None:
     ]
 
 
+def test_the_host_answers_a_code_that_replaced_promise() -> None:
+    # The door's promise is made from the Promise the runtime took before the code ran: a digest still answers,
+    # and the settlement's knock still reaches the worker after an await on the host.
+    value = result(
+        "Promise.withResolvers = () => { throw new Error('hijacked'); };"
+        " globalThis.Promise = function () { throw new Error('hijacked'); };"
+        " return await crypto.sha256Hex('abc')"
+    )
+    assert value == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+
 def test_random_uuids_are_version_4_and_distinct() -> None:
     uuids = result("return Array.from({ length: 50 }, () => crypto.randomUUID())")
     assert len(set(uuids)) == 50

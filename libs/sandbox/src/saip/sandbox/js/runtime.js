@@ -1,9 +1,9 @@
 // The runtime every tool call starts from, in a fresh V8 isolate: console capture, UTF-8, base64, URL,
 // URLSearchParams, Headers, fetch and crypto, and the one call the isolate serves (__saipRun, __saipReport). V8
 // alone offers no host access (no process, no files, no require, no import); the only door out is the host
-// function, and the worker decides there what it may do. The isolate is prepared before its call arrives and
+// notification, and the worker decides there what it may do. The isolate is prepared before its call arrives and
 // discarded after it, so nothing here is ever reset or shared between calls.
-(function (host, randomHex) {
+(function (notify, randomHex) {
   "use strict";
   const g = globalThis;
   delete g.WebAssembly;
@@ -17,6 +17,15 @@
   const NativePromise = Promise;
   const { withResolvers } = Promise;
   const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
+
+  // The host door: the worker is told [op, payload] with the resolve function of a promise made here, from the
+  // Promise taken above, so a code that replaces the global Promise still gets its answers. Every answer resolves
+  // it; a refusal or a fault reads {"error": ...}.
+  const host = (op, payload) => {
+    const { promise, resolve } = apply(withResolvers, NativePromise, []);
+    notify([op, payload], resolve);
+    return promise;
+  };
 
   // console: captured, capped at the call's consoleCap entries of 2000 characters each.
   const logs = [];
@@ -529,15 +538,7 @@
     state = next;
     if (next === "done") value = text;
     else failure = text;
-    if (!waiting) return;
-    try {
-      // The host door builds its promise from the global Promise, which the code may have replaced.
-      g.Promise = NativePromise;
-      NativePromise.withResolvers = withResolvers;
-      host("settled");
-    } catch (error) {
-      // Nothing to do: the worker stops waiting at the wall clock and reports the run as too long.
-    }
+    if (waiting) notify(["settled"]);
   });
   const finish = ((result) => {
     if (result === undefined) return settle("failed", "Error: The code returned undefined: end it with `return <value>`.");
