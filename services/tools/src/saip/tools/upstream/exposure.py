@@ -121,14 +121,14 @@ class Composer:
         if row is None:
             withheld = f"'{member.tool}' has not been listed by '{member.server_id}' yet"
             return Composed(member, server, None, None, 5, (), withheld)
-        try:
-            server_score = await self._servers.score(server)
-        except RuleRefused as exc:  # where the server's address leads is looked up again next time
-            return Composed(member, server, row, ledgers.as_tool(json.loads(row.definition_json)), 5, (), str(exc))
         inputs = _inputs(member, names, server, row) if reuse else None
         last = self._reused.get(name_of(member)) if inputs is not None else None
         if last is not None and last[0] == inputs:
             return last[1]
+        try:
+            server_score = await self._servers.score(server)
+        except RuleRefused as exc:  # not kept: where the server's address leads is looked up again next time
+            return Composed(member, server, row, ledgers.as_tool(json.loads(row.definition_json)), 5, (), str(exc))
         entry = self._derived(member, names, server, row, server_score)
         if inputs is not None:
             self._reused[name_of(member)] = (inputs, entry)
