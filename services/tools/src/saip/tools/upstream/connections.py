@@ -16,8 +16,9 @@ jitter; a refusal (saip's own /mcp, a metadata address, an unset variable) is DI
 server is reconnected or changed.
 
 What an upstream sends is bounded while it is read, never after (`tools.upstream-max-response-bytes`): the body of
-each streamable-HTTP response to a POST is counted chunk by chunk as it arrives (`BoundedTransport`) and the read
-stops with an error past the limit, and so does one event of an SSE stream; the request fails with a sentence naming
+each streamable-HTTP response to a POST is counted chunk by chunk as it arrives (`BoundedTransport`; one that
+declares a length within the limit is read no further than that length by the HTTP parser) and the read stops with
+an error past the limit, and so does one event of an SSE stream; the request fails with a sentence naming
 the limit, and the connection goes on. The SSE transport's events are bounded by the SDK (1 MiB each). A stdio
 server's stdout is read in chunks by the `stdio` transport, one line (one message) held up to the limit: a response
 past it fails its request with the same sentence when its id can be read at either end of the line, and any other
@@ -53,6 +54,7 @@ from saip.common import names
 from saip.common.masking import Masker
 from saip.tools.errors import OwnMcp, RuleRefused, ToolsError
 from saip.tools.upstream import registry, risk
+from saip.tools.upstream.ledger import fingerprint
 from saip.v1 import upstream_pb2
 
 if TYPE_CHECKING:  # the SDK's client side is imported by the first connection (`connect`), not at the start
@@ -105,11 +107,18 @@ class Live:
     protocol: str = ""
     capabilities: tuple[str, ...] = ()
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> definition (ledger.FIELDS)
+    hashes: dict[str, str] = field(default_factory=dict)  # name -> its definition's fingerprint
     since: float = field(default_factory=time.time)
 
     @property
     def word(self) -> str:
         return STATE_WORDS[self.state]
+
+    def listing(self, tools: dict[str, dict[str, Any]]) -> None:
+        """What the server lists now, with each definition's fingerprint, taken once a listing (a call compares the
+        listed definition with the ledger's by its fingerprint)."""
+        self.tools = tools
+        self.hashes = {name: fingerprint(definition) for name, definition in tools.items()}
 
 
 def definition_of(tool: types.Tool) -> dict[str, Any]:
@@ -163,7 +172,11 @@ class _Counted(httpx2.AsyncByteStream):
 class BoundedTransport(httpx2.AsyncBaseTransport):
     """The HTTP transport of a streamable-HTTP upstream, counting the body of each answer to a POST (one request's
     JSON, or its SSE stream) as it arrives. The GET stream lives as long as the session, so only its events are
-    bounded, one by one (the SDK's `max_sse_event_size`)."""
+    bounded, one by one (the SDK's `max_sse_event_size`).
+
+    A body whose length the answer declares within the limit is not counted again: the HTTP/1.1 parser (h11) reads
+    exactly the declared length and no byte more, unless the answer is also chunked (chunking wins over the length,
+    so such a body is counted)."""
 
     def __init__(self, limit: int, inner: httpx2.AsyncBaseTransport | None = None) -> None:
         self._limit = limit
@@ -171,13 +184,24 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self._inner.handle_async_request(request)
-        if request.method == "POST" and isinstance(response.stream, httpx2.AsyncByteStream):
-            sse = response.headers.get("content-type", "").startswith("text/event-stream")
-            response.stream = _Counted(response.stream, self._limit, EventStreamTooLarge if sse else ResponseTooLarge)
+        if request.method != "POST" or not isinstance(response.stream, httpx2.AsyncByteStream):
+            return response
+        if declared_within(response.headers, self._limit):
+            return response
+        sse = response.headers.get("content-type", "").startswith("text/event-stream")
+        response.stream = _Counted(response.stream, self._limit, EventStreamTooLarge if sse else ResponseTooLarge)
         return response
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def declared_within(headers: httpx2.Headers, limit: int) -> bool:
+    """Whether an answer's body is framed by a Content-Length of at most `limit` bytes (and not chunked)."""
+    if "transfer-encoding" in headers:
+        return False
+    declared = headers.get("content-length", "")
+    return declared.isdigit() and int(declared) <= limit
 
 
 def same_url(a: str, b: str) -> bool:
@@ -356,7 +380,7 @@ class Connection:
                         group.start_soon(self._listen, client)
                     while True:
                         self._changed = anyio.Event()
-                        self.live.tools = await list_definitions(client, self._limits, self.server.id)
+                        self.live.listing(await list_definitions(client, self._limits, self.server.id))
                         # Connected once the listing is in the ledger: what it lists can be exposed from then on.
                         await self._listed(self.server, self.live)
                         if self.live.state != CONNECTED:

@@ -11,6 +11,12 @@ is not a valid JSON Schema is refused and never served, since no client could fo
 definition tripped the poisoning scan always asks. A member is served only while its server is registered and its
 ledger row is ACTIVE; a changed definition is withheld until `acknowledge_changed` accepts it, bound to the hash the
 person saw.
+
+A call finds its member with `named`, which reuses the member's last composition while nothing it was made of has
+changed (the composition's record, the server's record and revision, the ledger row, the other names): composing
+checks the input schema against the JSON Schema meta-schema and runs the poisoning scan, which was most of saip's own
+CPU in a proxied call (docs/BENCHMARKS.md, "Where a proxied call's time goes") for what is the same answer until one
+of those records changes.
 """
 
 from __future__ import annotations
@@ -94,6 +100,8 @@ class Composer:
         self._risk = risk_sink
         self._metrics = metrics
         self.cap = cap
+        # The last composition of each name `named` served, with what it was made of (`_inputs`).
+        self._reused: dict[str, tuple[tuple[bytes, tuple[str, ...], int, bytes], Composed]] = {}
 
     async def read(self) -> tuple[upstream_pb2.Composition, int]:
         stored = await self._records.get(EXPOSURE_KEY)
@@ -101,9 +109,11 @@ class Composer:
             return upstream_pb2.Composition(), 0
         return upstream_pb2.Composition.FromString(stored[0]), stored[1]
 
-    async def composed(self, member: upstream_pb2.Member, names: list[str] | None = None) -> Composed:
+    async def composed(
+        self, member: upstream_pb2.Member, names: list[str] | None = None, *, reuse: bool = False
+    ) -> Composed:
         """A member with its server, its ledger row and its risk (`names`: the other tools of its server, for the
-        scan's tool-redirect rule)."""
+        scan's tool-redirect rule); `reuse`: the last one made of the same records, if any (`named`)."""
         try:
             server = await self._servers.registry.get(member.server_id)
         except ServerNotFound:
@@ -112,12 +122,29 @@ class Composer:
         if row is None:
             withheld = f"'{member.tool}' has not been listed by '{member.server_id}' yet"
             return Composed(member, server, None, None, 5, (), withheld)
-        definition = json.loads(row.definition_json)
-        tool = ledgers.as_tool(definition)
+        inputs = _inputs(member, names, server, row) if reuse else None
+        last = self._reused.get(name_of(member)) if inputs is not None else None
+        if last is not None and last[0] == inputs:
+            return last[1]
         try:
             server_score = await self._servers.score(server)
-        except RuleRefused as exc:
-            return Composed(member, server, row, tool, 5, (), str(exc))
+        except RuleRefused as exc:  # not kept: where the server's address leads is looked up again next time
+            return Composed(member, server, row, ledgers.as_tool(json.loads(row.definition_json)), 5, (), str(exc))
+        entry = self._derived(member, names, server, row, server_score)
+        if inputs is not None:
+            self._reused[name_of(member)] = (inputs, entry)
+        return entry
+
+    def _derived(
+        self,
+        member: upstream_pb2.Member,
+        names: list[str] | None,
+        server: upstream_pb2.Server,
+        row: upstream_pb2.LedgerRecord,
+        server_score: risk.Score,
+    ) -> Composed:
+        definition = json.loads(row.definition_json)
+        tool = ledgers.as_tool(definition)
         level = risk.inherent(server_score, risk.tool_score(tool))
         hits = tuple(risk.poisoning(tool, names or ()))
         withheld = schema_problem(member.server_id, member.tool, definition.get("inputSchema"))
@@ -129,11 +156,14 @@ class Composer:
         return Composed(member, server, row, tool, level.level, hits, withheld)
 
     async def named(self, name: str) -> Composed | None:
-        """The member served as `name`, composed: what one call needs, without composing every other member."""
+        """The member served as `name`, composed: what one call needs, without composing every other member, and
+        the same one again while the records it was made of are unchanged."""
         composition, _ = await self.read()
         names = [name_of(member) for member in composition.members]
+        for gone in self._reused.keys() - set(names):  # removed members: nothing is kept for them
+            del self._reused[gone]
         member = next((member for member in composition.members if name_of(member) == name), None)
-        return await self.composed(member, names) if member is not None else None
+        return await self.composed(member, names, reuse=True) if member is not None else None
 
     async def everything(self) -> tuple[list[Composed], int]:
         composition, revision = await self.read()
@@ -299,6 +329,16 @@ class Composer:
             diff=ledgers.diff(before, after),
             new_hash=row.pending_hash,
         )
+
+
+def _inputs(
+    member: upstream_pb2.Member, names: list[str] | None, server: upstream_pb2.Server, row: upstream_pb2.LedgerRecord
+) -> tuple[bytes, tuple[str, ...], int, bytes] | None:
+    """What a composition is made of, to tell whether the last one still holds; None for a server declared in
+    configuration (revision 0), whose address is looked up again at every composition (`Servers.where`)."""
+    if not server.revision:
+        return None
+    return member.SerializeToString(), tuple(names or ()), server.revision, row.SerializeToString()
 
 
 def planned(entry: Composed) -> upstream_pb2.PlannedMember:

@@ -31,7 +31,6 @@ from saip.tools.metrics import ToolsMetrics
 from saip.tools.upstream import registry
 from saip.tools.upstream.connections import DECLINE, Ask, failure
 from saip.tools.upstream.exposure import Composed, Composer
-from saip.tools.upstream.ledger import fingerprint
 from saip.tools.upstream.servers import Servers
 from saip.v1 import common_pb2, upstream_pb2
 
@@ -123,10 +122,10 @@ class Proxy:
                 raise RuleRefused(
                     f"Upstream server '{server_id}' is not connected on this replica yet; try again soon."
                 )
-            live = connection.live.tools.get(tool)
-            if live is not None and entry.row is not None and fingerprint(live) != entry.row.hash:
+            listed = connection.live.hashes.get(tool)
+            if listed is not None and entry.row is not None and listed != entry.row.hash:
                 # Changed since the ledger last saw it: recorded now (which withholds it), and not run.
-                await self._servers.ledger.observe(server_id, [live])
+                await self._servers.ledger.observe(server_id, [connection.live.tools[tool]])
                 raise RuleRefused(
                     f"'{entry.name}' changed upstream just now; it is withheld until the person accepts it."
                 )

@@ -21,7 +21,7 @@ from saip.tools.metrics import ToolsMetrics
 from saip.tools.ports import RiskSink
 from saip.tools.upstream import catalog, connections, risk
 from saip.tools.upstream.connections import Connections, Live
-from saip.tools.upstream.ledger import Ledger, as_tool, fingerprint
+from saip.tools.upstream.ledger import Ledger, as_tool
 from saip.tools.upstream.registry import Registry, validate
 from saip.v1 import upstream_pb2
 
@@ -51,7 +51,7 @@ class Servers:
     async def listed(self, server: upstream_pb2.Server, live: Live) -> None:
         """A connection listed the server's tools: the ledger sees them, the risk is computed and raised."""
         recorded = self._recorded.get(server.id, {})
-        fresh = {name: fingerprint(definition) for name, definition in live.tools.items()}
+        fresh = dict(live.hashes)
         changed = [name for name, digest in fresh.items() if recorded.get(name) != digest]
         await self.ledger.observe(server.id, [live.tools[name] for name in changed])
         self._recorded[server.id] = fresh
@@ -162,7 +162,7 @@ class Servers:
             with anyio.fail_after(limits.connect_timeout * 2):
                 async with connections.connect(target, limits) as client:
                     connections.describe(live, client)
-                    live.tools = await connections.list_definitions(client, limits, target.id)
+                    live.listing(await connections.list_definitions(client, limits, target.id))
         except ToolsError:
             raise
         except Exception as exc:  # the upstream's failure is the report, not ours
