@@ -255,6 +255,8 @@ async def test_the_collector_tells_of_each_entry_it_appended_at_its_place_in_the
     assert [linked.entry.SerializeToString(deterministic=True) for linked in appended] == [
         stored[linked.seq] for linked in appended
     ]
+    ledger_seqs = sorted(stored)
+    assert [linked.after_seq for linked in appended] == [0, *ledger_seqs[:-1]]  # each right behind the one before
 
 
 def _count(metrics: AuditMetrics, name: str, **labels: str) -> float:

@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import uuid
+from collections import deque
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -442,16 +443,30 @@ class JetStreamLedger:
     async def follow(self, from_seq: int) -> AsyncGenerator[LedgerMessage, None]:
         """Every ledger message from `from_seq` on, as it is appended; the ordered consumer recreates itself
         after a server restart and resumes after the last message it delivered.
+
+        The messages are taken by the subscription's callback and handed on in bursts: waiting for each one alone
+        (`next_msg`) costs a task and a timer per message, on a follower that sees every entry of the chain.
         """
-        sub = await self._ledger_from(from_seq, idle_heartbeat=FOLLOW_HEARTBEAT)
+        arrived: deque[LedgerMessage] = deque()
+        wake = asyncio.Event()
+
+        async def received(msg: Msg) -> None:
+            arrived.append(LedgerMessage(seq=int(msg.metadata.sequence.stream), data=msg.data))
+            wake.set()
+
+        sub = await self._ledger_from(from_seq, idle_heartbeat=FOLLOW_HEARTBEAT, cb=received)
         consumer = ""
         try:
             with _store("open a ledger follower"):
                 consumer = (await sub.consumer_info()).name
             while True:
-                with _store("follow the ledger"):
-                    msg = await sub.next_msg(timeout=None)
-                yield LedgerMessage(seq=int(msg.metadata.sequence.stream), data=bytes(msg.data))
+                while arrived:
+                    yield arrived.popleft()
+                wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), FOLLOW_HEARTBEAT)
+                if self._nc.is_closed:
+                    raise StoreUnavailable("follow the ledger: the NATS connection is closed")
         finally:
             await self._close(sub, consumer)
 
