@@ -8,12 +8,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import anyio
+import nats
 import pytest
 from nats.aio.client import Client as NatsClient
 from nats.js.api import Header
 from prometheus_client import CollectorRegistry
 
-from saip.audit import chain, views
+from saip.audit import chain, records, views
 from saip.audit.chain import GENESIS
 from saip.audit.clients import JetStreamLedger, JetStreamRecords, NatsDelivery, ensure_audit_stream
 from saip.audit.collector import Collector, Linked
@@ -121,6 +122,49 @@ async def test_a_record_redelivered_after_a_crash_between_append_and_ack_is_chai
     assert redelivered == 1
 
 
+async def taken_ids(source: JetStreamRecords, count: int) -> list[list[str]]:
+    """The record ids of the batches `source` hands out until `count` records were taken, batch by batch."""
+    batches: list[list[str]] = []
+    with anyio.fail_after(15):
+        while sum(map(len, batches)) < count:
+            if deliveries := await source.batch(256):
+                batches.append([records.record_id(events_pb2.AuditRecord.FromString(d.data)) for d in deliveries])
+    return batches
+
+
+async def test_what_a_stopped_collector_left_comes_back_in_stream_order_before_newer_records(
+    nats_server: LocalNats, nats_client: NatsClient
+) -> None:
+    js = nats_client.jetstream(timeout=2)
+    await ensure_audit_stream(js, settings(nats_server.url))
+    for n in range(1, 5):
+        await publish(js, management_call(f"m-{n}"))
+    stopped = await nats.connect(nats_server.url)
+    try:
+        taken = JetStreamRecords(stopped.jetstream(timeout=2), ack_wait=1.0)
+        await taken.open()
+        held: list[NatsDelivery] = []
+        with anyio.fail_after(10):
+            while len(held) < 4:
+                held += await taken.batch(256)
+        # JetStream queues a record given back ahead of those whose ack wait runs out later, and so redelivers
+        # m-3 first: a redelivery order that is not the stream's, as a redelivery that did not go through gives.
+        await held[2].msg.nak()
+    finally:
+        await stopped.close()  # stopped with the four in hand, none acknowledged
+    await publish(js, management_call("m-5"))
+
+    source = JetStreamRecords(js, ack_wait=1.0)
+    await source.open()
+    try:
+        batches = await taken_ids(source, 5)
+    finally:
+        await source.close()
+
+    assert batches[0][:4] == ["m-1", "m-2", "m-3", "m-4"]  # all of them at once, in stream order
+    assert [record_id for batch in batches for record_id in batch] == ["m-1", "m-2", "m-3", "m-4", "m-5"]
+
+
 async def test_the_ledger_refuses_a_stale_append_and_keeps_one_copy_of_a_repeated_one(
     nats_server: LocalNats, nats_client: NatsClient
 ) -> None:
@@ -211,6 +255,8 @@ async def test_the_collector_tells_of_each_entry_it_appended_at_its_place_in_the
     assert [linked.entry.SerializeToString(deterministic=True) for linked in appended] == [
         stored[linked.seq] for linked in appended
     ]
+    ledger_seqs = sorted(stored)
+    assert [linked.after_seq for linked in appended] == [0, *ledger_seqs[:-1]]  # each right behind the one before
 
 
 def _count(metrics: AuditMetrics, name: str, **labels: str) -> float:

@@ -76,46 +76,69 @@ def test_a_message_applied_twice_is_taken_once() -> None:
     assert len(audit_views.management) == 2
 
 
-def linked_of(ledger: MemoryLedger, calls: list[events_pb2.AuditRecord]) -> list[Linked]:
-    """What the collector that appended the ledger's entries tells the views."""
+def linked_of(
+    messages: list[LedgerMessage], calls: list[events_pb2.AuditRecord], *, after_seq: int = 0
+) -> list[Linked]:
+    """What the collector that appended these ledger messages' entries tells the views; the first was appended
+    behind the ledger message at `after_seq`."""
+    afters = [after_seq] + [message.seq for message in messages[:-1]]
     return [
-        Linked(message.seq, decode_entry(message.data) or events_pb2.LedgerEntry(), record, CHAINED_AT)
-        for message, record in zip(ledger.messages, calls, strict=True)
+        Linked(message.seq, after, decode_entry(message.data) or events_pb2.LedgerEntry(), record, CHAINED_AT)
+        for message, after, record in zip(messages, afters, calls, strict=True)
     ]
 
 
-def test_entries_this_collector_appended_are_taken_as_they_are_when_the_ledger_brings_them_back() -> None:
+async def test_entries_this_collector_appended_behind_what_the_views_hold_are_applied_at_once() -> None:
     calls = [management_call("m-1"), tool_call("t-1"), risk_event("r-1")]
     ledger = MemoryLedger(chain_of(calls))
     audit_views = AuditViews(capacity=10)
 
-    audit_views.expect(linked_of(ledger, calls))
+    with audit_views.tail(0) as (_, tail):
+        audit_views.appended(linked_of(ledger.messages, calls))
+        with anyio.fail_after(1):
+            tailed = [(await tail.next()).record for _ in calls]
+
+    assert list(audit_views.recent.newest_first())[::-1] == [views.decode(message) for message in ledger.messages]
+    assert tailed == calls
+    assert audit_views.last_seq == ledger.last_seq
+    assert [audit_views.apply(message) for message in ledger.messages] == [None, None, None]  # passed by
+    assert len(audit_views.recent) == 3
+
+
+def test_entries_appended_behind_another_collectors_are_taken_as_they_are_when_the_ledger_brings_them_back() -> None:
+    theirs = management_call("m-theirs")
+    calls = [management_call("m-1"), tool_call("t-1")]
+    ledger = MemoryLedger(chain_of([theirs, *calls]))
+    audit_views = AuditViews(capacity=10)
+
+    audit_views.appended(linked_of(ledger.messages[1:], calls, after_seq=ledger.messages[0].seq))
+    assert len(audit_views.recent) == 0  # behind a message the follower has not brought yet
     applied = [audit_views.apply(message) for message in ledger.messages]
 
-    assert [entry.record if entry else None for entry in applied] == calls
-    assert all(entry is not None and entry.record is call for entry, call in zip(applied, calls, strict=True))
+    assert [entry.record if entry else None for entry in applied[1:]] == calls
+    assert all(entry is not None and entry.record is call for entry, call in zip(applied[1:], calls, strict=True))
     assert applied == [views.decode(message) for message in ledger.messages]
 
 
 def test_a_message_other_than_the_entry_expected_at_its_sequence_is_decoded() -> None:
     ours, theirs = management_call("m-ours"), management_call("m-theirs")
-    expected = linked_of(MemoryLedger(chain_of([ours])), [ours])  # at the sequence another collector took
+    expected = linked_of(MemoryLedger(chain_of([ours])).messages, [ours], after_seq=-1)  # behind one not followed yet
     ledger = MemoryLedger(chain_of([theirs]))
     audit_views = AuditViews(capacity=10)
 
-    audit_views.expect(expected)
+    audit_views.appended(expected)
     applied = audit_views.apply(ledger.messages[0])
 
     assert applied == views.decode(ledger.messages[0])
     assert applied is not None and applied.record.management.id == "m-theirs"
 
 
-def test_entries_expected_after_the_views_applied_them_change_nothing() -> None:
+def test_entries_told_of_after_the_views_applied_them_change_nothing() -> None:
     calls = [management_call("m-1"), management_call("m-2")]
     ledger = MemoryLedger(chain_of(calls))
     audit_views = live_views(ledger, capacity=10)
 
-    audit_views.expect(linked_of(ledger, calls))
+    audit_views.appended(linked_of(ledger.messages, calls))
     later = MemoryLedger(chain_of([management_call("m-3")], head=chain.head_of(chain_of(calls)[-1], 4)))
     message = LedgerMessage(ledger.last_seq + 2, later.messages[0].data)
 

@@ -1,6 +1,7 @@
 """The NATS side of the audit service: the collector's durable consumer on the record subjects (batches of
-records), the ledger subject (its head, optimistic appends one at a time or as atomic batches, bounded reads
-and a follower), all with deadlines; and the subscription to the services' spans, which fills the trace store.
+records in stream order), the ledger subject (its head, optimistic appends one at a time or as atomic batches,
+bounded reads and a follower), all with deadlines; and the subscription to the services' spans, which fills the
+trace store.
 
 NATS failures that a retry can outlast (timeouts, reconnects, JetStream not ready after a restart) become
 StoreUnavailable; anything else is a bug or a misconfiguration and propagates as it is.
@@ -13,6 +14,7 @@ import contextlib
 import json
 import logging
 import uuid
+from collections import deque
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,8 +42,8 @@ FETCH_WAIT = 5.0  # how long one pull waits for a record before the collector as
 # How long a pull waits for more records once one has arrived: what a lone record waits for company.
 MORE_WAIT = 0.005
 # How long a delivered record may stay unacknowledged before JetStream gives it to a collector again. The consumer
-# lets one batch out at a time (max_ack_pending = the batch), so a crashed collector's batch is redelivered, first,
-# after this long.
+# lets one batch out at a time (max_ack_pending = the batch), so a crashed collector's batch is redelivered after
+# this long, and nothing newer can be delivered until the batch's records are acknowledged, or redelivered.
 ACK_WAIT = 5.0
 # On a moved head, the ledger is read back at most this many stream sequences to learn what was chained meanwhile;
 # a record chained before that is recognised by its message id instead.
@@ -138,8 +140,27 @@ def collector_consumer(ack_wait: float = ACK_WAIT) -> ConsumerConfig:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Leftovers:
+    """The records a stopped collector left unacknowledged, as the consumer counted them when this one opened."""
+
+    count: int  # delivered and not acknowledged
+    up_to: int  # the last stream sequence the consumer had delivered: every one of them is at or below it
+    until: float  # the loop time after which the batch in hand goes without the ones still missing
+
+
+def _stream_seq(delivery: NatsDelivery) -> int:
+    return delivery.seq
+
+
 class JetStreamRecords:
-    """The published records through the `audit-collector` consumer (a RecordSource)."""
+    """The published records through the `audit-collector` consumer (a RecordSource).
+
+    JetStream delivers new records in stream order, but not always its redeliveries: a record negatively acknowledged,
+    or whose redelivery did not go through, is queued again behind the others, and one can even come back after
+    newer records were delivered. So each batch is sorted by stream sequence, and the first batch after a collector
+    stopped with records in hand waits until it holds every one of them.
+    """
 
     def __init__(
         self,
@@ -156,19 +177,23 @@ class JetStreamRecords:
         self._more_wait = more_wait
         self._sub: JetStreamContext.PullSubscription | None = None
         self._not_before = 0.0
+        self._leftovers: _Leftovers | None = None
 
     async def open(self) -> None:
         """Create the consumer, or bring an existing one to this configuration, and bind to it.
 
         Records still out with a collector that stopped without acknowledging them come back once the ack wait has
-        passed, ahead of newer ones; the first pull waits for that, so they are chained in their place in the stream
-        rather than after what was published since.
+        passed. The first pull waits for that, and the first batch waits (one more ack wait at most) until it holds
+        every one of them, so they are chained in their place in the stream rather than after what was published
+        since, whatever order JetStream redelivers them in.
         """
         with _store("create the collector consumer"):
             info = await self._js.add_consumer(names.AUDIT_STREAM, self._config, timeout=REQUEST_TIMEOUT)
             self._sub = await self._js.pull_subscribe_bind(names.AUDIT_COLLECTOR, stream=names.AUDIT_STREAM)
         if info.num_ack_pending:
             self._not_before = asyncio.get_running_loop().time() + self._ack_wait
+            delivered = int(info.delivered.stream_seq or 0) if info.delivered else 0
+            self._leftovers = _Leftovers(int(info.num_ack_pending), delivered, self._not_before + self._ack_wait)
 
     async def close(self) -> None:
         if self._sub is not None:
@@ -182,20 +207,59 @@ class JetStreamRecords:
         return self._sub
 
     async def batch(self, limit: int) -> list[NatsDelivery]:
-        """The records that have arrived, up to `limit`, oldest first; [] when none came within the fetch wait."""
-        sub = self._bound()
-        if (wait := self._not_before - asyncio.get_running_loop().time()) > 0:
+        """The records that have arrived, up to `limit`, in stream order; [] when none came within the fetch wait.
+        The first batch after a stopped collector's records came back holds all of them (and what came with them:
+        the consumer lets no more than a batch out unacknowledged)."""
+        loop = asyncio.get_running_loop()
+        if (wait := self._not_before - loop.time()) > 0:
             await asyncio.sleep(wait)
+        deliveries = await self._fetch(limit, self._fetch_wait)
+        if (leftovers := self._leftovers) is not None:
+            self._leftovers = None
+            deliveries = await self._gather(leftovers, deliveries, limit)
+        deliveries.sort(key=_stream_seq)
+        return deliveries
+
+    async def _gather(self, leftovers: _Leftovers, deliveries: list[NatsDelivery], limit: int) -> list[NatsDelivery]:
+        """`deliveries` and what more comes until they hold every record left unacknowledged, or until the leftovers'
+        deadline (what does not come back by then was taken by another collector, or aged out of the stream)."""
+        loop = asyncio.get_running_loop()
+        back = {delivery.seq for delivery in deliveries if delivery.seq <= leftovers.up_to}
+        while len(back) < leftovers.count and len(deliveries) < limit:
+            if (left := leftovers.until - loop.time()) <= self._more_wait:
+                logger.info(
+                    "records left unacknowledged did not all come back; chaining those that did",
+                    extra={"left": leftovers.count, "back": len(back)},
+                )
+                break
+            try:
+                more = await self._fetch(limit - len(deliveries), left)
+            except StoreUnavailable as exc:
+                # Dropped, what is in hand would come back after the ack wait, behind newer records.
+                logger.info("records left unacknowledged go on without the rest", extra={"error": str(exc)})
+                break
+            deliveries += more
+            back.update(delivery.seq for delivery in more if delivery.seq <= leftovers.up_to)
+        return deliveries
+
+    async def _fetch(self, limit: int, wait: float) -> list[NatsDelivery]:
+        """What a pull brings within `wait` seconds, up to `limit`, as delivered."""
+        sub = self._bound()
         with _store("fetch records"):
             try:
                 # A lingering pull for one record answers as soon as it arrives (one for `limit` would wait for all
                 # of them or the whole fetch wait); what arrived with it is taken at once after.
-                msgs = await sub.fetch(1, timeout=self._fetch_wait)
+                msgs = await sub.fetch(1, timeout=wait)
             except TimeoutError:
                 return []  # nothing was published meanwhile
-            if limit > 1:
-                with contextlib.suppress(TimeoutError):
-                    msgs += await sub.fetch(limit - 1, timeout=self._more_wait)
+        if limit > 1:
+            try:
+                msgs += await sub.fetch(limit - 1, timeout=self._more_wait)
+            except TimeoutError:
+                pass  # nothing more had arrived
+            except _TRANSIENT as exc:
+                # What is in hand goes on: dropped, it would come back after the ack wait, behind newer records.
+                logger.info("records fetched before a failed pull go on alone", extra={"error": repr(exc)})
         return [NatsDelivery(msg) for msg in msgs]
 
     async def pending(self) -> int:
@@ -379,16 +443,30 @@ class JetStreamLedger:
     async def follow(self, from_seq: int) -> AsyncGenerator[LedgerMessage, None]:
         """Every ledger message from `from_seq` on, as it is appended; the ordered consumer recreates itself
         after a server restart and resumes after the last message it delivered.
+
+        The messages are taken by the subscription's callback and handed on in bursts: waiting for each one alone
+        (`next_msg`) costs a task and a timer per message, on a follower that sees every entry of the chain.
         """
-        sub = await self._ledger_from(from_seq, idle_heartbeat=FOLLOW_HEARTBEAT)
+        arrived: deque[LedgerMessage] = deque()
+        wake = asyncio.Event()
+
+        async def received(msg: Msg) -> None:
+            arrived.append(LedgerMessage(seq=int(msg.metadata.sequence.stream), data=msg.data))
+            wake.set()
+
+        sub = await self._ledger_from(from_seq, idle_heartbeat=FOLLOW_HEARTBEAT, cb=received)
         consumer = ""
         try:
             with _store("open a ledger follower"):
                 consumer = (await sub.consumer_info()).name
             while True:
-                with _store("follow the ledger"):
-                    msg = await sub.next_msg(timeout=None)
-                yield LedgerMessage(seq=int(msg.metadata.sequence.stream), data=bytes(msg.data))
+                while arrived:
+                    yield arrived.popleft()
+                wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), FOLLOW_HEARTBEAT)
+                if self._nc.is_closed:
+                    raise StoreUnavailable("follow the ledger: the NATS connection is closed")
         finally:
             await self._close(sub, consumer)
 

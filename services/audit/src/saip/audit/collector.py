@@ -96,6 +96,7 @@ class Linked:
     chained."""
 
     seq: int  # stream sequence of the ledger message
+    after_seq: int  # the ledger message right before it: the last sequence its append expected
     entry: events_pb2.LedgerEntry
     record: events_pb2.AuditRecord
     chained_at: datetime
@@ -195,7 +196,7 @@ class Collector:
         on_appended: Callable[[Sequence[Linked]], None] | None = None,
     ) -> None:
         """`on_appended` is told of every entry this collector appends, once the store holds it (the service's views
-        take them from it rather than decode them again when the ledger brings them back)."""
+        take them from it rather than decode them again from the ledger)."""
         self._source = source
         self._ledger = ledger
         self._masker = masker
@@ -320,10 +321,11 @@ class Collector:
             for item, entry in zip(todo, entries, strict=True):
                 item.chained = (entry, chained_at)
                 self._recent.add(item.source_id)
+            after_seq = self._head.seq
             self._head = ChainHead(entries[-1].index, entries[-1].hash, last_seq, entries[-1].source_id)
             first_seq = last_seq - len(entries) + 1  # an atomic batch is stored in one stretch
             self._appended(
-                Linked(first_seq + n, entry, item.record, chained_at)
+                Linked(first_seq + n, first_seq + n - 1 if n else after_seq, entry, item.record, chained_at)
                 for n, (item, entry) in enumerate(zip(todo, entries, strict=True))
             )
 
@@ -344,8 +346,9 @@ class Collector:
                     break
                 item.chained = (entry, chained_at)
                 self._recent.add(item.source_id)
+                after_seq = self._head.seq
                 self._head = ChainHead(entry.index, entry.hash, appended.seq, item.source_id)
-                self._appended([Linked(appended.seq, entry, item.record, chained_at)])
+                self._appended([Linked(appended.seq, after_seq, entry, item.record, chained_at)])
 
     def _appended(self, linked: Iterable[Linked]) -> None:
         if self._on_appended is not None:

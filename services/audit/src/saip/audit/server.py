@@ -321,7 +321,7 @@ async def lifespan(
         taken = await _when_available(lambda: audit_views.rebuild(ledger, last_seq))
         chained_ids = [records.record_id(entry.record) for entry in audit_views.recent.newest_first()]
         collector = Collector(
-            source, ledger, Masker(), metrics, chained_ids=chained_ids, on_appended=audit_views.expect
+            source, ledger, Masker(), metrics, chained_ids=chained_ids, on_appended=audit_views.appended
         )
         collecting = collector.start()
         # Stopped after the background work (entered below, so cancelled first): the record in hand is finished.

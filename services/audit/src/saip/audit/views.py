@@ -221,11 +221,12 @@ class AuditViews:
         self._tails: set[Tail] = set()
         self._expected: deque[tuple[int, bytes, Chained]] = deque()  # by stream sequence, oldest first
 
-    def expect(self, appended: Sequence[Linked]) -> None:
-        """Entries this service's collector has just appended, decoded already: when the ledger brings their
-        messages back, these are taken instead of decoding each message again (a message that differs in any byte
-        from the entry expected at its sequence is decoded as any other). Entries the views are past are ignored,
-        and only the newest `EXPECTED` are held.
+    def appended(self, appended: Sequence[Linked]) -> None:
+        """Entries this service's collector has just appended, decoded already. One appended right behind the last
+        ledger message the views hold is applied now, and the follower passes its message by on its sequence alone.
+        One behind a message the follower has not brought yet (another collector's) waits for its own message: the
+        entry is then taken as built when the message is the same byte for byte, and the message decoded otherwise.
+        Entries the views are past are ignored, and only the newest `EXPECTED` wait.
         """
         expected = self._expected
         for linked in appended:
@@ -233,7 +234,12 @@ class AuditViews:
                 continue
             entry = linked.entry
             chained = Chained(entry.index, linked.seq, entry.hash, linked.chained_at.astimezone(UTC), linked.record)
-            expected.append((linked.seq, entry.SerializeToString(deterministic=True), chained))
+            if linked.after_seq == self.last_seq and not expected:
+                # Nothing can sit between: the append expected that message as the ledger's last.
+                self.last_seq = linked.seq
+                self._taken(chained)
+            else:
+                expected.append((linked.seq, entry.SerializeToString(deterministic=True), chained))
         while len(expected) > EXPECTED:
             expected.popleft()
 
@@ -256,10 +262,13 @@ class AuditViews:
         if entry is None:
             logger.warning("ledger message is not a chain entry; left out of the views", extra={"seq": message.seq})
             return None
+        self._taken(entry)
+        return entry
+
+    def _taken(self, entry: Chained) -> None:
         self._add(entry)
         for tail in self._tails:
             tail.push(entry)
-        return entry
 
     def _add(self, entry: Chained) -> None:
         self.recent.add(entry)
