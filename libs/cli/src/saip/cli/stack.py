@@ -31,8 +31,9 @@ from urllib.parse import urlsplit
 from honcho.manager import KILL_WAIT, Manager
 from honcho.process import Popen
 
+from saip.cli import zygote
 from saip.cli.client import ADMIN_TOKEN_FILE, ApiError, GatewayApi
-from saip.cli.zygote import Forked, ForkServerGone
+from saip.cli.zygote import Forked, NotForked
 from saip.common import natsd
 from saip.common.configuration import (
     BASIC_PREFIXES,
@@ -271,12 +272,13 @@ class ForkServer:
     """The running zygote, and the launcher's end of each forked service's channel (inherited by honcho's worker for
     that service, which makes the request)."""
 
-    def __init__(self, stack: Plan, cwd: str) -> None:
+    def __init__(self, stack: Plan, cwd: str, stages: tuple[zygote.Stage, ...] = zygote.STAGES) -> None:
         pairs = {name: socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) for name in stack.forked}
         theirs = [pair[1].fileno() for pair in pairs.values()]
         self.channels = {name: pair[0] for name, pair in pairs.items()}
+        schedule = zygote.Schedule({pair[1].fileno(): stack.forked[name] for name, pair in pairs.items()}, stages)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "saip.cli.zygote", *map(str, theirs)],
+            [sys.executable, "-m", "saip.cli.zygote", schedule.encode()],
             env=shared_environment(stack),
             cwd=cwd,
             stdin=subprocess.DEVNULL,
@@ -303,7 +305,7 @@ class ForkServer:
 @dataclass
 class Spawn:
     """honcho's way to start one forked service (`Process._child_ctor`, called in its worker with the command line,
-    environment and directory): a fork of the zygote; `python -m` of the command, as before, if it is gone."""
+    environment and directory): a fork of the zygote; `python -m` of the command, as before, if it forks no more."""
 
     channel: socket.socket
     module: str
@@ -311,7 +313,7 @@ class Spawn:
     def __call__(self, cmd: str, *, env: dict[str, str], cwd: str) -> Forked | Popen:
         try:
             return Forked(self.channel, self.module, env, cwd)
-        except ForkServerGone as exc:
+        except NotForked as exc:
             print(f"saip run: {exc}; starting it as its own interpreter", file=sys.stderr, flush=True)
             return Popen(cmd, env=env, cwd=cwd)
 
