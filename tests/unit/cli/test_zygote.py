@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from honcho.process import Popen, Process
 
-from saip.cli.stack import ForkServer, Plan, Spawn, shared_environment
-from saip.cli.zygote import STAGES, Forked, NotForked, Schedule, Stage, _Staging
+from saip.cli.stack import Plan, Spawn
+from saip.cli.zygote import STAGES, Forked, ForkServer, NotForked, Schedule, Stage, _Staging
 
 # A service stand-in: says what it was given and how it runs, then exits with PROBE_EXIT, or waits for a signal.
 PROBE = """
@@ -57,11 +57,13 @@ def start(tmp_path: Path, stages: tuple[Stage, ...], **modules: str) -> tuple[Fo
     (folder / "marker.py").write_text('"""A later stage of imports."""\n')
     (folder / "threads.py").write_text("import threading\nthreading.Thread(target=threading.Event().wait).start()\n")
     processes = {
-        "one": (f"python -m {modules['one']}", environment(folder, SAIP_ONE_PORT="1", SHARED_VALUE="same")),
-        "two": (f"python -m {modules['two']}", environment(folder, SAIP_TWO_PORT="2", SHARED_VALUE="same")),
+        "one": (f"python -m {modules['one']}", environment(folder, SAIP_ONE_PORT="1")),
+        "two": (f"python -m {modules['two']}", environment(folder, SAIP_TWO_PORT="2")),
     }
     stack = Plan(tmp_path, "http://127.0.0.1:1", "admin", processes=processes, forked=modules)
-    return ForkServer(stack, str(tmp_path), stages), stack
+    server = ForkServer(str(tmp_path), {**environment(folder), "SAIP_ADMIN_TOKEN": "admin", "SOME_SECRET": "s"})
+    server.schedule(modules, stages)
+    return server, stack
 
 
 @pytest.fixture
@@ -105,7 +107,7 @@ def test_the_tools_service_and_the_gateway_wait_for_the_sdk_s_types_the_others_d
     assert [schedule.stage_of(module) for module in schedule.channels.values()] == [0, 1, 1]
     assert schedule.needed() == STAGES
     assert Schedule({3: "saip.audit", 4: "saip.knowledge"}).needed() == ()  # nothing beyond the shared set
-    assert Schedule.decode(schedule.encode()) == schedule
+    assert Schedule.decode(schedule.encode(), list(schedule.channels)) == schedule
 
 
 def test_a_request_waits_for_its_stage_and_no_other(tmp_path: Path) -> None:
@@ -159,12 +161,23 @@ def test_after_a_stage_that_fails_nothing_is_forked_and_each_service_starts_as_i
         server.stop()
 
 
-def test_the_fork_server_gets_only_what_every_forked_service_gets_alike(zygote: tuple[ForkServer, Plan]) -> None:
-    server, stack = zygote
-    shared = shared_environment(stack)
-    assert shared["SHARED_VALUE"] == "same" and "SAIP_ONE_PORT" not in shared and "SAIP_TWO_PORT" not in shared
+def test_the_fork_server_gets_only_the_basics_of_the_launcher_s_environment(
+    zygote: tuple[ForkServer, Plan], tmp_path: Path
+) -> None:
+    server, _ = zygote
     zygote_environment = Path(f"/proc/{server.process.pid}/environ").read_bytes().split(b"\0")
-    assert {entry.decode().split("=", 1)[0] for entry in zygote_environment if entry} == set(shared)
+    assert {entry.decode().split("=", 1)[0] for entry in zygote_environment if entry} == {
+        "PATH",
+        "PYTHONPATH",
+        "PYTHONUNBUFFERED",
+    }
+
+
+def test_a_launcher_that_stops_before_it_planned_leaves_no_fork_server(tmp_path: Path) -> None:
+    server = ForkServer(str(tmp_path), dict(os.environ))
+    # What stop() does first, then waited on without stop()'s bound (a loaded machine may take longer to import).
+    server._control.close()
+    assert server.process.wait() == 0
 
 
 def test_a_child_is_python_m_of_its_module_with_exactly_its_environment(
@@ -204,7 +217,7 @@ def test_honcho_drives_a_forked_service_as_a_process_it_started(
     server, stack = zygote
     command, given = stack.processes["one"]
     process = Process(command, name="one", env={**given, "PROBE_EXIT": "4"}, cwd=str(tmp_path))
-    process._child_ctor = server.spawner("one", "probe")
+    process._child_ctor = Spawn(server.channels["one"], "probe")
     events: queue.Queue[Any] = queue.Queue()
     process.run(events)
     messages = [events.get_nowait() for _ in range(events.qsize())]

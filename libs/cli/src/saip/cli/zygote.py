@@ -25,9 +25,10 @@ Why forking here is safe, checked rather than assumed:
   is started as its own interpreter, said on stderr). The variable is neither set nor needed.
 - No asyncio loop and no thread exist before a fork: the zygote is one thread in a blocking `selectors` loop; each
   child starts its own loop (`anyio.run`) in its own code, as a fresh interpreter would.
-- Environment: the zygote gets only what every service it forks gets (the same name with the same value in each
-  one's environment from the key manifest), so what the shared modules read at import (PROMETHEUS_*, locale, PYTHON*
-  at the interpreter's start) is what each service would have read; a child's environment is replaced by exactly
+- Environment: the zygote gets only what every service it forks gets alike (`environment`: the basics, the
+  OpenTelemetry SDK's OTEL_* and unbuffered output, which each one's environment from the key manifest holds with the
+  same values), so what the shared modules read at import (locale, OTEL_*, PYTHON* at the interpreter's start) is
+  what each service would have read; a child's environment is replaced by exactly
   its own (`os.environ`, which sets the C environment too) before its own imports or settings read it. Its working
   directory is the launcher's, as before.
 - Output: each child's stdout and stderr are the pipe its launcher worker reads (passed over the socket with
@@ -45,14 +46,17 @@ Why forking here is safe, checked rather than assumed:
 - Identity: a child's command line in /proc is the zygote's, so it renames its thread to `saip.<service>` (what `ps
   -e` and /proc/<pid>/comm show); the launcher prints each service's pid (`<name> started (pid=N)`) as before.
 
-The protocol: one SOCK_SEQPACKET socket pair a service, made by the launcher (`saip.cli.stack.ForkServer`); the zygote
-holds one end of each, honcho's worker for that service the other (inherited: honcho starts its workers with
-multiprocessing's fork, Python 3.11's default on Linux). Its one argument is a JSON `Schedule`: each channel's
-descriptor with the module that will ask on it, and the later stages (it imports only those some service needs). A
-request is one JSON message (module, environment, working directory) carrying the pipe's write end; the zygote forks,
-answers `{"pid": N}`, and `{"returncode": N}` once it has reaped the child (negative: the signal that ended it, as
-subprocess says), or `{"refused": why}` when it forks nothing more. The zygote exits once every channel is closed
-(the launcher and its workers are gone) and every child it forked has been reaped.
+The protocol. The launcher starts the zygote first of all (`ForkServer`, from `saip run` before it imports honcho or
+plans the stack), so the shared set is imported while the launcher plans; its one argument is a control socket's
+descriptor. Once the launcher has planned, it sends one message on it (`ForkServer.schedule`): a JSON `Schedule` (the
+module each service's channel will ask for, and the later stages: it imports only those some service needs) carrying
+one SOCK_SEQPACKET socket a service, whose other end honcho's worker for that service holds (inherited: honcho
+starts its workers with multiprocessing's fork, Python 3.11's default on Linux); a launcher that stops before it
+planned (a port in use, say) closes the control socket, and the zygote exits. A request is one JSON message (module,
+environment, working directory) carrying the pipe's write end; the zygote forks, answers `{"pid": N}`, and
+`{"returncode": N}` once it has reaped the child (negative: the signal that ended it, as subprocess says), or
+`{"refused": why}` when it forks nothing more. The zygote exits once every channel is closed (the launcher and its
+workers are gone) and every child it forked has been reaped.
 """
 
 from __future__ import annotations
@@ -66,10 +70,14 @@ import runpy
 import selectors
 import signal
 import socket
+import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from saip.common.configuration import BASIC_PREFIXES, BASIC_VARIABLES, TRACING_PREFIX
 
 # What every Python service imports before its own code, found by intersecting the modules each service's
 # `python -m` has loaded when it starts serving (the gRPC server's modules too: the gateway, which has none, pays
@@ -113,6 +121,10 @@ class Stage:
 STAGES = (Stage(("mcp_types", "httpx2", "saip.common.approval_form"), ("saip.tools", "saip.gateway")),)
 # A request's largest size: a service's environment is a few kilobytes.
 MESSAGE_BYTES = 1 << 20
+# The most channels a schedule carries: one a service, far more than saip has.
+MOST_SERVICES = 64
+# How long the fork server gets to exit once every service has stopped and the launcher let go of its channels.
+STOP_WITHIN = 5.0
 PR_SET_NAME = 15  # prctl(2): the calling thread's name, 15 bytes at most
 
 
@@ -146,15 +158,16 @@ class Schedule:
     channels: dict[int, str]
     stages: tuple[Stage, ...] = STAGES
 
-    def encode(self) -> str:
+    def encode(self) -> bytes:
+        """The message, sent with the channels' descriptors in the same order as its modules."""
         stages = [{"imports": stage.imports, "services": stage.services} for stage in self.stages]
-        return json.dumps({"channels": self.channels, "stages": stages})
+        return json.dumps({"modules": list(self.channels.values()), "stages": stages}).encode()
 
     @classmethod
-    def decode(cls, text: str) -> Schedule:
-        given = json.loads(text)
+    def decode(cls, message: bytes, descriptors: list[int]) -> Schedule:
+        given = json.loads(message)
         stages = tuple(Stage(tuple(stage["imports"]), tuple(stage["services"])) for stage in given["stages"])
-        return cls({int(descriptor): module for descriptor, module in given["channels"].items()}, stages)
+        return cls(dict(zip(descriptors, given["modules"], strict=True)), stages)
 
     def stage_of(self, module: str) -> int:
         """The stages a service waits for: 0 for the shared set alone, n for the n-th later stage."""
@@ -163,6 +176,18 @@ class Schedule:
     def needed(self) -> tuple[Stage, ...]:
         """The later stages to import: up to the last one a service that will ask needs (each needs those before)."""
         return self.stages[: max((self.stage_of(module) for module in self.channels.values()), default=0)]
+
+
+def environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The fork server's environment: what `configuration.launch_environment` gives every service of the launcher's
+    alike (the basics and OTEL_*), with the unbuffered output `saip run` gives each (a child keeps the zygote's
+    `sys.stdout`, made at the interpreter's start)."""
+    given = {
+        name: value
+        for name, value in environ.items()
+        if name in BASIC_VARIABLES or name.startswith((*BASIC_PREFIXES, TRACING_PREFIX))
+    }
+    return {**given, "PYTHONUNBUFFERED": "1"}
 
 
 def single_threaded() -> bool:
@@ -318,6 +343,48 @@ def become(job: Job) -> None:
     runpy.run_module(job.module, run_name="__main__", alter_sys=True)
 
 
+class ForkServer:
+    """The running zygote, started before the launcher plans the stack, and the launcher's end of each forked
+    service's channel once `schedule` has made them (inherited by honcho's worker for that service, which makes the
+    request)."""
+
+    def __init__(self, cwd: str, environ: Mapping[str, str]) -> None:
+        self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.channels: dict[str, socket.socket] = {}
+        with theirs:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "saip.cli.zygote", str(theirs.fileno())],
+                env=environment(environ),
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                pass_fds=[theirs.fileno()],
+                start_new_session=True,  # a terminal's Ctrl-C is the launcher's to handle, as for every service
+            )
+
+    def schedule(self, forked: Mapping[str, str], stages: tuple[Stage, ...] = STAGES) -> None:
+        """Give the zygote one channel for each service it will fork (name -> module), and the stages."""
+        pairs = {name: socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) for name in forked}
+        self.channels = {name: pair[0] for name, pair in pairs.items()}
+        theirs = {pair[1].fileno(): forked[name] for name, pair in pairs.items()}
+        # A zygote already gone answers no request: each service then starts as its own interpreter (`NotForked`).
+        with contextlib.suppress(OSError):
+            socket.send_fds(self._control, [Schedule(theirs, stages).encode()], list(theirs))
+        self._control.close()
+        for _, held in pairs.values():
+            held.close()
+
+    def stop(self) -> None:
+        """Let go of the channels (the zygote exits once it has reaped every service), then wait for it."""
+        self._control.close()
+        for channel in self.channels.values():
+            channel.close()
+        try:
+            self.process.wait(timeout=STOP_WITHIN)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
 class NotForked(Exception):
     """The zygote did not fork a service: it is gone (it exited, or was killed), or it forks nothing more."""
 
@@ -360,10 +427,14 @@ class Forked:
 
 
 def main() -> None:
-    schedule = Schedule.decode(sys.argv[1])
-    channels = [socket.socket(fileno=descriptor) for descriptor in schedule.channels]
+    control = socket.socket(fileno=int(sys.argv[1]))
     preload()
-    job = serve(channels, schedule)
+    message, descriptors, _, _ = socket.recv_fds(control, MESSAGE_BYTES, MOST_SERVICES)
+    control.close()
+    if not message:  # the launcher stopped before it planned the stack
+        return
+    schedule = Schedule.decode(message, descriptors)
+    job = serve([socket.socket(fileno=descriptor) for descriptor in schedule.channels], schedule)
     if job is not None:
         become(job)
 
