@@ -175,9 +175,9 @@ def test_the_fork_server_gets_only_the_basics_of_the_launcher_s_environment(
 
 def test_a_launcher_that_stops_before_it_planned_leaves_no_fork_server(tmp_path: Path) -> None:
     server = ForkServer(str(tmp_path), dict(os.environ))
-    # What stop() does first, then waited on without stop()'s bound (a loaded machine may take longer to import).
-    server._control.close()
-    assert server.process.wait() == 0
+    server.stop()
+    # Ended by its SIGTERM through its imports, or on its own after them; never stop()'s SIGKILL after its bound.
+    assert server.process.returncode in (0, -signal.SIGTERM)
 
 
 def test_a_child_is_python_m_of_its_module_with_exactly_its_environment(

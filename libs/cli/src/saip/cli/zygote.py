@@ -374,10 +374,13 @@ class ForkServer:
             held.close()
 
     def stop(self) -> None:
-        """Let go of the channels (the zygote exits once it has reaped every service), then wait for it."""
+        """Let go of the channels (the zygote exits once it has reaped every service), then wait for it. One never
+        given a schedule has forked nothing: it is ended at once rather than waited for through its imports."""
         self._control.close()
         for channel in self.channels.values():
             channel.close()
+        if not self.channels:
+            self.process.terminate()
         try:
             self.process.wait(timeout=STOP_WITHIN)
         except subprocess.TimeoutExpired:
