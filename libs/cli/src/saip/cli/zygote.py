@@ -28,9 +28,9 @@ Why forking here is safe, checked rather than assumed:
 - Environment: the zygote gets only what every service it forks gets alike (`environment`: the basics, the
   OpenTelemetry SDK's OTEL_* and unbuffered output, which each one's environment from the key manifest holds with the
   same values), so what the shared modules read at import (locale, OTEL_*, PYTHON* at the interpreter's start) is
-  what each service would have read; a child's environment is replaced by exactly
-  its own (`os.environ`, which sets the C environment too) before its own imports or settings read it. Its working
-  directory is the launcher's, as before.
+  what each service would have read; a child's environment is replaced by exactly its own (`os.environ`, which sets
+  the C environment too) before its own imports or settings read it. Its working directory is the launcher's, as
+  before.
 - Output: each child's stdout and stderr are the pipe its launcher worker reads (passed over the socket with
   SCM_RIGHTS), so its lines come out under its name as before; stdin is /dev/null.
 - Signals: each child is a session and process-group leader (`setsid`), as honcho makes every process it starts, so
