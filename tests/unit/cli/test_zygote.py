@@ -22,7 +22,7 @@ import pytest
 from honcho.process import Popen, Process
 
 from saip.cli.stack import Plan, Spawn
-from saip.cli.zygote import STAGES, Forked, ForkServer, NotForked, Schedule, Stage, _Staging
+from saip.cli.zygote import MESSAGE_BYTES, STAGES, Forked, ForkServer, NotForked, Schedule, Stage, _Staging
 
 # A service stand-in: says what it was given and how it runs, then exits with PROBE_EXIT, or waits for a signal.
 PROBE = """
@@ -56,6 +56,8 @@ def start(tmp_path: Path, stages: tuple[Stage, ...], **modules: str) -> tuple[Fo
         (folder / f"{name}.py").write_text(PROBE)
     (folder / "marker.py").write_text('"""A later stage of imports."""\n')
     (folder / "threads.py").write_text("import threading\nthreading.Thread(target=threading.Event().wait).start()\n")
+    # A stage that goes on only once a test has opened and closed the FIFO `gate` (made by the test that uses it).
+    (folder / "gate.py").write_text(f"open({str(tmp_path / 'gate')!r}).read()\n")
     processes = {
         "one": (f"python -m {modules['one']}", environment(folder, SAIP_ONE_PORT="1")),
         "two": (f"python -m {modules['two']}", environment(folder, SAIP_TWO_PORT="2")),
@@ -136,6 +138,33 @@ def test_a_service_is_forked_once_its_stage_is_in(tmp_path: Path) -> None:
         one = Forked(server.channels["one"], "probe", stack.processes["one"][1], str(tmp_path))
         assert report(one)["pid"] == one.pid and ended(one) == 0
     finally:
+        server.stop()
+
+
+def test_services_forked_one_after_the_other_hold_none_of_each_other_s_output(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "gate")
+    server, stack = start(tmp_path, (Stage(("gate",), ("late",)),), one="late", two="late")
+    outputs = {}
+    try:
+        for name in ("one", "two"):  # both asked while the stage is held: the zygote forks them one after the other
+            read, write = os.pipe()
+            request = {"module": "late", "environment": {**stack.processes[name][1], "PROBE_WAIT": "1"}, "cwd": "."}
+            socket.send_fds(server.channels[name], [json.dumps(request).encode()], [write])
+            os.close(write)
+            outputs[name] = os.fdopen(read, "rb")
+        with open(tmp_path / "gate", "w"):  # the stage's import goes on once it is closed
+            pass
+        pids = {name: json.loads(server.channels[name].recv(MESSAGE_BYTES))["pid"] for name in outputs}
+        assert [json.loads(outputs[name].readline())["pid"] for name in outputs] == list(pids.values())
+        os.kill(pids["two"], signal.SIGKILL)
+        # Its output ends although the other service, forked before it, still runs: no copy of its pipe is left.
+        assert outputs["two"].read() == b"to stderr\n"
+        assert json.loads(server.channels["two"].recv(MESSAGE_BYTES)) == {"returncode": -signal.SIGKILL}
+        os.killpg(pids["one"], signal.SIGTERM)
+        assert outputs["one"].read() == b"to stderr\n"
+    finally:
+        for output in outputs.values():
+            output.close()
         server.stop()
 
 

@@ -279,7 +279,9 @@ def serve(channels: list[socket.socket], schedule: Schedule) -> Job | None:
             staging.waiting.append((channel, json.loads(message), output))
         if not events and staging.stages:
             staging.import_next()
-        for channel, request, output in staging.ready(schedule):
+        ready = staging.ready(schedule)
+        while ready:
+            channel, request, output = ready.pop(0)
             if staging.refusing is not None:
                 os.close(output)
                 _send(channel, {"refused": staging.refusing})
@@ -293,8 +295,10 @@ def serve(channels: list[socket.socket], schedule: Schedule) -> Job | None:
                     os.close(descriptor)
                 for held in channels:
                     held.close()
-                for _, _, waiting_output in staging.waiting:
-                    os.close(waiting_output)
+                # Every other service's output not yet handed to its child: a copy held here would keep that
+                # service's pipe open after it ended, and its worker would never see the end of its output.
+                for _, _, pending in [*ready, *staging.waiting]:
+                    os.close(pending)
                 return Job(request["module"], request["environment"], request["cwd"], output)
             os.close(output)
             children[pid] = channel
