@@ -32,7 +32,8 @@ Why forking here is safe, checked rather than assumed:
   the C environment too) before its own imports or settings read it. Its working directory is the launcher's, as
   before.
 - Output: each child's stdout and stderr are the pipe its launcher worker reads (passed over the socket with
-  SCM_RIGHTS), so its lines come out under its name as before; stdin is /dev/null.
+  SCM_RIGHTS), so its lines come out under its name as before, and it holds no other service's (so each pipe ends
+  when its own service does); stdin is /dev/null.
 - Signals: each child is a session and process-group leader (`setsid`), as honcho makes every process it starts, so
   the launcher's SIGTERM to its group reaches it (and the sandbox workers it spawned) and a terminal's Ctrl-C reaches
   only the launcher; its signal handlers are the interpreter's defaults (the zygote's SIGCHLD handler and wakeup fd
