@@ -13,6 +13,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from saip.cli import zygote
 from saip.cli.main import AREAS, cli
 from saip.cli.stack import NATS, Supervisor, healthy, plan
 from saip.common import natsd
@@ -53,6 +54,17 @@ def test_no_process_gets_the_shell_s_other_secrets(shell: dict[str, str]) -> Non
         wanted = {"tools": {"WEATHER_VALUE"}, "knowledge": {"MY_QDRANT"}}.get(name, set())
         assert given == wanted, name
         assert env["PATH"] == shell["PATH"]
+
+
+def test_the_fork_server_gets_only_what_every_forked_service_gets_alike(shell: dict[str, str]) -> None:
+    # Started before the plan, from the shell: what the shared modules read at import must be each service's.
+    shell = {**shell, "OTEL_SERVICE_NAME": "saip", "LC_ALL": "C.UTF-8", "PYTHONUNBUFFERED": "0"}
+    given = zygote.environment(shell)
+    assert {"PATH", "OTEL_SERVICE_NAME", "LC_ALL"} <= set(given) and given["PYTHONUNBUFFERED"] == "1"
+    assert not {variable for variable in given if variable.startswith("SAIP_")} | (set(given) & set(SHELL_SECRETS))
+    stack = plan(shell)
+    for name in stack.forked:
+        assert given.items() <= stack.processes[name][1].items(), name
 
 
 def test_each_service_gets_its_own_settings_and_not_the_others(shell: dict[str, str]) -> None:

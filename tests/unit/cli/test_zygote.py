@@ -1,14 +1,17 @@
-"""The fork server of `saip run`: its shared imports start no thread, and each child it forks is what `python -m` of
-the service would have been (its own environment, directory, output, process group, exit code), driven by honcho as
-a process it started; a child killed with -9 takes nothing else down, and without the fork server a service still
-starts."""
+"""The fork server of `saip run`: none of its stages of imports starts a thread, a service is forked once its stage
+is in (and only the stages some service needs are imported), and each child it forks is what `python -m` of the
+service would have been (its own environment, directory, output, process group, exit code), driven by honcho as a
+process it started; a child killed with -9 takes nothing else down, and without the fork server, or once a stage
+failed, a service still starts."""
 
 from __future__ import annotations
 
 import json
 import os
 import queue
+import re
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,8 +21,8 @@ from typing import Any
 import pytest
 from honcho.process import Popen, Process
 
-from saip.cli.stack import ForkServer, Plan, Spawn, shared_environment
-from saip.cli.zygote import Forked
+from saip.cli.stack import Plan, Spawn
+from saip.cli.zygote import MESSAGE_BYTES, STAGES, Forked, ForkServer, NotForked, Schedule, Stage, _Staging
 
 # A service stand-in: says what it was given and how it runs, then exits with PROBE_EXIT, or waits for a signal.
 PROBE = """
@@ -28,6 +31,7 @@ print(json.dumps({
     "environment": dict(os.environ), "argv": sys.argv, "cwd": os.getcwd(), "main": __name__,
     "name": open("/proc/self/comm").read().strip(), "pid": os.getpid(), "group": os.getpgid(0),
     "session": os.getsid(0), "stdin": os.readlink("/proc/self/fd/0"), "threads": len(os.listdir("/proc/self/task")),
+    "marker": "marker" in sys.modules,
 }), flush=True)
 print("to stderr", file=sys.stderr, flush=True)
 if os.environ.get("PROBE_WAIT"):
@@ -40,17 +44,33 @@ def environment(modules: Path, **own: str) -> dict[str, str]:
     return {"PATH": os.environ["PATH"], "PYTHONPATH": str(modules), "PYTHONUNBUFFERED": "1", **own}
 
 
+# A later stage's imports: "late" (the probe under another name) waits for them, "probe" does not.
+LATER = (Stage(("marker",), ("late",)),)
+
+
+def start(tmp_path: Path, stages: tuple[Stage, ...], **modules: str) -> tuple[ForkServer, Plan]:
+    """A fork server for two services, "one" and "two", running the given modules (each the probe), with `stages`."""
+    folder = tmp_path / "modules"
+    folder.mkdir()
+    for name in ("probe", "late"):
+        (folder / f"{name}.py").write_text(PROBE)
+    (folder / "marker.py").write_text('"""A later stage of imports."""\n')
+    (folder / "threads.py").write_text("import threading\nthreading.Thread(target=threading.Event().wait).start()\n")
+    # A stage that goes on only once a test has opened and closed the FIFO `gate` (made by the test that uses it).
+    (folder / "gate.py").write_text(f"open({str(tmp_path / 'gate')!r}).read()\n")
+    processes = {
+        "one": (f"python -m {modules['one']}", environment(folder, SAIP_ONE_PORT="1")),
+        "two": (f"python -m {modules['two']}", environment(folder, SAIP_TWO_PORT="2")),
+    }
+    stack = Plan(tmp_path, "http://127.0.0.1:1", "admin", processes=processes, forked=modules)
+    server = ForkServer(str(tmp_path), {**environment(folder), "SAIP_ADMIN_TOKEN": "admin", "SOME_SECRET": "s"})
+    server.schedule(modules, stages)
+    return server, stack
+
+
 @pytest.fixture
 def zygote(tmp_path: Path) -> Iterator[tuple[ForkServer, Plan]]:
-    modules = tmp_path / "modules"
-    modules.mkdir()
-    (modules / "probe.py").write_text(PROBE)
-    processes = {
-        "one": ("python -m probe", environment(modules, SAIP_ONE_PORT="1", SHARED_VALUE="same")),
-        "two": ("python -m probe", environment(modules, SAIP_TWO_PORT="2", SHARED_VALUE="same")),
-    }
-    stack = Plan(tmp_path, "http://127.0.0.1:1", "admin", processes=processes, forked={"one": "probe", "two": "probe"})
-    server = ForkServer(stack, str(tmp_path))
+    server, stack = start(tmp_path, LATER, one="probe", two="probe")
     try:
         yield server, stack
     finally:
@@ -70,22 +90,123 @@ def ended(child: Forked | Popen) -> int:
     return child.wait()
 
 
-def test_the_shared_imports_start_no_thread() -> None:
+def test_no_stage_of_imports_starts_a_thread() -> None:
     probe = (
-        "import os, sys, threading; from saip.cli import zygote; zygote.preload(); "
+        "import importlib, os, sys, threading; from saip.cli import zygote; zygote.preload(); "
         "assert 'grpc.aio' in sys.modules and 'saip.v1.tools_pb2_grpc' in sys.modules; "
+        "print(len(threading.enumerate()), len(os.listdir('/proc/self/task'))); "
+        "[importlib.import_module(name) for stage in zygote.STAGES for name in stage.imports]; "
+        "assert 'mcp_types' in sys.modules; "
         "print(len(threading.enumerate()), len(os.listdir('/proc/self/task')))"
     )
     shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
-    assert shown == ["1", "1"]  # Python's threads, and the process's (gRPC's C core would add its own)
+    # Python's threads, and the process's (gRPC's C core would add its own), after the shared set and every stage.
+    assert shown == ["1", "1", "1", "1"]
 
 
-def test_the_fork_server_gets_only_what_every_forked_service_gets_alike(zygote: tuple[ForkServer, Plan]) -> None:
-    server, stack = zygote
-    shared = shared_environment(stack)
-    assert shared["SHARED_VALUE"] == "same" and "SAIP_ONE_PORT" not in shared and "SAIP_TWO_PORT" not in shared
+def test_the_tools_service_and_the_gateway_wait_for_the_sdk_s_types_the_others_do_not() -> None:
+    schedule = Schedule({3: "saip.audit", 4: "saip.tools", 5: "saip.gateway"})
+    assert [schedule.stage_of(module) for module in schedule.channels.values()] == [0, 1, 1]
+    assert schedule.needed() == STAGES
+    assert Schedule({3: "saip.audit", 4: "saip.knowledge"}).needed() == ()  # nothing beyond the shared set
+    assert Schedule.decode(schedule.encode(), list(schedule.channels)) == schedule
+
+
+def test_a_request_waits_for_its_stage_and_no_other(tmp_path: Path) -> None:
+    first, second = socket.socketpair()
+    with first, second:
+        staging = _Staging(list(LATER))
+        staging.waiting = [(first, {"module": "late"}, -1), (second, {"module": "probe"}, -1)]
+        schedule = Schedule({first.fileno(): "late", second.fileno(): "probe"}, LATER)
+        assert [channel for channel, _, _ in staging.ready(schedule)] == [second]  # not behind the one that waits
+        sys.path.insert(0, str(tmp_path))
+        (tmp_path / "marker.py").write_text('"""A later stage of imports."""\n')
+        try:
+            staging.import_next()
+        finally:
+            sys.path.remove(str(tmp_path))
+            sys.modules.pop("marker", None)
+        assert [channel for channel, _, _ in staging.ready(schedule)] == [first] and staging.refusing is None
+
+
+def test_a_service_is_forked_once_its_stage_is_in(tmp_path: Path) -> None:
+    server, stack = start(tmp_path, LATER, one="probe", two="late")
+    try:
+        late = Forked(server.channels["two"], "late", stack.processes["two"][1], str(tmp_path))
+        assert report(late)["marker"] is True
+        assert ended(late) == 0
+        one = Forked(server.channels["one"], "probe", stack.processes["one"][1], str(tmp_path))
+        assert report(one)["pid"] == one.pid and ended(one) == 0
+    finally:
+        server.stop()
+
+
+def test_services_forked_one_after_the_other_hold_none_of_each_other_s_output(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "gate")
+    server, stack = start(tmp_path, (Stage(("gate",), ("late",)),), one="late", two="late")
+    outputs = {}
+    try:
+        for name in ("one", "two"):  # both asked while the stage is held: the zygote forks them one after the other
+            read, write = os.pipe()
+            request = {"module": "late", "environment": {**stack.processes[name][1], "PROBE_WAIT": "1"}, "cwd": "."}
+            socket.send_fds(server.channels[name], [json.dumps(request).encode()], [write])
+            os.close(write)
+            outputs[name] = os.fdopen(read, "rb")
+        with open(tmp_path / "gate", "w"):  # the stage's import goes on once it is closed
+            pass
+        pids = {name: json.loads(server.channels[name].recv(MESSAGE_BYTES))["pid"] for name in outputs}
+        assert [json.loads(outputs[name].readline())["pid"] for name in outputs] == list(pids.values())
+        os.kill(pids["two"], signal.SIGKILL)
+        # Its output ends although the other service, forked before it, still runs: no copy of its pipe is left.
+        assert outputs["two"].read() == b"to stderr\n"
+        assert json.loads(server.channels["two"].recv(MESSAGE_BYTES)) == {"returncode": -signal.SIGKILL}
+        os.killpg(pids["one"], signal.SIGTERM)
+        assert outputs["one"].read() == b"to stderr\n"
+    finally:
+        for output in outputs.values():
+            output.close()
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    ("imports", "said"),
+    [(("no_such_module",), "failed (ModuleNotFoundError"), (("threads",), "started a thread")],
+    ids=["an import that fails", "an import that starts a thread"],
+)
+def test_after_a_stage_that_fails_nothing_is_forked_and_each_service_starts_as_its_own_interpreter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], imports: tuple[str, ...], said: str
+) -> None:
+    server, stack = start(tmp_path, (Stage(imports, ("late",)),), one="probe", two="late")
+    try:
+        for name, module in (("two", "late"), ("one", "probe")):
+            with pytest.raises(NotForked, match=re.escape(f"did not fork {module}: importing {imports[0]} {said}")):
+                Forked(server.channels[name], module, stack.processes[name][1], str(tmp_path))
+            given = stack.processes[name][1]
+            child = Spawn(server.channels[name], module)(f"{sys.executable} -m {module}", env=given, cwd=str(tmp_path))
+            assert isinstance(child, Popen) and report(child)["name"] == "python" and ended(child) == 0
+        assert "starting it as its own interpreter" in capsys.readouterr().err
+    finally:
+        server.process.kill()  # a thread it started keeps it from exiting
+        server.stop()
+
+
+def test_the_fork_server_gets_only_the_basics_of_the_launcher_s_environment(
+    zygote: tuple[ForkServer, Plan], tmp_path: Path
+) -> None:
+    server, _ = zygote
     zygote_environment = Path(f"/proc/{server.process.pid}/environ").read_bytes().split(b"\0")
-    assert {entry.decode().split("=", 1)[0] for entry in zygote_environment if entry} == set(shared)
+    assert {entry.decode().split("=", 1)[0] for entry in zygote_environment if entry} == {
+        "PATH",
+        "PYTHONPATH",
+        "PYTHONUNBUFFERED",
+    }
+
+
+def test_a_launcher_that_stops_before_it_planned_leaves_no_fork_server(tmp_path: Path) -> None:
+    server = ForkServer(str(tmp_path), dict(os.environ))
+    server.stop()
+    # Ended by its SIGTERM through its imports, or on its own after them; never stop()'s SIGKILL after its bound.
+    assert server.process.returncode in (0, -signal.SIGTERM)
 
 
 def test_a_child_is_python_m_of_its_module_with_exactly_its_environment(
@@ -125,7 +246,7 @@ def test_honcho_drives_a_forked_service_as_a_process_it_started(
     server, stack = zygote
     command, given = stack.processes["one"]
     process = Process(command, name="one", env={**given, "PROBE_EXIT": "4"}, cwd=str(tmp_path))
-    process._child_ctor = server.spawner("one", "probe")
+    process._child_ctor = Spawn(server.channels["one"], "probe")
     events: queue.Queue[Any] = queue.Queue()
     process.run(events)
     messages = [events.get_nowait() for _ in range(events.qsize())]

@@ -8,7 +8,8 @@ service. Once the gateway is healthy, the MCP URL and the tokens are printed. Ct
 this started (honcho sends SIGTERM to each process group, then SIGKILL after 5 s), NATS last (`Supervisor`).
 
 The Python services are forked by a fork server (`saip.cli.zygote`, what it guarantees is said there), started before
-anything else, which has imported once what each of them imports first; honcho drives each forked service through the
+anything else (by `saip.cli.main`, before this module is imported), which imports once what each of them imports
+first while the launcher plans; honcho drives each forked service through the
 process it is given (`Process._child_ctor`, honcho's own seam for its tests; a unit test drives it) as it
 would drive `python -m saip.<service>`: its output, its pid (the service's own, a process-group leader), its exit code.
 """
@@ -20,7 +21,6 @@ import os
 import secrets
 import shlex
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -32,7 +32,7 @@ from honcho.manager import KILL_WAIT, Manager
 from honcho.process import Popen
 
 from saip.cli.client import ADMIN_TOKEN_FILE, ApiError, GatewayApi
-from saip.cli.zygote import Forked, ForkServerGone
+from saip.cli.zygote import Forked, ForkServer, NotForked
 from saip.common import natsd
 from saip.common.configuration import (
     BASIC_PREFIXES,
@@ -53,8 +53,6 @@ READY_WITHIN = 90.0
 # most this late (each ask is a few milliseconds of the gateway's time).
 HEALTH_EVERY = 0.05
 GATEWAY, NATS = "gateway", "nats"
-# How long the fork server gets to exit once every service has stopped and the launcher let go of its channels.
-ZYGOTE_STOP_WITHIN = 5.0
 
 
 class StackError(Exception):
@@ -259,51 +257,10 @@ def announce(stack: Plan, manager: Manager, stopping: threading.Event, failed: t
     )
 
 
-def shared_environment(stack: Plan) -> dict[str, str]:
-    """What every forked service's environment holds alike (the same name with the same value): the fork server's,
-    so what the shared modules read at import is what each service would have read."""
-    environments = [stack.processes[name][1] for name in stack.forked]
-    first, *others = environments
-    return {name: value for name, value in first.items() if all(other.get(name) == value for other in others)}
-
-
-class ForkServer:
-    """The running zygote, and the launcher's end of each forked service's channel (inherited by honcho's worker for
-    that service, which makes the request)."""
-
-    def __init__(self, stack: Plan, cwd: str) -> None:
-        pairs = {name: socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) for name in stack.forked}
-        theirs = [pair[1].fileno() for pair in pairs.values()]
-        self.channels = {name: pair[0] for name, pair in pairs.items()}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "saip.cli.zygote", *map(str, theirs)],
-            env=shared_environment(stack),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            pass_fds=theirs,
-            start_new_session=True,  # a terminal's Ctrl-C is the launcher's to handle, as for every service
-        )
-        for _, held in pairs.values():
-            held.close()
-
-    def spawner(self, name: str, module: str) -> Spawn:
-        return Spawn(self.channels[name], module)
-
-    def stop(self) -> None:
-        """Let go of the channels (the zygote exits once it has reaped every service), then wait for it."""
-        for channel in self.channels.values():
-            channel.close()
-        try:
-            self.process.wait(timeout=ZYGOTE_STOP_WITHIN)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
 @dataclass
 class Spawn:
     """honcho's way to start one forked service (`Process._child_ctor`, called in its worker with the command line,
-    environment and directory): a fork of the zygote; `python -m` of the command, as before, if it is gone."""
+    environment and directory): a fork of the zygote; `python -m` of the command, as before, if it forks no more."""
 
     channel: socket.socket
     module: str
@@ -311,7 +268,7 @@ class Spawn:
     def __call__(self, cmd: str, *, env: dict[str, str], cwd: str) -> Forked | Popen:
         try:
             return Forked(self.channel, self.module, env, cwd)
-        except ForkServerGone as exc:
+        except NotForked as exc:
             print(f"saip run: {exc}; starting it as its own interpreter", file=sys.stderr, flush=True)
             return Popen(cmd, env=env, cwd=cwd)
 
@@ -349,19 +306,28 @@ class Supervisor(Manager):  # type: ignore[misc]  # honcho ships no type hints
             self._procmgr.terminate(nats["pid"])
 
 
-def run() -> int:
+def run(zygote: ForkServer) -> int:
+    """`saip run` with its fork server started (`saip.cli.main`, before this module's imports): plan, give the fork
+    server its schedule, supervise."""
     try:
-        stack = plan()
-    except (StackError, ConfigurationError, natsd.NatsServerMissing) as exc:
-        print(f"saip run: {exc}", file=sys.stderr)
-        return 2
+        try:
+            stack = plan()
+        except (StackError, ConfigurationError, natsd.NatsServerMissing) as exc:
+            print(f"saip run: {exc}", file=sys.stderr)
+            return 2
+        zygote.schedule(stack.forked)
+        return supervise(stack, zygote)
+    finally:
+        zygote.stop()
+
+
+def supervise(stack: Plan, zygote: ForkServer) -> int:
     cwd = os.getcwd()
-    zygote = ForkServer(stack, cwd)
     manager = Supervisor()
     for name, (command, env) in stack.processes.items():
         process = manager.add_process(name, command, env=env, cwd=cwd)
         if name in stack.forked:
-            process._child_ctor = zygote.spawner(name, stack.forked[name])
+            process._child_ctor = Spawn(zygote.channels[name], stack.forked[name])
     stopping, failed = threading.Event(), threading.Event()
     announcer = threading.Thread(target=announce, args=(stack, manager, stopping, failed), daemon=True)
     announcer.start()
@@ -370,7 +336,6 @@ def run() -> int:
     finally:
         stopping.set()
         announcer.join(timeout=5)
-        zygote.stop()
     if failed.is_set():
         return 1
     return manager.returncode or 0

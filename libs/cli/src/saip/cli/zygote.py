@@ -5,23 +5,35 @@ once, and forks each service from itself, so the services share those pages and 
 keep one process per container: each service's own `python -m saip.<service>` is unchanged and is what a forked
 child runs (`runpy`, as `-m` does).
 
+It imports in stages (`STAGES`), forking each service as soon as what it shares with others is in: the audit,
+knowledge and shipyard services right after the shared set, while the zygote goes on to import what the tools service
+and the gateway both import beyond it (the MCP SDK's types and httpx2: 0.35 s of CPU on this machine kind, paid once
+rather than in each), then forks those two. So the small services run on the core the zygote's serial imports leave
+idle, and the gateway, the start's critical path, waits for nothing it would not have imported itself. A request for
+a service whose stage is not reached yet waits for it; requests are served in the order they came. Nothing only one
+service imports is imported here: it would be the same CPU on the same path, with the zygote holding it.
+
 Why forking here is safe, checked rather than assumed:
 
 - gRPC: its C core does not survive a fork once it has started its threads and pollers, which it does when the
   first channel or server is made (grpc's doc/fork_support.md; `GRPC_ENABLE_FORK_SUPPORT` only covers client
   channels made before a fork, with the poll strategy). Its "use after fork" case is always safe: the parent has
   imported grpc and made no channel, server or call. Importing grpc, grpc.aio, the health and reflection services and
-  every generated module starts no thread: the zygote holds one (`threading.enumerate()` and /proc/self/task after
-  `preload()`; a unit test checks both), and it never makes a gRPC object. The variable is neither set nor needed.
+  every generated module starts no thread, nor does any later stage: the zygote holds one (`threading.enumerate()` and
+  /proc/self/task after each stage; a unit test checks both), and it never makes a gRPC object. It checks again after
+  each later stage's imports: a stage that started a thread, or failed, makes it fork nothing more (each service left
+  is started as its own interpreter, said on stderr). The variable is neither set nor needed.
 - No asyncio loop and no thread exist before a fork: the zygote is one thread in a blocking `selectors` loop; each
   child starts its own loop (`anyio.run`) in its own code, as a fresh interpreter would.
-- Environment: the zygote gets only what every service it forks gets (the same name with the same value in each
-  one's environment from the key manifest), so what the shared modules read at import (PROMETHEUS_*, locale, PYTHON*
-  at the interpreter's start) is what each service would have read; a child's environment is replaced by exactly
-  its own (`os.environ`, which sets the C environment too) before its own imports or settings read it. Its working
-  directory is the launcher's, as before.
+- Environment: the zygote gets only what every service it forks gets alike (`environment`: the basics, the
+  OpenTelemetry SDK's OTEL_* and unbuffered output, which each one's environment from the key manifest holds with the
+  same values), so what the shared modules read at import (locale, OTEL_*, PYTHON* at the interpreter's start) is
+  what each service would have read; a child's environment is replaced by exactly its own (`os.environ`, which sets
+  the C environment too) before its own imports or settings read it. Its working directory is the launcher's, as
+  before.
 - Output: each child's stdout and stderr are the pipe its launcher worker reads (passed over the socket with
-  SCM_RIGHTS), so its lines come out under its name as before; stdin is /dev/null.
+  SCM_RIGHTS), so its lines come out under its name as before, and it holds no other service's (so each pipe ends
+  when its own service does); stdin is /dev/null.
 - Signals: each child is a session and process-group leader (`setsid`), as honcho makes every process it starts, so
   the launcher's SIGTERM to its group reaches it (and the sandbox workers it spawned) and a terminal's Ctrl-C reaches
   only the launcher; its signal handlers are the interpreter's defaults (the zygote's SIGCHLD handler and wakeup fd
@@ -35,12 +47,17 @@ Why forking here is safe, checked rather than assumed:
 - Identity: a child's command line in /proc is the zygote's, so it renames its thread to `saip.<service>` (what `ps
   -e` and /proc/<pid>/comm show); the launcher prints each service's pid (`<name> started (pid=N)`) as before.
 
-The protocol: one SOCK_SEQPACKET socket pair a service, made by the launcher (`saip.cli.stack.ForkServer`); the zygote
-holds one end of each (its arguments are their descriptors), honcho's worker for that service the other (inherited:
-honcho starts its workers with multiprocessing's fork, Python 3.11's default on Linux). A request is one JSON message
-(module, environment, working directory) carrying the pipe's write end; the zygote forks, answers `{"pid": N}`, and
-`{"returncode": N}` once it has reaped the child (negative: the signal that ended it, as subprocess says). The zygote
-exits once every channel is closed (the launcher and its workers are gone) and every child it forked has been reaped.
+The protocol. The launcher starts the zygote first of all (`ForkServer`, from `saip run` before it imports honcho or
+plans the stack), so the shared set is imported while the launcher plans; its one argument is a control socket's
+descriptor. Once the launcher has planned, it sends one message on it (`ForkServer.schedule`): a JSON `Schedule` (the
+module each service's channel will ask for, and the later stages: it imports only those some service needs) carrying
+one SOCK_SEQPACKET socket a service, whose other end honcho's worker for that service holds (inherited: honcho
+starts its workers with multiprocessing's fork, Python 3.11's default on Linux); a launcher that stops before it
+planned (a port in use, say) closes the control socket, and the zygote exits. A request is one JSON message (module,
+environment, working directory) carrying the pipe's write end; the zygote forks, answers `{"pid": N}`, and
+`{"returncode": N}` once it has reaped the child (negative: the signal that ended it, as subprocess says), or
+`{"refused": why}` when it forks nothing more. The zygote exits once every channel is closed (the launcher and its
+workers are gone) and every child it forked has been reaped.
 """
 
 from __future__ import annotations
@@ -54,9 +71,14 @@ import runpy
 import selectors
 import signal
 import socket
+import subprocess
 import sys
-from dataclasses import dataclass
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+from saip.common.configuration import BASIC_PREFIXES, BASIC_VARIABLES, TRACING_PREFIX
 
 # What every Python service imports before its own code, found by intersecting the modules each service's
 # `python -m` has loaded when it starts serving (the gRPC server's modules too: the gateway, which has none, pays
@@ -84,8 +106,26 @@ SHARED = (
     "saip.common.telemetry",
     "saip.common.tracing",
 )
+
+
+@dataclass(frozen=True)
+class Stage:
+    """What the zygote imports after the shared set, and the services (by module) it forks only once that is in."""
+
+    imports: tuple[str, ...]
+    services: tuple[str, ...]
+
+
+# Found as SHARED was, between pairs of services: what the tools service and the gateway both import beyond the shared
+# set (`python -X importtime`; what the gateway shares with the audit, knowledge and shipyard services beyond it is
+# under 0.1 s, not worth their waiting). Each stage is imported with everything before it.
+STAGES = (Stage(("mcp_types", "httpx2", "saip.common.approval_form"), ("saip.tools", "saip.gateway")),)
 # A request's largest size: a service's environment is a few kilobytes.
 MESSAGE_BYTES = 1 << 20
+# The most channels a schedule carries: one a service, far more than saip has.
+MOST_SERVICES = 64
+# How long the fork server gets to exit once every service has stopped and the launcher let go of its channels.
+STOP_WITHIN = 5.0
 PR_SET_NAME = 15  # prctl(2): the calling thread's name, 15 bytes at most
 
 
@@ -111,9 +151,100 @@ def preload() -> None:
             importlib.import_module(f"saip.v1.{entry.removesuffix('.py')}")
 
 
-def serve(channels: list[socket.socket]) -> Job | None:
+@dataclass(frozen=True)
+class Schedule:
+    """The zygote's argument: the module each channel (by descriptor) will ask for, and the stages after the shared
+    set."""
+
+    channels: dict[int, str]
+    stages: tuple[Stage, ...] = STAGES
+
+    def encode(self) -> bytes:
+        """The message, sent with the channels' descriptors in the same order as its modules."""
+        stages = [{"imports": stage.imports, "services": stage.services} for stage in self.stages]
+        return json.dumps({"modules": list(self.channels.values()), "stages": stages}).encode()
+
+    @classmethod
+    def decode(cls, message: bytes, descriptors: list[int]) -> Schedule:
+        given = json.loads(message)
+        stages = tuple(Stage(tuple(stage["imports"]), tuple(stage["services"])) for stage in given["stages"])
+        return cls(dict(zip(descriptors, given["modules"], strict=True)), stages)
+
+    def stage_of(self, module: str) -> int:
+        """The stages a service waits for: 0 for the shared set alone, n for the n-th later stage."""
+        return next((number for number, stage in enumerate(self.stages, 1) if module in stage.services), 0)
+
+    def needed(self) -> tuple[Stage, ...]:
+        """The later stages to import: up to the last one a service that will ask needs (each needs those before)."""
+        return self.stages[: max((self.stage_of(module) for module in self.channels.values()), default=0)]
+
+
+def environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The fork server's environment: what `configuration.launch_environment` gives every service of the launcher's
+    alike (the basics and OTEL_*), with the unbuffered output `saip run` gives each (a child keeps the zygote's
+    `sys.stdout`, made at the interpreter's start)."""
+    given = {
+        name: value
+        for name, value in environ.items()
+        if name in BASIC_VARIABLES or name.startswith((*BASIC_PREFIXES, TRACING_PREFIX))
+    }
+    return {**given, "PYTHONUNBUFFERED": "1"}
+
+
+def single_threaded() -> bool:
+    """Whether this process holds only its own thread, for Python and for the kernel (a C library's thread too)."""
+    return threading.active_count() == 1 and len(os.listdir("/proc/self/task")) == 1
+
+
+@dataclass
+class _Staging:
+    """The later stages still to import, how far the zygote has come, and why it forks nothing more, if it does not."""
+
+    stages: list[Stage]
+    reached: int = 0
+    refusing: str | None = None
+    waiting: list[tuple[socket.socket, dict[str, Any], int]] = field(default_factory=list)
+
+    def ready(self, schedule: Schedule) -> list[tuple[socket.socket, dict[str, Any], int]]:
+        """The waiting requests to answer now, in the order they came: each whose stage is in, or every one once no
+        stage is left to import (a module asked on a channel it was not expected on gets what there is)."""
+        ready = [
+            entry for entry in self.waiting if not self.stages or schedule.stage_of(entry[1]["module"]) <= self.reached
+        ]
+        self.waiting = [entry for entry in self.waiting if entry not in ready]
+        return ready
+
+    def import_next(self) -> None:
+        stage = self.stages.pop(0)
+        try:
+            for name in stage.imports:
+                importlib.import_module(name)
+        except Exception as exc:  # any failure of a broken install: each service left says it, as its own interpreter
+            self.refuse(f"importing {', '.join(stage.imports)} failed ({exc!r})")
+        else:
+            if not single_threaded():
+                self.refuse(f"importing {', '.join(stage.imports)} started a thread, after which no fork is safe")
+        self.reached += 1
+
+    def refuse(self, why: str) -> None:
+        self.refusing = why
+        self.stages.clear()
+        print(f"saip fork server: {why}; it forks no more services", file=sys.stderr, flush=True)
+
+    def drop(self, channel: socket.socket) -> None:
+        """Forget the requests of a channel whose worker is gone: nobody would read that service's output."""
+        for entry in [entry for entry in self.waiting if entry[0] is channel]:
+            self.waiting.remove(entry)
+            os.close(entry[2])
+
+
+def serve(channels: list[socket.socket], schedule: Schedule) -> Job | None:
     """Fork a child for each request until every channel is closed and every child reaped; returns None then in the
-    zygote, and the child's Job in each forked child (which has closed everything of the zygote's)."""
+    zygote, and the child's Job in each forked child (which has closed everything of the zygote's). Between requests
+    it imports the schedule's next stage, and forks each request that waited for it, in the order they came."""
+    staging = _Staging(list(schedule.needed()))
+    if not single_threaded():
+        staging.refuse("importing the shared set started a thread, after which no fork is safe")
     selector = selectors.DefaultSelector()
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)
@@ -128,7 +259,9 @@ def serve(channels: list[socket.socket]) -> Job | None:
     open_channels = set(channels)
     children: dict[int, socket.socket] = {}
     while open_channels or children:
-        for key, _ in selector.select():
+        # Requests and exits first; the next stage's imports only once none is pending (a zero timeout).
+        events = selector.select(0 if staging.stages else None)
+        for key, _ in events:
             channel = key.data
             if channel is None:
                 _drain(wake_read)
@@ -138,12 +271,22 @@ def serve(channels: list[socket.socket]) -> Job | None:
             if not message:  # the launcher and its worker have both let go of this one
                 selector.unregister(channel)
                 open_channels.discard(channel)
+                staging.drop(channel)
                 channel.close()
                 for leftover in descriptors:
                     os.close(leftover)
                 continue
-            request = json.loads(message)
             [output] = descriptors
+            staging.waiting.append((channel, json.loads(message), output))
+        if not events and staging.stages:
+            staging.import_next()
+        ready = staging.ready(schedule)
+        while ready:
+            channel, request, output = ready.pop(0)
+            if staging.refusing is not None:
+                os.close(output)
+                _send(channel, {"refused": staging.refusing})
+                continue
             pid = os.fork()
             if pid == 0:
                 selector.close()
@@ -153,6 +296,10 @@ def serve(channels: list[socket.socket]) -> Job | None:
                     os.close(descriptor)
                 for held in channels:
                     held.close()
+                # Every other service's output not yet handed to its child: a copy held here would keep that
+                # service's pipe open after it ended, and its worker would never see the end of its output.
+                for _, _, pending in [*ready, *staging.waiting]:
+                    os.close(pending)
                 return Job(request["module"], request["environment"], request["cwd"], output)
             os.close(output)
             children[pid] = channel
@@ -201,8 +348,53 @@ def become(job: Job) -> None:
     runpy.run_module(job.module, run_name="__main__", alter_sys=True)
 
 
-class ForkServerGone(Exception):
-    """The zygote did not answer a request (it exited, or was killed)."""
+class ForkServer:
+    """The running zygote, started before the launcher plans the stack, and the launcher's end of each forked
+    service's channel once `schedule` has made them (inherited by honcho's worker for that service, which makes the
+    request)."""
+
+    def __init__(self, cwd: str, environ: Mapping[str, str]) -> None:
+        self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.channels: dict[str, socket.socket] = {}
+        with theirs:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "saip.cli.zygote", str(theirs.fileno())],
+                env=environment(environ),
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                pass_fds=[theirs.fileno()],
+                start_new_session=True,  # a terminal's Ctrl-C is the launcher's to handle, as for every service
+            )
+
+    def schedule(self, forked: Mapping[str, str], stages: tuple[Stage, ...] = STAGES) -> None:
+        """Give the zygote one channel for each service it will fork (name -> module), and the stages."""
+        pairs = {name: socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) for name in forked}
+        self.channels = {name: pair[0] for name, pair in pairs.items()}
+        theirs = {pair[1].fileno(): forked[name] for name, pair in pairs.items()}
+        # A zygote already gone answers no request: each service then starts as its own interpreter (`NotForked`).
+        with contextlib.suppress(OSError):
+            socket.send_fds(self._control, [Schedule(theirs, stages).encode()], list(theirs))
+        self._control.close()
+        for _, held in pairs.values():
+            held.close()
+
+    def stop(self) -> None:
+        """Let go of the channels (the zygote exits once it has reaped every service), then wait for it. One never
+        given a schedule has forked nothing: it is ended at once rather than waited for through its imports."""
+        self._control.close()
+        for channel in self.channels.values():
+            channel.close()
+        if not self.channels:
+            self.process.terminate()
+        try:
+            self.process.wait(timeout=STOP_WITHIN)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class NotForked(Exception):
+    """The zygote did not fork a service: it is gone (it exited, or was killed), or it forks nothing more."""
 
 
 class Forked:
@@ -217,13 +409,14 @@ class Forked:
             reply = channel.recv(MESSAGE_BYTES)
         except OSError as exc:
             os.close(read)
-            raise ForkServerGone(f"the fork server did not take the request for {module}: {exc}") from exc
+            raise NotForked(f"the fork server did not take the request for {module}: {exc}") from exc
         finally:
             os.close(write)
-        if not reply:
+        answer: dict[str, Any] = json.loads(reply) if reply else {"refused": "it exited first"}
+        if "refused" in answer:
             os.close(read)
-            raise ForkServerGone(f"the fork server exited before it forked {module}")
-        self.pid: int = json.loads(reply)["pid"]
+            raise NotForked(f"the fork server did not fork {module}: {answer['refused']}")
+        self.pid: int = answer["pid"]
         self.stdout = os.fdopen(read, "rb")
         self.returncode: int | None = None
         self._channel = channel
@@ -242,9 +435,14 @@ class Forked:
 
 
 def main() -> None:
-    channels = [socket.socket(fileno=int(descriptor)) for descriptor in sys.argv[1:]]
+    control = socket.socket(fileno=int(sys.argv[1]))
     preload()
-    job = serve(channels)
+    message, descriptors, _, _ = socket.recv_fds(control, MESSAGE_BYTES, MOST_SERVICES)
+    control.close()
+    if not message:  # the launcher stopped before it planned the stack
+        return
+    schedule = Schedule.decode(message, descriptors)
+    job = serve([socket.socket(fileno=descriptor) for descriptor in schedule.channels], schedule)
     if job is not None:
         become(job)
 

@@ -388,7 +388,8 @@ def create_app(gateway: Gateway) -> ASGIApp:
             metrics=gateway.metrics,
             operations=gateway,
             areas=[area.router for area in gateway.areas],
-        )
+        ),
+        prefix=rest.PREFIX,
     )
     guarded = McpGuard(mcp_app, gateway.tokens, gateway.metrics)
     # Any other path the REST API does not route (`/mcp/`, which the MCP app redirects) still reaches the MCP app.
@@ -450,7 +451,10 @@ class RequestMetrics:
         try:
             await self.app(scope, receive, sending)
         finally:
-            # Routing records the matched route in the scope; its template is a bounded label.
+            # Routing records the matched route in the scope; its template is a bounded label. A REST route's own
+            # template is the one in the router under the API's prefix (`rest.router`), so the prefix is put back.
             route = getattr(scope.get("route"), "path", "") or "unmatched"
+            if scope["path"].startswith(f"{rest.PREFIX}/") and route != "unmatched":
+                route = rest.PREFIX + route
             self._metrics.http_requests.labels(route, scope["method"], str(status)).inc()
             self._metrics.http_request_seconds.labels(route, scope["method"]).observe(time.perf_counter() - started)
