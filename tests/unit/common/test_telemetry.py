@@ -20,6 +20,21 @@ def test_the_heartbeat_describes_this_process() -> None:
     assert beat.started_at.ToNanoseconds() <= beat.at.ToNanoseconds()
 
 
+def test_a_forked_process_reports_its_own_start_not_its_parent_s_import() -> None:
+    before = telemetry.heartbeat("gateway").started_at.ToNanoseconds()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its start, as the fork server's services are started
+        os.close(read)
+        os.write(write, str(telemetry.heartbeat("gateway").started_at.ToNanoseconds()).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as child:
+        forked = int(child.read())
+    assert os.waitpid(pid, 0)[1] == 0
+    assert forked > before
+
+
 def test_the_shipper_keeps_the_newest_lines_masked_and_never_its_own_transports() -> None:
     shipper = telemetry.LogShipper()
     shipper.setFormatter(JsonFormatter("tools"))

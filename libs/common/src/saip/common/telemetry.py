@@ -57,6 +57,16 @@ BEAT_TTL = timedelta(seconds=3 * BEAT)
 _started = time.time()
 
 
+def _forked() -> None:
+    """A process forked from one that imported this module (the fork server of `saip run`) starts now, not when the
+    fork server imported it: its heartbeat's uptime is its own."""
+    global _started
+    _started = time.time()
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 def replica() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
