@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import urllib.parse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -181,40 +182,74 @@ def test_the_images_use_the_uv_the_makefile_pins() -> None:
         assert f"COPY --from=ghcr.io/astral-sh/uv:{pinned} " in path.read_text(), path.name
 
 
-@pytest.mark.parametrize("service", SERVICES)
-def test_the_image_install_steps_give_an_environment_that_runs_the_service(service: str, tmp_path: Path) -> None:
-    """The builder stage's two `uv sync` steps, run offline from the lock: the first with only the files its bind
-    mounts give, the second after the sources are copied. No Docker needed; the packages come from uv's cache."""
-    dependencies, project = _uv_syncs(DOCKERFILES / f"{service}.Dockerfile")
-    source, environment = tmp_path / "src", tmp_path / "opt"
-    source.mkdir()
+@dataclass
+class BuildContext:
+    """The build context the images' install steps run in, shared by the services' tests (see `build_context`)."""
+
+    source: Path  # the context: pyproject.toml and uv.lock, with libs/ and services/ only while a step needs them
+    sources: Path  # where libs/ and services/ wait in between
+    environment: Path  # the one path every service's environment is made at, as each image's is at /opt/saip
+    bytecode: Path  # the prefix the environments' imports keep their bytecode under
+
+
+@pytest.fixture(scope="module")
+def build_context(tmp_path_factory: pytest.TempPathFactory) -> BuildContext:
+    """One build context for every service's install steps, which makes the services after the first cheap with
+    nothing less checked. The sources are moved in and out of it rather than copied again, so that uv, which keys the
+    wheels it builds of the workspace's members by their path and files, builds the libraries every service installs
+    (saip-common, saip-api) once. And every environment is made at the one path, so that the bytecode its imports
+    compile, kept under a prefix and checked against each source file's time and size, serves the next service's
+    imports of the same locked packages rather than each compiling them again."""
+    root = tmp_path_factory.mktemp("images")
+    context = BuildContext(root / "src", root / "sources", root / "opt", root / "bytecode")
+    context.source.mkdir()
     for name in ("pyproject.toml", "uv.lock"):
-        shutil.copy(ROOT / name, source / name)
-    env = {
-        **os.environ,
-        "UV_OFFLINE": "1",
-        "UV_PYTHON_DOWNLOADS": "never",
-        "UV_PROJECT_ENVIRONMENT": str(environment),
-    }
+        shutil.copy(ROOT / name, context.source / name)
+    for folder in ("libs", "services"):
+        ignored = shutil.ignore_patterns("__pycache__", "*.egg-info")
+        shutil.copytree(ROOT / folder, context.sources / folder, ignore=ignored)
+    return context
+
+
+def _move_sources(into: Path, out_of: Path) -> None:
+    for folder in ("libs", "services"):
+        (out_of / folder).rename(into / folder)
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_the_image_install_steps_give_an_environment_that_runs_the_service(
+    service: str, build_context: BuildContext, tmp_path: Path
+) -> None:
+    """The builder stage's two `uv sync` steps, run offline from the lock: the first with only the files its bind
+    mounts give, the second after the sources are added. No Docker needed; the packages come from uv's cache."""
+    dependencies, project = _uv_syncs(DOCKERFILES / f"{service}.Dockerfile")
+    source, environment = build_context.source, build_context.environment
+    env = {**os.environ, "UV_OFFLINE": "1", "UV_PYTHON_DOWNLOADS": "never", "UV_PROJECT_ENVIRONMENT": str(environment)}
     uv = str(Path(sys.executable).parent / "uv")
 
-    def run(command: list[str]) -> subprocess.CompletedProcess[str]:
+    def run(command: list[str], env: dict[str, str] = env) -> subprocess.CompletedProcess[str]:
         return subprocess.run(command, cwd=source, env=env, capture_output=True, text=True, timeout=120, check=False)
 
-    done = run([uv, *dependencies[1:]])
-    assert done.returncode == 0, done.stderr
-    for folder in ("libs", "services"):
-        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    done = run([uv, *project[1:]])
-    assert done.returncode == 0, done.stderr
+    try:
+        done = run([uv, *dependencies[1:]])
+        assert done.returncode == 0, done.stderr
+        _move_sources(into=source, out_of=build_context.sources)
+        try:
+            done = run([uv, *project[1:]])
+        finally:
+            _move_sources(into=build_context.sources, out_of=source)  # the runtime stage copies /opt/saip alone
+        assert done.returncode == 0, done.stderr
 
-    for folder in ("libs", "services"):  # the runtime stage copies /opt/saip alone
-        shutil.rmtree(source / folder)
-    python = str(environment / "bin" / "python")
-    done = run([python, "-c", f"import saip.{service}.__main__, saip.common.healthcheck"])
-    assert done.returncode == 0, done.stderr
-    assert run([python, "-m", "saip.common.healthcheck"]).returncode == 2  # the probe is there: it prints its usage
-    assert not (environment / "bin" / "pytest").exists()  # no dev tools in the image
+        python = str(environment / "bin" / "python")
+        imports = {**os.environ, "PYTHONPYCACHEPREFIX": str(build_context.bytecode)}
+        imports.pop("PYTHONDONTWRITEBYTECODE", None)
+        done = run([python, "-c", f"import saip.{service}.__main__, saip.common.healthcheck"], imports)
+        assert done.returncode == 0, done.stderr
+        assert run([python, "-m", "saip.common.healthcheck"], imports).returncode == 2  # the probe prints its usage
+        assert not (environment / "bin" / "pytest").exists()  # no dev tools in the image
+    finally:
+        if environment.exists():  # kept for a look; the next service's environment is made afresh at the one path
+            environment.rename(tmp_path / "opt")
 
 
 # Kubernetes

@@ -12,6 +12,8 @@ import os
 import re
 import shlex
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +90,17 @@ class Mcpdo:
 
     def stop(self) -> None:
         self._run(["daemon", "stop"], check=False, timeout=20)
+
+
+@contextmanager
+def private_mcpdo(home: Path) -> Iterator[Mcpdo]:
+    """An `Mcpdo` with its daemon and catalog under `home`, the daemon stopped on the way out."""
+    assert installed(), "the npm test clients are missing: run `make install`"
+    client = Mcpdo(home)
+    try:
+        yield client
+    finally:
+        client.stop()
 
 
 def conformance(url: str, scenario: str, home: Path) -> subprocess.CompletedProcess[str]:

@@ -16,6 +16,8 @@ from tests.contract.deployment import INFRASTRUCTURE_METRICS, SERVICES, dashboar
 from tests.e2e.stack import Stack
 
 pytestmark = pytest.mark.e2e
+# Scrapes the services' /metrics and changes nothing: it runs on the session's shared stack (tests/e2e/conftest.py).
+SHARED_STACK = True
 
 SHARED_PREFIXES = ("saip_grpc_server_", "saip_build_")
 KNOWN_SERVICES = ("gateway", "audit", "tools", "knowledge", "shipyard")

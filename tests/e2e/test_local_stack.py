@@ -1,5 +1,5 @@
-"""`make run` as a process: two stacks side by side, a configured token, restarts, stopping on SIGTERM, and a service
-killed with -9."""
+"""`make run` as a process: two stacks side by side and a third refused the port one of them serves on, a configured
+token, restarts, stopping on SIGTERM, a service killed with -9, and an existing NATS used."""
 
 from __future__ import annotations
 
@@ -30,7 +30,9 @@ def alive(pid: int) -> bool:
     return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def test_two_stacks_run_side_by_side_and_sigterm_stops_everything(tmp_path: Path) -> None:
+def test_two_stacks_run_side_by_side_a_third_on_a_taken_port_is_refused_and_sigterm_stops_everything(
+    tmp_path: Path,
+) -> None:
     first = start_stack(tmp_path / "one")
     second = start_stack(tmp_path / "two")
     try:
@@ -39,9 +41,15 @@ def test_two_stacks_run_side_by_side_and_sigterm_stops_everything(tmp_path: Path
         assert first.mcp_token != second.mcp_token
         started = first.descendants()
         assert len(started) >= 4  # honcho's workers and nats, audit, tools, gateway below them
+        # A third `saip run` on the first one's port, while it serves there: refused before it starts anything.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SAIP_")}
+        env.update({"SAIP_HOME": str(tmp_path / "three"), "SAIP_GATEWAY_PORT": str(first.port)})
+        taken = subprocess.run([str(SAIP), "run"], env=env, capture_output=True, text=True, timeout=30, check=False)
     finally:
         stopped = first.stop()
         second.stop()
+    assert taken.returncode == 2
+    assert f"port {first.port} is in use" in taken.stderr and "SAIP_GATEWAY_PORT" in taken.stderr
     assert stopped, "the launcher did not exit on SIGTERM; its process group was killed"
     assert [pid for pid in started if alive(pid)] == []
     assert first.process.returncode is not None
@@ -104,18 +112,6 @@ def test_the_token_is_generated_once_and_a_removal_survives_a_restart(tmp_path: 
         assert status["reason"] == "no bearer token on the built-in server"
     finally:
         third.stop()
-
-
-def test_a_taken_gateway_port_is_refused_with_what_to_do(tmp_path: Path) -> None:
-    stack = start_stack(tmp_path / "one")
-    try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SAIP_")}
-        env.update({"SAIP_HOME": str(tmp_path / "two"), "SAIP_GATEWAY_PORT": str(stack.port)})
-        taken = subprocess.run([str(SAIP), "run"], env=env, capture_output=True, text=True, timeout=30, check=False)
-    finally:
-        stack.stop()
-    assert taken.returncode == 2
-    assert f"port {stack.port} is in use" in taken.stderr and "SAIP_GATEWAY_PORT" in taken.stderr
 
 
 def test_an_existing_nats_is_used_when_saip_nats_url_is_set(tmp_path: Path, nats_server: LocalNats) -> None:

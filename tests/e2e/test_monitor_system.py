@@ -14,6 +14,9 @@ from tests.e2e.test_tool_studio import envelope
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.e2e
+# Reads the services' beats and log lines, which any stack has: it runs on the session's shared stack
+# (tests/e2e/conftest.py).
+SHARED_STACK = True
 
 SERVICES = {"gateway", "audit", "tools", "knowledge"}
 

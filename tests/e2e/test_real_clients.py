@@ -8,6 +8,9 @@ from tests.e2e.real_clients import Mcpdo
 from tests.e2e.stack import Stack
 
 pytestmark = pytest.mark.e2e
+# Reads the management surface and makes refused calls, whatever else the stack holds: it runs on the session's
+# shared stack (tests/e2e/conftest.py).
+SHARED_STACK = True
 
 ERAS = [pytest.param("legacy", "2025-11-25", id="2025-11-25"), pytest.param("modern", "2026-07-28", id="2026-07-28")]
 

@@ -20,6 +20,10 @@ from tests.e2e.stack import SAIP, Stack, mcp_client
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.e2e
+# Its listings are of the monitor tools (compared with `>=`) and of its own calls, newest first; it writes each
+# MCP token it rotates into the banner, so the modules after it read the current one: it runs on the session's
+# shared stack (tests/e2e/conftest.py).
+SHARED_STACK = True
 
 ERAS = [pytest.param("legacy", id="2025-11-25"), pytest.param("auto", id="2026-07-28")]
 MONITOR_TOOLS = {

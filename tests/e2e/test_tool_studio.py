@@ -24,6 +24,10 @@ from tests.e2e.stack import SAIP, Stack, mcp_client
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.e2e
+# Its tools, drafts and audit entries are found by their own names (the tail's backlog holds the newest 500), and
+# what it leaves published only adds to the tools other modules list with `>=`: it runs on the session's shared
+# stack (tests/e2e/conftest.py).
+SHARED_STACK = True
 
 ERAS = [pytest.param("legacy", id="2025-11-25"), pytest.param("auto", id="2026-07-28")]
 TOOLS_TOOLS = {
