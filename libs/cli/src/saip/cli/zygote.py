@@ -191,9 +191,14 @@ def environment(environ: Mapping[str, str]) -> dict[str, str]:
     return {**given, "PYTHONUNBUFFERED": "1"}
 
 
+def threads() -> tuple[int, int]:
+    """The threads this process holds, for Python and for the kernel (a C library's thread too)."""
+    return threading.active_count(), len(os.listdir("/proc/self/task"))
+
+
 def single_threaded() -> bool:
-    """Whether this process holds only its own thread, for Python and for the kernel (a C library's thread too)."""
-    return threading.active_count() == 1 and len(os.listdir("/proc/self/task")) == 1
+    """Whether this process holds only its own thread."""
+    return threads() == (1, 1)
 
 
 @dataclass
@@ -216,13 +221,14 @@ class _Staging:
 
     def import_next(self) -> None:
         stage = self.stages.pop(0)
+        before = threads()  # (1, 1) in the zygote, which checked that after the shared set
         try:
             for name in stage.imports:
                 importlib.import_module(name)
         except Exception as exc:  # any failure of a broken install: each service left says it, as its own interpreter
             self.refuse(f"importing {', '.join(stage.imports)} failed ({exc!r})")
         else:
-            if not single_threaded():
+            if threads() != before:
                 self.refuse(f"importing {', '.join(stage.imports)} started a thread, after which no fork is safe")
         self.reached += 1
 
