@@ -10,19 +10,22 @@ import json
 import os
 import queue
 import re
+import select
 import signal
 import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 from honcho.process import Popen, Process
 
 from saip.cli.stack import Plan, Spawn
 from saip.cli.zygote import MESSAGE_BYTES, STAGES, Forked, ForkServer, NotForked, Schedule, Stage, _Staging
+
+ENDS_WITHIN = 30.0
 
 # A service stand-in: says what it was given and how it runs, then exits with PROBE_EXIT, or waits for a signal.
 PROBE = """
@@ -88,6 +91,13 @@ def ended(child: Forked | Popen) -> int:
     child.stdout.read()
     child.stdout.close()
     return child.wait()
+
+
+def ends(output: BinaryIO) -> bool:
+    """Whether the output reaches its end with nothing more in it: a pipe whose write end some process still holds
+    never does, and is given up after `ENDS_WITHIN` seconds rather than read forever."""
+    readable, _, _ = select.select([output], [], [], ENDS_WITHIN)
+    return bool(readable) and output.read() == b""
 
 
 def test_no_stage_of_imports_starts_a_thread() -> None:
@@ -156,12 +166,14 @@ def test_services_forked_one_after_the_other_hold_none_of_each_other_s_output(tm
             pass
         pids = {name: json.loads(server.channels[name].recv(MESSAGE_BYTES))["pid"] for name in outputs}
         assert [json.loads(outputs[name].readline())["pid"] for name in outputs] == list(pids.values())
+        # Both have written all they write before they wait, so what follows a signal is only the end of the output.
+        assert [outputs[name].readline() for name in outputs] == [b"to stderr\n"] * 2
         os.kill(pids["two"], signal.SIGKILL)
         # Its output ends although the other service, forked before it, still runs: no copy of its pipe is left.
-        assert outputs["two"].read() == b"to stderr\n"
+        assert ends(outputs["two"])
         assert json.loads(server.channels["two"].recv(MESSAGE_BYTES)) == {"returncode": -signal.SIGKILL}
         os.killpg(pids["one"], signal.SIGTERM)
-        assert outputs["one"].read() == b"to stderr\n"
+        assert ends(outputs["one"])
     finally:
         for output in outputs.values():
             output.close()
