@@ -6,6 +6,7 @@ failed, a service still starts."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -154,7 +155,7 @@ def test_a_service_is_forked_once_its_stage_is_in(tmp_path: Path) -> None:
 def test_services_forked_one_after_the_other_hold_none_of_each_other_s_output(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "gate")
     server, stack = start(tmp_path, (Stage(("gate",), ("late",)),), one="late", two="late")
-    outputs = {}
+    outputs, pids = {}, {}
     try:
         for name in ("one", "two"):  # both asked while the stage is held: the zygote forks them one after the other
             read, write = os.pipe()
@@ -175,6 +176,9 @@ def test_services_forked_one_after_the_other_hold_none_of_each_other_s_output(tm
         os.killpg(pids["one"], signal.SIGTERM)
         assert ends(outputs["one"])
     finally:
+        for pid in pids.values():  # a failed assertion leaves no service waiting for a signal
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
         for output in outputs.values():
             output.close()
         server.stop()
