@@ -22,6 +22,8 @@ from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from saip.audit import records
+from saip.audit.clients import REQUEST_TIMEOUT
+from saip.audit.server import STOP_GRACE
 from saip.common import bus, names
 from saip.common.natsd import LocalNats, free_port
 from saip.common.settings import SaipSettings
@@ -40,6 +42,9 @@ from tests.waiting import eventually
 pytestmark = pytest.mark.integration
 
 SERVICE = "saip.v1.AuditService"
+# The service's stop runs its graces one after the other (the calls in flight, the batch in hand, the NATS drain),
+# then its consumers' deletes: what a loaded machine may take before the process ends.
+STOPS_WITHIN = 3 * STOP_GRACE + 2 * REQUEST_TIMEOUT + 5.0
 
 
 class AuditProcess:
@@ -97,9 +102,15 @@ class AuditProcess:
         return self.log.read_text(errors="replace")[-4000:]
 
     def stop(self) -> None:
-        """SIGTERM and wait, unless it has ended already (the end of a test)."""
+        """SIGTERM and wait, unless it has ended already (the end of a test). A service that does not end within
+        its own stop's graces is killed, so nothing of it is left to the next test, and fails with its log."""
         if self.process is not None and self.process.poll() is None:
-            self.terminate(within=10)
+            try:
+                self.terminate(within=STOPS_WITHIN)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                said = self.tail()
+                raise AssertionError(f"the audit service did not stop on SIGTERM; its log ends:\n{said}") from None
 
 
 def batch(prefix: str, count: int) -> list[events_pb2.AuditRecord]:
