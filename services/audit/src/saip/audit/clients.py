@@ -254,9 +254,8 @@ class JetStreamRecords:
                 return []  # nothing was published meanwhile
         if limit > 1:
             try:
-                msgs += await sub.fetch(limit - 1, timeout=self._more_wait)
-            except TimeoutError:
-                pass  # nothing more had arrived
+                with contextlib.suppress(TimeoutError):  # nothing more had arrived
+                    msgs += await sub.fetch(limit - 1, timeout=self._more_wait)
             except _TRANSIENT as exc:
                 # What is in hand goes on: dropped, it would come back after the ack wait, behind newer records.
                 logger.info("records fetched before a failed pull go on alone", extra={"error": repr(exc)})
