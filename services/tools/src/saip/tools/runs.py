@@ -23,7 +23,7 @@ from saip.tools.spec import Resolved, ToolSpec
 from saip.v1 import common_pb2, tools_pb2
 
 _SPANS = tracing.tracer("tools")
-# The input schemas whose validators are kept, least recently used first out: more than the tools one service serves.
+# How many input schemas keep their validators (the least recently used goes first): more than one service serves.
 VALIDATORS = 256
 
 
