@@ -238,6 +238,24 @@ async def test_a_served_call_answers_bad_arguments_and_failures_as_the_tool_s_er
         await parts.serving.call("nothing", "{}")
 
 
+async def test_a_served_call_is_checked_against_the_schema_of_the_tool_as_it_is_now() -> None:
+    """The validators are kept by schema: a tool made anew under the same name with other parameters is checked
+    against its own, and two tools called in turn each against theirs."""
+    parts = fakes.studio()
+    summary = await published(parts)
+    assert not (await parts.serving.call("adder", '{"a": 1, "b": 2}')).is_error
+
+    await parts.studio.delete("adder", summary.revision)
+    texts = [{"name": "a", "type": "string", "required": True, "testValue": "x"}]
+    await published(parts, params=texts, code="return { a };")
+    await published(parts, "summer")
+    refused = await parts.serving.call("adder", '{"a": 1, "b": 2}')
+    assert refused.is_error and "Invalid arguments for 'adder'" in refused.text
+    assert json.loads((await parts.serving.call("adder", '{"a": "one"}')).text) == {"a": "one"}
+    assert (await parts.serving.call("summer", '{"a": "one"}')).is_error
+    assert not (await parts.serving.call("summer", '{"a": 1, "b": 2}')).is_error
+
+
 async def test_the_served_description_carries_the_annotations_and_the_approval_need() -> None:
     parts = fakes.studio()
     await published(parts)

@@ -5,7 +5,7 @@ contain still cannot make the service run code by what it answers.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from saip.common.netguard import Binding
@@ -48,7 +48,11 @@ class Job:
     max_redirects: int = 5
 
     def to_wire(self) -> dict[str, Any]:
-        return asdict(self)
+        """The job as JSON-ready data, each field as it is (asdict's deep copy of every field took more CPU than
+        encoding the JSON, on both sides of every call)."""
+        data = {name: getattr(self, name) for name in _JOB_FIELDS}
+        data["secrets"] = [{"marker": item.marker, "value": item.value, "hosts": item.hosts} for item in self.secrets]
+        return data
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> Job:
@@ -73,7 +77,8 @@ class Outcome:
     warm: bool = False
 
     def to_wire(self) -> dict[str, Any]:
-        return asdict(self)
+        """The outcome as JSON-ready data, each field as it is (see `Job.to_wire`)."""
+        return {name: getattr(self, name) for name in _OUTCOME_FIELDS}
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> Outcome:
@@ -88,3 +93,7 @@ class Outcome:
             duration_ms=int(data.get("duration_ms", 0)),
             warm=data.get("warm") is True,
         )
+
+
+_JOB_FIELDS = tuple(item.name for item in fields(Job))
+_OUTCOME_FIELDS = tuple(item.name for item in fields(Outcome))

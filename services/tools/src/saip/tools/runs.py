@@ -4,6 +4,7 @@ placeholder of the run masked."""
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Sequence
@@ -22,6 +23,8 @@ from saip.tools.spec import Resolved, ToolSpec
 from saip.v1 import common_pb2, tools_pb2
 
 _SPANS = tracing.tracer("tools")
+# How many input schemas keep their validators (the least recently used goes first): more than one service serves.
+VALIDATORS = 256
 
 
 class Runs:
@@ -30,8 +33,11 @@ class Runs:
         self._risk = risk
         self._metrics = metrics
 
-    async def run(self, kind: str, spec: ToolSpec, arguments: dict[str, Any], resolved: Resolved) -> Outcome:
-        """Run the code once (`kind`: test or call); what the sandbox refused is raised as risk events."""
+    async def run(
+        self, kind: str, spec: ToolSpec, arguments: dict[str, Any], resolved: Resolved, masker: Masker
+    ) -> Outcome:
+        """Run the code once (`kind`: test or call); what the sandbox refused is raised as risk events, masked by
+        `masker` (the run's, `resolved.masker()`, made once by the caller, which masks what it answers with it)."""
         # Every declared parameter is a global; one the caller left out is null, so `x ?? fallback` works.
         bound = {param.name: None for param in spec.params} | arguments
         job = self._runner.job(
@@ -48,7 +54,7 @@ class Runs:
             span.set_attribute("saip.ok", outcome.ok)
         self._metrics.run_seconds.labels(kind).observe(time.perf_counter() - started)
         self._metrics.runs.labels(kind, "ok" if outcome.ok else "error").inc()
-        await self._guarded(spec.name, outcome, resolved.masker())
+        await self._guarded(spec.name, outcome, masker)
         return outcome
 
     async def _guarded(self, name: str, outcome: Outcome, masker: Masker) -> None:
@@ -80,7 +86,7 @@ def parse_arguments(spec: ToolSpec, arguments_json: str) -> dict[str, Any]:
     if not isinstance(arguments, dict):
         raise InvalidSpec(f"Invalid arguments for '{spec.name}': pass a JSON object of parameter values.")
     problems = []
-    for error in sorted(Draft202012Validator(spec.input_schema()).iter_errors(arguments), key=str):
+    for error in sorted(_validator(json.dumps(spec.input_schema())).iter_errors(arguments), key=str):
         where = ".".join(str(part) for part in error.absolute_path)
         problems.append(f"'{where}': {error.message}" if where else error.message)
     if problems:
@@ -89,6 +95,13 @@ def parse_arguments(spec: ToolSpec, arguments_json: str) -> dict[str, Any]:
             "match its input schema."
         )
     return arguments
+
+
+@functools.lru_cache(maxsize=VALIDATORS)
+def _validator(schema_json: str) -> Draft202012Validator:
+    """The validator of an input schema, made once for each schema (its text is the key, so a tool whose parameters
+    change gets its own): making one took more CPU than checking a call's arguments with it."""
+    return Draft202012Validator(json.loads(schema_json))
 
 
 def report_of(name: str, outcome: Outcome, masker: Masker, *, local_pass: bool) -> tools_pb2.TestReport:
