@@ -26,10 +26,13 @@ Registrar = Callable[[grpc.aio.Server], None]
 
 
 class _Metrics(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Counts every call by its final status code and times unary calls (request rate, errors, latency)."""
+    """Counts every call by its final status code and times unary calls (request rate, errors, latency). Each
+    method's timed handler is built once, at its first call, not per call: gRPC asks the interceptors at every call,
+    and a new handler from this one, inside `ServerSpans`, made that one build its traced handler again each time."""
 
     def __init__(self, metrics: GrpcMetrics) -> None:
         self._metrics = metrics
+        self._timed: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     async def intercept_service(
         self,
@@ -39,9 +42,17 @@ class _Metrics(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
             return handler
-        _, _, path = handler_call_details.method.partition("/")
+        full = handler_call_details.method
+        known = self._timed.get(full)
+        if known is None or known[0] is not handler:
+            known = self._timed[full] = (handler, self._timing(full, handler))
+        return known[1]
+
+    def _timing(self, full: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        _, _, path = full.partition("/")
         service, _, method = path.partition("/")
         inner = handler.unary_unary
+        handled, handling = self._metrics.handled, self._metrics.handling.labels(service, method)
 
         async def timed(request: Any, context: grpc.aio.ServicerContext) -> Any:
             started = time.perf_counter()
@@ -53,8 +64,8 @@ class _Metrics(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 raise
             finally:
                 final = context.code() or code
-                self._metrics.handled.labels(service, method, final.name).inc()
-                self._metrics.handling.labels(service, method).observe(time.perf_counter() - started)
+                handled.labels(service, method, final.name).inc()
+                handling.observe(time.perf_counter() - started)
 
         return grpc.unary_unary_rpc_method_handler(
             timed,
