@@ -16,6 +16,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry
 
+from saip.common.interceptors import WrapsOnce
 from saip.common.metrics import GrpcMetrics, MetricsServer, publish_build_info
 from saip.common.settings import SaipSettings
 from saip.common.tracing import ServerSpans
@@ -25,30 +26,16 @@ logger = logging.getLogger(__name__)
 Registrar = Callable[[grpc.aio.Server], None]
 
 
-class _Metrics(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Counts every call by its final status code and times unary calls (request rate, errors, latency). Each
-    method's timed handler is built once, at its first call, not per call: gRPC asks the interceptors at every call,
-    and a new handler from this one, inside `ServerSpans`, made that one build its traced handler again each time."""
+class _Metrics(WrapsOnce):
+    """Counts every call by its final status code and times unary calls (request rate, errors, latency)."""
 
     def __init__(self, metrics: GrpcMetrics) -> None:
+        super().__init__()
         self._metrics = metrics
-        self._timed: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None:
+    def wrap(self, full: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        if handler.unary_unary is None:
             return handler
-        full = handler_call_details.method
-        known = self._timed.get(full)
-        if known is None or known[0] is not handler:
-            known = self._timed[full] = (handler, self._timing(full, handler))
-        return known[1]
-
-    def _timing(self, full: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         _, _, path = full.partition("/")
         service, _, method = path.partition("/")
         inner = handler.unary_unary
