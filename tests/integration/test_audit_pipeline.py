@@ -146,6 +146,7 @@ async def test_hitl_summary_is_exactly_what_the_prometheus_counter_exports(
 ) -> None:
     js = nats_client.jetstream()
     async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
+        before = await stub.GetHitlSummary(audit_pb2.GetHitlSummaryRequest(recent=3))  # the counts made once, all 0
         for record in (
             management_call("m-1", hitl=APPROVED),
             management_call("m-2", hitl=DECLINED, outcome=common_pb2.OUTCOME_DECLINED),
@@ -166,6 +167,8 @@ async def test_hitl_summary_is_exactly_what_the_prometheus_counter_exports(
         common_pb2.HITL_DECISION_ELICIT_FAILED: "elicit-failed",
         common_pb2.HITL_DECISION_DENIED: "denied",
     }
+    assert (before.questions, sum(count.count for count in before.counts), len(before.recent)) == (0, 0, 0)
+    assert before.collector_since == summary.collector_since
     assert len(summary.counts) == 10
     for count in summary.counts:
         series = f'saip_audit_hitl_decisions_total{{decision="{decision[count.decision]}",side="{side[count.side]}"}}'

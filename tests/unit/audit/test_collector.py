@@ -5,10 +5,12 @@ and rejection of what is no record."""
 from __future__ import annotations
 
 import itertools
+import logging
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import pytest
 from prometheus_client import CollectorRegistry
 
 from saip.audit import chain
@@ -101,6 +103,25 @@ async def test_an_append_that_fails_is_tried_again_and_the_records_are_chained_o
 
     assert ledger.ids == ["m-1", "m-2"]
     assert ledger.log[0] == "append m-1 m-2"
+
+
+async def test_each_retry_is_logged_with_its_attempt_and_the_store_back_ends_them(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    away = deque([StoreUnavailable("NATS is away"), StoreUnavailable("NATS is still away")])
+    ledger = FakeLedger(failures=away)
+    source = FakeSource(ledger.log)
+    source.put(*calls("m-1"))
+    with caplog.at_level(logging.WARNING, logger="saip.audit.collector"):
+        async with collecting(source, ledger):
+            await eventually(lambda: source.settled)
+
+    retries = [record for record in caplog.records if record.getMessage() == "audit store unavailable; retrying"]
+    assert [(record.__dict__["attempt"], record.__dict__["error"]) for record in retries] == [
+        (1, "NATS is away"),
+        (2, "NATS is still away"),
+    ]
+    assert ledger.ids == ["m-1"]
 
 
 async def test_records_are_never_acknowledged_while_their_append_keeps_failing() -> None:

@@ -60,7 +60,7 @@ def test_a_management_call_counts_its_tool_outcome_decision_and_derived_risk_eve
     assert value(metrics, "saip_audit_pipeline_lag_seconds_sum") == 0.2
 
 
-def test_hitl_counts_read_back_the_counter_and_skip_calls_without_a_question() -> None:
+def test_hitl_counts_are_the_counters_values_and_skip_calls_without_a_question() -> None:
     metrics = fresh()
     for record in (
         management_call("m-1", hitl=common_pb2.HITL_DECISION_APPROVED),
@@ -80,6 +80,8 @@ def test_hitl_counts_read_back_the_counter_and_skip_calls_without_a_question() -
         ("chat", "approved"): 1,
     }
     assert len(counts) == 10  # every side and decision, zeros included
+    for (side, decision), count in counts.items():
+        assert value(metrics, "saip_audit_hitl_decisions_total", side=side, decision=decision) == count
     assert records.approval(counts) == (4, 0.75)
 
 

@@ -12,8 +12,10 @@ import httpx
 import pytest
 from prometheus_client import CollectorRegistry
 
-from saip.common.grpc_server import GrpcServer, RpcEdge, endpoints
+from saip.common.grpc_server import GrpcServer, RpcEdge, _Metrics, endpoints
+from saip.common.metrics import GrpcMetrics
 from saip.common.settings import Port, SaipSettings, endpoint_keys
+from saip.common.tracing import ServerSpans
 from saip.v1 import common_pb2
 
 
@@ -126,6 +128,17 @@ async def test_a_taken_port_is_said_with_the_address() -> None:
             await GrpcServer([], "127.0.0.1", port).start()
 
 
+async def list_nothing(channel: grpc.aio.Channel) -> None:
+    """One call of the probe's List, which refuses it (NOT_FOUND)."""
+    listing = channel.unary_unary(
+        "/saip.v1.Probe/List",
+        request_serializer=common_pb2.ListServedToolsRequest.SerializeToString,
+        response_deserializer=common_pb2.ListServedToolsReply.FromString,
+    )
+    with pytest.raises(grpc.aio.AioRpcError):
+        await listing(common_pb2.ListServedToolsRequest())
+
+
 async def test_the_endpoints_count_calls_on_the_given_registry_and_drain_on_the_way_out() -> None:
     registry = CollectorRegistry()
     drained: list[str] = []
@@ -137,13 +150,7 @@ async def test_the_endpoints_count_calls_on_the_given_registry_and_drain_on_the_
         draining=lambda: drained.append("tails ended"),
     ) as served:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{served.port}") as channel:
-            listing = channel.unary_unary(
-                "/saip.v1.Probe/List",
-                request_serializer=common_pb2.ListServedToolsRequest.SerializeToString,
-                response_deserializer=common_pb2.ListServedToolsReply.FromString,
-            )
-            with pytest.raises(grpc.aio.AioRpcError):
-                await listing(common_pb2.ListServedToolsRequest())
+            await list_nothing(channel)
         async with httpx.AsyncClient() as http:
             exported = (await http.get(f"http://127.0.0.1:{served.metrics_port}/metrics")).text
         assert drained == []
@@ -151,3 +158,31 @@ async def test_the_endpoints_count_calls_on_the_given_registry_and_drain_on_the_
     assert registry.get_sample_value("saip_grpc_server_handled_total", labels) == 1
     assert 'saip_build_info{service="probe"' in exported
     assert drained == ["tails ended"]
+
+
+async def test_a_method_s_timed_and_traced_handlers_are_built_at_its_first_call_and_count_every_call() -> None:
+    # The metrics interceptor inside the spans one, as every service has them: a handler made anew per call by the
+    # inner one made the outer one build its own again each time.
+    registry = CollectorRegistry()
+    spans = ServerSpans("probe")
+    server = grpc.aio.server(interceptors=[spans, _Metrics(GrpcMetrics(registry))])
+    register(server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            await list_nothing(channel)
+            first = dict(spans._wrapped)
+            await list_nothing(channel)
+    finally:
+        await server.stop(None)
+    assert list(first) == ["/saip.v1.Probe/List"]
+    assert spans._wrapped["/saip.v1.Probe/List"] is first["/saip.v1.Probe/List"]
+    labels = {"grpc_service": "saip.v1.Probe", "grpc_method": "List", "grpc_code": "NOT_FOUND"}
+    assert registry.get_sample_value("saip_grpc_server_handled_total", labels) == 2
+    assert (
+        registry.get_sample_value(
+            "saip_grpc_server_handling_seconds_count", {"grpc_service": "saip.v1.Probe", "grpc_method": "List"}
+        )
+        == 2
+    )

@@ -196,9 +196,9 @@ async def test_a_served_method_s_traced_handler_is_built_once() -> None:
         unary = channel.unary_unary("/saip.v1.Probe/Unary")
         with tracing.tracer("probe").span("root"):
             await unary(b"x")
-            built = dict(spans._traced)
+            built = dict(spans._wrapped)
             await unary(b"x")
-    assert list(built) == ["/saip.v1.Probe/Unary"] and spans._traced == built
+    assert list(built) == ["/saip.v1.Probe/Unary"] and spans._wrapped == built
 
 
 async def test_a_row_says_what_the_span_was_and_how_it_ended() -> None:

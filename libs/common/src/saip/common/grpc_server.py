@@ -16,6 +16,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry
 
+from saip.common.interceptors import WrapsOnce
 from saip.common.metrics import GrpcMetrics, MetricsServer, publish_build_info
 from saip.common.settings import SaipSettings
 from saip.common.tracing import ServerSpans
@@ -25,23 +26,20 @@ logger = logging.getLogger(__name__)
 Registrar = Callable[[grpc.aio.Server], None]
 
 
-class _Metrics(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class _Metrics(WrapsOnce):
     """Counts every call by its final status code and times unary calls (request rate, errors, latency)."""
 
     def __init__(self, metrics: GrpcMetrics) -> None:
+        super().__init__()
         self._metrics = metrics
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None:
+    def wrap(self, full: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        if handler.unary_unary is None:
             return handler
-        _, _, path = handler_call_details.method.partition("/")
+        _, _, path = full.partition("/")
         service, _, method = path.partition("/")
         inner = handler.unary_unary
+        handled, handling = self._metrics.handled, self._metrics.handling.labels(service, method)
 
         async def timed(request: Any, context: grpc.aio.ServicerContext) -> Any:
             started = time.perf_counter()
@@ -53,8 +51,8 @@ class _Metrics(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 raise
             finally:
                 final = context.code() or code
-                self._metrics.handled.labels(service, method, final.name).inc()
-                self._metrics.handling.labels(service, method).observe(time.perf_counter() - started)
+                handled.labels(service, method, final.name).inc()
+                handling.observe(time.perf_counter() - started)
 
         return grpc.unary_unary_rpc_method_handler(
             timed,

@@ -65,6 +65,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from opentelemetry.util.types import AttributeValue
 
 from saip.common import names, telemetry
+from saip.common.interceptors import WrapsOnce
 from saip.common.settings import SaipSettings
 
 logger = logging.getLogger(__name__)
@@ -514,30 +515,16 @@ def _served_status(span: Span, context: grpc.aio.ServicerContext) -> None:
         span.set_status(Status(StatusCode.ERROR, code.name))
 
 
-class ServerSpans(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class ServerSpans(WrapsOnce):
     """One SERVER span per call (unary calls, server streams, and two-way streams the method writes as it goes: a
     proxied call's progress and questions), continuing the caller's trace from the metadata. Each method's traced
     handler is built once, at its first call, not per call (gRPC asks the interceptor at every call)."""
 
     def __init__(self, service: str) -> None:
+        super().__init__()
         self._spans = tracer(service)
-        self._traced: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None:  # no such method: nothing to keep for a name any client can make up
-            return handler
-        full = handler_call_details.method
-        known = self._traced.get(full)
-        if known is None or known[0] is not handler:
-            known = self._traced[full] = (handler, self._handler(full, handler))
-        return known[1]
-
-    def _handler(self, full: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    def wrap(self, full: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         """`handler` with a span around each of its calls (the same handler when its calls are not traced)."""
         if handler.request_streaming and handler.stream_stream is None:
             return handler

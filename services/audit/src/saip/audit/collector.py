@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol, TypeVar
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
-
 from saip.audit import chain, records
 from saip.audit.chain import GENESIS, ChainHead
 from saip.audit.errors import BatchRefused, ChainMoved, RecordRejected, StoreUnavailable
@@ -47,6 +45,9 @@ ATOMIC_FROM = 16
 # Record ids remembered as chained: a redelivery is of a record chained within the ack wait (some seconds, tens of
 # thousands at full rate); one older than that is still recognised by its message id.
 REMEMBERED_IDS = 100_000
+# Seconds between attempts while the store is away: the first wait, doubled after each failure up to the last.
+RETRY_WAIT_FIRST = 0.05
+RETRY_WAIT_MAX = 2.0
 
 _SPANS = tracing.tracer("audit")
 
@@ -161,11 +162,6 @@ def _lag(record: events_pb2.AuditRecord, chained_at: datetime) -> float | None:
     """Seconds from the record's own time to its chaining; None when the record has no time."""
     happened = records.record_seconds(record)
     return max(0.0, chained_at.timestamp() - happened) if happened is not None else None
-
-
-def _log_retry(state: RetryCallState) -> None:
-    error = state.outcome.exception() if state.outcome is not None else None
-    logger.warning("audit store unavailable; retrying", extra={"error": str(error), "attempt": state.attempt_number})
 
 
 @dataclass(slots=True)
@@ -388,12 +384,17 @@ class Collector:
             )
 
     async def _retry(self, operation: Callable[[], Awaitable[R]]) -> R:
-        """Run `operation` until the store answers (NATS restarts and reconnects are waited out)."""
-        async for attempt in AsyncRetrying(
-            retry=retry_if_exception_type(StoreUnavailable),
-            wait=wait_exponential(multiplier=0.05, max=2.0),
-            before_sleep=_log_retry,
-        ):
-            with attempt:
+        """Run `operation` until the store answers (NATS restarts and reconnects are waited out), waiting 50 ms after
+        the first failure and twice as long after each next one, 2 s at most.
+
+        A loop of its own rather than tenacity's `AsyncRetrying`, which took 35-40 µs of the service's CPU to set up
+        around every operation that succeeds at once (two a batch: the fetch and the append, so two a call when calls
+        come one at a time)."""
+        attempt, wait = 1, RETRY_WAIT_FIRST
+        while True:
+            try:
                 return await operation()
-        raise AssertionError("unreachable: the retry loop only ends by returning or raising")
+            except StoreUnavailable as exc:
+                logger.warning("audit store unavailable; retrying", extra={"error": str(exc), "attempt": attempt})
+            await asyncio.sleep(wait)
+            attempt, wait = attempt + 1, min(RETRY_WAIT_MAX, wait * 2)

@@ -109,6 +109,10 @@ class AuditMetrics(Metrics):
         self._risk_types = BoundedLabel(MAX_RISK_TYPES, KNOWN_RISK_TYPES)
         self._guard_reasons = BoundedLabel(MAX_GUARD_REASONS)
         self._cached: dict[Signals, tuple[Counter, ...]] = {}
+        # The HITL decision counter's values, kept beside it as it goes up (`hitl_counts`).
+        self._hitl_counts = dict.fromkeys(
+            itertools.product(HITL_SIDE_LABELS.values(), HITL_DECISION_LABELS.values()), 0
+        )
 
     def chained(self, batch: Iterable[tuple[Signals, float | None]]) -> None:
         """Count chained records, each given by its signals and its lag (record time to chain time; None when the
@@ -126,6 +130,8 @@ class AuditMetrics(Metrics):
         for signals, count in tally.items():
             for counter in self._counters(signals):
                 counter.inc(count)
+            if signals.hitl is not None:
+                self._hitl_counts[signals.hitl] = self._hitl_counts.get(signals.hitl, 0) + count
 
     def _counters(self, signals: Signals) -> tuple[Counter, ...]:
         counters = self._cached.get(signals)
@@ -163,15 +169,10 @@ class AuditMetrics(Metrics):
         return label
 
     def hitl_counts(self) -> dict[tuple[str, str], int]:
-        """The HITL decision counter's current values, by (side, decision): what Grafana reads, read back.
+        """The HITL decision counter's current values, by (side, decision): what Grafana reads.
 
-        Collects this one counter only (the registry-wide lookup would collect every metric per value).
+        Kept beside the counter, which goes up only in `chained`, by the same counts: collecting the counter to read
+        its values back took 70-77 µs of the service's CPU on every `saip_monitor_hitl` call (its ten children's
+        samples made and thrown away), a copy of these takes under 1.
         """
-        counts = {
-            (side, decision): 0 for side in HITL_SIDE_LABELS.values() for decision in HITL_DECISION_LABELS.values()
-        }
-        for family in self.hitl_decisions.collect():
-            for sample in family.samples:
-                if sample.name.endswith("_total"):
-                    counts[sample.labels["side"], sample.labels["decision"]] = int(sample.value)
-        return counts
+        return dict(self._hitl_counts)
