@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 
-from saip.cli.main import cli
+from saip.cli.group import cli
 from saip.common.natsd import LocalNats, free_port
 from saip.gateway.server import Gateway
 from saip.gateway.serving import over_http

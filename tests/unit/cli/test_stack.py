@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from saip.cli import zygote
-from saip.cli.main import AREAS, cli
+from saip.cli.group import AREAS, cli
 from saip.cli.stack import NATS, Supervisor, healthy, plan
 from saip.common import natsd
 from saip.common.configuration import service_environment
@@ -142,13 +142,23 @@ def test_home_and_nats_are_read_from_the_file_and_a_reference_without_building_a
 
 def test_saip_run_plans_the_stack_without_pydantic_any_service_or_the_other_commands(shell: dict[str, str]) -> None:
     # The CPU a launcher spends before anything starts delays every start (docs/BENCHMARKS.md, "Cold start").
-    planned = "import sys; import saip.cli.main; from saip.cli.stack import plan; plan(); print(sorted(sys.modules))"
+    planned = "import sys; import saip.cli.group; from saip.cli.stack import plan; plan(); print(sorted(sys.modules))"
     done = subprocess.run([sys.executable, "-c", planned], env=shell, capture_output=True, text=True, check=True)
     loaded = set(done.stdout.strip().strip("[]").replace("'", "").split(", "))
     assert "saip.cli.stack" in loaded
     assert {module for module in loaded if module.split(".")[0] in ("pydantic", "pydantic_settings", "google")} == set()
     assert {f"saip.{name}" for name in installed_services()} & loaded == set()
     assert {area.split(":")[0] for area in AREAS.values()} & loaded == set()
+
+
+def test_saip_run_starts_its_fork_server_before_click_any_command_or_the_package_metadata_is_imported() -> None:
+    # Whatever `saip.cli.main` and the fork server's module import comes before the fork server's start, on the
+    # start's critical path (docs/BENCHMARKS.md, "Cold start").
+    entry = "import sys; import saip.cli.main, saip.cli.zygote; print(sorted(sys.modules))"
+    done = subprocess.run([sys.executable, "-c", entry], capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.strip().strip("[]").replace("'", "").split(", "))
+    assert "saip.cli.zygote" in loaded
+    assert {"click", "saip.cli.group", "saip.cli.stack", "honcho", "importlib.metadata"} & loaded == set()
 
 
 def test_every_area_is_a_command_of_its_name_and_listed() -> None:

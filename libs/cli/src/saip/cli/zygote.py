@@ -47,17 +47,17 @@ Why forking here is safe, checked rather than assumed:
 - Identity: a child's command line in /proc is the zygote's, so it renames its thread to `saip.<service>` (what `ps
   -e` and /proc/<pid>/comm show); the launcher prints each service's pid (`<name> started (pid=N)`) as before.
 
-The protocol. The launcher starts the zygote first of all (`ForkServer`, from `saip run` before it imports honcho or
-plans the stack), so the shared set is imported while the launcher plans; its one argument is a control socket's
-descriptor. Once the launcher has planned, it sends one message on it (`ForkServer.schedule`): a JSON `Schedule` (the
-module each service's channel will ask for, and the later stages: it imports only those some service needs) carrying
-one SOCK_SEQPACKET socket a service, whose other end honcho's worker for that service holds (inherited: honcho
-starts its workers with multiprocessing's fork, Python 3.11's default on Linux); a launcher that stops before it
-planned (a port in use, say) closes the control socket, and the zygote exits. A request is one JSON message (module,
-environment, working directory) carrying the pipe's write end; the zygote forks, answers `{"pid": N}`, and
-`{"returncode": N}` once it has reaped the child (negative: the signal that ended it, as subprocess says), or
-`{"refused": why}` when it forks nothing more. The zygote exits once every channel is closed (the launcher and its
-workers are gone) and every child it forked has been reaped.
+The protocol. The launcher starts the zygote first of all (`ForkServer`, from `saip.cli.main` before click, the commands
+or honcho are imported and before it plans the stack), so the shared set is imported while the launcher plans; its one
+argument is a control socket's descriptor. Once the launcher has planned, it sends one message on it
+(`ForkServer.schedule`): a JSON `Schedule` (the module each service's channel will ask for, and the later stages: it
+imports only those some service needs) carrying one SOCK_SEQPACKET socket a service, whose other end honcho's worker for
+that service holds (inherited: honcho starts its workers with multiprocessing's fork, Python 3.11's default on Linux); a
+launcher that stops before it planned (a port in use, say) closes the control socket, and the zygote exits. A request is
+one JSON message (module, environment, working directory) carrying the pipe's write end; the zygote forks, answers
+`{"pid": N}`, and `{"returncode": N}` once it has reaped the child (negative: the signal that ended it, as subprocess
+says), or `{"refused": why}` when it forks nothing more. The zygote exits once every channel is closed (the launcher and
+its workers are gone) and every child it forked has been reaped.
 """
 
 from __future__ import annotations

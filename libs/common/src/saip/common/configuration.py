@@ -14,7 +14,6 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -224,6 +223,11 @@ def launch_environment(keys: Iterable[str], reads: Reads, environ: Mapping[str, 
 
 def installed_service_names() -> list[str]:
     """The services installed beside this process (their `saip.services` entry points), without importing any."""
+    # importlib.metadata is imported here, not with this module: `saip run` imports this module's constants before it
+    # starts its fork server, and the metadata's 0.03-0.07 s of CPU (the email package) would come before that start,
+    # on the stack's critical path (docs/BENCHMARKS.md, "Cold start").
+    from importlib.metadata import entry_points
+
     return sorted({point.name for point in entry_points(group=SERVICES_GROUP)})
 
 

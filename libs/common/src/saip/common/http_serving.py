@@ -13,7 +13,12 @@ import uvicorn
 
 @contextlib.contextmanager
 def listening(host: str, port: int, remedy: str) -> Iterator[socket.socket]:
-    """The bound socket; a taken port is an OSError that says what to change (`remedy`, e.g. the key to set).
+    """The bound socket, listening; a taken port is an OSError that says what to change (`remedy`, e.g. the key to
+    set).
+
+    It listens from here, before the app is built and served: a connection made meanwhile waits in the backlog and is
+    answered once uvicorn serves, rather than refused. `saip run` asks the gateway's /healthz until it answers, and a
+    refused ask was asked again 50 ms later, on the start's critical path (docs/BENCHMARKS.md, "Cold start").
 
     The protocol is named, not left at 0: asyncio turns Nagle's algorithm off only on the connections of a socket
     whose `proto` is TCP, and without that every answer uvicorn writes in two pieces (head, then body) waited for the
@@ -27,6 +32,7 @@ def listening(host: str, port: int, remedy: str) -> Iterator[socket.socket]:
     except OSError as exc:
         sock.close()
         raise OSError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); free the port or {remedy}") from None
+    sock.listen()  # uvicorn listens again with its own backlog when it serves
     with sock:
         yield sock
 

@@ -9,6 +9,7 @@ tools; it closes them in reverse. How the process serves it (HTTP or stdio) is `
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import secrets
@@ -163,18 +164,18 @@ class Gateway:
             )
             await stack.enter_async_context(tracing.traced(settings, self.nc))
             js = self.nc.jetstream()
-            await bus.ensure_stream(js, bus.audit_stream_config(settings))
-            await bus.ensure_stream(js, telemetry.logs_stream_config(settings.nats_replicas))
             replicas = settings.nats_replicas
-            auth_kv = await bus.ensure_kv(js, names.AUTH_BUCKET, history=5, replicas=replicas)
-            nonces_kv = await bus.ensure_kv(
-                js, names.APPROVALS_BUCKET, ttl=timedelta(seconds=2 * self.state_ttl), replicas=replicas
+            ttl = timedelta(seconds=2 * self.state_ttl)
+            # Asked for at once: each is a JetStream round trip, and they were five in a row on the start's critical
+            # path (docs/BENCHMARKS.md, "Cold start").
+            _, _, auth_kv, nonces_kv, questions_kv = await asyncio.gather(
+                bus.ensure_stream(js, bus.audit_stream_config(settings)),
+                bus.ensure_stream(js, telemetry.logs_stream_config(replicas)),
+                bus.ensure_kv(js, names.AUTH_BUCKET, history=5, replicas=replicas),
+                bus.ensure_kv(js, names.APPROVALS_BUCKET, ttl=ttl, replicas=replicas),
+                bus.ensure_kv(js, names.QUESTIONS_BUCKET, ttl=ttl, replicas=replicas),
             )
-            questions = KvQuestions(
-                await bus.ensure_kv(
-                    js, names.QUESTIONS_BUCKET, ttl=timedelta(seconds=2 * self.state_ttl), replicas=replicas
-                )
-            )
+            questions = KvQuestions(questions_kv)
             spool = Spool(settings.spool_dir)
             stack.callback(spool.close)
             self.publisher = AuditPublisher(self.nc, spool, self.metrics)
@@ -288,9 +289,11 @@ class Gateway:
 
     async def health(self) -> dict[str, str]:
         checks = {"nats": "ok" if self.nc.is_connected else "unreachable"}
-        for name, channel in self.channels.items():
-            if channel.configured:
-                checks[name] = "ok" if await channel.healthy() else "unreachable"
+        asked = [(name, channel) for name, channel in self.channels.items() if channel.configured]
+        # Every service at once: the launcher's first /healthz, which the connection lines wait for, opens each
+        # channel, and one after the other those were the start's last serial wait.
+        answers = await asyncio.gather(*(channel.healthy() for _, channel in asked))
+        checks.update((name, "ok" if up else "unreachable") for (name, _), up in zip(asked, answers, strict=True))
         return checks
 
     # The gateway's own methods of the REST API (rest.Operations) and `saip status`, `saip token`, `saip approvals`.
