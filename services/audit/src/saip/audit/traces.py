@@ -5,9 +5,9 @@ saip_monitor_trace_get.
 Bounds: at most `capacity` traces (audit.traces-max) and none older than `max_age` seconds (audit.traces-max-age-
 minutes) since its last span arrived; the trace touched longest ago goes first. A trace keeps at most
 `SPANS_PER_TRACE` spans (a runaway loop of calls cannot fill the memory through one trace); the rest are counted.
-And the store keeps at most `SPANS_KEPT` spans in all, so its memory has a bound whatever the traces hold: a span
-costs about 0.6 KiB of the process's memory, so a full store is at most about 30 MiB (2,000 traces of the load
-benchmark's 8 spans, 16,000 spans, took 9.7 MiB; docs/audit.md "Memory").
+And the store keeps at most `SPANS_KEPT` spans in all, so its memory has a bound whatever the traces hold (about
+0.65 KiB of the process's memory a span: 32.5 MiB for 50,000, 9.7 MiB for 2,000 traces of the load benchmark's 8
+spans; docs/audit.md "Memory").
 
 A trace's tool and outcome are what its spans say (`saip.tool`, `saip.outcome`: the gateway's gate span sets both),
 the root's first, so a listing can be filtered by them. Every audit replica subscribes, so each keeps the same
