@@ -4,12 +4,14 @@ and rejection of what is no record."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
+import anyio
 import pytest
 from prometheus_client import CollectorRegistry
 
@@ -17,6 +19,7 @@ from saip.audit import chain
 from saip.audit.collector import ATOMIC_FROM, Collector
 from saip.audit.errors import StoreUnavailable
 from saip.audit.metrics import AuditMetrics
+from saip.common.lifecycle import CANCEL_WITHIN
 from saip.common.masking import Masker
 from saip.v1 import events_pb2
 from tests.unit.audit import samples
@@ -199,3 +202,29 @@ async def test_what_is_no_record_is_rejected_never_acknowledged_and_the_rest_is_
     assert (garbage.settled, record.settled) == ("rejected", "acked")
     assert ledger.ids == ["m-1"]
     assert metrics.registry.get_sample_value("saip_audit_rejected_records_total", {"reason": "undecodable"}) == 1
+
+
+class UnansweredLedger(FakeLedger):
+    """A ledger whose store stopped answering appends (as NATS does while it is stopped)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = asyncio.Event()
+
+    async def append_batch(self, entries: Sequence[events_pb2.LedgerEntry], expected_seq: int) -> int:
+        self.asked.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable: the store never answers")
+
+
+async def test_a_batch_whose_append_never_returns_is_left_unacknowledged_when_the_grace_is_over() -> None:
+    ledger = UnansweredLedger()
+    source = FakeSource(ledger.log)
+    taken = source.put(*calls("m-1", "m-2"))
+    collector = Collector(source, ledger, Masker(), AuditMetrics(CollectorRegistry()), atomic_from=1)
+    collector.start()
+    await ledger.asked.wait()
+    with anyio.fail_after(0.1 + CANCEL_WITHIN + 5):
+        await collector.stop(grace=0.1)
+    assert [delivery.settled for delivery in taken] == [None, None]  # redelivered later, nothing was chained
+    assert ledger.stored == []

@@ -3,6 +3,8 @@ the services publish (made by saip.common.tracing's spans and its export)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
@@ -89,6 +91,41 @@ def test_a_trace_keeps_at_most_its_span_bound_and_counts_the_rest(monkeypatch: p
     assert kept is not None
     assert len(kept.spans) == 3
     assert kept.dropped == 2
+
+
+def test_the_store_keeps_at_most_its_span_bound_in_all_dropping_the_traces_touched_longest_ago(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(traces, "SPANS_KEPT", 5)
+    store = TraceStore(100, 60.0, clock=Clock())
+    for name in ("t1", "t2", "t3"):
+        store.add([span(name, "a"), span(name, "b", "a")])
+    store.add([span("t3", "c", "a")])  # known spans again are no more spans
+
+    assert (store.get("t1"), len(store)) == (None, 2)
+    assert sum(len(trace.spans) for trace in store.recent()) == 5
+
+
+def test_the_text_spans_repeat_is_kept_once_however_many_batches_bring_it() -> None:
+    """JSON decodes each batch's strings anew: the trace id, names and attributes of the spans of one trace from two
+    services' batches are the same objects once kept (what a full store spends least on)."""
+    trace = "0af7651916cd43dd8448eb211c80319c"
+    request = [trace, "b7ad6b7169203331", "", "mcp tools/call", "server", 1, 2, False, "", {}]
+    served = [trace, "00f067aa0ba902b7", "b7ad6b7169203331", "grpc CallServedTool", "server", 1, 2, False, "", {}]
+    served[-1] = {"saip.tool": "word-count"}
+
+    def batch(service: str, row: list[object]) -> bytes:
+        return json.dumps({"format": tracing.FORMAT, "service": service, "spans": [row]}).encode()
+
+    (first,) = traces.decode(batch("gateway", request))
+    (second,) = traces.decode(batch("tools", served))
+    (again,) = traces.decode(batch("tools", served))
+
+    assert first.trace_id is second.trace_id
+    assert second.name is again.name and second.service is again.service and second.kind is again.kind
+    ((key, value),) = second.attributes.items()
+    ((key_again, value_again),) = again.attributes.items()
+    assert key is key_again and value is value_again
 
 
 def test_the_listing_filters_by_tool_outcome_and_duration_newest_first() -> None:

@@ -3,8 +3,10 @@ stream's leader): it is asked again, a bounded number of times, and what was cre
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import anyio
 import pytest
 from nats.errors import TimeoutError as RequestTimeout
 from nats.js.api import StreamConfig
@@ -62,3 +64,33 @@ async def test_a_jetstream_that_never_answers_fails_after_a_bounded_number_of_re
     with pytest.raises(RequestTimeout):
         await bus.ensure_stream(js, StreamConfig(name="SAIP_AUDIT"))  # type: ignore[arg-type]
     assert js.requests == bus.CREATION_ATTEMPTS
+
+
+class UnansweredNats:
+    """A connected client whose server stopped answering, with nats-py's drain: a cancellation of the drain is taken
+    for its end, after which it flushes (waits for a PONG that never comes) in its `finally`; its close waits too."""
+
+    def __init__(self) -> None:
+        self.is_closed = False
+        self.is_connected = True
+        self.closes = 0
+        self.pong = asyncio.Event()
+
+    async def drain(self) -> None:
+        try:
+            await self.pong.wait()  # each subscription's flush
+        except asyncio.CancelledError:
+            pass  # nats-py: `except asyncio.CancelledError: pass`, then its `finally: await self.flush()`
+        finally:
+            await self.pong.wait()
+
+    async def close(self) -> None:
+        self.closes += 1
+        await self.pong.wait()  # the transport's close, waiting for its buffer to be read
+
+
+async def test_a_close_ends_within_its_bound_when_nats_answers_nothing() -> None:
+    nc = UnansweredNats()
+    with anyio.fail_after(bus.closes_within(0.05) + 5):
+        await bus.close(nc, within=0.05)  # type: ignore[arg-type]
+    assert nc.closes == 1  # the drain given up, the close tried once

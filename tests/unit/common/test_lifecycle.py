@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -9,7 +11,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import anyio
 import pytest
 
-from saip.common.lifecycle import background, first_cause, serve
+from saip.common.lifecycle import CANCEL_WITHIN, background, cancelled, first_cause, serve
 from tests.waiting import eventually
 
 
@@ -91,3 +93,37 @@ async def test_what_is_entered_after_the_background_closes_first_while_the_backg
         await running.wait()
         stack.callback(closed.append, "api")  # the gRPC API: entered last, drained first
     assert closed == ["api", "background"]
+
+
+async def test_a_task_that_takes_a_cancellation_for_its_end_is_cancelled_again_until_it_ends() -> None:
+    never = asyncio.Event()
+    steps: list[str] = []
+
+    async def stubborn() -> None:  # as nats-py's drain: the first cancellation ends a wait, the next await goes on
+        try:
+            await never.wait()
+        except asyncio.CancelledError:
+            steps.append("took the cancellation")
+        await never.wait()
+
+    task = asyncio.ensure_future(stubborn())
+    await asyncio.sleep(0)
+    await cancelled(task)
+    assert task.cancelled() and steps == ["took the cancellation"]
+
+
+async def test_a_task_that_never_ends_is_left_once_the_bound_is_over(caplog: pytest.LogCaptureFixture) -> None:
+    release = asyncio.Event()
+
+    async def deaf() -> None:
+        while not release.is_set():
+            with contextlib.suppress(asyncio.CancelledError):
+                await release.wait()
+
+    task = asyncio.ensure_future(deaf())
+    await asyncio.sleep(0)
+    with anyio.fail_after(CANCEL_WITHIN + 5):
+        await cancelled(task, within=0.1)
+    assert not task.done() and "did not end when cancelled" in caplog.text
+    release.set()
+    await task

@@ -20,12 +20,13 @@ from nats.js.errors import BadRequestError, BucketNotFoundError
 from nats.js.kv import KeyValue
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, stop_after_delay, wait_exponential
 
-from saip.common import names, telemetry
+from saip.common import lifecycle, names, telemetry
 from saip.common.settings import SaipSettings
 
 logger = logging.getLogger(__name__)
 
 STREAM_IN_USE = 10058  # JetStream: "stream name already in use with a different configuration"
+CLOSE_WITHIN = 1.0  # seconds a connection's close gets once its drain is over
 CREATION_ATTEMPTS = 4
 
 
@@ -108,16 +109,35 @@ async def connection(
 
 
 async def close(nc: NatsClient, *, within: float = 5.0) -> None:
-    """Drain (flush, unsubscribe) when NATS is there; otherwise just close: shutdown must not wait for it."""
+    """Drain (flush, unsubscribe) when NATS is there; otherwise just close: shutdown must not wait for it. Ends within
+    `closes_within(within)` seconds whatever NATS does.
+
+    A drain cut short is cancelled until it ends: nats-py's drain takes the first cancellation for its own end and
+    then waits, in a `finally`, up to 10 s for a PONG (its flush's fixed timeout), so `asyncio.wait_for(drain, within)`
+    took `within` + 10 s when NATS did not answer. The close after it is bounded too: the transport's close waits for
+    its buffer to be written, which a server that reads nothing never lets happen.
+    """
     if nc.is_closed:
         return
     if nc.is_connected:
-        try:
-            await asyncio.wait_for(nc.drain(), within)
+        draining = asyncio.ensure_future(nc.drain())
+        await asyncio.wait({draining}, timeout=within)
+        if draining.done() and not draining.cancelled() and draining.exception() is None:
             return
-        except (NatsError, TimeoutError) as exc:
-            logger.warning("nats drain incomplete; closing", extra={"error": type(exc).__name__})
-    await nc.close()
+        said = type(draining.exception()).__name__ if draining.done() else f"no end within {within:g} s"
+        logger.warning("nats drain incomplete; closing", extra={"error": said})
+        await lifecycle.cancelled(draining, within=lifecycle.CANCEL_WITHIN)
+    if not nc.is_closed:
+        closing = asyncio.ensure_future(nc.close())
+        await asyncio.wait({closing}, timeout=CLOSE_WITHIN)
+        if not closing.done():
+            logger.warning("nats connection not closed in time; leaving it to the process's exit")
+            await lifecycle.cancelled(closing, within=lifecycle.CANCEL_WITHIN)
+
+
+def closes_within(grace: float) -> float:
+    """The longest `close(nc, within=grace)` takes: the drain's grace, the drain cancelled, the close, it cancelled."""
+    return grace + lifecycle.CANCEL_WITHIN + CLOSE_WITHIN + lifecycle.CANCEL_WITHIN
 
 
 async def ensure_kv(

@@ -15,13 +15,14 @@ serves until SIGTERM or SIGINT or a background fault, and closes everything in r
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import signal
 import sys
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -30,6 +31,9 @@ from saip.common import logs
 from saip.common.settings import ConfigurationError, SaipSettings
 
 logger = logging.getLogger(__name__)
+
+CANCEL_WITHIN = 0.5  # seconds a cancelled task gets to end (one that takes the cancellation ends at its next await)
+CANCEL_POLL = 0.05  # seconds between the cancellations of a task that took one for a normal end
 
 Lifespan = Callable[[], AbstractAsyncContextManager[object]]
 S = TypeVar("S", bound=SaipSettings)
@@ -99,6 +103,22 @@ async def background(stack: AsyncExitStack) -> TaskGroup:
     group = await stack.enter_async_context(anyio.create_task_group())
     stack.callback(group.cancel_scope.cancel)
     return group
+
+
+async def cancelled(task: asyncio.Future[Any], *, within: float = CANCEL_WITHIN) -> None:
+    """Cancel `task` until it ends, for at most `within` seconds; what it raises on its way out is dropped (a step of
+    a stop that goes on without it). A task in nats-py code may take a cancellation for a normal end and go on
+    awaiting the server (its drain does, then flushes for up to 10 s), so one `cancel()` is not enough, and awaiting
+    the task after it would be as unbounded as what it awaits."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not task.done() and (left := deadline - loop.time()) > 0:
+        task.cancel()
+        await asyncio.wait({task}, timeout=min(left, CANCEL_POLL))
+    if task.done() and not task.cancelled():
+        task.exception()  # retrieved, so asyncio does not log it as never retrieved
+    elif not task.done():
+        logger.warning("a task did not end when cancelled; the stop goes on without it", extra={"task": repr(task)})
 
 
 async def _signals(stopping: anyio.Event) -> None:

@@ -14,7 +14,6 @@ it reads what was chained since its head and leaves that out before it links aga
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import time
@@ -28,7 +27,7 @@ from saip.audit import chain, records
 from saip.audit.chain import GENESIS, ChainHead
 from saip.audit.errors import BatchRefused, ChainMoved, RecordRejected, StoreUnavailable
 from saip.audit.metrics import AuditMetrics
-from saip.common import tracing
+from saip.common import lifecycle, tracing
 from saip.common.masking import Masker
 from saip.v1 import common_pb2, events_pb2
 
@@ -206,25 +205,45 @@ class Collector:
         self._stopping = False
         self._busy = False
         self._task: asyncio.Task[None] | None = None
+        self._stopped: asyncio.Future[None] | None = None
 
     def start(self) -> asyncio.Task[None]:
         self._task = asyncio.create_task(self._run(), name="audit-collector")
         return self._task
 
-    async def stop(self, grace: float = 5.0) -> None:
-        """Stop taking records; the batch in hand is chained and acknowledged first (within `grace` seconds)."""
+    @property
+    def stopping(self) -> bool:
+        """Told to stop: its task's end is the stop's, not a fault."""
+        return self._stopping
+
+    def stop_soon(self, grace: float = 5.0) -> asyncio.Future[None]:
+        """Stop taking records and begin the stop, whose grace runs from now (see `stop`); the service calls this as
+        its gRPC calls in flight get theirs, so the two graces run together. Returns the stop, begun once."""
         self._stopping = True
+        if self._stopped is None:
+            self._stopped = asyncio.ensure_future(self._stop(grace))
+        return self._stopped
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Stop taking records; the batch in hand is chained and acknowledged first, within `grace` seconds of the
+        stop's beginning (`stop_soon`'s, when it was called). A batch not finished by then is left unacknowledged, so
+        it is redelivered and each record already chained recognised. Ends within `grace` + `lifecycle.CANCEL_WITHIN`
+        seconds of that beginning, whatever the task awaits."""
+        await asyncio.shield(self.stop_soon(grace))
+
+    async def _stop(self, grace: float) -> None:
         task = self._task
         if task is None or task.done():
             return
-        if not self._busy:
-            task.cancel()  # waiting for records: nothing is in hand
-        _, unfinished = await asyncio.wait({task}, timeout=grace)
-        if unfinished:
-            logger.warning("records in hand not finished within the grace; they will be redelivered")
-            task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        if self._busy:
+            await asyncio.wait({task}, timeout=grace)
+            if not task.done():
+                logger.warning("records in hand not finished within the grace; they will be redelivered")
+        # Waiting for records (nothing is in hand), or out of time: a pull in nats-py can take the cancellation for
+        # its own end and go on, so the task is cancelled until it ends.
+        await lifecycle.cancelled(task)
+        if task.done() and not task.cancelled() and (error := task.exception()) is not None:
+            logger.error("the collector failed while stopping", exc_info=error)
 
     async def _run(self) -> None:
         self._head = await self._retry(self._ledger.head)

@@ -44,7 +44,11 @@ from saip.v1 import audit_pb2, audit_pb2_grpc, common_pb2
 logger = logging.getLogger(__name__)
 
 SERVICE_NAME = "saip.v1.AuditService"
-STOP_GRACE = 3.0  # seconds in-flight calls and the record in hand get on shutdown
+STOP_GRACE = 3.0  # seconds in-flight calls and the batch in hand get on shutdown (together), and NATS's drain after
+# The longest a stop takes (docs/audit.md "Stopping"): the calls' and the batch's grace, run together, the batch's task
+# cancelled, NATS drained and closed, and a second for the steps that await nothing (the /metrics server's shutdown
+# polls every 0.5 s; the background work's cancellation).
+STOP_WITHIN = STOP_GRACE + lifecycle.CANCEL_WITHIN + bus.closes_within(STOP_GRACE) + 1.0
 START_WITHIN = 60.0  # how long start waits for NATS and JetStream
 PENDING_REFRESH = 5.0  # seconds between refreshes of saip_audit_pending_records
 TRACE_ID = re.compile("[0-9a-f]{32}")
@@ -308,8 +312,9 @@ async def lifespan(
     settings: AuditSettings, *, registry: CollectorRegistry = REGISTRY, ack_wait: float = ACK_WAIT
 ) -> AsyncIterator[Running]:
     """Open the audit service: NATS and its stream and consumer, the views rebuilt from the ledger's tail and kept
-    current, the collector, then the gRPC API. On the way out: NOT_SERVING, the tails ended and the calls in flight
-    finished, the record in hand chained and acknowledged, NATS drained."""
+    current, the collector, then the gRPC API. On the way out, within STOP_WITHIN seconds whatever NATS does:
+    NOT_SERVING, the tails ended, the calls in flight and the batch in hand finished (chained and acknowledged) within
+    one grace, the follower and the other background work cancelled, NATS drained."""
     metrics = AuditMetrics(registry)
     audit_views = views.AuditViews(
         settings.management_audit_capacity, on_entry=lambda entry: metrics.chain_length.set(entry.index)
@@ -336,10 +341,11 @@ async def lifespan(
             source, ledger, Masker(), metrics, chained_ids=chained_ids, on_appended=audit_views.appended
         )
         collecting = collector.start()
-        # Stopped after the background work (entered below, so cancelled first): the record in hand is finished.
+        # Told to stop as the gRPC calls in flight get their grace (`draining` below), so the batch in hand finishes
+        # meanwhile; awaited once the background work (entered below, so cancelled first) has ended, before NATS drains.
         stack.push_async_callback(collector.stop, STOP_GRACE)
         group = await lifecycle.background(stack)
-        group.start_soon(_fails_with, collecting)
+        group.start_soon(_fails_with, collector, collecting)
         following = functools.partial(audit_views.keep_current, ledger)
         group.start_soon(functools.partial(keep_alive, following, "audit views", restarts=restarts))
         group.start_soon(_refresh_pending, source, metrics)
@@ -348,28 +354,30 @@ async def lifespan(
         servicer = AuditServicer(audit_views, ledger, source, metrics, since, kept)
         register = functools.partial(audit_pb2_grpc.add_AuditServiceServicer_to_server, servicer)
         said = {"views_rebuilt_from": taken, "chain_length": audit_views.last.index if audit_views.last else 0}
+
+        def draining() -> None:
+            audit_views.close_tails()
+            collector.stop_soon(STOP_GRACE)
+
         served = await stack.enter_async_context(
             endpoints(
-                settings,
-                [(SERVICE_NAME, register)],
-                registry=registry,
-                grace=STOP_GRACE,
-                draining=audit_views.close_tails,
-                said=said,
+                settings, [(SERVICE_NAME, register)], registry=registry, grace=STOP_GRACE, draining=draining, said=said
             )
         )
         yield Running(served.port, served.metrics_port, metrics, audit_views)
 
 
-async def _fails_with(task: asyncio.Task[None]) -> None:
-    """Wait for the collector's task to end, which only a fault does, and raise what ended it.
+async def _fails_with(collector: Collector, task: asyncio.Task[None]) -> None:
+    """Wait for the collector's task to end, which only a fault or its stop does, and raise what a fault ended it with.
 
-    Being cancelled (the service is stopping, before the collector is stopped) leaves the task alone: the exit stack's
-    `Collector.stop` lets the record in hand finish. Awaiting the task itself would cancel it with this waiter.
+    Being cancelled (the service is stopping) leaves the task alone: `Collector.stop` lets the batch in hand finish.
+    Awaiting the task itself would cancel it with this waiter.
     """
     ended = anyio.Event()
     task.add_done_callback(lambda _: ended.set())
     await ended.wait()
+    if collector.stopping:
+        return  # the stop began during the calls' grace, before the background work is cancelled
     raise task.exception() or RuntimeError("the audit collector stopped by itself")
 
 
