@@ -264,3 +264,21 @@ async def test_the_end_of_the_gateway_stops_a_round_under_way_and_leaves_no_task
             group.cancel_scope.cancel()  # as `Gateway.running` ends its group
     assert asyncio.all_tasks() == before
     assert caplog.records == [] and len(sessions) == 3  # ended, not given up: nothing dropped, nothing said
+
+
+async def test_every_session_hears_of_the_tools_before_any_hears_of_the_resources() -> None:
+    sessions = LegacySessions(GatewayMetrics(), concurrency=1)
+    heard: list[tuple[int, str]] = []
+
+    class Numbered(Recording):
+        def __init__(self, number: int) -> None:
+            super().__init__()
+            self.number = number
+
+        async def _hear(self, kind: str) -> None:
+            heard.append((self.number, kind))
+
+    for number in range(3):
+        sessions.add(Numbered(number))
+    await sessions.notify(Changes(tools=True, resources=True, prompts=True))
+    assert heard == [(n, kind) for kind in ("tools", "resources", "prompts") for n in range(3)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hmac
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 from typing import Any, Protocol
 
@@ -133,6 +133,21 @@ class Listener(Protocol):
     async def send_prompt_list_changed(self) -> None: ...
 
 
+Send = Callable[[Listener], Awaitable[None]]
+
+
+def _sends(changes: Changes) -> list[Send]:
+    """One send for each list that changed, tools first."""
+    sends: list[Send] = []
+    if changes.tools:
+        sends.append(lambda listener: listener.send_tool_list_changed())
+    if changes.resources:
+        sends.append(lambda listener: listener.send_resource_list_changed())
+    if changes.prompts:
+        sends.append(lambda listener: listener.send_prompt_list_changed())
+    return sends
+
+
 class LegacySessions:
     """Live 2025-11-25 connections (HTTP sessions, stdio, in-process), each kept once and forgotten when it closes.
 
@@ -175,25 +190,25 @@ class LegacySessions:
             self._metrics.mcp_sessions.set(len(self._listeners))
 
     async def notify(self, changes: Changes) -> None:
-        """Tell every session open now, `concurrency` at a time; returns when each was told or given up."""
-        waiting = iter(list(self._listeners))
-        async with anyio.create_task_group() as group:
-            for _ in range(min(self._concurrency, len(self._listeners))):
-                group.start_soon(self._tell_each, waiting, changes)
+        """Tell every session open now, `concurrency` sends at a time; returns when each was told or given up.
 
-    async def _tell_each(self, waiting: Iterator[Listener], changes: Changes) -> None:
-        # The workers share one iterator: each takes the next session as soon as its last send is done, so a slow
+        The sends go list by list: every session's tools/list_changed before any resources/list_changed, so the
+        list clients act on most reaches them all in the time of one notification each, not of all three."""
+        listeners = list(self._listeners)
+        sends = _sends(changes)
+        waiting = ((listener, send) for send in sends for listener in listeners)
+        async with anyio.create_task_group() as group:
+            for _ in range(min(self._concurrency, len(listeners) * len(sends))):
+                group.start_soon(self._tell_each, waiting)
+
+    async def _tell_each(self, waiting: Iterator[tuple[Listener, Send]]) -> None:
+        # The workers share one iterator: each takes the next send as soon as its last one is done, so a slow
         # session holds one worker, never the round.
-        for listener in waiting:
+        for listener, send in waiting:
             if listener not in self._listeners:
-                continue  # it closed since the round began: nobody is there to tell
+                continue  # it closed (or was given up) since the round began: nobody is there to tell
             with anyio.move_on_after(self._send_seconds) as scope:
-                if changes.tools:
-                    await listener.send_tool_list_changed()
-                if changes.resources:
-                    await listener.send_resource_list_changed()
-                if changes.prompts:
-                    await listener.send_prompt_list_changed()
+                await send(listener)
             if scope.cancelled_caught:
                 logger.info(
                     "a session did not take list_changed in time; forgetting it until its next request",
