@@ -79,6 +79,20 @@ class Stuck(Recording):
 
 
 @asynccontextmanager
+async def delivering(sessions: LegacySessions, *listeners: Recording) -> AsyncIterator[ListChangedNotifier]:
+    """A notifier over `sessions`, with `listeners` added, its fan-out running (as the gateway runs it) until the
+    block ends, and the tools changed once."""
+    for listener in listeners:
+        sessions.add(listener)
+    notifier = ListChangedNotifier(InMemorySubscriptionBus(), sessions)
+    async with anyio.create_task_group() as group:
+        group.start_soon(notifier.deliver_forever)
+        await notifier.changed(Changes(tools=True))
+        yield notifier
+        group.cancel_scope.cancel()  # as `Gateway.running` ends its group
+
+
+@asynccontextmanager
 async def served(h: Harness) -> AsyncIterator[str]:
     """The harness's MCP server over streamable HTTP on a free loopback port, with its fan-out running."""
     with listening("127.0.0.1", 0, "free a port") as sock:
@@ -158,18 +172,12 @@ async def test_a_session_that_does_not_take_its_notification_is_dropped_until_it
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     sessions = LegacySessions(GatewayMetrics(), send_seconds=0.01)
-    notifier = ListChangedNotifier(InMemorySubscriptionBus(), sessions)
     stuck, listening_one = Stuck(), Recording()
-    sessions.add(stuck)
-    sessions.add(listening_one)
     with caplog.at_level(logging.DEBUG, logger="saip.gateway"):
-        async with anyio.create_task_group() as group:
-            group.start_soon(notifier.deliver_forever)
-            await notifier.changed(Changes(tools=True))
+        async with delivering(sessions, stuck, listening_one):
             with anyio.fail_after(10):
                 await listening_one.heard()
             await eventually(lambda: stuck not in sessions)
-            group.cancel_scope.cancel()
     assert listening_one.told == ["tools"] and not stuck.told
     assert list(sessions._listeners) == [listening_one]
     assert [r.message for r in caplog.records] == [
@@ -180,13 +188,8 @@ async def test_a_session_that_does_not_take_its_notification_is_dropped_until_it
 
 
 async def test_changes_during_a_round_are_told_in_one_more_round_with_the_last_change() -> None:
-    sessions = LegacySessions(GatewayMetrics(), concurrency=1)
-    notifier = ListChangedNotifier(InMemorySubscriptionBus(), sessions)
     stuck = Stuck()
-    sessions.add(stuck)
-    async with anyio.create_task_group() as group:
-        group.start_soon(notifier.deliver_forever)
-        await notifier.changed(Changes(tools=True))
+    async with delivering(LegacySessions(GatewayMetrics(), concurrency=1), stuck) as notifier:
         with anyio.fail_after(10):
             await stuck.entered.wait()
         # Three changes while the first round is held: one more round, with what changed in any of them.
@@ -200,27 +203,20 @@ async def test_changes_during_a_round_are_told_in_one_more_round_with_the_last_c
         await notifier.changed(Changes(resources=True))
         with anyio.fail_after(10):
             await stuck.heard(4)
-        group.cancel_scope.cancel()
     assert stuck.told == ["tools", "tools", "prompts", "resources"]
 
 
 async def test_a_session_that_closes_during_a_round_is_not_told(caplog: pytest.LogCaptureFixture) -> None:
     sessions = LegacySessions(GatewayMetrics(), concurrency=1)
-    notifier = ListChangedNotifier(InMemorySubscriptionBus(), sessions)
     first, closing = Stuck(), Recording()
-    sessions.add(first)
-    sessions.add(closing)
     with caplog.at_level(logging.DEBUG, logger="saip.gateway"):
-        async with anyio.create_task_group() as group:
-            group.start_soon(notifier.deliver_forever)
-            await notifier.changed(Changes(tools=True))
+        async with delivering(sessions, first, closing):
             with anyio.fail_after(10):
                 await first.entered.wait()
             await closing.exit_stack.aclose()  # its connection ends while the round still holds it in its list
             first.release.set()
             with anyio.fail_after(10):
                 await first.heard()
-            group.cancel_scope.cancel()
     assert closing.told == [] and closing not in sessions and first.told == ["tools"]
     assert caplog.records == []
 
@@ -249,19 +245,13 @@ async def test_the_end_of_the_gateway_stops_a_round_under_way_and_leaves_no_task
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     sessions = LegacySessions(GatewayMetrics())
-    notifier = ListChangedNotifier(InMemorySubscriptionBus(), sessions)
     stuck = [Stuck() for _ in range(3)]
-    for session in stuck:
-        sessions.add(session)
     before = asyncio.all_tasks()
     with caplog.at_level(logging.DEBUG):
-        async with anyio.create_task_group() as group:
-            group.start_soon(notifier.deliver_forever)
-            await notifier.changed(Changes(tools=True))
+        async with delivering(sessions, *stuck):
             with anyio.fail_after(10):
                 for session in stuck:
                     await session.entered.wait()
-            group.cancel_scope.cancel()  # as `Gateway.running` ends its group
     assert asyncio.all_tasks() == before
     assert caplog.records == [] and len(sessions) == 3  # ended, not given up: nothing dropped, nothing said
 
