@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from pydantic import Field
 
@@ -217,7 +219,16 @@ class Harness:
     probe: ProbeContribution
     nonces: SpentNonces
     sessions: LegacySessions
+    notifier: ListChangedNotifier
     token: dict[str, bool] = field(default_factory=lambda: {"set": True})
+
+    @asynccontextmanager
+    async def delivering(self) -> AsyncIterator[None]:
+        """The notifier's fan-out running, as the gateway runs it, until the block ends."""
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.notifier.deliver_forever)
+            yield
+            group.cancel_scope.cancel()
 
 
 def harness(
@@ -235,12 +246,14 @@ def harness(
     pending: QuestionStore | None = None,
     clock: Callable[[], float] = time.time,
     out_of_band: bool = False,
+    send_seconds: float = 5.0,
 ) -> Harness:
     """The gate, registrar and MCP server around the probe tools (and `others`, under their own categories)."""
     metrics = GatewayMetrics()
     registry = Registry(metrics)
     bus = InMemorySubscriptionBus()
-    sessions = LegacySessions(metrics)
+    sessions = LegacySessions(metrics, send_seconds=send_seconds)
+    notifier = ListChangedNotifier(bus, sessions)
     audit = RecordingAudit()
     nonces = SpentNonces()
     gate = Gate(
@@ -275,7 +288,7 @@ def harness(
         token_set=lambda: token["set"],
         gate=gate,
         registry=registry,
-        notifier=ListChangedNotifier(bus, sessions),
+        notifier=notifier,
         metrics=metrics,
     )
     server = build_server(
@@ -288,4 +301,4 @@ def harness(
         version="test",
         metrics=metrics,
     )
-    return Harness(server, registry, registrar, gate, audit, probe, nonces, sessions, token)
+    return Harness(server, registry, registrar, gate, audit, probe, nonces, sessions, notifier, token)

@@ -103,7 +103,7 @@ async def test_token_changes_flip_the_surface_and_notify_a_legacy_client(tmp_pat
         if isinstance(message, types.ServerNotification) and isinstance(message, types.ToolListChangedNotification):
             notified.set()
 
-    async with Client(h.server, mode="legacy", message_handler=on_message) as client:
+    async with h.delivering(), Client(h.server, mode="legacy", message_handler=on_message) as client:
         assert len((await client.list_tools()).tools) == len(PROBE_TOOLS)
         h.token["set"] = False
         status = await h.registrar.refresh()

@@ -2,9 +2,9 @@
 /healthz, /metrics).
 
 A `Gateway` is built without I/O: every area of `AREAS` is opened over the gateway's one channel to its service (a
-channel connects on first use). `running()` connects NATS, opens the audit publisher, the registrar and the token
-watch, and for each area whose service is configured its share of the management surface and of the published
-tools; it closes them in reverse. How the process serves it (HTTP or stdio) is `saip.gateway.serving`.
+channel connects on first use). `running()` connects NATS, opens the audit publisher, the registrar, the token watch
+and the list_changed fan-out, and for each area whose service is configured its share of the management surface and
+of the published tools; it closes them in reverse. How the process serves it (HTTP or stdio) is `saip.gateway.serving`.
 """
 
 from __future__ import annotations
@@ -227,6 +227,7 @@ class Gateway:
             async with anyio.create_task_group() as group:
                 group.start_soon(self.publisher.flush_forever)
                 group.start_soon(self.sweeper.sweep_forever)
+                group.start_soon(self.notifier.deliver_forever)
                 for follow, what in watches:
                     group.start_soon(functools.partial(keep_alive, follow, what, restarts=self.restarts))
                 self.publisher.wake()

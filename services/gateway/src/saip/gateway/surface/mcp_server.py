@@ -9,7 +9,9 @@ from __future__ import annotations
 import hmac
 import logging
 import time
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack
+from typing import Any, Protocol
 
 import anyio
 import mcp_types as types
@@ -18,7 +20,6 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
-from mcp.server.session import ServerSession
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -119,52 +120,117 @@ def _header(ctx: ServerRequestContext[Any, Any], name: str) -> str | None:
     return headers.get(name) if headers is not None else None
 
 
-class LegacySessions:
-    """Live 2025-11-25 connections (HTTP sessions, stdio, in-process), each kept once and forgotten when it closes."""
+class Listener(Protocol):
+    """What the fan-out needs of a 2025-11-25 connection: its standalone stream's three notifications, and its
+    teardown (the SDK's `Connection`; the tests' fakes)."""
 
-    def __init__(self, metrics: GatewayMetrics) -> None:
-        self._sessions: dict[int, ServerSession] = {}
+    exit_stack: AsyncExitStack
+
+    async def send_tool_list_changed(self) -> None: ...
+
+    async def send_resource_list_changed(self) -> None: ...
+
+    async def send_prompt_list_changed(self) -> None: ...
+
+
+Send = Callable[[Listener], Awaitable[None]]
+
+
+def _sends(changes: Changes) -> list[Send]:
+    """One send for each list that changed, tools first."""
+    sends: list[Send] = []
+    if changes.tools:
+        sends.append(lambda listener: listener.send_tool_list_changed())
+    if changes.resources:
+        sends.append(lambda listener: listener.send_resource_list_changed())
+    if changes.prompts:
+        sends.append(lambda listener: listener.send_prompt_list_changed())
+    return sends
+
+
+class LegacySessions:
+    """Live 2025-11-25 connections (HTTP sessions, stdio, in-process), each kept once and forgotten when it closes.
+
+    The connection is kept, not the first request's `ServerSession`, which would keep that request's dispatch
+    context alive for the session's whole life. `notify` tells them all with at most `concurrency` sends under way:
+    a send that does not finish in `send_seconds` (a client that stopped reading its stream) is given up and its
+    connection forgotten until its next request tracks it again, so one stuck client never holds the others.
+    """
+
+    def __init__(self, metrics: GatewayMetrics, *, concurrency: int = 64, send_seconds: float = 5.0) -> None:
+        self._listeners: dict[Listener, None] = {}  # insertion-ordered: the oldest sessions are told first
         self._metrics = metrics
+        self._concurrency = concurrency
+        self._send_seconds = send_seconds
 
     def __len__(self) -> int:
-        return len(self._sessions)
+        return len(self._listeners)
+
+    def __contains__(self, listener: object) -> bool:
+        return listener in self._listeners
 
     def track(self, ctx: ServerRequestContext[Any, Any]) -> None:
         # The SDK keeps a connection's state and teardown on the `Connection` behind the session and offers no public
         # accessor; its exit stack is the one reliable signal that a session ended (DELETE, idle timeout, crash).
         connection = getattr(ctx.session, "_connection", None)
-        if connection is None or is_modern(ctx) or id(connection) in self._sessions:
-            return
-        key = id(connection)
-        self._sessions[key] = ctx.session
-        connection.exit_stack.callback(self.forget, key)
-        self._metrics.mcp_sessions.set(len(self._sessions))
+        if connection is not None and not is_modern(ctx):
+            self.add(connection)
 
-    def forget(self, key: int) -> None:
-        if self._sessions.pop(key, None) is not None:
-            self._metrics.mcp_sessions.set(len(self._sessions))
+    def add(self, listener: Listener) -> None:
+        """Keep `listener` until its connection closes (a second add of the same one changes nothing)."""
+        if listener in self._listeners:
+            return
+        self._listeners[listener] = None
+        listener.exit_stack.callback(self.forget, listener)
+        self._metrics.mcp_sessions.set(len(self._listeners))
+
+    def forget(self, listener: Listener) -> None:
+        if listener in self._listeners:
+            del self._listeners[listener]
+            self._metrics.mcp_sessions.set(len(self._listeners))
 
     async def notify(self, changes: Changes) -> None:
-        for key, session in list(self._sessions.items()):
-            try:
-                if changes.tools:
-                    await session.send_tool_list_changed()
-                if changes.resources:
-                    await session.send_resource_list_changed()
-                if changes.prompts:
-                    await session.send_prompt_list_changed()
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError, MCPError) as exc:
-                # A session that went away between its last request and now: nobody is there to tell.
-                logger.debug("list_changed not delivered; forgetting the session", extra={"error": repr(exc)})
-                self.forget(key)
+        """Tell every session open now, `concurrency` sends at a time; returns when each was told or given up.
+
+        The sends go list by list: every session's tools/list_changed before any resources/list_changed, so the
+        list clients act on most reaches them all in the time of one notification each, not of all three."""
+        listeners = list(self._listeners)
+        sends = _sends(changes)
+        waiting = ((listener, send) for send in sends for listener in listeners)
+        async with anyio.create_task_group() as group:
+            for _ in range(min(self._concurrency, len(listeners) * len(sends))):
+                group.start_soon(self._tell_each, waiting)
+
+    async def _tell_each(self, waiting: Iterator[tuple[Listener, Send]]) -> None:
+        # The workers share one iterator: each takes the next send as soon as its last one is done, so a slow
+        # session holds one worker, never the round.
+        for listener, send in waiting:
+            if listener not in self._listeners:
+                continue  # it closed (or was given up) since the round began: nobody is there to tell
+            with anyio.move_on_after(self._send_seconds) as scope:
+                await send(listener)
+            if scope.cancelled_caught:
+                logger.info(
+                    "a session did not take list_changed in time; forgetting it until its next request",
+                    extra={"seconds": self._send_seconds},
+                )
+                self.forget(listener)
 
 
 class ListChangedNotifier:
-    """Tells every client in both eras that a list changed."""
+    """Tells every client in both eras that a list changed, off the path of the change that caused it.
+
+    `changed` publishes on the 2026-07-28 bus at once (the SDK's listen streams buffer each event and never block the
+    publisher; that era holds no session to tell) and marks the change for the 2025-11-25 sessions, which
+    `deliver_forever` tells in a task of its own. Changes that come while a round is under way are merged into one
+    next round, sent to every session open when it starts: the last change always reaches every session.
+    """
 
     def __init__(self, bus: InMemorySubscriptionBus, sessions: LegacySessions) -> None:
         self._bus = bus
         self._sessions = sessions
+        self._pending = Changes()
+        self._wake = anyio.Event()
 
     async def changed(self, changes: Changes) -> None:
         if changes.tools:
@@ -173,7 +239,16 @@ class ListChangedNotifier:
             await self._bus.publish(ResourcesListChanged())
         if changes.prompts:
             await self._bus.publish(PromptsListChanged())
-        await self._sessions.notify(changes)
+        self._pending = self._pending.merged(changes)
+        self._wake.set()
+
+    async def deliver_forever(self) -> None:
+        """Tell the 2025-11-25 sessions of each change, one round at a time, until cancelled (the gateway's end)."""
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            changes, self._pending = self._pending, Changes()
+            await self._sessions.notify(changes)
 
 
 class GatewayServer(Server[Any]):

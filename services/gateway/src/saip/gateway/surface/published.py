@@ -29,7 +29,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import grpc
@@ -47,6 +47,7 @@ from saip.gateway.surface.approval import Approvals, Asked, Decided, Decision, E
 from saip.gateway.surface.audited import Auditor, Ended, Failed, PublishedToolCall
 from saip.gateway.surface.gate import REPLAYED, GateResult, consult
 from saip.gateway.surface.management import Caller, Outcome
+from saip.gateway.surface.registrar import Notifier
 from saip.gateway.surface.registry import Changes, Registry, ServedSet, ServedTool
 from saip.v1 import common_pb2, events_pb2
 
@@ -179,10 +180,6 @@ def parks(caller: Caller, interaction: Interaction) -> bool:
     can elicit), its call parked until the answer comes in a new request. A chat turn's call parks too: the turn
     stops at the question as at a gated tool's, its sealed state carrying the parked call's, and resumes it."""
     return interaction.roundtrip and caller.elicitation
-
-
-class Notifier(Protocol):
-    async def changed(self, changes: Changes) -> None: ...
 
 
 def definition(spec: common_pb2.ServedTool) -> types.Tool:

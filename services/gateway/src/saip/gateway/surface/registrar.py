@@ -2,7 +2,8 @@
 
 The first blocker that matches turns the management surface off and becomes the reason the person sees
 (GET /api/v1/management/status, saip_monitor_overview). With none, every contribution of an enabled category is
-registered, minus the excluded names, and the clients are told with list_changed.
+registered, minus the excluded names, and the clients are told with list_changed: `refresh` answers once the registry
+holds the new set, and the notifier tells the sessions after, in a task of its own (`mcp_server.ListChangedNotifier`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def described(status: Mapping[str, Any]) -> str:
 
 
 class Notifier(Protocol):
+    """Takes note of a change for the clients; returns without waiting for any of them."""
+
     async def changed(self, changes: Changes) -> None: ...
 
 

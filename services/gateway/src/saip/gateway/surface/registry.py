@@ -46,6 +46,10 @@ class Changes:
     def any(self) -> bool:
         return self.tools or self.resources or self.prompts
 
+    def merged(self, other: Changes) -> Changes:
+        """What changed in either: two changes told in one list_changed round."""
+        return Changes(self.tools or other.tools, self.resources or other.resources, self.prompts or other.prompts)
+
 
 def _tool_signature(served: dict[str, ServedTool]) -> dict[str, str]:
     return {name: tool.definition.model_dump_json() for name, tool in served.items()}
