@@ -39,6 +39,14 @@ from tests.e2e.stack import Stack, mcp_client, process_name, start_stack
 SECONDS = float(os.environ.get("SAIP_BENCH_LOAD_SECONDS", "60"))
 CLIENTS = int(os.environ.get("SAIP_BENCH_LOAD_CLIENTS", "32"))
 IDLE_SESSIONS = int(os.environ.get("SAIP_BENCH_IDLE_SESSIONS", "1000"))
+# After the tools' list_changed reached every idle session, the sessions close once no other list_changed (resources,
+# prompts) has arrived at any of them for this long.
+QUIET_SECONDS = 1.0
+LIST_CHANGED = (
+    types.ToolListChangedNotification,
+    types.ResourceListChangedNotification,
+    types.PromptListChangedNotification,
+)
 ERAS = ("legacy", "auto")
 
 
@@ -131,8 +139,11 @@ async def _idle_sessions(stack: Stack, gateway: int) -> list[list[object]]:
     every session, so each one is told."""
     reached = anyio.Event()
     counted = {"changed": 0, "armed": False}
+    told = {"again": anyio.Event()}
 
     async def on_message(message: object) -> None:
+        if isinstance(message, LIST_CHANGED):
+            told["again"].set()
         if counted["armed"] and isinstance(message, types.ToolListChangedNotification):
             counted["changed"] += 1
             if counted["changed"] == IDLE_SESSIONS:
@@ -168,6 +179,16 @@ async def _idle_sessions(stack: Stack, gateway: int) -> list[list[object]]:
         with anyio.fail_after(120):
             await reached.wait()
         all_reached = (time.perf_counter() - rotated) * 1000
+        # The gateway tells the resources' and prompts' list_changed after the tools' one: closing the sessions while
+        # it does would have the clients fail to read what is still on its way (the SDK's "Error parsing SSE
+        # message"), so they close once nothing more has arrived for a while.
+        with anyio.fail_after(60):
+            while True:
+                told["again"] = anyio.Event()
+                with anyio.move_on_after(QUIET_SECONDS) as quiet:
+                    await told["again"].wait()
+                if quiet.cancelled_caught:
+                    break
         done.set()
     return [
         [f"{IDLE_SESSIONS} idle 2025-11-25 sessions opened (s)", round(open_seconds, 2)],
