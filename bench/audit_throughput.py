@@ -17,6 +17,7 @@ import anyio
 from nats.aio.client import Client as NatsClient
 from prometheus_client import CollectorRegistry
 
+from bench import procstat
 from bench.stats import table
 from saip.audit.chain import decode_entry
 from saip.audit.clients import REQUEST_TIMEOUT, JetStreamLedger, JetStreamRecords
@@ -33,7 +34,6 @@ from saip.v1 import common_pb2, events_pb2
 
 RECORDS = 3000
 CONCURRENCY = 64
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _record(n: int) -> events_pb2.ManagementCall:
@@ -89,18 +89,12 @@ async def _stamps(nc: NatsClient) -> list[int]:
         return [entry.chained_at.ToNanoseconds() async for m in messages if (entry := decode_entry(m.data))]
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User and system CPU the process has spent so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
-
-
 def _nats_cpu(nats: LocalNats) -> float:
     """What nats-server has spent so far: it shares the cores with the collector and the publishers, so what the
     collector sends it (entries, acknowledgements, log lines) slows both."""
     if nats.process is None:
         raise RuntimeError("nats-server is not running: start the LocalNats before reading its CPU")
-    return _cpu_seconds(nats.process.pid)
+    return procstat.cpu_seconds(nats.process.pid)
 
 
 def _per_record(cpu_seconds: float) -> float:
@@ -145,11 +139,11 @@ async def _run(home: Path, level: str) -> list[list[object]]:
         await _chained(audit, RECORDS)
         catch_up = await _chaining_rate(nc)
 
-        started, cpu_before, nats_before = time.perf_counter(), _cpu_seconds(audit_process.pid), _nats_cpu(nats)
+        started, cpu_before, nats_before = time.perf_counter(), procstat.cpu_seconds(audit_process.pid), _nats_cpu(nats)
         acked_live = await _publish(publisher, RECORDS)
         await _chained(audit, 2 * RECORDS)
         live = time.perf_counter() - started
-        live_cpu = _cpu_seconds(audit_process.pid) - cpu_before
+        live_cpu = procstat.cpu_seconds(audit_process.pid) - cpu_before
         live_nats = _nats_cpu(nats) - nats_before
         await channel.close()
     finally:

@@ -12,13 +12,13 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from bench import procstat
 from bench.stats import summary, table
 from saip.common.natsd import LocalNats
 from tests.e2e.stack import Stack, process_name, start_stack
 
 STARTS = 5
 BARE_IMPORT = "import mcp, fastapi, grpc"
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _nats_ready() -> float:
@@ -48,10 +48,9 @@ def _cpu_seconds(stack: Stack) -> dict[str, float]:
             continue
         name = "sandbox worker" if name == "sandbox.worker" else name
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            spent[name] += procstat.cpu_seconds(pid)
         except OSError:
             continue
-        spent[name] += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
     return spent
 
 

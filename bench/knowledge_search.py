@@ -24,6 +24,7 @@ import anyio
 import grpc
 import numpy as np
 
+from bench import procstat
 from bench.stats import summary, table
 from saip.common import bus
 from saip.common.natsd import LocalNats, free_port
@@ -195,22 +196,6 @@ async def _small(home: Path, words: list[str], queries: list[str]) -> tuple[list
     return rows, edge_ms, sum(agreement) / len(agreement)
 
 
-def _cpu_seconds(pid: int) -> float:
-    """The CPU time a process has used so far (user and system, all its threads), from /proc/<pid>/stat."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime and stime, fields 14 and 15
-
-
-def _memory(pid: int) -> dict[str, float]:
-    """VmRSS (resident), RssAnon (its heap part) and VmHWM (the peak), in MiB."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name in ("VmRSS", "RssAnon", "VmHWM"):
-            fields[name] = int(value.split()[0]) / 1024
-    return fields
-
-
 def _start_service(nats: LocalNats, home: Path, docs: Path, port: int) -> subprocess.Popen[bytes]:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("SAIP_", "QDRANT_"))}
     env.update(
@@ -247,21 +232,21 @@ async def _large(home: Path, words: list[str], queries: list[str]) -> list[list[
                         break
                     except grpc.aio.AioRpcError:  # still starting
                         await anyio.sleep(0.1)
-            idle = _memory(service.pid)
-            started, cpu_started = time.perf_counter(), _cpu_seconds(service.pid)
+            idle = procstat.memory(service.pid)
+            started, cpu_started = time.perf_counter(), procstat.cpu_seconds(service.pid)
             for path in sorted(docs.iterdir()):
                 async for _ in stub.IngestDocument(knowledge_pb2.IngestDocumentRequest(path=str(path))):
                     pass
             ingest_seconds = time.perf_counter() - started
-            cpu_seconds = _cpu_seconds(service.pid) - cpu_started
+            cpu_seconds = procstat.cpu_seconds(service.pid) - cpu_started
             chunks = (await stub.GetStatus(knowledge_pb2.GetKnowledgeStatusRequest())).chunks
-            loaded = _memory(service.pid)
+            loaded = procstat.memory(service.pid)
             grpc_ms = []
             for query in [*queries[:20], *queries]:
                 begin = time.perf_counter()
                 await stub.Search(knowledge_pb2.SearchRequest(query=query, top_k=TOP_K))
                 grpc_ms.append((time.perf_counter() - begin) * 1000)
-            searched = _memory(service.pid)
+            searched = procstat.memory(service.pid)
     finally:
         service.terminate()
         service.wait(timeout=30)

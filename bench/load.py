@@ -30,6 +30,7 @@ import anyio.lowlevel
 import httpx
 from mcp import types
 
+from bench import procstat
 from bench.mcp_latency import STACK_ENV, _wait_listening
 from bench.stats import summary, table
 from bench.tool_latency import ARGUMENTS, _publish, _served
@@ -105,16 +106,8 @@ def _processes(stack: Stack) -> dict[str, int]:
     return named
 
 
-def _rss(pid: int) -> float:
-    """Resident memory in MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def _memory(pids: dict[str, int]) -> dict[str, float]:
-    return {name: _rss(pid) for name, pid in sorted(pids.items())}
+    return {name: procstat.rss(pid) for name, pid in sorted(pids.items())}
 
 
 async def _audit_lag(api: httpx.AsyncClient) -> tuple[int, float]:
@@ -149,7 +142,7 @@ async def _idle_sessions(stack: Stack, gateway: int) -> list[list[object]]:
             if counted["changed"] == IDLE_SESSIONS:
                 reached.set()
 
-    before = _rss(gateway)
+    before = procstat.rss(gateway)
     opened = anyio.Event()
     holding = {"open": 0}
 
@@ -171,7 +164,7 @@ async def _idle_sessions(stack: Stack, gateway: int) -> list[list[object]]:
             await opened.wait()
         open_seconds = time.monotonic() - started
         await anyio.sleep(2)
-        after = _rss(gateway)
+        after = procstat.rss(gateway)
         counted["armed"] = True
         rotated = time.perf_counter()
         (await api.delete("/api/v1/mcp-token", timeout=30)).raise_for_status()

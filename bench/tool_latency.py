@@ -15,7 +15,7 @@ import anyio
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench.knowledge_search import _cpu_seconds
+from bench import procstat
 from bench.mcp_latency import CALLS, WARMUP, _measure, _wait_listening
 from bench.stats import summary, table
 from saip.common.natsd import free_port
@@ -171,14 +171,14 @@ def _starts() -> list[list[object]]:
         samples = []
         try:
             (worker,) = sandbox.pids
-            cpu_started = _cpu_seconds(worker)
+            cpu_started = procstat.cpu_seconds(worker)
             for _ in range(CONTEXTS):
                 call = sandbox.job(job.code, job.arguments, {}, network_mode="blocked", hosts_allow=())
                 started = time.perf_counter()
                 await sandbox.run(call)
                 samples.append((time.perf_counter() - started) * 1000)
                 await asyncio.sleep(PACE)
-            worker_cpu[spares] = (_cpu_seconds(worker) - cpu_started) / CONTEXTS * 1000
+            worker_cpu[spares] = (procstat.cpu_seconds(worker) - cpu_started) / CONTEXTS * 1000
         finally:
             await sandbox.close()
         return samples

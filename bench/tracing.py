@@ -24,7 +24,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import NoOpTracer
 
-from bench.cold_start import CLOCK_TICKS, _cpu_seconds
+from bench import procstat
+from bench.cold_start import _cpu_seconds
 from bench.mcp_latency import STACK_ENV
 from bench.stats import added, row, summary, table
 from bench.tool_latency import ARGUMENTS, _publish, _served
@@ -205,7 +206,7 @@ def run() -> str:
     )
     spent = table(
         "CPU the stack's processes spent per call during its rounds (ms; clock ticks of "
-        f"{1000 / CLOCK_TICKS:g} ms over {ROUNDS * CALLS} calls)",
+        f"{1000 / procstat.CLOCK_TICKS:g} ms over {ROUNDS * CALLS} calls)",
         ["", "tracing on", "tracing off", "added"],
         cpu,
     )
