@@ -114,7 +114,9 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
         common["SAIP_CONFIG"] = str(config.resolve())
     result = Plan(home=home, gateway_url=f"http://{_display(host)}:{port}", admin_token=admin_token)
     backends = [name for name in installed_service_names() if name != GATEWAY]
-    ports = iter(natsd.free_ports(1 + 2 * len(backends)))  # NATS's, then each service's gRPC and metrics ports
+    # NATS's port, then each service's gRPC and metrics ports; never the gateway's own, which is free now but taken
+    # once the gateway starts (a test, or a person, may have picked it as a free port a moment ago).
+    ports = iter(natsd.free_ports(1 + 2 * len(backends), besides={port}))
     nats_url = configured("nats-url", env)
     if nats_url is None:
         nats_port = next(ports)

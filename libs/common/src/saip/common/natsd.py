@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 
@@ -22,14 +23,20 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """`count` different ports nothing listens on right now: each is held until all are chosen, since the system may
-    hand out a port it just gave to a socket that closed (two services of one stack on the same port)."""
+def free_ports(count: int, host: str = "127.0.0.1", *, besides: Collection[int] = ()) -> list[int]:
+    """`count` different ports nothing listens on right now, none of them in `besides`: each is held until all are
+    chosen, since the system may hand out a port it just gave to a socket that closed (two services of one stack on
+    the same port). `besides` names ports that are free but promised to someone else, such as the gateway's
+    configured port, which whoever chose it may have just let go of."""
+    chosen: list[int] = []
     with contextlib.ExitStack() as held:
-        socks = [held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(count)]
-        for sock in socks:
+        while len(chosen) < count:
+            sock = held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
             sock.bind((host, 0))
-        return [int(sock.getsockname()[1]) for sock in socks]
+            port = int(sock.getsockname()[1])
+            if port not in besides:
+                chosen.append(port)
+        return chosen
 
 
 def binary() -> Path:
