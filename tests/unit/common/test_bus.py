@@ -4,6 +4,7 @@ stream's leader): it is asked again, a bounded number of times, and what was cre
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import anyio
@@ -78,11 +79,11 @@ class UnansweredNats:
 
     async def drain(self) -> None:
         try:
-            await self.pong.wait()  # each subscription's flush
-        except asyncio.CancelledError:
-            pass  # nats-py: `except asyncio.CancelledError: pass`, then its `finally: await self.flush()`
+            # nats-py takes a cancellation here for the drain's end (it catches CancelledError and carries on)...
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.pong.wait()  # each subscription's flush
         finally:
-            await self.pong.wait()
+            await self.pong.wait()  # ...and then flushes in its `finally`
 
     async def close(self) -> None:
         self.closes += 1

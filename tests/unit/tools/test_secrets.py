@@ -119,7 +119,7 @@ def test_a_reversed_placeholder_is_all_the_code_can_return() -> None:
     (secret,) = resolved.secrets
     assert returned == secret.marker and returned.startswith("saip-secret-")
     assert VALUE not in outcome.result_json and VALUE[::-1] not in reversed_
-    assert json.loads(report_of("caller", outcome, resolved.masker(), local_pass=True).result_json)[0] == "***"
+    assert json.loads(report_of("caller", outcome, resolved.masker, local_pass=True).result_json)[0] == "***"
 
 
 def test_each_run_gets_its_own_placeholder() -> None:
@@ -138,7 +138,7 @@ def test_a_bound_host_receives_the_value_in_url_header_and_body(port: int) -> No
     # The server echoed the value; what reached the code is the placeholder again, and what the run shows masks it.
     assert VALUE not in outcome.result_json
     assert resolved.secrets[0].marker in outcome.result_json
-    assert VALUE not in reply_of("caller", outcome, resolved.masker()).text
+    assert VALUE not in reply_of("caller", outcome, resolved.masker).text
 
 
 @pytest.mark.parametrize(

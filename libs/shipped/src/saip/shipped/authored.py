@@ -72,7 +72,7 @@ class AuthoredTool:
             hosts_allow=self.spec.sandbox.hosts_allow,
             secrets=resolved.secrets,
         )
-        reply = reply_of(self.name, await self._sandbox.run(job), resolved.masker())
+        reply = reply_of(self.name, await self._sandbox.run(job), resolved.masker)
         structured = json.loads(reply.structured_json) if reply.structured_json else None
         return Answer(reply.text, structured, is_error=reply.is_error)
 

@@ -16,11 +16,11 @@ traces; nothing of it is durable (the audit trail is the record, traces are for 
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from sys import intern
 from typing import Any
 
 from saip.common import tracing
@@ -29,7 +29,6 @@ SPANS_PER_TRACE = 500
 SPANS_KEPT = 50_000  # spans in all, across the kept traces
 TOOL = "saip.tool"
 OUTCOME = "saip.outcome"
-_intern = sys.intern
 
 
 @dataclass(slots=True)
@@ -204,7 +203,7 @@ def _text(value: Any) -> str:
 def decode(payload: bytes) -> list[Span]:
     """The spans of one published batch (a ValueError when it is not one)."""
     service, rows = tracing.decode(payload)
-    service = sys.intern(service)
+    service = intern(service)
     try:
         return [_span(row, service) for row in rows]
     except (TypeError, ValueError, AttributeError) as exc:
@@ -218,18 +217,18 @@ def _span(row: list[Any], service: str) -> Span:
     8.6 interned). Span ids and status messages are left as they are: mostly unique, interning them only costs."""
     trace_id, span_id, parent_id, name, kind, start_ns, end_ns, error, status, attributes = row
     return Span(
-        trace_id=_intern(str(trace_id)),
+        trace_id=intern(str(trace_id)),
         span_id=str(span_id),
         parent_id=str(parent_id),
-        name=_intern(str(name)),
+        name=intern(str(name)),
         service=service,
-        kind=_intern(str(kind)),
+        kind=intern(str(kind)),
         start_ns=int(start_ns),
         end_ns=int(end_ns),
         error=bool(error),
         status_message=str(status),
         # JSON's keys are text already, and so are most values
         attributes={
-            _intern(key): _intern(value if type(value) is str else _text(value)) for key, value in attributes.items()
+            intern(key): intern(value if type(value) is str else _text(value)) for key, value in attributes.items()
         },
     )

@@ -33,11 +33,8 @@ class Runs:
         self._risk = risk
         self._metrics = metrics
 
-    async def run(
-        self, kind: str, spec: ToolSpec, arguments: dict[str, Any], resolved: Resolved, masker: Masker
-    ) -> Outcome:
-        """Run the code once (`kind`: test or call); what the sandbox refused is raised as risk events, masked by
-        `masker` (the run's, `resolved.masker()`, made once by the caller, which masks what it answers with it)."""
+    async def run(self, kind: str, spec: ToolSpec, arguments: dict[str, Any], resolved: Resolved) -> Outcome:
+        """Run the code once (`kind`: test or call); what the sandbox refused is raised as risk events."""
         # Every declared parameter is a global; one the caller left out is null, so `x ?? fallback` works.
         bound = {param.name: None for param in spec.params} | arguments
         job = self._runner.job(
@@ -54,7 +51,7 @@ class Runs:
             span.set_attribute("saip.ok", outcome.ok)
         self._metrics.run_seconds.labels(kind).observe(time.perf_counter() - started)
         self._metrics.runs.labels(kind, "ok" if outcome.ok else "error").inc()
-        await self._guarded(spec.name, outcome, masker)
+        await self._guarded(spec.name, outcome, resolved.masker)
         return outcome
 
     async def _guarded(self, name: str, outcome: Outcome, masker: Masker) -> None:

@@ -73,6 +73,5 @@ class Serving:
         if resolved.missing:
             text = missing_text(name, self._library.secrets, resolved.missing)
             return common_pb2.CallServedToolReply(is_error=True, text=text)
-        masker = resolved.masker()
-        outcome = await self._runs.run("call", spec, arguments, resolved, masker)
-        return reply_of(name, outcome, masker)
+        outcome = await self._runs.run("call", spec, arguments, resolved)
+        return reply_of(name, outcome, resolved.masker)

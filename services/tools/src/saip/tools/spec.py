@@ -7,6 +7,7 @@ test value of the wrong type, a literal secret, an allowlist without hosts, code
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -361,8 +362,10 @@ class Resolved:
     secrets: tuple[Binding, ...] = ()
     missing: tuple[str, ...] = ()
 
+    @functools.cached_property
     def masker(self) -> Masker:
-        """Masks the values (a bound host may echo one) and the placeholders of this run."""
+        """Masks the values (a bound host may echo one) and the placeholders of this run; made once a run, for the
+        risk events of the run and for what is answered of it (making one costs more than most of its uses)."""
         return Masker([text for secret in self.secrets for text in (secret.value, secret.marker)])
 
 

@@ -196,9 +196,8 @@ class Studio:
             raise RuleRefused(missing_text(name, self._library.secrets, resolved.missing))
         local_pass = not arguments_json.strip()
         arguments = spec.test_arguments() if local_pass else parse_arguments(spec, arguments_json)
-        masker = resolved.masker()
-        outcome = await self._runs.run("test", spec, arguments, resolved, masker)
-        report = report_of(name, outcome, masker, local_pass=local_pass)
+        outcome = await self._runs.run("test", spec, arguments, resolved)
+        report = report_of(name, outcome, resolved.masker, local_pass=local_pass)
         if local_pass and entry.record is not None:
             await self._record_test(entry, outcome, report)
         return report
