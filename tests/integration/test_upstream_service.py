@@ -79,6 +79,13 @@ async def expose(stub: upstream_pb2_grpc.UpstreamServiceStub, *members: upstream
     )
 
 
+async def exposed_stdio(stub: upstream_pb2_grpc.UpstreamServiceStub, tools_file: Path, *tools: str) -> None:
+    """The stdio server `local` serving `tools_file`, registered, connected, and those of its tools exposed."""
+    await stub.AddServer(upstream_pb2.AddServerRequest(server=stdio_server("local", tools_file)))
+    await connected(stub, "local")
+    await expose(stub, *(upstream_pb2.Member(server_id="local", tool=name) for name in tools))
+
+
 async def call(stub: upstream_pb2_grpc.UpstreamServiceStub, name: str, arguments: dict[str, Any]) -> Any:
     return await stub.CallServedTool(common_pb2.CallServedToolRequest(name=name, arguments_json=json.dumps(arguments)))
 
@@ -343,13 +350,7 @@ async def test_a_50_mb_stdio_line_fails_its_call_unheld_and_the_connection_goes_
     # The call timeout bounds the wait for the echo behind the 50 MB the server is still writing; nothing is timed.
     overrides = {"tools_upstream_max_response_bytes": limit, "tools_upstream_call_timeout_seconds": 60.0}
     async with service(nats_server.url, **overrides) as (_, stub):
-        await stub.AddServer(upstream_pb2.AddServerRequest(server=stdio_server("local", tools_file)))
-        await connected(stub, "local")
-        await expose(
-            stub,
-            upstream_pb2.Member(server_id="local", tool="huge"),
-            upstream_pb2.Member(server_id="local", tool="echo"),
-        )
+        await exposed_stdio(stub, tools_file, "huge", "echo")
         resident = resident_kib()
         reset_peak()
         cut = await call(stub, "huge", {"size": 50 * 1024 * 1024})
@@ -389,13 +390,7 @@ async def test_the_calls_in_flight_when_a_stdio_line_ends_the_connection_fail_wi
     # The call timeout only bounds the calls, which the line must end first (on a loaded machine, too).
     overrides = {"tools_upstream_max_response_bytes": 64 * 1024, "tools_upstream_call_timeout_seconds": 60.0}
     async with service(nats_server.url, **overrides) as (_, stub):
-        await stub.AddServer(upstream_pb2.AddServerRequest(server=stdio_server("local", tools_file)))
-        await connected(stub, "local")
-        await expose(
-            stub,
-            upstream_pb2.Member(server_id="local", tool="watched"),
-            upstream_pb2.Member(server_id="local", tool="noise"),
-        )
+        await exposed_stdio(stub, tools_file, "watched", "noise")
         waiting = asyncio.ensure_future(call(stub, "watched", {}))
         await eventually(Path(f"{tools_file}.started").exists)  # in flight upstream before the line comes
         noise = await call(stub, "noise", {})
