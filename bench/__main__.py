@@ -9,6 +9,7 @@ from bench import (
     audit_throughput,
     chat_turn,
     cold_start,
+    isolate_runtime,
     knowledge_search,
     load,
     mcp_latency,
@@ -36,6 +37,7 @@ def main() -> None:
         ("tracing", tracing),
         ("cold_start", cold_start),
         ("stdio_lines", stdio_lines),
+        ("isolate_runtime", isolate_runtime),
     )
     for name, benchmark in benchmarks:
         if len(sys.argv) > 1 and name not in sys.argv[1:]:

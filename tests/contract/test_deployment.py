@@ -21,6 +21,7 @@ import yaml
 
 from saip.audit.config import AuditSettings
 from saip.common import tracing
+from saip.common.grpc_server import LIVENESS
 from saip.common.settings import CONFIG_ENV, env_name, installed_services, read_config_file
 from saip.gateway.config import GatewaySettings
 from saip.gateway.server import SESSION_IDLE_SECONDS
@@ -392,6 +393,16 @@ def test_every_saip_service_has_probes_named_ports_and_the_shared_config(rendere
         if name != "gateway":
             assert container["readinessProbe"]["grpc"]["port"] == container["ports"][0]["containerPort"]
             assert {port["name"] for port in services[name]["spec"]["ports"]} == {"grpc", "metrics"}
+
+
+def test_the_grpc_services_liveness_asks_its_own_health_name_not_readiness(rendered: list[dict[str, Any]]) -> None:
+    # Readiness ("") is NOT_SERVING while NATS is away; a liveness probe asking it would restart every pod.
+    deployments = objects(rendered, "Deployment")
+    for name in ("audit", "tools", "knowledge", "shipyard"):
+        [container] = deployments[name]["spec"]["template"]["spec"]["containers"]
+        port = container["ports"][0]["containerPort"]
+        assert container["livenessProbe"]["grpc"] == {"port": port, "service": LIVENESS}, name
+        assert container["readinessProbe"]["grpc"] == {"port": port}, name
 
 
 def test_the_gateway_runs_two_replicas_behind_client_ip_affinity(rendered: list[dict[str, Any]]) -> None:

@@ -2,7 +2,7 @@
 calls, no question) against the real tools service on a real nats-server leave the JetStream consumer count where
 it was (each key listing used to leave an ephemeral consumer for 300 s, until the account's limit took Tool Studio
 down), the watched keys that replace those listings show every write as soon as it returns, and a service cut off
-from NATS answers NOT_SERVING until it is back."""
+from NATS answers NOT_SERVING until it is back (its liveness SERVING throughout)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from nats.aio.client import Client as NatsClient
 
 from saip.common import bus, names
+from saip.common.grpc_server import LIVENESS
 from saip.common.natsd import LocalNats
 from saip.tools.clients import HISTORY, KvRecords
 from saip.v1 import tools_pb2
@@ -28,10 +29,10 @@ async def consumers(nats_client: NatsClient) -> int:
     return int(info.state.consumer_count)
 
 
-async def status(port: int) -> int:
+async def status(port: int, service: str = "") -> int:
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = health_pb2_grpc.HealthStub(channel)  # type: ignore[no-untyped-call]
-        reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=2.0)
+        reply = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=2.0)
         return int(reply.status)
 
 
@@ -65,6 +66,8 @@ async def test_health_says_not_serving_while_nats_is_away(nats_server: LocalNats
         assert await status(app.port) == health_pb2.HealthCheckResponse.SERVING
         nats_server.kill()
         await eventually(lambda: _status_is(app.port, health_pb2.HealthCheckResponse.NOT_SERVING), within=30)
+        # Out of the Service, not restarted: the liveness probe's name still says SERVING.
+        assert await status(app.port, LIVENESS) == health_pb2.HealthCheckResponse.SERVING
         nats_server.start()
         await eventually(lambda: _status_is(app.port, health_pb2.HealthCheckResponse.SERVING), within=30)
         # Back: the watch started over, so a write is listed again.

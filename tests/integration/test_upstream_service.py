@@ -4,6 +4,7 @@ upstreams."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
@@ -76,6 +77,13 @@ async def expose(stub: upstream_pb2_grpc.UpstreamServiceStub, *members: upstream
     return await stub.ApplyExposure(
         upstream_pb2.ApplyExposureRequest(change=upstream_pb2.ExposureChange(add=list(members)))
     )
+
+
+async def exposed_stdio(stub: upstream_pb2_grpc.UpstreamServiceStub, tools_file: Path, *tools: str) -> None:
+    """The stdio server `local` serving `tools_file`, registered, connected, and those of its tools exposed."""
+    await stub.AddServer(upstream_pb2.AddServerRequest(server=stdio_server("local", tools_file)))
+    await connected(stub, "local")
+    await expose(stub, *(upstream_pb2.Member(server_id="local", tool=name) for name in tools))
 
 
 async def call(stub: upstream_pb2_grpc.UpstreamServiceStub, name: str, arguments: dict[str, Any]) -> Any:
@@ -342,13 +350,7 @@ async def test_a_50_mb_stdio_line_fails_its_call_unheld_and_the_connection_goes_
     # The call timeout bounds the wait for the echo behind the 50 MB the server is still writing; nothing is timed.
     overrides = {"tools_upstream_max_response_bytes": limit, "tools_upstream_call_timeout_seconds": 60.0}
     async with service(nats_server.url, **overrides) as (_, stub):
-        await stub.AddServer(upstream_pb2.AddServerRequest(server=stdio_server("local", tools_file)))
-        await connected(stub, "local")
-        await expose(
-            stub,
-            upstream_pb2.Member(server_id="local", tool="huge"),
-            upstream_pb2.Member(server_id="local", tool="echo"),
-        )
+        await exposed_stdio(stub, tools_file, "huge", "echo")
         resident = resident_kib()
         reset_peak()
         cut = await call(stub, "huge", {"size": 50 * 1024 * 1024})
@@ -378,6 +380,29 @@ async def test_a_stdio_line_past_the_limit_that_answers_nothing_fails_the_connec
         "the stdio server wrote a line past 65536 bytes (tools.upstream-max-response-bytes) that answers no request"
     )
     assert tools == {}
+
+
+async def test_the_calls_in_flight_when_a_stdio_line_ends_the_connection_fail_with_its_sentence(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    tools_file = tmp_path / "stdio.json"
+    tools_file.write_text(json.dumps([tool("watched", "Waits."), tool("noise", "Writes a line past the limit.")]))
+    # The call timeout only bounds the calls, which the line must end first (on a loaded machine, too).
+    overrides = {"tools_upstream_max_response_bytes": 64 * 1024, "tools_upstream_call_timeout_seconds": 60.0}
+    async with service(nats_server.url, **overrides) as (_, stub):
+        await exposed_stdio(stub, tools_file, "watched", "noise")
+        waiting = asyncio.ensure_future(call(stub, "watched", {}))
+        await eventually(Path(f"{tools_file}.started").exists)  # in flight upstream before the line comes
+        noise = await call(stub, "noise", {})
+        watched = await waiting
+    sentence = (
+        "the stdio server wrote a line past 65536 bytes (tools.upstream-max-response-bytes) that answers no request "
+        "saip can name, so saip ended the connection"
+    )
+    for cut in (watched, noise):
+        assert cut.is_error
+        assert cut.text.startswith("Upstream server 'local' failed: ")
+        assert sentence in cut.text, cut.text
 
 
 async def test_saip_own_mcp_at_an_address_no_url_names_is_refused_by_its_handshake(

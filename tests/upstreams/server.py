@@ -22,6 +22,8 @@ tool's description by rewriting the file: the rug pull. What a call does depends
   question was answered);
 - `watched`: writes `<tools file>.started`, waits forever, and writes `<tools file>.cancelled` when its request is
   cancelled (a cancel that reached the upstream);
+- `noise` (stdio): writes a line of `NOISE` bytes that is no JSON-RPC and answers nothing on the wire, then waits
+  forever (past a small limit, the line ends the connection under the calls in flight);
 - anything else: `<name> ran`.
 """
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from io import TextIOWrapper
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +135,9 @@ async def _watched(tools_file: Path) -> types.CallToolResult:
     raise AssertionError("unreachable: sleep_forever returns only by being cancelled")
 
 
-def build(tools_file: Path) -> Server[Any]:
+def build(tools_file: Path, wire: anyio.AsyncFile[str] | None = None) -> Server[Any]:
+    """The server; `wire` is a stdio server's stdout, which the SDK writes its messages to."""
+
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
         tools = json.loads(await anyio.Path(tools_file).read_text(encoding="utf-8"))
         return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in tools])
@@ -170,6 +175,13 @@ def build(tools_file: Path) -> Server[Any]:
                 return await _watched(tools_file)
             case "watched":
                 return await _watched(tools_file)
+            case "noise":
+                if wire is None:
+                    raise ValueError("noise is written on a stdio server's wire only")
+                # Between the SDK's messages: none is being written while the calls wait.
+                await wire.write("x" * NOISE + "\n")
+                await wire.flush()
+                await anyio.sleep_forever()
         return types.CallToolResult(content=[types.TextContent(text=f"{params.name} ran")])
 
     return Server("test-upstream", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
@@ -207,18 +219,20 @@ def handshake_only(app: Any) -> Any:
 
 def main(argv: list[str]) -> None:
     transport, tools_file = argv[0], Path(argv[1])
-    server = build(tools_file)
     if transport in ("stdio", "noisy"):
         if transport == "noisy":
             sys.stdout.buffer.write(b"x" * NOISE + b"\n")
             sys.stdout.buffer.flush()
 
         async def run() -> None:
-            async with stdio_server() as (read, write):
+            wire = anyio.wrap_file(TextIOWrapper(sys.stdout.buffer, encoding="utf-8"))
+            server = build(tools_file, wire)
+            async with stdio_server(stdout=wire) as (read, write):
                 await server.run(read, write, server.create_initialization_options())
 
         anyio.run(run)
         return
+    server = build(tools_file)
     port = int(argv[2])
     if transport in ("http", "json"):
         app: Any = server.streamable_http_app(json_response=transport == "json")

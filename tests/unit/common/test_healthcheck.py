@@ -1,4 +1,5 @@
-"""The container health probe says healthy only for a SERVING gRPC service or a 200 from /healthz."""
+"""The container health probe says healthy only for a SERVING gRPC service or a 200 from /healthz; the liveness name
+stays SERVING while the service cannot serve or drains, which only its readiness says."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import anyio
 import pytest
 
 from saip.common import healthcheck
-from saip.common.grpc_server import GrpcServer
+from saip.common.grpc_server import LIVENESS, GrpcServer
 from saip.common.natsd import free_port
 from tests.http_origin import QuietHandler, http_origin
 
@@ -23,6 +24,22 @@ async def test_a_serving_grpc_server_is_healthy_until_it_shuts_down() -> None:
         assert not healthy and said.endswith("NOT_SERVING")
     finally:
         await server.stop(0)
+
+
+async def test_liveness_stays_serving_while_the_service_cannot_serve_and_while_it_drains() -> None:
+    # A NATS outage: readiness says NOT_SERVING (out of the Service), liveness SERVING (no restart).
+    server = GrpcServer([], "127.0.0.1", 0, cannot_serve=lambda: "NATS is not answering")
+    port = await server.start()
+    address = f"127.0.0.1:{port}"
+    try:
+        ready = await anyio.to_thread.run_sync(healthcheck.grpc_serving, address)
+        alive = await anyio.to_thread.run_sync(healthcheck.grpc_serving, address, LIVENESS)
+        await server.health.enter_graceful_shutdown()
+        draining = await anyio.to_thread.run_sync(healthcheck.grpc_serving, address, LIVENESS)
+    finally:
+        await server.stop(0)
+    assert ready == (False, f"{address}: NOT_SERVING")
+    assert alive == draining == (True, f"{address}: SERVING")
 
 
 def test_nothing_listening_is_unhealthy(capsys: pytest.CaptureFixture[str]) -> None:

@@ -175,6 +175,32 @@ def test_a_thrown_value_that_is_not_an_error_reads_as_its_json(code: str, error:
     assert outcome.error == error
 
 
+@pytest.mark.parametrize(
+    ("thrown", "error"),
+    [
+        ("new TypeError('bad input')", "TypeError: bad input"),
+        ("'a plain message'", "a plain message"),
+        ("{ code: 42 }", 'The code threw {"code":42}'),
+    ],
+)
+def test_a_value_thrown_in_a_timer_callback_fails_the_call_as_a_synchronous_throw_does(thrown: str, error: str) -> None:
+    # The call awaits a promise the callback never settles: only the throw can end it (the limit only bounds the test).
+    outcome = run(f"await new Promise(() => setTimeout(() => {{ throw {thrown} }}, 5)); return 1", timeout=5)
+    assert (outcome.ok, outcome.error, outcome.guard_blocks) == (False, error, [])
+    assert outcome.error == run(f"throw {thrown}").error
+
+
+def test_timers_of_no_delay_run_in_order_and_a_cleared_one_never_runs() -> None:
+    code = (
+        "const seen = [];"
+        "const cleared = setTimeout(() => { throw new Error('cleared, so never thrown') }, 1); clearTimeout(cleared);"
+        "await new Promise((done) => { setTimeout(() => seen.push('later'), 20); setTimeout(() => seen.push('now'), 0);"
+        " setTimeout(done, 40); });"
+        "return [...seen, await new Promise((done) => setTimeout(done, undefined, 'its argument'))]"
+    )
+    assert result(code) == ["now", "later", "its argument"]
+
+
 def test_a_result_past_the_size_cap_is_refused() -> None:
     outcome = run("return 'x'.repeat(2000)", max_result_chars=1000)
     assert outcome.error == "The result is larger than 1000 characters; return less."

@@ -1,6 +1,7 @@
 """The stdio upstream's reader (`saip.tools.upstream.stdio.Reader`): lines within, at and past
 `tools.upstream-max-response-bytes`, the id of a response past it read at either end, a line that answers nothing
-ending the connection, an endless line, and lines split anywhere across chunks (a UTF-8 character too)."""
+ending the connection, an endless line, and lines split anywhere across chunks (a UTF-8 character too); and the
+requests in flight (`InFlight`) that a connection ending under them fails with its sentence."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from mcp.shared.message import SessionMessage
 
 from saip.tools.upstream.connections import too_large
-from saip.tools.upstream.stdio import KEEP, LineTooLarge, Reader, leading, trailing
+from saip.tools.upstream.stdio import KEEP, InFlight, LineTooLarge, Reader, leading, trailing
 
 LIMIT = 4096
 
@@ -151,3 +152,24 @@ def test_the_ends_of_a_line_give_only_its_top_level_members() -> None:
     assert leading('{"result":{"id":1,"content":[{"text":"xx') == ({}, "result")
     assert trailing('xx"}],"id":99}},"jsonrpc":"2.0","id":"r-1"}') == {"jsonrpc": "2.0", "id": "r-1"}
     assert trailing('"text":"a,\\"id\\":7,b"}}}') == {}
+
+
+def request(request_id: int) -> types.JSONRPCRequest:
+    return types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method="tools/call", params={"name": "echo"})
+
+
+def test_the_requests_in_flight_when_the_connection_ends_fail_with_its_sentence_and_only_they() -> None:
+    in_flight = InFlight()
+    for sent in (1, 2, 3, 4):
+        in_flight.sent(request(sent))
+    in_flight.sent(types.JSONRPCNotification(jsonrpc="2.0", method="notifications/cancelled", params={"requestId": 2}))
+    reader = Reader(LIMIT)
+    for item in reader.feed(result_line(1, "answered") + padded(3, LIMIT + 1)):  # 3 answered past the limit
+        in_flight.read(item)
+    noise = json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "n" * LIMIT}})
+    [ended] = reader.feed(noise.encode() + b"\n")
+    assert isinstance(ended, LineTooLarge)
+    refused = messages(in_flight.refused(ended))
+    error = types.ErrorData(code=types.INTERNAL_ERROR, message=str(ended))
+    assert refused == [types.JSONRPCError(jsonrpc="2.0", id=4, error=error)]
+    assert in_flight.refused(ended) == []

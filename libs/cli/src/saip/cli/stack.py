@@ -81,16 +81,6 @@ def secret_file(path: Path, value: str | None = None) -> str:
     return content
 
 
-def port_is_free(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
 def plan(environ: dict[str, str] | None = None) -> Plan:
     env = dict(os.environ if environ is None else environ)
     # Read as the services read them, without building their settings models: each service validates its own
@@ -99,7 +89,7 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     home.mkdir(parents=True, exist_ok=True)
     host = env.get("SAIP_GATEWAY_HOST", "127.0.0.1")
     port = int(env.get("SAIP_GATEWAY_PORT", "8282"))
-    if not port_is_free(host, port):
+    if not natsd.port_is_free(port, host):
         raise StackError(f"port {port} is in use (another saip?): stop it, or set SAIP_GATEWAY_PORT to a free port")
     admin_token = env.get("SAIP_ADMIN_TOKEN") or secret_file(home / ADMIN_TOKEN_FILE)
     sealing_key = env.get("SAIP_APPROVAL_SEALING_KEY") or secret_file(home / SEALING_KEY_FILE)

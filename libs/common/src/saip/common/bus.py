@@ -43,6 +43,14 @@ def _creating() -> AsyncRetrying:
     )
 
 
+def subscriptions_within(grace: float) -> float:
+    """How long a drain within `grace` waits for the subscriptions (nats-py's `drain_timeout`): half of it, so nats-py
+    gives them up itself, before `close` cancels the drain. A drain cancelled while they drain leaves nats-py's
+    gather of them holding a CancelledError nobody reads, which asyncio logs as an ERROR ("_GatheringFuture exception
+    was never retrieved"); its own timeout reads it."""
+    return grace / 2
+
+
 async def connect(
     url: str,
     name: str,
@@ -50,8 +58,10 @@ async def connect(
     within: float = 60.0,
     disconnected: Callable[[], Awaitable[None]] | None = None,
     reconnected: Callable[[], Awaitable[None]] | None = None,
+    grace: float = 5.0,
 ) -> NatsClient:
-    """Connect, retrying for `within` seconds (NATS may still be starting); afterwards reconnect forever."""
+    """Connect, retrying for `within` seconds (NATS may still be starting); afterwards reconnect forever. `grace` is
+    the `within` its `close` will be given."""
 
     async def _error(exc: Exception) -> None:
         logger.warning("nats connection error", extra={"error": str(exc)})
@@ -72,6 +82,7 @@ async def connect(
                 error_cb=_error,
                 disconnected_cb=disconnected,
                 reconnected_cb=reconnected,
+                drain_timeout=subscriptions_within(grace),
             )
     raise AssertionError("unreachable: tenacity reraises the last error")
 
@@ -98,7 +109,7 @@ async def connection(
     """A service's connection for its lifespan: connected as `connect` does (NatsUnreachable when it cannot be),
     drained within `grace` seconds on the way out."""
     try:
-        nc = await connect(url, name, within=within, reconnected=reconnected)
+        nc = await connect(url, name, within=within, reconnected=reconnected, grace=grace)
     except (NatsError, OSError, TimeoutError) as exc:
         raise NatsUnreachable(url, exc) from exc
     try:
@@ -114,8 +125,9 @@ async def close(nc: NatsClient, *, within: float = 5.0) -> None:
 
     A drain cut short is cancelled until it ends: nats-py's drain takes the first cancellation for its own end and
     then waits, in a `finally`, up to 10 s for a PONG (its flush's fixed timeout), so `asyncio.wait_for(drain, within)`
-    took `within` + 10 s when NATS did not answer. The close after it is bounded too: the transport's close waits for
-    its buffer to be written, which a server that reads nothing never lets happen.
+    took `within` + 10 s when NATS did not answer. Its subscriptions are given up by nats-py before that cancel, when
+    `nc` was connected with `grace=within` (`subscriptions_within`). The close after it is bounded too: the transport's
+    close waits for its buffer to be written, which a server that reads nothing never lets happen.
     """
     if nc.is_closed:
         return

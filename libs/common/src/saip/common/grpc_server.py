@@ -69,16 +69,25 @@ def _can_serve() -> str | None:
     return None
 
 
+# The health service name a liveness probe asks (k8s: `grpc: {port, service: liveness}`): SERVING for as long as the
+# process answers, whatever its dependencies do. The server's own name ("") and each service's are readiness: they
+# say NOT_SERVING while it cannot serve (NATS away), which must take a replica out of the Service, not restart it.
+LIVENESS = "liveness"
+_ALIVE = health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.SERVING)
+
+
 class _Health(health.aio.HealthServicer):  # type: ignore[misc]
     """The standard health service, which asks the service at every check whether it can serve: a service that is
     up but cannot do its work answers NOT_SERVING (and the gateway's /healthz says so), instead of SERVING until
-    it stops."""
+    it stops. `LIVENESS` asks only whether the process answers, and so is SERVING through a drain as well."""
 
     def __init__(self, cannot_serve: CannotServe) -> None:
         super().__init__()
         self._cannot_serve = cannot_serve
 
     async def Check(self, request: health_pb2.HealthCheckRequest, context: Any) -> health_pb2.HealthCheckResponse:
+        if request.service == LIVENESS:
+            return _ALIVE
         reply = await super().Check(request, context)
         if reply.status == health_pb2.HealthCheckResponse.SERVING and (reason := self._cannot_serve()) is not None:
             logger.warning("health check: cannot serve", extra={"reason": reason})
@@ -88,8 +97,8 @@ class _Health(health.aio.HealthServicer):  # type: ignore[misc]
 
 class GrpcServer:
     """Serves the given services on host:port (0 picks a free port); health says SERVING once started, and
-    NOT_SERVING while `cannot_serve` gives a reason. With `metrics`, every call is counted and timed on them; with
-    `traced_as`, every call is a span of that service's traces (`saip.common.tracing`)."""
+    NOT_SERVING while `cannot_serve` gives a reason (`LIVENESS` excepted). With `metrics`, every call is counted and
+    timed on them; with `traced_as`, every call is a span of that service's traces (`saip.common.tracing`)."""
 
     def __init__(
         self,

@@ -23,6 +23,18 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether `port` can be bound on `host` now (SO_REUSEADDR, as a server binds it: a port a closed connection
+    left in TIME_WAIT is free)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 def free_ports(count: int, host: str = "127.0.0.1", *, besides: Collection[int] = ()) -> list[int]:
     """`count` different ports nothing listens on right now, none of them in `besides`: each is held until all are
     chosen, since the system may hand out a port it just gave to a socket that closed (two services of one stack on

@@ -21,7 +21,6 @@ import logging
 import secrets
 import shlex
 import shutil
-import socket
 import sys
 import tarfile
 import tempfile
@@ -34,6 +33,7 @@ from urllib.parse import urlsplit
 import anyio
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from saip.common.natsd import free_port, port_is_free
 from saip.shipped import bundle as bundle_files
 from saip.shipped.bundle import BUNDLE_FILE, STDIO, Bundle, BundleInvalid
 from saip.shipyard import bundles, deploy
@@ -80,22 +80,6 @@ def _now() -> Timestamp:
     stamp = Timestamp()
     stamp.FromDatetime(datetime.now(UTC))
     return stamp
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def pack(folder: Path) -> bytes:
@@ -426,9 +410,9 @@ class Shipyard:
             record.endpoint = record.command = shlex.join(self._command(server, LOCAL, 0))
             return record
         if target == LOCAL:
-            if port and not _port_free(port):
+            if port and not port_is_free(port):
                 raise RuleRefused(f"port {port} is in use on 127.0.0.1; choose another port, or 0 for a free one")
-            port = port or _free_port()
+            port = port or free_port()
             values = [environ[name] for name in server.requirements]
             self._local.forget(server.name)
             local = await self._local.start(
@@ -529,7 +513,7 @@ class Shipyard:
             try:
                 ran = await self._as_ran(server, record)
                 port = urlsplit(record.endpoint).port or 0
-                await self._run(ran, LOCAL, port if port and _port_free(port) else 0, environ, record.token)
+                await self._run(ran, LOCAL, port if port and port_is_free(port) else 0, environ, record.token)
             except ShipyardError as exc:
                 logger.warning("shipped server not run again", extra={"server": server.name, "reason": str(exc)})
                 continue

@@ -17,6 +17,10 @@
   const NativePromise = Promise;
   const { withResolvers } = Promise;
   const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
+  const { waitAsync } = Atomics;
+  const { max } = Math;
+  const { add: addTimer, delete: dropTimer } = Set.prototype;
+  const [Shared, Int32, toNumber] = [SharedArrayBuffer, Int32Array, Number];
 
   // The host door: the worker is told [op, payload] with the resolve function of a promise made here, from the
   // Promise taken above, so a code that replaces the global Promise still gets its answers. Every answer resolves
@@ -553,6 +557,35 @@
     }
     settle("done", text);
   });
+  // Timers, in place of mini-racer's: a value thrown in its callback went nowhere (the call waited out its time limit,
+  // the throw unseen), and a delay of 0 failed inside it with its own TypeError about Atomics.waitAsync. Here a throw
+  // in a callback fails the call as a throw in its body does, and a delay under 1 ms waits 1 ms: a timer is always a
+  // wait of V8's (Atomics.waitAsync), never a microtask, so a loop of timers cannot hold the isolate's thread.
+  const timers = new Set();
+  let lastTimer = 0;
+  const setTimeout = ((callback, delay, ...args) => {
+    if (typeof callback !== "function") throw new TypeError("setTimeout takes a function; a string of code is not run");
+    const id = ++lastTimer;
+    apply(addTimer, timers, [id]);
+    const { value: elapsed } = waitAsync(new Int32(new Shared(4)), 0, 0, max(1, toNumber(delay) || 0));
+    apply(then, elapsed, [() => {
+      if (!apply(dropTimer, timers, [id])) return;
+      try {
+        apply(callback, undefined, args);
+      } catch (thrown) {
+        settle("failed", reason(thrown));
+      }
+    }]);
+    return id;
+  });
+  const clearTimeout = ((id) => {
+    apply(dropTimer, timers, [id]);
+  });
+  // mini-racer declared its own with `var`: writable, but not configurable.
+  for (const [name, value] of entries({ setTimeout, clearTimeout })) {
+    g[name] = value;
+    Object.defineProperty(g, name, { writable: false });
+  }
   Object.defineProperty(g, "__saipRun", {
     value: ((bindings, code, cap) => {
       if (state !== "idle") throw new Error("An isolate serves one call; this one has run already.");

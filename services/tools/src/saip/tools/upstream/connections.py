@@ -22,7 +22,7 @@ an error past the limit, and so does one event of an SSE stream; the request fai
 the limit, and the connection goes on. The SSE transport's events are bounded by the SDK (1 MiB each). A stdio
 server's stdout is read in chunks by the `stdio` transport, one line (one message) held up to the limit: a response
 past it fails its request with the same sentence when its id can be read at either end of the line, and any other
-line past it ends the connection (FAILED, naming the limit).
+line past it ends the connection (FAILED, naming the limit) and fails the calls in flight on it with that sentence.
 
 A call can relay the server's own questions (`elicitation/create`, form mode) to whoever asked for the call (`Ask`).
 The SDK names no call a 2025-11-25 question belongs to, so it goes to the call in flight when there is exactly one

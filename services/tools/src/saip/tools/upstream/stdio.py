@@ -15,7 +15,9 @@ chunks through `Reader`, which holds at most the limit of one line:
   start fails the call as soon as the line passes the limit, not when (if ever) the line ends;
 - a line past the limit that answers no request saip can name (no id at either end, or a request or notification of
   the server's) ends the connection: `LineTooLarge`, whose sentence names the key, is the connection's FAILED reason,
-  and the reconnect backoff applies.
+  and the reconnect backoff applies. Every request still in flight on it (`InFlight`: sent, neither answered nor
+  cancelled) first gets an error response of its id with that sentence, so its call fails saying why, not with the
+  SDK's bare `Connection closed`.
 
 What is the SDK's: the environment a child inherits (`get_default_environment`: PATH, HOME, USER, SHELL, TERM,
 LOGNAME, under the server's declared variables), the shutdown's grace periods (`PROCESS_TERMINATION_TIMEOUT`,
@@ -61,6 +63,7 @@ EXIT_POLL = 0.01
 # The key of the member a line was cut in: `"key":` right after the members the head's parse kept.
 _CUT_KEY = re.compile(r'\s*[{,]\s*"([^"\\]*)"\s*:')
 _ANSWERS = ("result", "error")
+_CANCELLED = "notifications/cancelled"
 
 
 class LineTooLarge(ToolsError):
@@ -122,6 +125,31 @@ def parse(line: bytes) -> SessionMessage | Exception:
     except ValueError as exc:
         logger.warning("a stdio upstream wrote a line that is not JSON-RPC", extra={"error": str(exc)[:300]})
         return exc
+
+
+class InFlight:
+    """The ids of the requests saip sent the server that it has neither answered nor had cancelled: the calls a
+    connection ending under them would leave to the SDK's bare `Connection closed`."""
+
+    def __init__(self) -> None:
+        self._ids: set[types.RequestId] = set()
+
+    def sent(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            self._ids.add(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and message.method == _CANCELLED:
+            self._ids.discard((message.params or {}).get("requestId"))
+
+    def read(self, item: SessionMessage | Exception) -> None:
+        if isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
+            self._ids.discard(item.message.id)
+
+    def refused(self, reason: ToolsError) -> list[SessionMessage]:
+        """An error response of each request in flight, its message the reason the connection ends."""
+        error = types.ErrorData(code=types.INTERNAL_ERROR, message=str(reason))
+        answers = [SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=id_, error=error)) for id_ in self._ids]
+        self._ids.clear()
+        return answers
 
 
 class Reader:
@@ -224,17 +252,18 @@ async def stdio_transport(
     write_stream, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
     reading = anyio.CancelScope()
     read_done, written = anyio.Event(), anyio.Event()
+    in_flight = InFlight()
 
     async def read() -> None:
         try:
             with reading:
-                await _read(process, Reader(limit), incoming)
+                await _read(process, Reader(limit), in_flight, incoming)
         finally:
             read_done.set()
 
     async def write() -> None:
         try:
-            await _write(process, outgoing, incoming)
+            await _write(process, in_flight, outgoing, incoming)
         finally:
             written.set()
 
@@ -266,15 +295,24 @@ async def stdio_transport(
             group.cancel_scope.cancel()
 
 
-async def _read(process: Process, reader: Reader, incoming: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-    """Deliver what the reader makes of each chunk; one chunk at a time, none read ahead of a blocked delivery."""
+async def _read(
+    process: Process,
+    reader: Reader,
+    in_flight: InFlight,
+    incoming: MemoryObjectSendStream[SessionMessage | Exception],
+) -> None:
+    """Deliver what the reader makes of each chunk; one chunk at a time, none read ahead of a blocked delivery. A
+    line that ends the connection first fails the requests in flight with its sentence."""
     assert process.stdout is not None, "the child is started with a stdout pipe"
     async with incoming:
         try:
             async for chunk in process.stdout:
                 for item in reader.feed(chunk):
                     if isinstance(item, LineTooLarge):
+                        for answer in in_flight.refused(item):
+                            await incoming.send(answer)
                         raise item
+                    in_flight.read(item)
                     await incoming.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return  # the session is gone, or the shutdown closed stdout under the read
@@ -284,6 +322,7 @@ async def _read(process: Process, reader: Reader, incoming: MemoryObjectSendStre
 
 async def _write(
     process: Process,
+    in_flight: InFlight,
     outgoing: MemoryObjectReceiveStream[SessionMessage],
     incoming: MemoryObjectSendStream[SessionMessage | Exception],
 ) -> None:
@@ -291,6 +330,7 @@ async def _write(
     try:
         async with outgoing:
             async for message in outgoing:
+                in_flight.sent(message.message)
                 line = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
                 await process.stdin.send(line.encode())
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
