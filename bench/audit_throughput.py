@@ -23,7 +23,7 @@ from saip.audit.chain import decode_entry
 from saip.audit.clients import REQUEST_TIMEOUT, JetStreamLedger, JetStreamRecords
 from saip.audit.collector import BATCH, Collector
 from saip.audit.metrics import AuditMetrics
-from saip.common import bus, logs, telemetry
+from saip.common import bus, logs, names, telemetry
 from saip.common.masking import Masker
 from saip.common.natsd import LocalNats, free_port
 from saip.common.settings import SaipSettings
@@ -34,6 +34,9 @@ from saip.v1 import common_pb2, events_pb2
 
 RECORDS = 3000
 CONCURRENCY = 64
+# Records published one at a time, each once the one before is chained: each its own batch, as READ calls one after
+# the other give the audit service.
+ALONE = 300
 
 
 def _record(n: int) -> events_pb2.ManagementCall:
@@ -102,6 +105,28 @@ def _per_record(cpu_seconds: float) -> float:
     return cpu_seconds / RECORDS * 1e6
 
 
+async def _one_at_a_time(nc: NatsClient, publisher: AuditPublisher, audit_pid: int, nats: LocalNats) -> list[object]:
+    """ALONE records, each published once the one before is on the ledger (seen on a plain subscription to the
+    ledger subject): the audit service's and nats-server's CPU per record, and records a second, when every record
+    is a batch of its own."""
+    appended: asyncio.Queue[object] = asyncio.Queue()
+
+    async def seen(msg: object) -> None:
+        appended.put_nowait(msg)
+
+    sub = await nc.subscribe(names.AUDIT_LEDGER, cb=seen)
+    try:
+        started, cpu_before, nats_before = time.perf_counter(), procstat.cpu_seconds(audit_pid), _nats_cpu(nats)
+        for n in range(ALONE):
+            await publisher.management_call(_record(n))
+            await asyncio.wait_for(appended.get(), REQUEST_TIMEOUT * 5)
+        elapsed = time.perf_counter() - started
+        cpu, nats_cpu = procstat.cpu_seconds(audit_pid) - cpu_before, _nats_cpu(nats) - nats_before
+    finally:
+        await sub.unsubscribe()
+    return [ALONE, ALONE / elapsed, cpu / ALONE * 1e6, nats_cpu / ALONE * 1e6]
+
+
 def _start_audit(nats: LocalNats, home: Path, port: int, level: str) -> subprocess.Popen[bytes]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("SAIP_")}
     env.update(
@@ -145,6 +170,7 @@ async def _run(home: Path, level: str) -> list[list[object]]:
         live = time.perf_counter() - started
         live_cpu = procstat.cpu_seconds(audit_process.pid) - cpu_before
         live_nats = _nats_cpu(nats) - nats_before
+        alone = await _one_at_a_time(nc, publisher, audit_process.pid, nats)
         await channel.close()
     finally:
         await nc.close()
@@ -165,6 +191,7 @@ async def _run(home: Path, level: str) -> list[list[object]]:
             _per_record(live_cpu),
             _per_record(live_nats),
         ],
+        [f"published one at a time, each chained before the next ({logging})", *alone],
     ]
 
 
@@ -182,7 +209,7 @@ async def _collector_alone(home: Path, batch: int, lines: bool = False) -> tuple
         js = nc.jetstream(timeout=REQUEST_TIMEOUT)
         await bus.ensure_stream(js, bus.audit_stream_config(SaipSettings.load(home=home)))
         await _publish(AuditPublisher(nc, spool), RECORDS)
-        source = JetStreamRecords(js)
+        source = JetStreamRecords(nc)
         await source.open()
         metrics = AuditMetrics(CollectorRegistry())
         collector = Collector(source, JetStreamLedger(nc), Masker(), metrics, batch=batch)

@@ -10,6 +10,7 @@ import anyio
 import grpc
 import pytest
 from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
 
 from saip.audit.chain import GENESIS_HASH, entry_hash
 from saip.common import names
@@ -316,3 +317,28 @@ async def test_the_metrics_endpoint_exports_every_audit_metric(nats_server: Loca
 def scrape(port: int) -> str:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
         return str(response.read().decode())
+
+
+async def test_records_arriving_one_at_a_time_take_no_pull_request_each(
+    nats_server: LocalNats, nats_client: NatsClient
+) -> None:
+    js = nats_client.jetstream()
+    pulls: list[bytes] = []
+
+    async def pulled(msg: Msg) -> None:
+        pulls.append(msg.data)
+
+    sub = await nats_client.subscribe(
+        f"$JS.API.CONSUMER.MSG.NEXT.{names.AUDIT_STREAM}.{names.AUDIT_COLLECTOR}", cb=pulled
+    )
+    async with running_audit(nats_server.url) as app, audit_client(app.port) as stub:
+        await publish(js, management_call("m-0"))
+        await wait_chained(stub, 1)
+        before = len(pulls)
+        for n in range(1, 21):  # each record a batch of its own, as calls one after the other give
+            await publish(js, management_call(f"m-{n}"))
+            await wait_chained(stub, n + 1)
+        during = len(pulls) - before
+    await sub.unsubscribe()
+
+    assert during <= 2  # the standing pull request brings them all (nats-py's fetch sent two or three a record)

@@ -99,7 +99,7 @@ async def test_a_record_redelivered_after_a_crash_between_append_and_ack_is_chai
 ) -> None:
     js = nats_client.jetstream(timeout=2)
     await ensure_audit_stream(js, settings(nats_server.url))
-    source = JetStreamRecords(js, ack_wait=1.0)
+    source = JetStreamRecords(nats_client, ack_wait=1.0)
     await source.open()
     appended = anyio.Event()
     crashing = Collector(
@@ -141,7 +141,7 @@ async def test_what_a_stopped_collector_left_comes_back_in_stream_order_before_n
         await publish(js, management_call(f"m-{n}"))
     stopped = await nats.connect(nats_server.url)
     try:
-        taken = JetStreamRecords(stopped.jetstream(timeout=2), ack_wait=1.0)
+        taken = JetStreamRecords(stopped, ack_wait=1.0)
         await taken.open()
         held: list[NatsDelivery] = []
         with anyio.fail_after(10):
@@ -154,7 +154,7 @@ async def test_what_a_stopped_collector_left_comes_back_in_stream_order_before_n
         await stopped.close()  # stopped with the four in hand, none acknowledged
     await publish(js, management_call("m-5"))
 
-    source = JetStreamRecords(js, ack_wait=1.0)
+    source = JetStreamRecords(nats_client, ack_wait=1.0)
     await source.open()
     try:
         batches = await taken_ids(source, 5)
@@ -209,7 +209,7 @@ async def test_a_batch_holding_a_record_chained_long_ago_is_appended_one_at_a_ti
     ledger = await ready_ledger(nats_server, nats_client)
     js = nats_client.jetstream(timeout=2)
     await ledger.append_batch(samples.chain_of([management_call("m-1"), management_call("m-0")]), 0)
-    source = JetStreamRecords(js, ack_wait=1.0)
+    source = JetStreamRecords(nats_client, ack_wait=1.0)
     await source.open()
     metrics = AuditMetrics(CollectorRegistry())
     # It remembers none of what was chained, and appends every batch atomically.
@@ -237,7 +237,7 @@ async def test_the_collector_tells_of_each_entry_it_appended_at_its_place_in_the
     js = nats_client.jetstream(timeout=2)
     for n in range(1, 41):  # a backlog: taken as atomic batches
         await publish(js, management_call(f"m-{n}"))
-    source = JetStreamRecords(js, ack_wait=1.0)
+    source = JetStreamRecords(nats_client, ack_wait=1.0)
     await source.open()
     metrics = AuditMetrics(CollectorRegistry())
     appended: list[Linked] = []

@@ -23,8 +23,9 @@ import nats.errors
 import nats.js.errors
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, Header
+from nats.js.api import DEFAULT_PREFIX, AckPolicy, ConsumerConfig, DeliverPolicy, Header, StatusCode
 
 from saip.audit.chain import GENESIS, ChainHead, LedgerMessage, decode_entry, head_of
 from saip.audit.collector import BATCH, Appended
@@ -38,9 +39,9 @@ from saip.v1 import events_pb2
 logger = logging.getLogger(__name__)
 
 REQUEST_TIMEOUT = 2.0  # every JetStream API call and publish
-FETCH_WAIT = 5.0  # how long one pull waits for a record before the collector asks again
-# How long a pull waits for more records once one has arrived: what a lone record waits for company.
-MORE_WAIT = 0.005
+FETCH_WAIT = 5.0  # how long one pull request stands on the consumer before the collector sends another
+# How often a batch waiting for records checks that its pull request still stands (a reconnect drops it).
+PULL_CHECK = 0.25
 # How long a delivered record may stay unacknowledged before JetStream gives it to a collector again. The consumer
 # lets one batch out at a time (max_ack_pending = the batch), so a crashed collector's batch is redelivered after
 # this long, and nothing newer can be delivered until the batch's records are acknowledged, or redelivered.
@@ -52,6 +53,8 @@ READ_STALL = 5.0  # a bounded read that receives nothing for this long is report
 FOLLOW_HEARTBEAT = 1.0  # the follower notices a restarted server within two heartbeats and resumes
 FIRST_WINDOW = 128
 MAX_WINDOW = 8192
+# Where the collector consumer's pull requests go (saip's connections use JetStream's default API prefix).
+PULL_SUBJECT = f"{DEFAULT_PREFIX}.CONSUMER.MSG.NEXT.{names.AUDIT_STREAM}.{names.AUDIT_COLLECTOR}"
 LEDGER_ID_PREFIX = "ledger:"
 WRONG_LAST_SEQUENCE = 10071
 STREAM_NOT_FOUND = 10059
@@ -149,6 +152,21 @@ class _Leftovers:
     until: float  # the loop time after which the batch in hand goes without the ones still missing
 
 
+@dataclass(slots=True)
+class _Pull:
+    """The pull request standing on the consumer: its reply subject (its status messages come back on it), how many
+    more records it may bring, and when it lapses (the loop time of its `expires`, or a reconnect, whichever first)."""
+
+    reply: str = ""
+    left: int = 0
+    until: float = 0.0
+    reconnects: int = -1
+
+    def standing(self, now: float, reconnects: int) -> bool:
+        # A reconnect loses it: the server drops a pull request whose reply subject lost its interest.
+        return self.left > 0 and now < self.until and reconnects == self.reconnects
+
+
 def _stream_seq(delivery: NatsDelivery) -> int:
     return delivery.seq
 
@@ -156,31 +174,35 @@ def _stream_seq(delivery: NatsDelivery) -> int:
 class JetStreamRecords:
     """The published records through the `audit-collector` consumer (a RecordSource).
 
+    One pull request stands on the consumer at a time, for up to a batch of records and `fetch_wait` seconds, and is
+    renewed once it is spent or lapses: the records it brings wait in a buffer, so a record arriving alone costs no
+    pull request of its own (nats-py's `fetch` sent two or three per batch, and waited `MORE_WAIT` for company).
+
     JetStream delivers new records in stream order, but not always its redeliveries: a record negatively acknowledged,
     or whose redelivery did not go through, is queued again behind the others, and one can even come back after
     newer records were delivered. So each batch is sorted by stream sequence, and the first batch after a collector
     stopped with records in hand waits until it holds every one of them.
     """
 
-    def __init__(
-        self,
-        js: JetStreamContext,
-        *,
-        ack_wait: float = ACK_WAIT,
-        fetch_wait: float = FETCH_WAIT,
-        more_wait: float = MORE_WAIT,
-    ) -> None:
-        self._js = js
+    def __init__(self, nc: NatsClient, *, ack_wait: float = ACK_WAIT, fetch_wait: float = FETCH_WAIT) -> None:
+        self._nc = nc
+        self._js = nc.jetstream(timeout=REQUEST_TIMEOUT)
         self._config = collector_consumer(ack_wait)
         self._ack_wait = ack_wait
         self._fetch_wait = fetch_wait
-        self._more_wait = more_wait
-        self._sub: JetStreamContext.PullSubscription | None = None
+        self._sub: Subscription | None = None
+        self._inbox = ""
+        self._pull = _Pull()
+        self._pulls = 0
+        self._arrived: deque[Msg] = deque()
+        self._wake: asyncio.Future[None] | None = None
+        self._failure: Msg | None = None
         self._not_before = 0.0
         self._leftovers: _Leftovers | None = None
 
     async def open(self) -> None:
-        """Create the consumer, or bring an existing one to this configuration, and bind to it.
+        """Create the consumer, or bring an existing one to this configuration, and subscribe to the replies of its
+        pull requests.
 
         Records still out with a collector that stopped without acknowledging them come back once the ack wait has
         passed. The first pull waits for that, and the first batch waits (one more ack wait at most) until it holds
@@ -189,22 +211,77 @@ class JetStreamRecords:
         """
         with _store("create the collector consumer"):
             info = await self._js.add_consumer(names.AUDIT_STREAM, self._config, timeout=REQUEST_TIMEOUT)
-            self._sub = await self._js.pull_subscribe_bind(names.AUDIT_COLLECTOR, stream=names.AUDIT_STREAM)
+            self._inbox = self._nc.new_inbox()
+            self._sub = await self._nc.subscribe(f"{self._inbox}.*", cb=self._received)
         if info.num_ack_pending:
             self._not_before = asyncio.get_running_loop().time() + self._ack_wait
             delivered = int(info.delivered.stream_seq or 0) if info.delivered else 0
             self._leftovers = _Leftovers(int(info.num_ack_pending), delivered, self._not_before + self._ack_wait)
 
     async def close(self) -> None:
+        """Unsubscribe. Records the standing pull brought and no batch took are left unacknowledged: JetStream gives
+        them to the next collector after the ack wait, which waits for them before anything newer."""
         if self._sub is not None:
             with contextlib.suppress(nats.errors.Error):
                 await self._sub.unsubscribe()
             self._sub = None
 
-    def _bound(self) -> JetStreamContext.PullSubscription:
+    async def _received(self, msg: Msg) -> None:
+        """The subscription's callback: a record (on its own subject), or a status of one of the pull requests (on
+        the request's reply subject)."""
+        if msg.subject.startswith(self._inbox):
+            headers = msg.headers or {}
+            status = headers.get(Header.STATUS)
+            if status == StatusCode.CONTROL_MESSAGE or msg.subject != self._pull.reply:
+                return  # a heartbeat, or the end of a request already renewed
+            self._pull.left = 0  # spent, lapsed or refused: the next batch sends another
+            if status == StatusCode.CONFLICT:
+                logger.info("pull request ended by the server", extra={"reason": headers.get(Header.DESCRIPTION)})
+            elif status not in (StatusCode.NO_MESSAGES, StatusCode.REQUEST_TIMEOUT):
+                self._failure = msg
+        else:
+            self._arrived.append(msg)
+            self._pull.left -= 1
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+
+    async def _keep_pulling(self) -> None:
+        """Send a pull request unless one stands."""
+        now, reconnects = asyncio.get_running_loop().time(), self._nc.stats["reconnects"]
+        if self._pull.standing(now, reconnects):
+            return
         if self._sub is None:
             raise RuntimeError("JetStreamRecords.open() was not called")
-        return self._sub
+        self._pulls += 1
+        reply = f"{self._inbox}.{self._pulls}"
+        request = {"batch": self._config.max_ack_pending, "expires": int(self._fetch_wait * 1e9)}
+        with _store("request records"):
+            await self._nc.publish(PULL_SUBJECT, json.dumps(request).encode(), reply=reply)
+        self._pull = _Pull(reply, int(self._config.max_ack_pending or BATCH), now + self._fetch_wait, reconnects)
+
+    async def _take(self, limit: int, until: float) -> list[NatsDelivery]:
+        """The records in the buffer, up to `limit`, once there is one; [] when none came before loop time `until`."""
+        loop = asyncio.get_running_loop()
+        while not self._arrived:
+            if (failure := self._failure) is not None:
+                self._failure = None
+                with _store("fetch records"):
+                    raise nats.js.errors.APIError.from_msg(failure)
+            await self._keep_pulling()
+            if (left := min(until, self._pull.until) - loop.time()) <= 0:
+                return []
+            self._wake = loop.create_future()
+            try:
+                async with asyncio.timeout(min(left, PULL_CHECK)):
+                    await self._wake
+            except TimeoutError:
+                if loop.time() >= until:
+                    return []
+            finally:
+                self._wake = None
+        taken = [NatsDelivery(self._arrived.popleft()) for _ in range(min(limit, len(self._arrived)))]
+        await self._keep_pulling()  # the next records come while these are chained
+        return taken
 
     async def batch(self, limit: int) -> list[NatsDelivery]:
         """The records that have arrived, up to `limit`, in stream order; [] when none came within the fetch wait.
@@ -213,7 +290,7 @@ class JetStreamRecords:
         loop = asyncio.get_running_loop()
         if (wait := self._not_before - loop.time()) > 0:
             await asyncio.sleep(wait)
-        deliveries = await self._fetch(limit, self._fetch_wait)
+        deliveries = await self._take(limit, loop.time() + self._fetch_wait)
         if (leftovers := self._leftovers) is not None:
             self._leftovers = None
             deliveries = await self._gather(leftovers, deliveries, limit)
@@ -226,40 +303,21 @@ class JetStreamRecords:
         loop = asyncio.get_running_loop()
         back = {delivery.seq for delivery in deliveries if delivery.seq <= leftovers.up_to}
         while len(back) < leftovers.count and len(deliveries) < limit:
-            if (left := leftovers.until - loop.time()) <= self._more_wait:
+            if leftovers.until <= loop.time():
                 logger.info(
                     "records left unacknowledged did not all come back; chaining those that did",
                     extra={"left": leftovers.count, "back": len(back)},
                 )
                 break
             try:
-                more = await self._fetch(limit - len(deliveries), left)
+                more = await self._take(limit - len(deliveries), leftovers.until)
             except StoreUnavailable as exc:
-                # Dropped, what is in hand would come back after the ack wait, behind newer records.
+                # Handed back, what is in hand would come back after the ack wait, behind newer records.
                 logger.info("records left unacknowledged go on without the rest", extra={"error": str(exc)})
                 break
             deliveries += more
             back.update(delivery.seq for delivery in more if delivery.seq <= leftovers.up_to)
         return deliveries
-
-    async def _fetch(self, limit: int, wait: float) -> list[NatsDelivery]:
-        """What a pull brings within `wait` seconds, up to `limit`, as delivered."""
-        sub = self._bound()
-        with _store("fetch records"):
-            try:
-                # A lingering pull for one record answers as soon as it arrives (one for `limit` would wait for all
-                # of them or the whole fetch wait); what arrived with it is taken at once after.
-                msgs = await sub.fetch(1, timeout=wait)
-            except TimeoutError:
-                return []  # nothing was published meanwhile
-        if limit > 1:
-            try:
-                with contextlib.suppress(TimeoutError):  # nothing more had arrived
-                    msgs += await sub.fetch(limit - 1, timeout=self._more_wait)
-            except _TRANSIENT as exc:
-                # What is in hand goes on: dropped, it would come back after the ack wait, behind newer records.
-                logger.info("records fetched before a failed pull go on alone", extra={"error": repr(exc)})
-        return [NatsDelivery(msg) for msg in msgs]
 
     async def pending(self) -> int:
         """Records published and not chained yet: waiting for delivery plus delivered and unacknowledged."""

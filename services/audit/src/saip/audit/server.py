@@ -330,7 +330,7 @@ async def lifespan(
         await stack.enter_async_context(tracing.traced(settings, nc))
         js = nc.jetstream(timeout=REQUEST_TIMEOUT)
         ledger = JetStreamLedger(nc)
-        source = JetStreamRecords(js, ack_wait=ack_wait)
+        source = JetStreamRecords(nc, ack_wait=ack_wait)
         await _when_available(lambda: ensure_audit_stream(js, settings))
         await _when_available(source.open)
         stack.push_async_callback(source.close)
