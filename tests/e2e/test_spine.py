@@ -107,10 +107,15 @@ async def test_the_person_reads_the_trace_of_a_monitor_call_with_saip_traces(sta
         return [trace for trace in traces if {"gateway", "audit"} <= set(trace["services"])]
 
     [trace] = (await eventually(listed, within=20.0))[:1]
-    shown = cli(stack, "traces", "get", trace["traceId"])
-    assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.startswith(f"Trace {trace['traceId']}: mcp tools/call, ")
-    assert "grpc GetHitlSummary" in shown.stdout and "audit chain" in shown.stdout
+
+    def shown() -> str:
+        # A trace is read as its spans arrive: each process exports its own in batches, and the audit service's
+        # chain span can come in before its gRPC span of the same call.
+        done = cli(stack, "traces", "get", trace["traceId"])
+        assert done.returncode == 0, done.stderr
+        return done.stdout if "grpc GetHitlSummary" in done.stdout and "audit chain" in done.stdout else ""
+
+    assert (await eventually(shown, within=20.0)).startswith(f"Trace {trace['traceId']}: mcp tools/call, ")
 
 
 @pytest.mark.parametrize("mode", ERAS)
