@@ -43,14 +43,6 @@ def _creating() -> AsyncRetrying:
     )
 
 
-def subscriptions_within(grace: float) -> float:
-    """How long a drain within `grace` waits for the subscriptions (nats-py's `drain_timeout`): half of it, so nats-py
-    gives them up itself, before `close` cancels the drain. A drain cancelled while they drain leaves nats-py's
-    gather of them holding a CancelledError nobody reads, which asyncio logs as an ERROR ("_GatheringFuture exception
-    was never retrieved"); its own timeout reads it."""
-    return grace / 2
-
-
 async def connect(
     url: str,
     name: str,
@@ -61,7 +53,9 @@ async def connect(
     grace: float = 5.0,
 ) -> NatsClient:
     """Connect, retrying for `within` seconds (NATS may still be starting); afterwards reconnect forever. `grace` is
-    the `within` its `close` will be given."""
+    the `within` its `close` will be given: nats-py's drain gives the subscriptions up itself after half of it, before
+    `close` cancels the drain (a drain cancelled while they drain leaves nats-py's gather of them holding an error
+    nobody reads, which asyncio logs as an ERROR: "_GatheringFuture exception was never retrieved")."""
 
     async def _error(exc: Exception) -> None:
         logger.warning("nats connection error", extra={"error": str(exc)})
@@ -82,7 +76,7 @@ async def connect(
                 error_cb=_error,
                 disconnected_cb=disconnected,
                 reconnected_cb=reconnected,
-                drain_timeout=subscriptions_within(grace),
+                drain_timeout=grace / 2,
             )
     raise AssertionError("unreachable: tenacity reraises the last error")
 
@@ -126,7 +120,7 @@ async def close(nc: NatsClient, *, within: float = 5.0) -> None:
     A drain cut short is cancelled until it ends: nats-py's drain takes the first cancellation for its own end and
     then waits, in a `finally`, up to 10 s for a PONG (its flush's fixed timeout), so `asyncio.wait_for(drain, within)`
     took `within` + 10 s when NATS did not answer. Its subscriptions are given up by nats-py before that cancel, when
-    `nc` was connected with `grace=within` (`subscriptions_within`). The close after it is bounded too: the transport's
+    `nc` was connected with `grace=within` (see `connect`). The close after it is bounded too: the transport's
     close waits for its buffer to be written, which a server that reads nothing never lets happen.
     """
     if nc.is_closed:
