@@ -100,16 +100,18 @@ async def test_three_replicas_keep_the_token_and_the_audit_trail_through_a_node_
             buckets = (names.AUTH_BUCKET, names.APPROVALS_BUCKET, names.QUESTIONS_BUCKET)
             for stream in (*(f"KV_{bucket}" for bucket in buckets), names.AUDIT_STREAM):
                 assert await replicas_of(nc, stream) == NODES, stream
-            before = await gateway.token_service.rotate(created_by="test")
-
-            last.kill()
 
             async def rotated() -> str | None:
-                # If the node held a stream's leader, the other two elect a new one first (the call says so).
+                # A new stream's interest reaches every node's routes a moment after it is created, and if a killed
+                # node held a stream's leader the other two elect a new one: meanwhile the call says to try again.
                 try:
                     return await gateway.token_service.rotate(created_by="test")
                 except ServiceUnavailable:
                     return None
+
+            before = await eventually(rotated, within=30, every=0.2)
+
+            last.kill()
 
             after = await eventually(rotated, within=30, every=0.2)
             kv = await nc.jetstream().key_value(names.AUTH_BUCKET)

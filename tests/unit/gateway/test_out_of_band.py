@@ -5,6 +5,7 @@ person with the same text, and the call runs only once they approved: held with 
 from __future__ import annotations
 
 import json
+import string
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from mcp import Client
 
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.surface.approval import new_nonce
 from saip.gateway.surface.questions import OutOfBand, Sweeper
 from saip.v1 import common_pb2
 from tests.unit.gateway.probe import Harness, MemoryQuestions, harness
@@ -149,3 +151,10 @@ async def test_a_2026_07_28_out_of_band_approval_runs_the_call_once(tmp_path: Pa
         "this approval was already used. Call the tool again to ask the user afresh."
     )
     assert len(h.probe.runs) == 1
+
+
+def test_a_question_id_can_be_typed_after_saip_approvals_approve() -> None:
+    """The id is what the person types after `saip approvals approve`; one that starts with a dash (a URL-safe token
+    does, one time in 64) reads as an option there ("No such option '-2'"), so ids are hex."""
+    ids = [new_nonce() for _ in range(256)]
+    assert all(len(i) == 32 and set(i) <= set(string.hexdigits) for i in ids)

@@ -235,6 +235,12 @@ class Rejected:
     detail: str = ""
 
 
+def new_nonce() -> str:
+    """A question's one-shot nonce, which is also its id: 128 random bits in hex. The person types the id after
+    `saip approvals approve`, where an id starting with a dash (as a URL-safe token can) would read as an option."""
+    return secrets.token_hex(16)
+
+
 def countdown(remaining: float) -> str:
     return f"Waiting for approval: {max(0, math.ceil(remaining))} s left"
 
@@ -320,7 +326,7 @@ class Approvals:
     async def _hold(self, interaction: Interaction, tool: str, message: str, caller: Caller) -> Decided:
         """2025-11-25, out of band: park the question for the person and hold the call (with progress) until they
         answer or the wait ends; this call records its own end, so no sweeper does."""
-        nonce, now = secrets.token_urlsafe(18), self._clock()
+        nonce, now = new_nonce(), self._clock()
         question = gateway_pb2.PendingQuestion(
             tool=tool,
             deadline=now + self.wait_seconds,
@@ -433,7 +439,7 @@ class Approvals:
             "t": binding.tool,
             "a": binding.arguments_hash,
             "r": binding.expected.claims(),
-            "n": secrets.token_urlsafe(18),
+            "n": new_nonce(),
             "iat": now,
             "exp": now + self.wait_seconds,
         }

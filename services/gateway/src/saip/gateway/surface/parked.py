@@ -12,14 +12,13 @@ here.
 from __future__ import annotations
 
 import json
-import secrets
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from saip.common import jsondepth
 from saip.common.approval_form import arguments_hash, seconds
-from saip.gateway.surface.approval import Answer, Asked, Decided, Decision, Interaction
+from saip.gateway.surface.approval import Answer, Asked, Decided, Decision, Interaction, new_nonce
 from saip.gateway.surface.audited import Call
 from saip.v1 import common_pb2
 
@@ -83,7 +82,7 @@ def question_of(call: Call, question: common_pb2.ServedQuestion, wait: float) ->
     """The parked call's question as it goes back to the caller, with the state its retry brings back; parked where
     every gateway replica sees it, so a question nobody answers is recorded (as TIMEOUT) once it expires."""
     now = time.time()
-    nonce = secrets.token_urlsafe(18)
+    nonce = new_nonce()
     decided = call.decision
     claims: dict[str, Any] = {
         "parked": _VERSION,
