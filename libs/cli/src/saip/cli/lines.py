@@ -2,7 +2,7 @@
 
 honcho relays a process's output through three hops: its worker for that process reads each line from the pipe, puts
 it on a multiprocessing queue (pickled, by a feeder thread), and the launcher takes it off and prints it with the
-prefix. For a service that logs a line a call (the audit service: one a chained record) that was 0.6-0.75 ms of CPU a
+prefix. For a service that logs a line a call (the audit service: one a chained record) that was 0.4-0.75 ms of CPU a
 call in two more processes (docs/BENCHMARKS.md, "saip run's lines"). A forked service now writes what its Python code
 writes (`sys.stdout`, `sys.stderr`: the JSON log lines, tracebacks, warnings) to the launcher's own output itself, each
 line prefixed as honcho's `Printer` prefixes it (`HH:MM:SS name | `, the name padded to the longest, in the process's
@@ -111,9 +111,10 @@ class PrefixedLines(io.TextIOBase):
         if int(now) != self._second:
             self._second = int(now)
             self._text = self._prefix.text(time.strftime("%H:%M:%S", time.localtime(now)), self._coloured)
+        encoding, errors = self._relay.encoding, self._relay.errors or "strict"
         chunk = b""
         for line in lines:
-            encoded = f"{self._text}{line}\n".encode(self.encoding, self.errors or "strict")
+            encoded = f"{self._text}{line}\n".encode(encoding, errors)
             if chunk and len(chunk) + len(encoded) > PIPE_BUF:
                 self._send(chunk)
                 chunk = b""
@@ -121,6 +122,7 @@ class PrefixedLines(io.TextIOBase):
         self._send(chunk)
 
     def _send(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._output, view) :]
+        written = os.write(self._output, data)
+        while written < len(data):  # a write a signal cut short
+            data = data[written:]
+            written = os.write(self._output, data)

@@ -14,7 +14,7 @@ process it is given (`Process._child_ctor`, honcho's own seam for its tests; a u
 would drive `python -m saip.<service>`: its pid (the service's own, a process-group leader), its exit code, and what it
 writes to its descriptors 1 and 2. Its Python code's lines (its logs) it writes to this process's output itself, with
 the prefix honcho would print (`saip.cli.lines`), rather than have honcho's worker read each from a pipe and pass it
-to this process through a queue (0.6-0.75 ms of CPU a READ call, whose audit record is a line); honcho still prints
+to this process through a queue (0.4-0.75 ms of CPU a READ call, whose audit record is a line); honcho still prints
 its own lines (started, stopped, sending SIGTERM), a process's it starts itself (NATS, a service the fork server did
 not fork) and what a forked one writes past `sys.stdout` and `sys.stderr`.
 """
@@ -295,9 +295,12 @@ class Supervisor(Manager):  # type: ignore[misc]  # honcho ships no type hints
                 self._procmgr.terminate(process["pid"])
         threading.Thread(target=self._stop_nats_last, args=(nats,), name="nats-last", daemon=True).start()
 
-    def prefix(self, name: str) -> Prefix:
-        """What honcho's printer puts before the lines of process `name`, once every process is added."""
-        return Prefix(name.ljust(self._printer.width), self._processes[name]["obj"].colour)
+    def lines(self, name: str) -> tuple[int, Prefix]:
+        """Where honcho prints (the launcher's output) and what it puts before the lines of process `name`, once every
+        process is added: where, and how, a forked service writes its own lines."""
+        return self._printer.output.fileno(), Prefix(
+            name.ljust(self._printer.width), self._processes[name]["obj"].colour
+        )
 
     def _stop_nats_last(self, nats: dict[str, object]) -> None:
         deadline = time.monotonic() + NATS_LAST_WITHIN
@@ -331,9 +334,8 @@ def supervise(stack: Plan, zygote: ForkServer) -> int:
     added = {
         name: manager.add_process(name, command, env=env, cwd=cwd) for name, (command, env) in stack.processes.items()
     }
-    output = manager._printer.output.fileno()  # where honcho prints: the forked services write their lines there too
     for name, module in stack.forked.items():
-        added[name]._child_ctor = Spawn(zygote.channels[name], module, (output, manager.prefix(name)))
+        added[name]._child_ctor = Spawn(zygote.channels[name], module, manager.lines(name))
     stopping, failed = threading.Event(), threading.Event()
     announcer = threading.Thread(target=announce, args=(stack, manager, stopping, failed), daemon=True)
     announcer.start()
