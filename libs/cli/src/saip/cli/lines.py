@@ -13,6 +13,12 @@ Whole lines: the text is written only up to its last newline (a line waits for i
 it wait), in writes of whole lines of at most `PIPE_BUF` bytes together (4096 on Linux; a longer line is one write of
 its own). A terminal and a regular file take each write whole; a pipe takes a write of at most `PIPE_BUF` bytes
 whole (POSIX), so only a single line longer than that, written to a pipe, can have another process's line in it.
+
+What differs from the relay: a line's time is when the service wrote it, not when honcho read it; a service's first
+line no longer waits behind honcho's `<name> started` (it comes after the service's own imports, in practice far
+later), and what honcho relays for it may come out after its lines written later; an output that is not read (a
+`less` held on a page, a terminal held with Ctrl-S) holds the service's write once its buffer is full, where the relay
+held the line in the launcher's queue, in memory without bound.
 """
 
 from __future__ import annotations
