@@ -11,6 +11,7 @@ from bench import (
     cold_start,
     isolate_runtime,
     knowledge_search,
+    launcher_lines,
     load,
     mcp_latency,
     proxy_latency,
@@ -26,6 +27,7 @@ def main() -> None:
     print(f"saip benchmarks on {platform.machine()}, {platform.python_implementation()} {platform.python_version()}")
     benchmarks = (
         ("mcp_latency", mcp_latency),
+        ("launcher_lines", launcher_lines),
         ("audit_throughput", audit_throughput),
         ("token_propagation", token_propagation),
         ("tool_latency", tool_latency),

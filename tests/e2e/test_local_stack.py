@@ -3,6 +3,7 @@ token, restarts, stopping on SIGTERM, a service killed with -9, and an existing 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -17,6 +18,8 @@ from tests.e2e.stack import SAIP, STOP_WITHIN, start_stack
 
 pytestmark = pytest.mark.e2e
 STARTED = re.compile(r"\| (\w+) started \(pid=(\d+)\)")
+# A line of the launcher's output under a process's name, as honcho prints one: the time, the name padded, " | ".
+PREFIXED = re.compile(r"^\d\d:\d\d:\d\d (\w+) +\| (.*)$")
 
 
 def alive(pid: int) -> bool:
@@ -68,6 +71,11 @@ def test_a_service_killed_with_9_is_reported_and_the_others_are_stopped_graceful
         stack.stop()
     said = [line.split("|", 1)[1].strip() for line in stack.lines if line.split("|", 1)[0].strip().endswith("system")]
     assert "audit stopped (rc=-9)" in said
+    # Each Python service's line (written by the service itself) is whole under its name: one JSON object each.
+    python = set(pids) - {"nats"}
+    own = [match.groups() for line in stack.lines if (match := PREFIXED.match(line)) and match[1] in python]
+    assert {name for name, _ in own} >= {"gateway", "audit", "tools", "knowledge", "shipyard"}
+    assert all(isinstance(json.loads(text), dict) for _, text in own)
     for name in ("gateway", "tools", "knowledge"):
         assert f"sending SIGTERM to {name} (pid {pids[name]})" in said
         assert not any(line.startswith(f"sending SIGKILL to {name}") for line in said)

@@ -1,8 +1,9 @@
 """The fork server of `saip run`: none of its stages of imports starts a thread, a service is forked once its stage
 is in (and only the stages some service needs are imported), and each child it forks is what `python -m` of the
 service would have been (its own environment, directory, output, process group, exit code), driven by honcho as a
-process it started; a child killed with -9 takes nothing else down, and without the fork server, or once a stage
-failed, a service still starts."""
+process it started; given the launcher's output, it writes its own lines there as honcho prints them, whole, and
+honcho's worker reads only what bypasses sys.stdout and sys.stderr; a child killed with -9 takes nothing else down,
+and without the fork server, or once a stage failed, a service still starts."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
+import tty
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -23,6 +26,7 @@ from typing import Any, BinaryIO
 import pytest
 from honcho.process import Popen, Process
 
+from saip.cli.lines import Prefix
 from saip.cli.stack import Plan, Spawn
 from saip.cli.zygote import MESSAGE_BYTES, STAGES, Forked, ForkServer, NotForked, Schedule, Stage, _Staging
 
@@ -42,6 +46,19 @@ if os.environ.get("PROBE_WAIT"):
     signal.pause()
 sys.exit(int(os.environ.get("PROBE_EXIT", "0")))
 """
+# A service that logs: its lines through sys.stdout and sys.stderr (TALKER_LINES of them, of many lengths, as a
+# service's JSON lines are), two past them (its descriptor 1, stdout's buffer), and a last one with no newline.
+TALKER = """
+import json, os, sys
+print("from print")
+print("to stderr", file=sys.stderr)
+os.write(1, b"past sys.stdout\\n")
+sys.stdout.buffer.write(b"through the buffer\\n")
+sys.stdout.buffer.flush()
+for seq in range(int(os.environ.get("TALKER_LINES", "0"))):
+    print(json.dumps({"seq": seq, "pad": "x" * (seq * 37 % 1500)}), file=sys.stderr if seq % 2 else sys.stdout)
+sys.stdout.write("unended")
+"""
 
 
 def environment(modules: Path, **own: str) -> dict[str, str]:
@@ -58,6 +75,7 @@ def start(tmp_path: Path, stages: tuple[Stage, ...], **modules: str) -> tuple[Fo
     folder.mkdir()
     for name in ("probe", "late"):
         (folder / f"{name}.py").write_text(PROBE)
+    (folder / "talker.py").write_text(TALKER)
     (folder / "marker.py").write_text('"""A later stage of imports."""\n')
     (folder / "threads.py").write_text("import threading\nthreading.Thread(target=threading.Event().wait).start()\n")
     # A stage that goes on only once a test has opened and closed the FIFO `gate` (made by the test that uses it).
@@ -309,3 +327,131 @@ def test_a_child_outlives_the_fork_server_and_its_unknown_exit_code_is_said(
     os.killpg(child.pid, signal.SIGTERM)
     assert ended(child) == 1
     assert f"the fork server is gone, so {child.pid}'s exit code is unknown: 1" in capsys.readouterr().err
+
+
+def test_a_forked_service_writes_its_own_lines_as_honcho_prints_them_and_honcho_reads_only_the_rest(
+    zygote: tuple[ForkServer, Plan], tmp_path: Path
+) -> None:
+    server, stack = zygote
+    command, given = stack.processes["one"]
+    read, write = os.pipe()
+    with os.fdopen(read, "rb") as launcher_output:
+        process = Process(command, name="one", env=given, cwd=str(tmp_path))
+        process._child_ctor = Spawn(server.channels["one"], "talker", (write, Prefix("one".ljust(6), "36")))
+        events: queue.Queue[Any] = queue.Queue()
+        process.run(events)
+        os.close(write)
+        written = launcher_output.read().decode().splitlines()
+    started, *relayed, stopped = [events.get_nowait() for _ in range(events.qsize())]
+    assert (started.type, stopped.data) == ("start", {"returncode": 0})
+    assert [message.data for message in relayed] == [b"past sys.stdout\n", b"through the buffer\n"]
+    # Not a terminal: no colour, as honcho's Printer gives none there.
+    assert [re.sub(r"^\d\d:\d\d:\d\d ", "", line) for line in written] == [
+        "one    | from print",
+        "one    | to stderr",
+        "one    | unended",
+    ]
+
+
+def gather(read: int, into: bytearray) -> None:
+    with os.fdopen(read, "rb") as output:
+        into.extend(output.read())
+
+
+@pytest.mark.parametrize("into", ["a file", "a pipe"])
+def test_the_lines_of_services_writing_at_once_never_mix(
+    zygote: tuple[ForkServer, Plan], tmp_path: Path, into: str
+) -> None:
+    server, stack = zygote
+    count, taken = 3000, bytearray()
+    reader = None
+    if into == "a file":  # `saip run > log`: every service writes through the launcher's one open file
+        write = os.open(tmp_path / "log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    else:  # `saip run | less`
+        read, write = os.pipe()
+        reader = threading.Thread(target=gather, args=(read, taken), daemon=True)
+        reader.start()
+    children = [
+        Forked(
+            server.channels[name],
+            "talker",
+            {**stack.processes[name][1], "TALKER_LINES": str(count)},
+            str(tmp_path),
+            (write, Prefix(name, None)),
+        )
+        for name in ("one", "two")
+    ]
+    assert [ended(child) for child in children] == [0, 0]
+    os.close(write)
+    if reader is None:
+        taken.extend((tmp_path / "log").read_bytes())
+    else:
+        reader.join(ENDS_WITHIN)
+    lines = taken.decode().splitlines()
+    for name in ("one", "two"):
+        own = [line.split(" | ", 1)[1] for line in lines if line[9:].startswith(f"{name} | ")]
+        assert [json.loads(line)["seq"] for line in own[2:-1]] == list(range(count))  # each whole, in its order
+    assert len(lines) == 2 * (count + 3)  # and nothing else: no line cut in two
+
+
+def test_on_a_terminal_a_forked_service_s_prefix_is_in_its_colour(
+    zygote: tuple[ForkServer, Plan], tmp_path: Path
+) -> None:
+    server, stack = zygote
+    terminal, output = os.openpty()
+    tty.setraw(output)  # the bytes as written, without the terminal's newline translation
+    try:
+        child = Forked(
+            server.channels["one"], "talker", stack.processes["one"][1], str(tmp_path), (output, Prefix("one", "36"))
+        )
+        assert ended(child) == 0
+        written = os.read(terminal, 1 << 16).decode()
+    finally:
+        os.close(terminal)
+        os.close(output)
+    assert re.fullmatch(r"\033\[0m\033\[36m\d\d:\d\d:\d\d one \| \033\[0mfrom print", written.splitlines()[0])
+
+
+# `saip run`'s supervision of two forked services, with its output in a file: "one" talks and exits, "two" waits.
+SUPERVISED = """
+import os, sys
+from pathlib import Path
+from saip.cli.stack import Plan, supervise
+from saip.cli.zygote import ForkServer
+folder, home = sys.argv[1:]
+given = {"PATH": os.environ["PATH"], "PYTHONPATH": folder, "PYTHONUNBUFFERED": "1"}
+processes = {"one": ("python -m talker", given), "two": ("python -m probe", {**given, "PROBE_WAIT": "1"})}
+forked = {"one": "talker", "two": "probe"}
+server = ForkServer(home, given)
+server.schedule(forked, ())
+try:
+    sys.exit(supervise(Plan(Path(home), "http://127.0.0.1:1", "admin", processes, forked), server))
+finally:
+    server.stop()
+"""
+
+
+def test_saip_run_prints_each_forked_service_s_lines_under_its_name_beside_honcho_s_own(tmp_path: Path) -> None:
+    modules = tmp_path / "modules"
+    modules.mkdir()
+    (modules / "talker.py").write_text(TALKER)
+    (modules / "probe.py").write_text(PROBE)
+    log = tmp_path / "log"
+    with log.open("wb") as output:  # `saip run > log`
+        supervised = subprocess.run(
+            [sys.executable, "-c", SUPERVISED, str(modules), str(tmp_path)],
+            stdout=output,
+            stderr=subprocess.PIPE,
+            timeout=ENDS_WITHIN,
+            check=False,
+        )
+    said = [tuple(re.sub(r"^\d\d:\d\d:\d\d ", "", line).split(" | ", 1)) for line in log.read_text().splitlines()]
+    # The services' own lines, those honcho relays, and honcho's own, under the same names padded alike.
+    # (What honcho relays comes out a little later than what the service writes itself: their order may differ.)
+    one = ["from print", "to stderr", "past sys.stdout", "through the buffer", "unended"]
+    assert sorted(text for name, text in said if name == "one   ") == sorted(one)
+    [two] = [json.loads(text) for name, text in said if name == "two   " and text.startswith("{")]
+    assert ("two   ", "to stderr") in said
+    assert {("system", "one stopped (rc=0)"), ("system", f"sending SIGTERM to two (pid {two['pid']})")} <= set(said)
+    assert ("system", "two stopped (rc=-15)") in said
+    assert supervised.returncode == 0, supervised.stderr

@@ -31,9 +31,11 @@ Why forking here is safe, checked rather than assumed:
   what each service would have read; a child's environment is replaced by exactly its own (`os.environ`, which sets
   the C environment too) before its own imports or settings read it. Its working directory is the launcher's, as
   before.
-- Output: each child's stdout and stderr are the pipe its launcher worker reads (passed over the socket with
-  SCM_RIGHTS), so its lines come out under its name as before, and it holds no other service's (so each pipe ends
-  when its own service does); stdin is /dev/null.
+- Output: each child's descriptors 1 and 2 are the pipe its launcher worker reads (passed over the socket with
+  SCM_RIGHTS), and it holds no other service's (so each pipe ends when its own service does); stdin is /dev/null.
+  When the request also carries the launcher's output and the prefix honcho would print, the child's `sys.stdout`
+  and `sys.stderr` write their lines there themselves, prefixed (`saip.cli.lines`: what it guarantees is said
+  there), and only what bypasses them goes through the pipe; so its lines come out under its name as before.
 - Signals: each child is a session and process-group leader (`setsid`), as honcho makes every process it starts, so
   the launcher's SIGTERM to its group reaches it (and the sandbox workers it spawned) and a terminal's Ctrl-C reaches
   only the launcher; its signal handlers are the interpreter's defaults (the zygote's SIGCHLD handler and wakeup fd
@@ -54,7 +56,8 @@ argument is a control socket's descriptor. Once the launcher has planned, it sen
 imports only those some service needs) carrying one SOCK_SEQPACKET socket a service, whose other end honcho's worker for
 that service holds (inherited: honcho starts its workers with multiprocessing's fork, Python 3.11's default on Linux); a
 launcher that stops before it planned (a port in use, say) closes the control socket, and the zygote exits. A request is
-one JSON message (module, environment, working directory) carrying the pipe's write end; the zygote forks, answers
+one JSON message (module, environment, working directory, and the prefix when the child writes its lines itself)
+carrying the pipe's write end (and then the launcher's output after it); the zygote forks, answers
 `{"pid": N}`, and `{"returncode": N}` once it has reaped the child (negative: the signal that ended it, as subprocess
 says), or `{"refused": why}` when it forks nothing more. The zygote exits once every channel is closed (the launcher and
 its workers are gone) and every child it forked has been reaped.
@@ -62,6 +65,7 @@ its workers are gone) and every child it forked has been reaped.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import importlib
@@ -78,6 +82,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from saip.cli.lines import Prefix, PrefixedLines
 from saip.common.configuration import BASIC_PREFIXES, BASIC_VARIABLES, TRACING_PREFIX
 
 # What every Python service imports before its own code, found by intersecting the modules each service's
@@ -137,6 +142,7 @@ class Job:
     environment: dict[str, str]
     cwd: str
     output: int  # the write end of the pipe its launcher worker reads
+    lines: tuple[int, Prefix] | None = None  # the launcher's output and the prefix, when it writes its lines itself
 
 
 def preload() -> None:
@@ -208,9 +214,9 @@ class _Staging:
     stages: list[Stage]
     reached: int = 0
     refusing: str | None = None
-    waiting: list[tuple[socket.socket, dict[str, Any], int]] = field(default_factory=list)
+    waiting: list[tuple[socket.socket, dict[str, Any], list[int]]] = field(default_factory=list)
 
-    def ready(self, schedule: Schedule) -> list[tuple[socket.socket, dict[str, Any], int]]:
+    def ready(self, schedule: Schedule) -> list[tuple[socket.socket, dict[str, Any], list[int]]]:
         """The waiting requests to answer now, in the order they came: each whose stage is in, or every one once no
         stage is left to import (a module asked on a channel it was not expected on gets what there is)."""
         ready = [
@@ -241,7 +247,7 @@ class _Staging:
         """Forget the requests of a channel whose worker is gone: nobody would read that service's output."""
         for entry in [entry for entry in self.waiting if entry[0] is channel]:
             self.waiting.remove(entry)
-            os.close(entry[2])
+            _close(entry[2])
 
 
 def serve(channels: list[socket.socket], schedule: Schedule) -> Job | None:
@@ -273,24 +279,22 @@ def serve(channels: list[socket.socket], schedule: Schedule) -> Job | None:
                 _drain(wake_read)
                 _reap(children)
                 continue
-            message, descriptors, _, _ = socket.recv_fds(channel, MESSAGE_BYTES, 1)
+            message, descriptors, _, _ = socket.recv_fds(channel, MESSAGE_BYTES, 2)
             if not message:  # the launcher and its worker have both let go of this one
                 selector.unregister(channel)
                 open_channels.discard(channel)
                 staging.drop(channel)
                 channel.close()
-                for leftover in descriptors:
-                    os.close(leftover)
+                _close(descriptors)
                 continue
-            [output] = descriptors
-            staging.waiting.append((channel, json.loads(message), output))
+            staging.waiting.append((channel, json.loads(message), descriptors))
         if not events and staging.stages:
             staging.import_next()
         ready = staging.ready(schedule)
         while ready:
-            channel, request, output = ready.pop(0)
+            channel, request, given = ready.pop(0)
             if staging.refusing is not None:
-                os.close(output)
+                _close(given)
                 _send(channel, {"refused": staging.refusing})
                 continue
             pid = os.fork()
@@ -305,13 +309,25 @@ def serve(channels: list[socket.socket], schedule: Schedule) -> Job | None:
                 # Every other service's output not yet handed to its child: a copy held here would keep that
                 # service's pipe open after it ended, and its worker would never see the end of its output.
                 for _, _, pending in [*ready, *staging.waiting]:
-                    os.close(pending)
-                return Job(request["module"], request["environment"], request["cwd"], output)
-            os.close(output)
+                    _close(pending)
+                return _job(request, given)
+            _close(given)
             children[pid] = channel
             _send(channel, {"pid": pid})
     selector.close()
     return None
+
+
+def _job(request: dict[str, Any], descriptors: list[int]) -> Job:
+    output, *direct = descriptors
+    prefix = request.get("prefix")
+    lines = (direct[0], Prefix(prefix["name"], prefix["colour"])) if direct and prefix is not None else None
+    return Job(request["module"], request["environment"], request["cwd"], output, lines)
+
+
+def _close(descriptors: list[int]) -> None:
+    for descriptor in descriptors:
+        os.close(descriptor)
 
 
 def _drain(descriptor: int) -> None:
@@ -345,6 +361,15 @@ def become(job: Job) -> None:
     os.dup2(job.output, 1)
     os.dup2(job.output, 2)
     os.close(job.output)
+    if job.lines is not None:
+        output, prefix = job.lines
+        os.set_inheritable(output, False)  # what the service spawns writes where the service tells it, as before
+        coloured = os.isatty(output)  # honcho's Printer colours only on a terminal
+        own = PrefixedLines(output, prefix, sys.stdout, coloured=coloured)
+        errors = PrefixedLines(output, prefix, sys.stderr, coloured=coloured)
+        sys.stdout, sys.stderr = own, errors
+        atexit.register(own.end)
+        atexit.register(errors.end)
     os.chdir(job.cwd)
     os.environ.clear()
     os.environ.update(job.environment)
@@ -405,13 +430,27 @@ class NotForked(Exception):
 
 class Forked:
     """A service forked by the zygote, as honcho's Process drives a Popen: `pid`, `stdout`, `wait()`, `returncode`.
-    Made in the launcher's worker for that service, which reads its output and waits for it."""
+    Made in the launcher's worker for that service, which reads its output and waits for it. Given `lines` (the
+    launcher's output and the prefix), the service writes its own lines there, and `stdout` carries only the rest."""
 
-    def __init__(self, channel: socket.socket, module: str, environment: dict[str, str], cwd: str) -> None:
+    def __init__(
+        self,
+        channel: socket.socket,
+        module: str,
+        environment: dict[str, str],
+        cwd: str,
+        lines: tuple[int, Prefix] | None = None,
+    ) -> None:
         read, write = os.pipe()
-        request = json.dumps({"module": module, "environment": environment, "cwd": cwd}).encode()
+        given: dict[str, Any] = {"module": module, "environment": environment, "cwd": cwd}
+        descriptors = [write]
+        if lines is not None:
+            output, prefix = lines
+            given["prefix"] = {"name": prefix.name, "colour": prefix.colour}
+            descriptors.append(output)
+        request = json.dumps(given).encode()
         try:
-            socket.send_fds(channel, [request], [write])
+            socket.send_fds(channel, [request], descriptors)
             reply = channel.recv(MESSAGE_BYTES)
         except OSError as exc:
             os.close(read)

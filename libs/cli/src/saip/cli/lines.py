@@ -1,0 +1,134 @@
+"""A forked service's own lines, written straight to `saip run`'s output with the prefix honcho would have given them.
+
+honcho relays a process's output through three hops: its worker for that process reads each line from the pipe, puts
+it on a multiprocessing queue (pickled, by a feeder thread), and the launcher takes it off and prints it with the
+prefix. For a service that logs a line a call (the audit service: one a chained record) that was 0.4-0.75 ms of CPU a
+call in two more processes (docs/BENCHMARKS.md, "saip run's lines"). A forked service now writes what its Python code
+writes (`sys.stdout`, `sys.stderr`: the JSON log lines, tracebacks, warnings) to the launcher's own output itself, each
+line prefixed as honcho's `Printer` prefixes it (`HH:MM:SS name | `, the name padded to the longest, in the process's
+colour when that output is a terminal); what reaches its descriptors 1 and 2 some other way (a C library's own
+messages, `sys.stdout.buffer`, faulthandler) still goes to the pipe honcho reads, and comes out as before.
+
+Whole lines: the text is written only up to its last newline (a line waits for its end, as honcho's `readline` makes
+it wait), in writes of whole lines of at most `PIPE_BUF` bytes together (4096 on Linux; a longer line is one write of
+its own). A terminal and a regular file take each write whole; a pipe takes a write of at most `PIPE_BUF` bytes
+whole (POSIX), so only a single line longer than that, written to a pipe, can have another process's line in it.
+
+What differs from the relay: a line's time is when the service wrote it, not when honcho read it; a service's first
+line no longer waits behind honcho's `<name> started` (it comes after the service's own imports, in practice far
+later), and what honcho relays for it may come out after its lines written later; an output that is not read (a
+`less` held on a page, a terminal held with Ctrl-S) holds the service's write once its buffer is full, where the relay
+held the line in the launcher's queue, in memory without bound.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import select
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TextIO
+
+PIPE_BUF = select.PIPE_BUF
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """What honcho's `Printer` puts before a process's line: its name padded to `Printer.width`, and its colour (an
+    ANSI code from `honcho.colour`), used when the output is a terminal."""
+
+    name: str
+    colour: str | None = None
+
+    def text(self, clock: str, coloured: bool) -> str:
+        plain = f"{clock} {self.name} | "
+        return f"\033[0m\033[{self.colour}m{plain}\033[0m" if coloured and self.colour else plain
+
+
+class PrefixedLines(io.TextIOBase):
+    """A text stream that writes each whole line to `output` prefixed; it stands in for `relay` (the stream on the
+    pipe honcho reads), whose descriptor, buffer, encoding and errors it shows, so that what bypasses its `write` still
+    reaches the launcher."""
+
+    def __init__(
+        self,
+        output: int,
+        prefix: Prefix,
+        relay: TextIO,
+        *,
+        coloured: bool,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self._output = output
+        self._prefix = prefix
+        self._relay = relay
+        self._coloured = coloured
+        self._now = now
+        self._pending = ""  # the line not yet ended
+        self._lock = threading.Lock()
+        self._second = -1  # the second whose prefix _text holds: the clock changes once a second, lines far more often
+        self._text = ""
+
+    # What the stream replaced shows, so that code looking through it finds the pipe honcho reads.
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # a property of TextIOBase's, read-only here as there
+        return self._relay.encoding
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return self._relay.errors
+
+    @property
+    def buffer(self) -> io.BufferedIOBase:  # what the replaced stream wrote its bytes to: honcho's pipe
+        return self._relay.buffer  # type: ignore[return-value]
+
+    def fileno(self) -> int:
+        return self._relay.fileno()
+
+    def isatty(self) -> bool:
+        return False  # a service's output was honcho's pipe, and it still sees what it saw there
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            end = text.rfind("\n")
+            if end < 0:
+                self._pending += text
+            else:
+                whole, self._pending = self._pending + text[: end + 1], text[end + 1 :]
+                self._write(whole.splitlines())  # honcho's Printer splits a line as str.splitlines does
+        return len(text)
+
+    def end(self) -> None:
+        """Write the line not yet ended, as honcho prints the last one of an output that ends without a newline."""
+        with self._lock:
+            pending, self._pending = self._pending, ""
+            if pending:
+                self._write(pending.splitlines())
+
+    def _write(self, lines: list[str]) -> None:
+        now = self._now()
+        if int(now) != self._second:
+            self._second = int(now)
+            self._text = self._prefix.text(time.strftime("%H:%M:%S", time.localtime(now)), self._coloured)
+        encoding, errors = self._relay.encoding, self._relay.errors or "strict"
+        chunk = b""
+        for line in lines:
+            encoded = f"{self._text}{line}\n".encode(encoding, errors)
+            if chunk and len(chunk) + len(encoded) > PIPE_BUF:
+                self._send(chunk)
+                chunk = b""
+            chunk += encoded
+        self._send(chunk)
+
+    def _send(self, data: bytes) -> None:
+        written = os.write(self._output, data)
+        while written < len(data):  # a write a signal cut short
+            data = data[written:]
+            written = os.write(self._output, data)
