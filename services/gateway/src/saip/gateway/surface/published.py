@@ -38,7 +38,6 @@ from anyio.abc import ObjectSendStream
 from nats.js.kv import KeyValue
 
 from saip.common import approval_form, jsondepth
-from saip.common.approval_form import seconds
 from saip.common.masking import Masker
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import ServiceUnavailable
@@ -270,15 +269,19 @@ class PublishedTools:
         interaction: Interaction,
         resume: common_pb2.ServedResume | None = None,
     ) -> Ended[GateResult] | Asked:
-        """The call at its service (or the parked call `resume` answers), until its reply or its next question."""
-        arguments, wait = call.arguments or {}, self.approvals.wait_seconds
+        """The call at its service (or the parked call `resume` answers), until its reply or its next question, which
+        parks the call for the approval wait (less when a chat turn's deadline comes sooner)."""
+        arguments, wait = call.arguments or {}, self.approvals.wait_for(call.caller)
+        if resume is not None:
+            resume.park_seconds = wait
         ran = await self._auditor.attempt(
             call, lambda: client.call(spec.name, arguments, call.caller, interaction, park=wait, resume=resume)
         )
         if isinstance(ran, Failed):
             return _failed(ran.message, Outcome.ERROR)
         if isinstance(ran, common_pb2.ServedQuestion):
-            return parked.question_of(call, ran, wait)
+            left = self.approvals.wait_for(call.caller)  # a chat turn's time went on while the call ran to its question
+            return parked.question_of(call, ran, left, self.approvals.said(left))
         result = GateResult(text=ran.text, structured=_object(ran.structured_json), is_error=ran.is_error)
         return Ended(result, Outcome.ERROR if ran.is_error else Outcome.OK, ran.text)
 
@@ -297,7 +300,8 @@ class PublishedTools:
         if not await self.approvals.spend(state.nonce, spec.name):
             return _failed(REPLAYED.format(tool=spec.name), Outcome.REFUSED)
         call.started, call.decision = state.started, state.decision
-        expired = parked.EXPIRED.format(tool=spec.name, wait=seconds(self.approvals.wait_seconds))
+        had = self.approvals.said(round(state.deadline - state.asked_at, 3))
+        expired = parked.EXPIRED.format(tool=spec.name, wait=had)
         if not await self.approvals.pending.settle(state.nonce):
             # A sweeper recorded the unanswered question as TIMEOUT first: the call ended there.
             call.decision = replace(call.decision or Decided(Decision.TIMEOUT), recorded=True)
@@ -308,7 +312,6 @@ class PublishedTools:
             parked_id=state.parked_id,
             name=spec.name,
             answer=parked.answer_of(interaction),
-            park_seconds=self.approvals.wait_seconds,
         )
         return await self._ran(spec, client, call, interaction, resume)
 
