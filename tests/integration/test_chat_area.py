@@ -572,3 +572,8 @@ async def test_a_2026_turn_whose_question_nobody_answers_is_recorded_as_timed_ou
     assert [r.outcome for r in turns] == [common_pb2.OUTCOME_OK, common_pb2.OUTCOME_TIMEOUT]
     assert [r.outcome for r in tool_calls] == [common_pb2.OUTCOME_TIMEOUT]
     assert running.catalog.calls == [] and len(running.model.requests) == 2
+    # One approval went unanswered (the tool's); the turn's own question is no approval's wait.
+    waits = running.gateway.metrics.registry.get_sample_value(
+        "saip_gateway_approval_wait_seconds_count", {"decision": "timeout"}
+    )
+    assert waits == 1.0

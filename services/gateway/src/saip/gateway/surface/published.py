@@ -9,17 +9,17 @@ A call passes the tool's own gate: a tool with HITL REQUIRED asks the person thr
 management gate (both eras, same outcome sentences), then the owning service runs it, and one ToolCall record,
 masked, lands on the audit trail through the same audited-call core.
 
-A service that streams (the upstream side of tools) relays a call's progress as it comes, and its tool's own
-questions (an upstream's elicitation): a 2025-11-25 caller that can elicit is asked them through the same
-`Interaction`, and its answer goes back on the same stream. A 2026-07-28 caller has no back channel: the call parks
-at the question on the tools replica (`park_seconds`: the approval wait), and the caller gets the question with a
-state the SDK seals and binds to its token, naming the parked call, the tool, the canonical arguments' hash, a
-one-shot nonce and the call's start and approval; its retry with the answer resumes the parked call, which goes on
-to its next question or its reply, and the call is recorded once, when it ends (or by the sweeper of parked
-questions, as TIMEOUT, when nobody answers). A chat turn's call is the client's that started the turn: asked through
-the turn's interaction (2025-11-25), or parked with the turn stopped at its question (2026-07-28). For a caller that
-cannot elicit the question is declined and the upstream reads the decline. The caller cancelling the call cancels
-the stream, which cancels the upstream's request.
+A service that streams (the upstream side of tools) relays a call's progress as it comes, and its tool's own questions
+(an upstream's elicitation): a 2025-11-25 caller that can elicit is asked them through the same `Interaction`, and its
+answer goes back on the same stream. A 2026-07-28 caller has no back channel: the call parks at the question on the
+tools replica (`park_seconds`: the approval wait, or a chat turn's time left), and the caller gets the question with a
+state the SDK seals and binds to its token, naming the parked call, the tool, the canonical arguments' hash, a one-shot
+nonce and the call's start and approval; its retry with the answer resumes the parked call, which goes on to its next
+question or its reply, and the call is recorded once, when it ends (or by the sweeper of parked questions, as TIMEOUT,
+when nobody answers). A chat turn's call is the client's that started the turn: asked through the turn's interaction
+(2025-11-25), or parked with the turn stopped at its question (2026-07-28). For a caller that cannot elicit the question
+is declined and the upstream reads the decline. The caller cancelling the call cancels the stream, which cancels the
+upstream's request.
 """
 
 from __future__ import annotations

@@ -203,6 +203,7 @@ class Turn:
             while state.queue:
                 request = ToolRequest(**state.queue[0])
                 ran, outcome = await self._call(state, request, interaction, deadline)
+                self._running = None
                 if ran.question is not None:
                     return TurnEnd(Status.OK, question=ran.question)
                 interaction = interaction.fresh()
@@ -251,7 +252,6 @@ class Turn:
         await self._progress(f"Running tool '{name}'")
         self._running = name
         ran = await self._toolbox.call(name, arguments, interaction, deadline)
-        self._running = None
         if ran.question is None:
             state.repeats[key] = state.repeats.get(key, 0) + 1
         return ran, ToolOutcome.FAILED if ran.failed else ToolOutcome.RAN
