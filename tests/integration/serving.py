@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
@@ -54,6 +55,8 @@ class Catalog:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"No published tool '{request.name}'.")
         arguments = json.loads(request.arguments_json)
         self.calls.append((request.name, arguments, request.caller.client_name))
+        if arguments.get("text") == "hang":  # runs until its caller gives up (the gateway cancels the call)
+            await anyio.sleep_forever()
         if arguments.get("text") == "fail":
             return common_pb2.CallServedToolReply(is_error=True, text="The tool failed: it was asked to.")
         result = {"result": f"{request.name}: {arguments.get('text', '')}"}

@@ -3,7 +3,8 @@ OpenAI-compatible model over HTTP (tests/model_server.py) driven through the `op
 answer, a gated tool asked at the caller's client in both eras (the 2026-07-28 turn stops at the question and
 resumes on the retry), a client that cannot ask, a saip_ tool, a model that hangs, a malformed reply, a model that
 never stops calling tools, no model at all; a knowledge pipeline as the turn's source, on a real knowledge service;
-and the audit records of each turn."""
+a turn whose end comes while a tool call or its question is out (asked at the client, held out of band, or gone back
+to a 2026-07-28 client that never answers); and the audit records of each turn."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client import ClientRequestContext
 
+from saip.common.approval_form import INPUT_KEY
 from saip.common.natsd import LocalNats
 from saip.gateway.areas.chat.contribution import AskInput, ChatArea
 from saip.gateway.areas.chat.turn import MAX_ROUNDS
@@ -75,6 +78,15 @@ class Person:
     async def __call__(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
         self.questions.append(params.message)
         return types.ElicitResult(action="accept", content={"approve": ["run"] if self.approve else []})
+
+
+class Away(Person):
+    """Takes each question and never answers it: the person is away from the screen."""
+
+    async def __call__(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.questions.append(params.message)
+        await anyio.sleep_forever()
+        raise AssertionError("a question nobody answers has no result")
 
 
 def envelope(result: Any) -> dict[str, Any]:
@@ -411,3 +423,157 @@ async def test_a_knowledge_pipeline_gives_the_model_its_passages_and_the_turn_re
     )
     asked = [record for record in management if record.tool == "saip_chat_ask"]
     assert any("and the knowledge pipeline 'Ops' (timeout 300 s): ok" in record.summary for record in asked)
+
+
+SHORT = {"prompt": "Outline saip", "tools": ["wiki_outline"], "timeoutSeconds": 1}
+GATED = '[risk L2] Chat turn started by this client wants to run a tool. Run \'wiki_outline\' with {"text": "saip"}?'
+NO_APPROVAL = (
+    "Tool 'wiki_outline' was not run: no approval within 1 s. Do not retry it for this request; ask the user to run "
+    "it from the app if it is still needed."
+)
+CUT_SHORT = (
+    f"The turn reached its timeout (1 s) and ended with what it had (model {MODEL}, 25 tokens, 1 tool call: "
+    "wiki_outline failed). It had no answer yet."
+)
+
+
+async def turn_records(port: int, count: int) -> list[Any]:
+    """The newest `count` records of chat turns, newest first, once there are that many."""
+
+    async def found() -> list[Any] | None:
+        asked = [r for r in await records(port, "management", 1) if r.tool == "saip_chat_ask"]
+        return asked if len(asked) >= count else None
+
+    return await eventually(found)
+
+
+async def test_a_question_inside_a_turn_waits_no_longer_than_the_turn_and_its_call_is_recorded_as_timed_out(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    """2025-11-25: the gated tool asks with the turn's time left (1 s), not the approval wait (180 s); nobody answers,
+    so the turn's end cuts the question: the tool call is a TIMEOUT in the seed's words, the turn counts it failed and
+    is recorded as a management call that timed out."""
+    progress: list[str] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(message or "")
+
+    person = Away()
+    async with stack(nats_server.url, tmp_path, call("wiki_outline", {"text": "saip"})) as running:
+        async with Client(running.gateway.mcp, mode=LEGACY, client_info=CLIENT, elicitation_callback=person) as client:
+            result = envelope(await client.call_tool("saip_chat_ask", SHORT, progress_callback=on_progress))
+        [tool_call] = await records(running.audit_port, "tool", 1)
+        [turn] = await turn_records(running.audit_port, 1)
+
+    assert person.questions == [GATED]
+    assert progress == ["Asking the model (round 1)", "Running tool 'wiki_outline'", "Waiting for approval: 1 s left"]
+    assert (result["ok"], result["message"], result["data"]["status"]) == (False, CUT_SHORT, "timeout")
+    assert result["data"]["toolCalls"] == [{"name": "wiki_outline", "outcome": "failed"}]
+    assert (tool_call.outcome, tool_call.result) == (common_pb2.OUTCOME_TIMEOUT, NO_APPROVAL)
+    assert (tool_call.hitl, tool_call.side) == (common_pb2.HITL_DECISION_TIMEOUT, common_pb2.HITL_SIDE_CHAT)
+    assert (turn.outcome, turn.result) == (common_pb2.OUTCOME_TIMEOUT, CUT_SHORT)
+    assert turn.summary.endswith(f"(timeout 1 s): timeout, model {MODEL}, 25 tokens, 1 tool call: wiki_outline failed")
+    assert running.catalog.calls == []
+
+
+async def test_a_tool_call_the_turns_end_cuts_is_recorded_as_timed_out_and_counted_failed(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    async with (
+        stack(nats_server.url, tmp_path, call("echo", {"text": "hang"})) as running,
+        Client(running.gateway.mcp, mode=LEGACY, client_info=CLIENT) as client,
+    ):
+        result = envelope(
+            await client.call_tool("saip_chat_ask", {"prompt": "x", "tools": ["echo"], "timeoutSeconds": 1})
+        )
+        [tool_call] = await records(running.audit_port, "tool", 1)
+        [turn] = await turn_records(running.audit_port, 1)
+
+    assert result["data"]["toolCalls"] == [{"name": "echo", "outcome": "failed"}]
+    assert (tool_call.outcome, tool_call.result) == (
+        common_pb2.OUTCOME_TIMEOUT,
+        "Tool 'echo' was not completed: the chat turn that called it reached its timeout first. Ask again with a "
+        "longer timeoutSeconds if it is still needed.",
+    )
+    assert running.catalog.calls == [("echo", {"text": "hang"}, "chat-client")]
+    assert turn.outcome == common_pb2.OUTCOME_TIMEOUT
+    assert turn.result.startswith("The turn reached its timeout (1 s) and ended with what it had")
+
+
+async def test_an_out_of_band_question_inside_a_turn_is_held_no_longer_than_the_turn(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    """A client that cannot ask, with out-of-band approvals on: the question is held for the person (2025-11-25)
+    within the turn's time, and the turn's end records it as unanswered."""
+    script = (call("wiki_outline", {"text": "saip"}),)
+    async with (
+        stack(nats_server.url, tmp_path, *script, management_out_of_band_approvals=True) as running,
+        Client(running.gateway.mcp, mode=LEGACY, client_info=CLIENT) as headless,
+    ):
+        result = envelope(await headless.call_tool("saip_chat_ask", SHORT))
+        [tool_call] = await records(running.audit_port, "tool", 1)
+        [turn] = await turn_records(running.audit_port, 1)
+
+    assert result["message"] == CUT_SHORT
+    assert (tool_call.outcome, tool_call.result, tool_call.hitl) == (
+        common_pb2.OUTCOME_TIMEOUT,
+        NO_APPROVAL,
+        common_pb2.HITL_DECISION_TIMEOUT,
+    )
+    assert (turn.outcome, turn.result) == (common_pb2.OUTCOME_TIMEOUT, CUT_SHORT)
+    assert running.catalog.calls == []
+
+
+async def test_a_2026_turn_whose_question_nobody_answers_is_recorded_as_timed_out_once_with_its_tool_call(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    """The question goes back to the client with the turn's time left as its wait; nobody answers, so the sweeper
+    records the tool call and the turn as TIMEOUT once the turn's deadline passed; the conversation no longer waits;
+    a retry after that ends the turn as timed out, in its conversation, without a second record."""
+    script = (call("wiki_outline", {"text": "saip"}), say("Another turn."))
+    async with stack(nats_server.url, tmp_path, *script) as running:
+        async with Client(running.gateway.mcp, mode=MODERN, client_info=CLIENT, elicitation_callback=Person()) as ai:
+            asked = await ai.session.call_tool("saip_chat_ask", SHORT, allow_input_required=True)
+            assert isinstance(asked, types.InputRequiredResult)
+            [turn] = await turn_records(running.audit_port, 1)
+            [tool_call] = await records(running.audit_port, "tool", 1)
+            waiting = envelope(await ai.call_tool("saip_chat_list_conversations", {}))
+            approved = {INPUT_KEY: types.ElicitResult(action="accept", content={"approve": ["run"]})}
+            late = envelope(
+                await ai.session.call_tool(
+                    "saip_chat_ask", SHORT, request_state=asked.request_state, input_responses=approved
+                )
+            )
+            after = envelope(await ai.call_tool("saip_chat_list_conversations", {"turns": 1}))
+            envelope(await ai.call_tool("saip_chat_ask", {"prompt": "Another"}))
+        # The newest turn's record is on the trail: a second record of the late retry would have come before it.
+        turns = await turn_records(running.audit_port, 2)
+        tool_calls = await records(running.audit_port, "tool", 1)
+
+    question = asked.input_requests[INPUT_KEY].params
+    assert isinstance(question, types.ElicitRequestFormParams) and question.message == GATED
+    assert (tool_call.outcome, tool_call.result, tool_call.hitl) == (
+        common_pb2.OUTCOME_TIMEOUT,
+        NO_APPROVAL,
+        common_pb2.HITL_DECISION_TIMEOUT,
+    )
+    assert (turn.outcome, turn.result, turn.hitl) == (
+        common_pb2.OUTCOME_TIMEOUT,
+        CUT_SHORT,
+        common_pb2.HITL_DECISION_UNSPECIFIED,
+    )
+    assert turn.summary.endswith(f"(timeout 1 s): timeout, model {MODEL}, 25 tokens, 1 tool call: wiki_outline failed")
+    assert waiting["data"]["conversations"][0]["waitingForApproval"] is False
+    assert (late["ok"], late["message"]) == (False, CUT_SHORT)
+    [conversation] = after["data"]["conversations"]
+    assert [(t["status"], t["toolCalls"]) for t in conversation["turns"]] == [
+        ("timeout", [{"name": "wiki_outline", "outcome": "failed"}])
+    ]
+    assert [r.outcome for r in turns] == [common_pb2.OUTCOME_OK, common_pb2.OUTCOME_TIMEOUT]
+    assert [r.outcome for r in tool_calls] == [common_pb2.OUTCOME_TIMEOUT]
+    assert running.catalog.calls == [] and len(running.model.requests) == 2
+    # One approval went unanswered (the tool's); the turn's own question is no approval's wait.
+    waits = running.gateway.metrics.registry.get_sample_value(
+        "saip_gateway_approval_wait_seconds_count", {"decision": "timeout"}
+    )
+    assert waits == 1.0

@@ -1,12 +1,15 @@
 """The agent loop's own rules over a scripted model and a toolbox of fakes: repeated calls, arguments that are not
-an object, long results, a deadline already past, and a turn stopped at a question that carries on from its state
-(as JSON, as the conversation keeps it) with the answer for that one question only."""
+an object, long results, a deadline already past or reached while a tool call is out, and a turn stopped at a
+question that carries on from its state (as JSON, as the conversation keeps it) with the answer for that one question
+only, or, past its deadline, runs nothing."""
 
 from __future__ import annotations
 
 import json
 import time
 from typing import Any
+
+import anyio
 
 from saip.gateway.areas.chat.model import Reply, ToolRequest
 from saip.gateway.areas.chat.turn import (
@@ -19,6 +22,7 @@ from saip.gateway.areas.chat.turn import (
     TurnState,
 )
 from saip.gateway.surface.approval import Answer, Asked, Interaction
+from saip.gateway.surface.management import Deadline
 
 
 def asks(*calls: tuple[str, dict[str, Any] | str]) -> Reply:
@@ -49,16 +53,19 @@ class Model:
 class Toolbox:
     """Answers every call with its arguments; `gated` names a tool that asks (2026-07-28) until answered."""
 
-    def __init__(self, gated: str = "", text: str = "") -> None:
+    def __init__(self, gated: str = "", text: str = "", hangs: str = "") -> None:
         self.gated = gated
         self.text = text
+        self.hangs = hangs  # a tool that never returns
         self.calls: list[tuple[str, dict[str, Any], str | None]] = []
 
     def definitions(self) -> list[dict[str, Any]]:
         return []
 
-    async def call(self, name: str, arguments: dict[str, Any], interaction: Interaction) -> Ran:
+    async def call(self, name: str, arguments: dict[str, Any], interaction: Interaction, deadline: Deadline) -> Ran:
         self.calls.append((name, arguments, interaction.state))
+        if name == self.hangs:
+            await anyio.sleep_forever()
         if name == self.gated and interaction.state is None:
             return Ran(question=Asked("May I?", {}, "inner-state"))
         return Ran(self.text or json.dumps(arguments))
@@ -149,3 +156,30 @@ async def test_a_turn_stopped_at_a_question_carries_on_from_its_state_with_the_a
     ]
     assert len(model.seen) == 2  # the model was never asked again for the calls it had asked for
     assert again.calls == [("outline", "ran"), ("outline", "ran")]
+
+
+async def test_a_tool_call_out_when_the_deadline_comes_counts_as_failed() -> None:
+    model = Model(asks(("echo", {"text": "a"}), ("slow", {})))
+    current = state(timeout=0.2)
+    end = await turn(model, Toolbox(hangs="slow"), "echo", "slow").run(current, TurnInteraction(None))
+    assert (end.status, end.problem) == (
+        Status.TIMEOUT,
+        "The turn reached its timeout (0.2 s) and ended with what it had",
+    )
+    assert current.calls == [("echo", "ran"), ("slow", "failed")]
+
+
+async def test_a_turn_resumed_past_its_deadline_runs_nothing_and_its_call_at_the_question_failed() -> None:
+    model = Model(asks(("outline", {"text": "a"})))
+    toolbox = Toolbox(gated="outline")
+    current = state()
+    stopped = await turn(model, toolbox, "outline").run(current, TurnInteraction(None))
+    assert stopped.question is not None
+
+    late = TurnState.loads(current.dumps())
+    late.deadline = time.time() - 1
+    answered = TurnInteraction(None, "inner-state", Answer("accept", {"approve": ["run"]}))
+    end = await turn(model, toolbox, "outline").run(late, answered)
+    assert end.status is Status.TIMEOUT
+    assert toolbox.calls == [("outline", {"text": "a"}, None)]  # the question's record is the sweeper's
+    assert late.calls == [("outline", "failed")] == current.unanswered().calls

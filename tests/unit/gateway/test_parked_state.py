@@ -45,7 +45,7 @@ def _call(arguments: dict[str, Any]) -> PublishedToolCall:
 def test_the_question_carries_the_parked_call_the_start_and_the_decision_back() -> None:
     call = _call({"text": "a"})
     call.decision = Decided(Decision.APPROVED, 2.5, via="client")
-    asked = parked.question_of(call, QUESTION, 180)
+    asked = parked.question_of(call, QUESTION, 180, "180")
     state = parked.parked_state(_Retry(asked.state))  # type: ignore[arg-type]
     assert (asked.message, asked.schema["properties"], asked.relayed) == (
         QUESTION.message,
@@ -67,7 +67,7 @@ def test_only_a_parked_calls_own_state_is_read_as_one() -> None:
     broken = json.dumps({"parked": 1, "p": "holder.secret"})  # claims missing
     for state in (None, "not json", gate_state, broken, "[1]"):
         assert parked.parked_state(_Retry(state)) is None  # type: ignore[arg-type]
-    first = parked.question_of(_call({}), QUESTION, 5).state
+    first = parked.question_of(_call({}), QUESTION, 5, "5").state
     assert parked.parked_state(_Retry(first, roundtrip=False)) is None  # type: ignore[arg-type]
 
 

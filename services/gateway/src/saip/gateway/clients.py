@@ -344,6 +344,9 @@ class ServiceChannel:
             return await method(request, timeout=deadline or self._deadline)
         except grpc.aio.AioRpcError as exc:
             raise _mapped(self.service, exc) from None
+        except anyio.get_cancelled_exc_class():
+            await _cancelled()
+            raise
 
     async def stream(
         self, opened: Callable[[], Any], *, ends: frozenset[grpc.StatusCode] = frozenset()
@@ -357,8 +360,18 @@ class ServiceChannel:
         except grpc.aio.AioRpcError as exc:
             if exc.code() not in ends:
                 raise _mapped(self.service, exc) from None
+        except anyio.get_cancelled_exc_class():
+            await _cancelled()
+            raise
         finally:
             call.cancel()
+
+
+async def _cancelled() -> None:
+    """grpc.aio ends a call it cancelled with a CancelledError of its own, which the anyio scope that cancelled it (a
+    chat turn's deadline) does not take for its own and lets through: a checkpoint raises the scope's instead (and
+    returns when the cancellation came from elsewhere, whose error is raised on)."""
+    await anyio.lowlevel.checkpoint()
 
 
 _REFUSALS = {

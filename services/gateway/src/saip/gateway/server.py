@@ -114,6 +114,7 @@ class Gateway:
         self.token_service: TokenService
         self.sweeper: Sweeper
         self.out_of_band: OutOfBand
+        self.questions: KvQuestions
 
     def _channel(self, service: Service | None) -> ServiceChannel:
         """The channel to an area's service; an area that runs in the gateway gets one to nothing."""
@@ -130,6 +131,7 @@ class Gateway:
             jetstream=lambda: self.nc.jetstream(),
             health=self.health,
             channel=self.channels.get,
+            questions=lambda: self.questions,
         )
 
     def _configured(self, service: Service | None) -> bool:
@@ -175,7 +177,7 @@ class Gateway:
                 bus.ensure_kv(js, names.APPROVALS_BUCKET, ttl=ttl, replicas=replicas),
                 bus.ensure_kv(js, names.QUESTIONS_BUCKET, ttl=ttl, replicas=replicas),
             )
-            questions = KvQuestions(questions_kv)
+            questions = self.questions = KvQuestions(questions_kv)
             spool = Spool(settings.spool_dir)
             stack.callback(spool.close)
             self.publisher = AuditPublisher(self.nc, spool, self.metrics)

@@ -19,6 +19,7 @@ from saip.gateway.surface.management import Contribution
 
 if TYPE_CHECKING:
     from saip.gateway.config import GatewaySettings
+    from saip.gateway.surface.approval import QuestionStore
     from saip.gateway.surface.registry import ServedTool
 
 
@@ -74,6 +75,8 @@ class Surroundings:
     health: Callable[[], Awaitable[dict[str, str]]]
     # The gateway's channel to another service, by name; None when the gateway talks to no such service.
     channel: Callable[[str], ServiceChannel | None]
+    # The gate's store of questions out with their clients (only once the gateway runs).
+    questions: Callable[[], QuestionStore]
 
 
 C = TypeVar("C", bound=Contribution)

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import anyio
 
 from saip.common import vocabulary
-from saip.common.approval_form import APPROVAL_SCHEMA, APPROVE_FIELD, RUN, approves, arguments_hash
+from saip.common.approval_form import APPROVAL_SCHEMA, APPROVE_FIELD, RUN, approves, arguments_hash, seconds
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.expected import NOTHING, Expected
@@ -199,12 +199,12 @@ class Asked:
     asked_at: float = 0.0
     deadline: float = 0.0
     expired: str = ""
-    # Out of band: parked for the person with the caller's name. `again`: parked already (a retry before the answer, or
-    # a chat turn's question, which is its tool call's own and was parked by that call's gate).
+    # Out of band: parked for the person with the caller's name. `again`: parked already (a retry before the answer).
     out_of_band: bool = False
     client: str = ""
     again: bool = False
-    # A served tool's own question (an upstream's), not saip's approval: its TIMEOUT record keeps the call's decision.
+    # Not saip's approval of this call: a served tool's own question (an upstream's), or the question a chat turn
+    # stopped at (its tool call's); its TIMEOUT record keeps the call's own decision.
     relayed: bool = False
 
 
@@ -218,6 +218,7 @@ class Decided:
     detail: str = ""
     recorded: bool = False
     via: str = ""  # who answered: BY_CLIENT or OUT_OF_BAND
+    wait: float | None = None  # the wait the question had, when it is not the one asked with (a late retry's)
 
 
 class StateProblem(StrEnum):
@@ -272,6 +273,18 @@ class Approvals:
         self._metrics = metrics
         self._clock = clock
 
+    def wait_for(self, caller: Caller) -> float:
+        """How long a question of this caller may wait: the approval wait, or less when the caller's work must end
+        sooner (a chat turn's calls end by the turn's deadline)."""
+        if caller.deadline is None:
+            return self.wait_seconds
+        return min(self.wait_seconds, caller.deadline.left())
+
+    def said(self, wait: float) -> str:
+        """A wait as the sentences say it: the approval wait as it is set, one a deadline cut in whole seconds rounded
+        up, so a question's text stays true (`2 s`, not 180)."""
+        return seconds(self.wait_seconds) if wait >= self.wait_seconds else str(math.ceil(wait))
+
     async def spend(self, nonce: str, tool: str) -> bool:
         """Spend a one-shot nonce of a question this gateway issued: True the first time, on any replica."""
         return await self._nonces.spend(nonce, tool)
@@ -287,30 +300,30 @@ class Approvals:
         return retry
 
     async def ask(
-        self, interaction: Interaction, binding: Binding, message: str, caller: Caller
+        self, interaction: Interaction, binding: Binding, message: str, caller: Caller, wait: float
     ) -> Asked | Decided | Rejected:
-        """Put the question to the person: at their client when it can ask (elicitation), else out of band (when
-        that is on), and return what came of it."""
+        """Put the question to the person for at most `wait` seconds (`wait_for`): at their client when it can ask
+        (elicitation), else out of band (when that is on), and return what came of it."""
         held = not caller.elicitation
         if interaction.roundtrip:
-            asked = await self._roundtrip(interaction, binding, message, caller if held else None)
+            asked = await self._roundtrip(interaction, binding, message, caller if held else None, wait)
         elif held:
-            asked = await self._hold(interaction, binding.tool, message, caller)
+            asked = await self._hold(interaction, binding.tool, message, caller, wait)
         else:
-            asked = await self._push(interaction, message)
+            asked = await self._push(interaction, message, wait)
         if isinstance(asked, Decided) and not asked.recorded:
             self._metrics.approval_wait.labels(asked.decision.value).observe(asked.waited)
         return asked
 
-    async def _push(self, interaction: Interaction, message: str) -> Decided:
+    async def _push(self, interaction: Interaction, message: str, wait: float) -> Decided:
         started = anyio.current_time()
         answer: Answer | None = None
         self._metrics.approvals_pending.inc()
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(self._report_progress, interaction, started)
+                group.start_soon(self._report_progress, interaction, started, wait)
                 try:
-                    with anyio.move_on_after(self.wait_seconds):
+                    with anyio.move_on_after(wait):
                         answer = await interaction.elicit(message, APPROVAL_SCHEMA)
                 except ElicitationFailed as exc:
                     group.cancel_scope.cancel()
@@ -323,13 +336,13 @@ class Approvals:
             return Decided(Decision.TIMEOUT, waited)
         return Decided(Decision.APPROVED if answer.approves else Decision.DECLINED, waited, via=BY_CLIENT)
 
-    async def _hold(self, interaction: Interaction, tool: str, message: str, caller: Caller) -> Decided:
+    async def _hold(self, interaction: Interaction, tool: str, message: str, caller: Caller, wait: float) -> Decided:
         """2025-11-25, out of band: park the question for the person and hold the call (with progress) until they
         answer or the wait ends; this call records its own end, so no sweeper does."""
         nonce, now = new_nonce(), self._clock()
         question = gateway_pb2.PendingQuestion(
             tool=tool,
-            deadline=now + self.wait_seconds,
+            deadline=now + wait,
             asked_at=now,
             out_of_band=True,
             held=True,
@@ -345,8 +358,8 @@ class Approvals:
         self._metrics.approvals_pending.inc()
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(self._report_progress, interaction, started)
-                with anyio.move_on_after(self.wait_seconds):
+                group.start_soon(self._report_progress, interaction, started, wait)
+                with anyio.move_on_after(wait):
                     await self._answered(nonce)
                 group.cancel_scope.cancel()
         finally:
@@ -380,17 +393,17 @@ class Approvals:
                 return
             await anyio.sleep(ANSWER_POLL)
 
-    async def _report_progress(self, interaction: Interaction, started: float) -> None:
+    async def _report_progress(self, interaction: Interaction, started: float, wait: float) -> None:
         while True:
             elapsed = anyio.current_time() - started
             try:
-                await interaction.progress(elapsed, self.wait_seconds, countdown(self.wait_seconds - elapsed))
+                await interaction.progress(elapsed, wait, countdown(wait - elapsed))
             except Exception as exc:  # progress is advisory; a client that cannot take it still gets the question
                 logger.debug("approval progress not delivered", extra={"error": str(exc)})
             await anyio.sleep(self.progress_interval)
 
     async def _roundtrip(
-        self, interaction: Interaction, binding: Binding, message: str, held: Caller | None
+        self, interaction: Interaction, binding: Binding, message: str, held: Caller | None, wait: float
     ) -> Asked | Decided | Rejected:
         """2026-07-28: the question goes back with the sealed state, and the retry brings the answer: the client's,
         or (`held`: a client that cannot ask) the person's out of band, until which the retry gets the question
@@ -399,7 +412,7 @@ class Approvals:
         out_of_band = held is not None
         client = held.label if held is not None else ""
         if state is None:
-            issued = self._issue(binding)
+            issued = self._issue(binding, wait)
             claims = json.loads(issued)
             return Asked(
                 message, APPROVAL_SCHEMA, issued, claims["n"], claims["iat"], claims["exp"], "", out_of_band, client
@@ -412,7 +425,8 @@ class Approvals:
         nonce = str(claims["n"])
         if now > float(claims["exp"]):
             await self._nonces.spend(nonce, binding.tool)
-            return Decided(Decision.TIMEOUT, waited, recorded=not await self.pending.settle(nonce))
+            had = round(float(claims["exp"]) - float(claims["iat"]), 3)
+            return Decided(Decision.TIMEOUT, waited, recorded=not await self.pending.settle(nonce), wait=had)
         answer, via = interaction.answer, BY_CLIENT
         if out_of_band:
             stored = await self.pending.stored(nonce)
@@ -432,7 +446,7 @@ class Approvals:
         approved = answer is not None and answer.approves
         return Decided(Decision.APPROVED if approved else Decision.DECLINED, waited, via=via)
 
-    def _issue(self, binding: Binding) -> str:
+    def _issue(self, binding: Binding, wait: float) -> str:
         now = self._clock()
         claims = {
             "v": 1,
@@ -441,7 +455,7 @@ class Approvals:
             "r": binding.expected.claims(),
             "n": new_nonce(),
             "iat": now,
-            "exp": now + self.wait_seconds,
+            "exp": now + wait,
         }
         return json.dumps(claims, separators=(",", ":"))
 

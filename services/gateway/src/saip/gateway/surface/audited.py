@@ -32,6 +32,10 @@ from saip.v1 import common_pb2, events_pb2, gateway_pb2
 logger = logging.getLogger(__name__)
 
 ABANDONED = "Tool '{tool}' was not completed: the client went away before the call finished."
+CUT = (
+    "Tool '{tool}' was not completed: the chat turn that called it reached its timeout first. Ask again with a longer "
+    "timeoutSeconds if it is still needed."
+)
 UNEXPECTED = "Unexpected error: {message}"
 RESULT_LIMIT = 2000  # characters of the (masked) result a record keeps
 
@@ -57,9 +61,10 @@ class Call(ABC):
     started: float = field(default_factory=time.time)
     decision: Decided | None = None
     asked_at: float | None = None  # set while a question is out
+    unanswered: str = ""  # what the record says if the question's wait ends unanswered
 
-    def asking(self) -> None:
-        self.asked_at = time.time()
+    def asking(self, unanswered: str) -> None:
+        self.asked_at, self.unanswered = time.time(), unanswered
 
     @abstractmethod
     def audit_record(self, common: dict[str, Any], masker: Masker) -> tuple[str, events_pb2.AuditRecord]:
@@ -127,6 +132,7 @@ class Ended(Generic[R]):
     outcome: Outcome
     said: str
     warning: str | None = None
+    recorded: bool = False  # on the trail already (a sweeper recorded the call as TIMEOUT): nothing more to record
 
 
 @dataclass(frozen=True)
@@ -164,19 +170,34 @@ class Auditor:
         try:
             ended = await body()
         except anyio.get_cancelled_exc_class():
-            if call.asked_at is not None and call.decision is None:
-                # The question was out when the client went away: nobody decided, the asking failed.
-                call.decision = Decided(Decision.ELICIT_FAILED, time.time() - call.asked_at, "the client went away")
+            said, outcome = self._cut(call)
             with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                await self.record(call, ABANDONED.format(tool=call.tool), Outcome.ERROR)
+                await self.record(call, said, outcome)
             raise
         if isinstance(ended, Asked):
             if not ended.again:
                 await self._park(call, ended)
             return ended
-        if call.decision is not None and call.decision.recorded:
-            return ended  # a sweeper recorded this question as TIMEOUT already
-        return replace(ended, warning=await self.record(call, ended.said, ended.outcome))
+        if ended.recorded or (call.decision is not None and call.decision.recorded):
+            return ended  # a sweeper recorded this call (or its question) as TIMEOUT already
+        # A call that ended is recorded even when its caller's time runs out meanwhile (a chat turn's deadline).
+        with anyio.CancelScope(shield=True):
+            warning = await self.record(call, ended.said, ended.outcome)
+        return replace(ended, warning=warning)
+
+    def _cut(self, call: Call) -> tuple[str, Outcome]:
+        """What the record of a call cancelled midway says: the end of its chat turn came (a TIMEOUT, the question's
+        own sentence if one was out), or the client went away (nobody decided a question that was out)."""
+        out = call.asked_at is not None and call.decision is None
+        waited = time.time() - call.asked_at if call.asked_at is not None else 0.0
+        if call.caller.deadline is not None and call.caller.deadline.reached:
+            if out:
+                call.decision = Decided(Decision.TIMEOUT, waited)
+                return call.unanswered, Outcome.TIMEOUT
+            return CUT.format(tool=call.tool), Outcome.TIMEOUT
+        if out:
+            call.decision = Decided(Decision.ELICIT_FAILED, waited, "the client went away")
+        return ABANDONED.format(tool=call.tool), Outcome.ERROR
 
     async def _park(self, call: Call, asked: Asked) -> None:
         """Keep the question where every replica sees it, with the record it leaves if nobody answers."""

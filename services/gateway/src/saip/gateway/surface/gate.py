@@ -119,12 +119,14 @@ async def consult(
             tool=tool, limit=questions.limit, window=seconds(questions.window), retry=seconds_left(retry)
         )
         return Verdict(refusal=said, outcome=Outcome.REFUSED)
-    call.asking()
+    wait = approvals.wait_for(call.caller)
+    # What its record says if nobody answers: by the sweeper (`surface.questions`) for a question that went back to
+    # its client, by the call itself when the end of its chat turn cuts the wait.
+    expired = TIMEOUT.format(tool=tool, wait=approvals.said(wait))
+    call.asking(expired)
     with _SPANS.span("gate ask", attributes={"saip.tool": tool}):
-        asked = await approvals.ask(interaction, Binding.of(tool, call.arguments, expected), text, call.caller)
+        asked = await approvals.ask(interaction, Binding.of(tool, call.arguments, expected), text, call.caller, wait)
     if isinstance(asked, Asked):
-        # What its record says if nobody answers (`surface.questions` records it then, on one replica).
-        expired = TIMEOUT.format(tool=tool, wait=seconds(approvals.wait_seconds))
         return Verdict(asked=replace(asked, expired=expired))
     if isinstance(asked, Rejected):
         if asked.problem is StateProblem.CHANGED:
@@ -136,8 +138,9 @@ async def consult(
         case Decision.APPROVED:
             return Verdict()
         case Decision.TIMEOUT:
-            wait = seconds(approvals.wait_seconds)
-            return Verdict(refusal=TIMEOUT.format(tool=tool, wait=wait), outcome=Outcome.TIMEOUT)
+            if asked.wait is not None:  # a late retry: the wait its question had
+                expired = TIMEOUT.format(tool=tool, wait=approvals.said(asked.wait))
+            return Verdict(refusal=expired, outcome=Outcome.TIMEOUT)
         case Decision.ELICIT_FAILED:
             reason = Masker().text(asked.detail) or "the client did not answer"
             return Verdict(refusal=ELICIT_FAILED.format(tool=tool, reason=reason), outcome=Outcome.ERROR)
@@ -222,11 +225,12 @@ class Gate:
         ran = await self._auditor.attempt(call, lambda: tool.handler(bound, caller, approval.expected))
         if isinstance(ran, Failed):
             return _refused(ran.message, Outcome.ERROR)
+        if ran.audit_note:  # before a question goes back: its parked record keeps the note too
+            call.approval = replace(approval, summary=f"{approval.summary}: {ran.audit_note}")
         if ran.question is not None:
             return ran.question
-        if ran.audit_note:
-            call.approval = replace(approval, summary=f"{approval.summary}: {ran.audit_note}")
-        return Ended(ran, Outcome.OK if ran.ok else Outcome.ERROR, ran.message)
+        outcome = Outcome.TIMEOUT if ran.timed_out else Outcome.OK if ran.ok else Outcome.ERROR
+        return Ended(ran, outcome, ran.message, recorded=ran.recorded)
 
 
 def _refused(message: str, outcome: Outcome) -> Ended[ManagementResult]:

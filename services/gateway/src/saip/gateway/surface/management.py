@@ -8,11 +8,13 @@ the decorators of `saip.gateway.surface.declare`.
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
+import anyio
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
@@ -100,12 +102,37 @@ Progress = Callable[[float, float, str], Awaitable[None]]
 
 
 @dataclass(frozen=True)
+class Deadline:
+    """When the work a call belongs to must end (a chat turn's timeout): every wait inside it ends by then.
+
+    `at` is wall-clock time, as a turn's state and the question store keep it; `loop` is the same moment on the event
+    loop's clock, read once, so the scope that ends the work and `reached` (asked while that scope unwinds a call)
+    agree exactly.
+    """
+
+    at: float
+    loop: float
+
+    @classmethod
+    def of(cls, at: float) -> Deadline:
+        return cls(at, anyio.current_time() + at - time.time())
+
+    def left(self) -> float:
+        return max(0.0, self.loop - anyio.current_time())
+
+    @property
+    def reached(self) -> bool:
+        return anyio.current_time() >= self.loop
+
+
+@dataclass(frozen=True)
 class Caller:
     """Who is calling: the MCP client as its handshake (or request envelope) described it, and its session.
 
     `progress` reports a long step's progress to the client (a no-op unless the request carried a progress token);
     the gate binds it, and `interaction` (the call's channel to the person, for a handler that asks questions of its
-    own: the chat turn), before the handler runs. `chat` marks the calls a chat turn makes for the client.
+    own: the chat turn), before the handler runs. `chat` marks the calls a chat turn makes for the client, and
+    `deadline` the end of their turn, by which each of their waits (a question, a parked upstream call) ends.
     """
 
     client_name: str = ""
@@ -115,6 +142,7 @@ class Caller:
     protocol_version: str = ""
     session: str = ""  # the 2025-11-25 MCP session; 2026-07-28 requests carry none
     chat: bool = False
+    deadline: Deadline | None = None
     progress: Progress | None = field(default=None, compare=False, repr=False)
     interaction: Interaction | None = field(default=None, compare=False, repr=False)
 
@@ -164,6 +192,10 @@ class ManagementResult:
     question: Asked | None = None
     # What the call came to, added to its summary on the audit record (a chat turn: the model, tokens, tool calls).
     audit_note: str = ""
+    # The call ran out of its own time (a chat turn past its timeout): its record says TIMEOUT, not ERROR.
+    timed_out: bool = False
+    # The call is on the audit trail already (a chat turn whose question expired: the sweeper recorded it as TIMEOUT).
+    recorded: bool = False
 
     def envelope(self) -> dict[str, Any]:
         return {

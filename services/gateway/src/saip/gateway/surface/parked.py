@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from saip.common import jsondepth
-from saip.common.approval_form import arguments_hash, seconds
+from saip.common.approval_form import arguments_hash
 from saip.gateway.surface.approval import Answer, Asked, Decided, Decision, Interaction, new_nonce
 from saip.gateway.surface.audited import Call
 from saip.v1 import common_pb2
@@ -78,9 +78,10 @@ def parked_state(interaction: Interaction) -> ParkedState | None:
         return None
 
 
-def question_of(call: Call, question: common_pb2.ServedQuestion, wait: float) -> Asked:
+def question_of(call: Call, question: common_pb2.ServedQuestion, wait: float, said: str) -> Asked:
     """The parked call's question as it goes back to the caller, with the state its retry brings back; parked where
-    every gateway replica sees it, so a question nobody answers is recorded (as TIMEOUT) once it expires."""
+    every gateway replica sees it, so a question nobody answers is recorded (as TIMEOUT) once its `wait` (`said` as
+    its sentence says it) is over."""
     now = time.time()
     nonce = new_nonce()
     decided = call.decision
@@ -106,7 +107,7 @@ def question_of(call: Call, question: common_pb2.ServedQuestion, wait: float) ->
         nonce,
         now,
         now + wait,
-        EXPIRED.format(tool=call.tool, wait=seconds(wait)),
+        EXPIRED.format(tool=call.tool, wait=said),
         relayed=True,
     )
 

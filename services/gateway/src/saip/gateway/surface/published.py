@@ -9,17 +9,17 @@ A call passes the tool's own gate: a tool with HITL REQUIRED asks the person thr
 management gate (both eras, same outcome sentences), then the owning service runs it, and one ToolCall record,
 masked, lands on the audit trail through the same audited-call core.
 
-A service that streams (the upstream side of tools) relays a call's progress as it comes, and its tool's own
-questions (an upstream's elicitation): a 2025-11-25 caller that can elicit is asked them through the same
-`Interaction`, and its answer goes back on the same stream. A 2026-07-28 caller has no back channel: the call parks
-at the question on the tools replica (`park_seconds`: the approval wait), and the caller gets the question with a
-state the SDK seals and binds to its token, naming the parked call, the tool, the canonical arguments' hash, a
-one-shot nonce and the call's start and approval; its retry with the answer resumes the parked call, which goes on
-to its next question or its reply, and the call is recorded once, when it ends (or by the sweeper of parked
-questions, as TIMEOUT, when nobody answers). A chat turn's call is the client's that started the turn: asked through
-the turn's interaction (2025-11-25), or parked with the turn stopped at its question (2026-07-28). For a caller that
-cannot elicit the question is declined and the upstream reads the decline. The caller cancelling the call cancels
-the stream, which cancels the upstream's request.
+A service that streams (the upstream side of tools) relays a call's progress as it comes, and its tool's own questions
+(an upstream's elicitation): a 2025-11-25 caller that can elicit is asked them through the same `Interaction`, and its
+answer goes back on the same stream. A 2026-07-28 caller has no back channel: the call parks at the question on the
+tools replica (`park_seconds`: the approval wait, or a chat turn's time left), and the caller gets the question with a
+state the SDK seals and binds to its token, naming the parked call, the tool, the canonical arguments' hash, a one-shot
+nonce and the call's start and approval; its retry with the answer resumes the parked call, which goes on to its next
+question or its reply, and the call is recorded once, when it ends (or by the sweeper of parked questions, as TIMEOUT,
+when nobody answers). A chat turn's call is the client's that started the turn: asked through the turn's interaction
+(2025-11-25), or parked with the turn stopped at its question (2026-07-28). For a caller that cannot elicit the question
+is declined and the upstream reads the decline. The caller cancelling the call cancels the stream, which cancels the
+upstream's request.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ from anyio.abc import ObjectSendStream
 from nats.js.kv import KeyValue
 
 from saip.common import approval_form, jsondepth
-from saip.common.approval_form import seconds
 from saip.common.masking import Masker
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import ServiceUnavailable
@@ -270,15 +269,19 @@ class PublishedTools:
         interaction: Interaction,
         resume: common_pb2.ServedResume | None = None,
     ) -> Ended[GateResult] | Asked:
-        """The call at its service (or the parked call `resume` answers), until its reply or its next question."""
-        arguments, wait = call.arguments or {}, self.approvals.wait_seconds
+        """The call at its service (or the parked call `resume` answers), until its reply or its next question, which
+        parks the call for the approval wait (less when a chat turn's deadline comes sooner)."""
+        arguments, wait = call.arguments or {}, self.approvals.wait_for(call.caller)
+        if resume is not None:
+            resume.park_seconds = wait
         ran = await self._auditor.attempt(
             call, lambda: client.call(spec.name, arguments, call.caller, interaction, park=wait, resume=resume)
         )
         if isinstance(ran, Failed):
             return _failed(ran.message, Outcome.ERROR)
         if isinstance(ran, common_pb2.ServedQuestion):
-            return parked.question_of(call, ran, wait)
+            left = self.approvals.wait_for(call.caller)  # a chat turn's time went on while the call ran to its question
+            return parked.question_of(call, ran, left, self.approvals.said(left))
         result = GateResult(text=ran.text, structured=_object(ran.structured_json), is_error=ran.is_error)
         return Ended(result, Outcome.ERROR if ran.is_error else Outcome.OK, ran.text)
 
@@ -297,7 +300,8 @@ class PublishedTools:
         if not await self.approvals.spend(state.nonce, spec.name):
             return _failed(REPLAYED.format(tool=spec.name), Outcome.REFUSED)
         call.started, call.decision = state.started, state.decision
-        expired = parked.EXPIRED.format(tool=spec.name, wait=seconds(self.approvals.wait_seconds))
+        had = self.approvals.said(round(state.deadline - state.asked_at, 3))
+        expired = parked.EXPIRED.format(tool=spec.name, wait=had)
         if not await self.approvals.pending.settle(state.nonce):
             # A sweeper recorded the unanswered question as TIMEOUT first: the call ended there.
             call.decision = replace(call.decision or Decided(Decision.TIMEOUT), recorded=True)
@@ -308,7 +312,6 @@ class PublishedTools:
             parked_id=state.parked_id,
             name=spec.name,
             answer=parked.answer_of(interaction),
-            park_seconds=self.approvals.wait_seconds,
         )
         return await self._ran(spec, client, call, interaction, resume)
 

@@ -31,7 +31,7 @@ from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.approval import Decision, NonceStore, Parked, QuestionStore
 from saip.gateway.surface.audited import AuditSink
 from saip.gateway.surface.management import ManagementResult
-from saip.v1 import events_pb2, gateway_pb2
+from saip.v1 import common_pb2, events_pb2, gateway_pb2
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,10 @@ class Sweeper:
         await self._nonces.spend(parked.nonce, question.tool)
         record = events_pb2.AuditRecord.FromString(question.record)
         await self._sink.publish(question.subject, record, question.record_id)
-        self._metrics.approval_wait.labels(Decision.TIMEOUT.value).observe(question.deadline - question.asked_at)
+        kind = record.WhichOneof("record")
+        if kind and getattr(record, kind).hitl == common_pb2.HITL_DECISION_TIMEOUT:
+            # saip's own question went unanswered; an upstream's or a chat turn's is not an approval's wait
+            self._metrics.approval_wait.labels(Decision.TIMEOUT.value).observe(question.deadline - question.asked_at)
         self.recorded += 1
         logger.info("unanswered question recorded as TIMEOUT", extra={"tool": question.tool})
 

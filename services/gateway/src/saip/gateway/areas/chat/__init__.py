@@ -22,6 +22,7 @@ AREA = Area(
         Conversations(functools.partial(surroundings.bucket, names.CHAT_BUCKET)),
         surroundings.published_tool,
         KnowledgeClient(surroundings.channel(KNOWLEDGE.addressed) or ServiceChannel(KNOWLEDGE.name, None)),
+        surroundings.questions,
     ),
     router=rest.router,
 )

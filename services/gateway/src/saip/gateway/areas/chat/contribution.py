@@ -22,14 +22,14 @@ from saip.common.vocabulary import is_reserved
 from saip.gateway.areas.chat import views
 from saip.gateway.areas.chat.retrieval import Retrieved, retrieve
 from saip.gateway.areas.chat.store import Conversations
-from saip.gateway.areas.chat.turn import Ran, Status, Turn, TurnEnd, TurnInteraction, TurnState
+from saip.gateway.areas.chat.turn import Ran, Status, Turn, TurnEnd, TurnInteraction, TurnState, timed_out
 from saip.gateway.areas.knowledge.client import KnowledgeClient
 from saip.gateway.areas.words import plural
 from saip.gateway.config import GatewaySettings
 from saip.gateway.errors import ServiceRefused
-from saip.gateway.surface.approval import Asked, Binding, Interaction
+from saip.gateway.surface.approval import Asked, Binding, Interaction, QuestionStore, new_nonce
 from saip.gateway.surface.declare import Declared, resource, tool
-from saip.gateway.surface.management import Caller, Input, Level, ManagementResult
+from saip.gateway.surface.management import Caller, Deadline, Input, Level, ManagementResult
 from saip.gateway.surface.registry import ServedTool
 from saip.v1 import gateway_pb2
 
@@ -128,11 +128,11 @@ class PublishedToolbox:
             for tool in found
         ]
 
-    async def call(self, name: str, arguments: dict[str, Any], interaction: Interaction) -> Ran:
+    async def call(self, name: str, arguments: dict[str, Any], interaction: Interaction, deadline: Deadline) -> Ran:
         served = self._lookup(name)
         if served is None:
             return Ran(f"Tool '{name}' was not run: it is no longer published.", failed=True)
-        result = await served.call(arguments, self._caller, interaction)
+        result = await served.call(arguments, replace(self._caller, deadline=deadline), interaction)
         if result.question is not None:
             return Ran(question=result.question)
         text = result.text if result.text is not None else json.dumps(result.envelope, ensure_ascii=False)
@@ -154,11 +154,13 @@ class ChatArea(Declared):
         conversations: Conversations,
         published_tool: Callable[[str], ServedTool | None],
         knowledge: KnowledgeClient,
+        questions: Callable[[], QuestionStore],
     ) -> None:
         self._settings = settings
         self._conversations = conversations
         self._published_tool = published_tool
         self._knowledge = knowledge
+        self._questions = questions  # where a turn's own question is parked (the gate's store, once the gateway runs)
 
     @tool(Level.WRITE, "Ask the chat (one turn)", summary=_summary, open_world=True)
     async def ask(self, arguments: AskInput, caller: Caller) -> ManagementResult:
@@ -184,6 +186,11 @@ class ChatArea(Declared):
             if isinstance(opened, ManagementResult):
                 return opened
         conversation, revision, turn_id, state, interaction, retrieved = opened
+        if claims is not None and not await self._questions().settle(str(claims["n"])):
+            # Nobody answered in time: the sweeper recorded the turn as TIMEOUT (its question's record), so it ends so.
+            ended = state.unanswered()
+            args = conversation, revision, turn_id, ended, timed_out(ended), caller, warnings, retrieved
+            return await self._finished(*args, recorded=True)
         # Imported at the first turn, not at the gateway's start (see model.py).
         from saip.gateway.areas.chat.openai_model import OpenAIModel
 
@@ -244,9 +251,9 @@ class ChatArea(Declared):
             if found is None:
                 return ManagementResult(False, NO_CONVERSATION.format(id=arguments.conversationId))
             conversation, revision = found
-            if conversation.HasField("pending"):
-                conversation.ClearField("pending")
+            if views.waiting(conversation):
                 warnings.append(DROPPED)
+            conversation.ClearField("pending")
             known: int | None = revision
         else:
             conversation = gateway_pb2.ChatConversation(
@@ -288,6 +295,8 @@ class ChatArea(Declared):
         conversation, revision = found
         if not conversation.HasField("pending") or conversation.pending.turn_id != claims.get("t"):
             return ManagementResult(False, STALE)
+        if not isinstance(claims.get("n"), str):  # the nonce of the turn's own question, parked when it stopped
+            return ManagementResult(False, MISMATCH)
         state = TurnState.loads(conversation.pending.state_json)
         answer = outer.answer if outer is not None else None
         pending = conversation.pending
@@ -305,7 +314,11 @@ class ChatArea(Declared):
         arguments: AskInput,
         retrieved: Retrieved | None,
     ) -> ManagementResult:
-        """2026-07-28: keep the turn at its question, and send the question back with a state that finds it again."""
+        """2026-07-28: keep the turn at its question, and send the question back with a state that finds it again.
+
+        The question is the turn's own too: its nonce and the turn's deadline park it in the gate's store with the
+        turn's TIMEOUT record (the call at the question failed), which the sweeper publishes if nobody answers in
+        time; the tool call's own question was parked by its gate with that call's record."""
         conversation.pending.CopyFrom(
             gateway_pb2.ChatPending(
                 turn_id=turn_id,
@@ -317,11 +330,17 @@ class ChatArea(Declared):
         )
         conversation.updated_at.CopyFrom(_now())
         await self._conversations.save(conversation, revision)
+        nonce = new_nonce()
         claims = {"chat": 1, "c": conversation.id, "t": turn_id, "a": _binding(arguments), "s": question.state}
-        sealed = json.dumps(claims, separators=(",", ":"))
-        # The question is the tool call's own, parked already by its gate with the record it leaves if nobody answers.
-        asked = Asked(question.message, question.schema, sealed, again=True)
-        return ManagementResult(True, question.message, question=asked)
+        sealed = json.dumps(claims | {"n": nonce}, separators=(",", ":"))
+        ended = state.unanswered()
+        spent = self._spent(ended, retrieved)
+        expired = _said(timed_out(ended), spent)
+        # `relayed`: the turn's record keeps the turn's own decision, not the tool's question's.
+        asked = Asked(
+            question.message, question.schema, sealed, nonce, time.time(), state.deadline, expired, relayed=True
+        )
+        return ManagementResult(True, question.message, question=asked, audit_note=f"{Status.TIMEOUT.value}, {spent}")
 
     async def _finished(
         self,
@@ -333,7 +352,10 @@ class ChatArea(Declared):
         caller: Caller,
         warnings: list[str],
         retrieved: Retrieved | None,
+        *,
+        recorded: bool = False,
     ) -> ManagementResult:
+        """Keep the finished turn in its conversation and answer with it; `recorded`: the trail has it already."""
         model = str(self._settings.chat_model)
         entry = gateway_pb2.ChatTurn(
             id=turn_id,
@@ -352,20 +374,24 @@ class ChatArea(Declared):
         conversation.ClearField("pending")
         conversation.updated_at.CopyFrom(_now())
         await self._conversations.save(conversation, revision)
-        calls = ", ".join(f"{name} {outcome}" for name, outcome in state.calls)
-        spent = f"model {model}, {plural(state.tokens, 'token')}, {plural(len(state.calls), 'tool call')}"
-        spent += f": {calls}" if calls else ""
-        spent += f"; {retrieved.described()}" if retrieved else ""
-        data = views.turn(conversation.id, entry)
-        if end.status is Status.OK:
-            message = f"The chat answered ({spent})."
-        else:
-            told = "What it had is in data.answer." if end.answer else "It had no answer yet."
-            message = f"{end.problem} ({spent}). {told}"
-        ok = end.status is Status.OK
+        spent = self._spent(state, retrieved)
         return ManagementResult(
-            ok, message, persisted=True, warnings=warnings, data=data, audit_note=f"{end.status.value}, {spent}"
+            end.status is Status.OK,
+            _said(end, spent),
+            persisted=True,
+            warnings=warnings,
+            data=views.turn(conversation.id, entry),
+            audit_note=f"{end.status.value}, {spent}",
+            timed_out=end.status is Status.TIMEOUT,
+            recorded=recorded,
         )
+
+    def _spent(self, state: TurnState, retrieved: Retrieved | None) -> str:
+        """What a turn used, as its answer and its record say: the model, the tokens, each tool call, the passages."""
+        calls = ", ".join(f"{name} {outcome}" for name, outcome in state.calls)
+        spent = f"model {self._settings.chat_model}, {plural(state.tokens, 'token')}, "
+        spent += plural(len(state.calls), "tool call") + (f": {calls}" if calls else "")
+        return spent + (f"; {retrieved.described()}" if retrieved else "")
 
 
 Opened = tuple[gateway_pb2.ChatConversation, int | None, str, TurnState, TurnInteraction, Retrieved | None]
@@ -374,6 +400,14 @@ Opened = tuple[gateway_pb2.ChatConversation, int | None, str, TurnState, TurnInt
 def _no_model(settings: GatewaySettings) -> str:
     keys = (("chat.base-url", settings.chat_base_url), ("chat.model", settings.chat_model))
     return NO_MODEL.format(missing=", ".join(key for key, value in keys if not value))
+
+
+def _said(end: TurnEnd, spent: str) -> str:
+    """The message of a finished turn."""
+    if end.status is Status.OK:
+        return f"The chat answered ({spent})."
+    told = "What it had is in data.answer." if end.answer else "It had no answer yet."
+    return f"{end.problem} ({spent}). {told}"
 
 
 def _binding(arguments: AskInput) -> str:

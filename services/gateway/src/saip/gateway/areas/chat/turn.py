@@ -6,7 +6,8 @@ The rules a turn keeps, whatever the model says:
 - the same call with the same arguments runs at most `REPEATS` times; a tool's text reaches the model cut at
   `RESULT_CHARS`;
 - `MAX_ROUNDS` model rounds at most (an endless reply ends the turn with an error), all within the turn's deadline
-  (a turn past it ends with what it has, and says so);
+  (a turn past it ends with what it has, and says so); every wait of its tool calls ends by that deadline too (their
+  caller carries it, `Deadline`), and a tool call the deadline cuts counts as failed;
 - a gated tool, and an exposed upstream tool's own question, ask the person at the client that started the turn (the
   published tools' own gate and relay do it): a 2025-11-25 client is asked while the turn waits; in the 2026-07-28
   era the turn stops at the question with its working state (`TurnState`), and `Turn.run` carries on from it when
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
@@ -28,6 +28,7 @@ import anyio
 from saip.common.vocabulary import is_reserved
 from saip.gateway.areas.chat.model import Model, ModelFailed, ModelTimedOut, ToolRequest
 from saip.gateway.surface.approval import Answer, Asked, ElicitationFailed, Interaction
+from saip.gateway.surface.management import Deadline
 
 logger = logging.getLogger(__name__)
 
@@ -78,11 +79,11 @@ class Ran:
 
 
 class Toolbox(Protocol):
-    """The tools of one turn, called through the published tools' gate."""
+    """The tools of one turn, called through the published tools' gate; each call's waits end by `deadline`."""
 
     def definitions(self) -> list[dict[str, Any]]: ...
 
-    async def call(self, name: str, arguments: dict[str, Any], interaction: Interaction) -> Ran: ...
+    async def call(self, name: str, arguments: dict[str, Any], interaction: Interaction, deadline: Deadline) -> Ran: ...
 
 
 Progress = Callable[[str], Awaitable[None]]
@@ -103,6 +104,12 @@ class TurnState:
 
     def dumps(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
+
+    def unanswered(self) -> TurnState:
+        """The turn as it ends when nobody answers the question it stopped at: the call at the question failed."""
+        ended = TurnState.loads(self.dumps())
+        ended.calls.append((ended.queue.pop(0)["name"], ToolOutcome.FAILED))
+        return ended
 
     @classmethod
     def loads(cls, text: str) -> TurnState:
@@ -174,19 +181,29 @@ class Turn:
         self._toolbox = toolbox
         self._allowed = allowed
         self._progress = progress
+        self._running: str | None = None  # the tool whose call (or its question) is out
 
     async def run(self, state: TurnState, interaction: TurnInteraction) -> TurnEnd:
         """Carry the turn on from `state` until the model answers, the turn fails, or a question must go first."""
+        deadline = Deadline.of(state.deadline)
+        # A turn resumed at its question has that call out already: its answer came, or the turn's time ran out.
+        self._running = state.queue[0]["name"] if interaction.state is not None and state.queue else None
         end: TurnEnd | None = None
-        with anyio.move_on_after(max(0.0, state.deadline - time.time())):
-            end = await self._loop(state, interaction)
-        return end if end is not None else _timed_out(state)
+        if not deadline.reached:  # a late retry runs nothing: the question's own record is the sweeper's
+            with anyio.CancelScope(deadline=deadline.loop):
+                end = await self._loop(state, interaction, deadline)
+        if end is not None:
+            return end
+        if self._running is not None:  # the deadline cut it: its record says TIMEOUT, the turn counts it failed
+            state.calls.append((self._running, ToolOutcome.FAILED))
+        return timed_out(state)
 
-    async def _loop(self, state: TurnState, interaction: TurnInteraction) -> TurnEnd:
+    async def _loop(self, state: TurnState, interaction: TurnInteraction, deadline: Deadline) -> TurnEnd:
         while True:
             while state.queue:
                 request = ToolRequest(**state.queue[0])
-                ran, outcome = await self._call(state, request, interaction)
+                ran, outcome = await self._call(state, request, interaction, deadline)
+                self._running = None
                 if ran.question is not None:
                     return TurnEnd(Status.OK, question=ran.question)
                 interaction = interaction.fresh()
@@ -196,16 +213,16 @@ class Turn:
                 state.messages.append({"role": "tool", "tool_call_id": request.id, "content": text})
             if state.rounds >= MAX_ROUNDS:
                 return TurnEnd(Status.ERROR, state.answer, ENDLESS.format(rounds=MAX_ROUNDS))
-            if time.time() >= state.deadline:  # a turn resumed late, or a tool that took the rest of the time
-                return _timed_out(state)
+            if deadline.reached:  # a tool that took the rest of the time
+                return timed_out(state)
             state.rounds += 1
             await self._progress(f"Asking the model (round {state.rounds})")
             try:
                 reply = await self._model.complete(
-                    state.messages, self._toolbox.definitions(), max(0.001, state.deadline - time.time())
+                    state.messages, self._toolbox.definitions(), max(0.001, deadline.left())
                 )
             except ModelTimedOut:
-                return _timed_out(state)
+                return timed_out(state)
             except ModelFailed as exc:
                 return TurnEnd(Status.ERROR, state.answer, f"The turn ended: {exc}.")
             state.tokens += reply.tokens
@@ -214,7 +231,9 @@ class Turn:
                 return TurnEnd(Status.OK, reply.text)
             state.queue = [asdict(request) for request in reply.tool_calls]
 
-    async def _call(self, state: TurnState, request: ToolRequest, interaction: TurnInteraction) -> tuple[Ran, str]:
+    async def _call(
+        self, state: TurnState, request: ToolRequest, interaction: TurnInteraction, deadline: Deadline
+    ) -> tuple[Ran, str]:
         name = request.name
         if is_reserved(name):
             return Ran(RESERVED.format(tool=name), failed=True), ToolOutcome.REFUSED
@@ -231,11 +250,12 @@ class Turn:
         if state.repeats.get(key, 0) >= REPEATS:
             return Ran(REPEATED.format(tool=name, times=REPEATS), failed=True), ToolOutcome.REFUSED
         await self._progress(f"Running tool '{name}'")
-        ran = await self._toolbox.call(name, arguments, interaction)
+        self._running = name
+        ran = await self._toolbox.call(name, arguments, interaction, deadline)
         if ran.question is None:
             state.repeats[key] = state.repeats.get(key, 0) + 1
         return ran, ToolOutcome.FAILED if ran.failed else ToolOutcome.RAN
 
 
-def _timed_out(state: TurnState) -> TurnEnd:
+def timed_out(state: TurnState) -> TurnEnd:
     return TurnEnd(Status.TIMEOUT, state.answer, TIMED_OUT.format(seconds=f"{state.timeout:g}"))

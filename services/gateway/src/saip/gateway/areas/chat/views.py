@@ -3,8 +3,10 @@ person)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from saip.gateway.areas.chat.turn import TurnState
 from saip.gateway.areas.words import when
 from saip.v1 import gateway_pb2
 
@@ -40,6 +42,11 @@ def turn(conversation_id: str, entry: gateway_pb2.ChatTurn) -> dict[str, Any]:
     }
 
 
+def waiting(entry: gateway_pb2.ChatConversation) -> bool:
+    """Whether a turn of the conversation waits for the answer to a question: one stopped at it, within its timeout."""
+    return entry.HasField("pending") and TurnState.loads(entry.pending.state_json).deadline > time.time()
+
+
 def conversation(entry: gateway_pb2.ChatConversation, *, turns: int = 0) -> dict[str, Any]:
     """A conversation with its last `turns` turns (0: none, only how many it holds)."""
     last = entry.turns[-1] if entry.turns else None
@@ -50,7 +57,7 @@ def conversation(entry: gateway_pb2.ChatConversation, *, turns: int = 0) -> dict
         "updatedAt": when(entry.updated_at),
         "turnCount": len(entry.turns),
         "lastAnswer": last.answer[:200] if last else "",
-        "waitingForApproval": entry.HasField("pending"),
+        "waitingForApproval": waiting(entry),
     }
     if turns:
         view["turns"] = [turn(entry.id, item) for item in entry.turns[-turns:]]
