@@ -30,12 +30,11 @@ from saip.gateway.areas.mcp.contribution import McpArea
 from saip.gateway.areas.mcp_register.contribution import CustomAddInput, McpRegisterArea
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.server import Gateway
-from saip.gateway.surface.approval import Answer
 from saip.gateway.surface.management import Caller, Deadline
 from saip.gateway.surface.published import ServedToolsClient
 from saip.tools.server import Running
 from saip.v1 import audit_pb2, common_pb2, upstream_pb2, upstream_pb2_grpc
-from tests.integration.answers import Painter, Person, envelope, text
+from tests.integration.answers import Painter, Person, Roundtrip, envelope, text
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.exposure_support import exposed, upstream_connected
 from tests.integration.gateways import replica_settings
@@ -347,21 +346,6 @@ async def test_a_parked_call_nobody_answers_is_dropped_after_the_approval_wait(
     )
 
 
-class FirstCall:
-    """A 2026-07-28 caller's first call as the gateway's MCP layer hands it over: no back channel, no answer yet."""
-
-    roundtrip = True
-    reports_progress = False
-    state = None
-    answer = None
-
-    async def elicit(self, message: str, schema: dict[str, Any]) -> Answer:
-        raise AssertionError("a 2026-07-28 caller is never asked on a back channel")
-
-    async def progress(self, done: float, total: float, message: str) -> None:
-        return None
-
-
 async def test_a_parked_call_ends_by_the_deadline_its_caller_sent_however_long_its_wait(
     nats_server: LocalNats, tmp_path: Path
 ) -> None:
@@ -381,16 +365,16 @@ async def test_a_parked_call_ends_by_the_deadline_its_caller_sent_however_long_i
                 def turn(left: float) -> Caller:
                     return Caller(client_name="chat-client", elicitation=True, deadline=Deadline.of(time.time() + left))
 
-                first = await client.call("ask_twice", {}, turn(1), FirstCall(), park=600)
+                first = await client.call("ask_twice", {}, turn(1), Roundtrip(), park=600)
                 dropped = await eventually(lambda: calls(tools, "painter", "timeout"))
-                fence = await client.call("ask_twice", {}, turn(600), FirstCall(), park=600)
+                fence = await client.call("ask_twice", {}, turn(600), Roundtrip(), park=600)
                 assert isinstance(fence, common_pb2.ServedQuestion)
                 green = common_pb2.ServedAnswer(action="accept", content_json='{"colour": "green"}')
                 resume = common_pb2.ServedResume(parked_id=fence.parked_id, name="ask_twice", answer=green)
-                gate = await client.call("ask_twice", {}, turn(1), FirstCall(), park=600, resume=resume)
+                gate = await client.call("ask_twice", {}, turn(1), Roundtrip(), park=600, resume=resume)
                 both = await eventually(lambda: calls(tools, "painter", "timeout") == 2.0)
                 late = common_pb2.ServedResume(parked_id=first.parked_id, name="ask_twice", answer=green)
-                gone = await client.call("ask_twice", {}, turn(600), FirstCall(), park=600, resume=late)
+                gone = await client.call("ask_twice", {}, turn(600), Roundtrip(), park=600, resume=late)
                 parked = parked_now(tools)
             finally:
                 await client.channel.close()
