@@ -1,6 +1,6 @@
 """Shared by the integration tests that drive /mcp with the SDK client (it holds no tests itself): a person who
-accepts every question, a 2026-07-28 retry as the SDK hands it to a handler, and the result envelope of a management
-tool."""
+accepts every question, a 2026-07-28 call and retry as the SDK hands them to a handler, and the result envelope of a
+management tool."""
 
 from __future__ import annotations
 
@@ -35,21 +35,28 @@ class Painter(Person):
         return types.ElicitResult(action="accept", content={"colour": "green"})
 
 
-class Retry:
-    """A 2026-07-28 retry as the SDK hands it over once its seal verified: the (unsealed) state and the answer."""
+class Roundtrip:
+    """A 2026-07-28 call as the SDK hands it to a handler: no back channel; a first call carries no state or answer."""
 
     roundtrip = True
     reports_progress = False
 
-    def __init__(self, state: str, answer: Answer) -> None:
+    def __init__(self, state: str | None = None, answer: Answer | None = None) -> None:
         self.state = state
         self.answer = answer
 
     async def elicit(self, message: str, schema: dict[str, Any]) -> Answer:
-        raise AssertionError("a retry is never asked again")
+        raise AssertionError("a 2026-07-28 caller is never asked on a back channel")
 
     async def progress(self, done: float, total: float, message: str) -> None:
         return None
+
+
+class Retry(Roundtrip):
+    """A 2026-07-28 retry as the SDK hands it over once its seal verified: the (unsealed) state and the answer."""
+
+    def __init__(self, state: str, answer: Answer) -> None:
+        super().__init__(state, answer)
 
 
 def text(result: Any) -> str:

@@ -528,8 +528,9 @@ async def test_a_2026_turn_whose_question_nobody_answers_is_recorded_as_timed_ou
     nats_server: LocalNats, tmp_path: Path
 ) -> None:
     """The question goes back to the client with the turn's time left as its wait; nobody answers, so the sweeper
-    records the tool call and the turn as TIMEOUT once the turn's deadline passed; the conversation no longer waits;
-    a retry after that ends the turn as timed out, in its conversation, without a second record."""
+    records the tool call and the turn as TIMEOUT once the turn's deadline passed; the conversation no longer waits,
+    and shows the turn as timed out; a retry after that ends the turn as timed out, in its conversation (the same
+    turn, once), without a second record."""
     script = (call("wiki_outline", {"text": "saip"}), say("Another turn."))
     async with stack(nats_server.url, tmp_path, *script) as running:
         async with Client(running.gateway.mcp, mode=MODERN, client_info=CLIENT, elicitation_callback=Person()) as ai:
@@ -537,14 +538,14 @@ async def test_a_2026_turn_whose_question_nobody_answers_is_recorded_as_timed_ou
             assert isinstance(asked, types.InputRequiredResult)
             [turn] = await turn_records(running.audit_port, 1)
             [tool_call] = await records(running.audit_port, "tool", 1)
-            waiting = envelope(await ai.call_tool("saip_chat_list_conversations", {}))
+            waiting = envelope(await ai.call_tool("saip_chat_list_conversations", {"turns": 3}))
             approved = {INPUT_KEY: types.ElicitResult(action="accept", content={"approve": ["run"]})}
             late = envelope(
                 await ai.session.call_tool(
                     "saip_chat_ask", SHORT, request_state=asked.request_state, input_responses=approved
                 )
             )
-            after = envelope(await ai.call_tool("saip_chat_list_conversations", {"turns": 1}))
+            after = envelope(await ai.call_tool("saip_chat_list_conversations", {"turns": 3}))
             envelope(await ai.call_tool("saip_chat_ask", {"prompt": "Another"}))
         # The newest turn's record is on the trail: a second record of the late retry would have come before it.
         turns = await turn_records(running.audit_port, 2)
@@ -569,6 +570,7 @@ async def test_a_2026_turn_whose_question_nobody_answers_is_recorded_as_timed_ou
     assert [(t["status"], t["toolCalls"]) for t in conversation["turns"]] == [
         ("timeout", [{"name": "wiki_outline", "outcome": "failed"}])
     ]
+    assert waiting["data"]["conversations"][0]["turns"] == conversation["turns"]
     assert [r.outcome for r in turns] == [common_pb2.OUTCOME_OK, common_pb2.OUTCOME_TIMEOUT]
     assert [r.outcome for r in tool_calls] == [common_pb2.OUTCOME_TIMEOUT]
     assert running.catalog.calls == [] and len(running.model.requests) == 2
@@ -577,3 +579,42 @@ async def test_a_2026_turn_whose_question_nobody_answers_is_recorded_as_timed_ou
         "saip_gateway_approval_wait_seconds_count", {"decision": "timeout"}
     )
     assert waits == 1.0
+
+
+async def test_a_2026_turn_nobody_answers_stays_in_its_conversation_as_timed_out_before_the_next_turn(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    """Nobody answers and nobody retries: once the turn's deadline passed, its conversation shows it ended by its
+    timeout (what it had, the call at the question failed), and the next turn of the conversation keeps it in the
+    history before its own; the trail has each turn once."""
+    script = (call("wiki_outline", {"text": "saip"}), say("Another turn."))
+    async with stack(nats_server.url, tmp_path, *script) as running:
+        async with Client(running.gateway.mcp, mode=MODERN, client_info=CLIENT, elicitation_callback=Person()) as ai:
+            asked = await ai.session.call_tool("saip_chat_ask", SHORT, allow_input_required=True)
+            assert isinstance(asked, types.InputRequiredResult)
+            await turn_records(running.audit_port, 1)
+            swept = envelope(await ai.call_tool("saip_chat_list_conversations", {"turns": 3}))
+            [conversation] = swept["data"]["conversations"]
+            following = {"prompt": "Another", "conversationId": conversation["conversationId"]}
+            nxt = envelope(await ai.call_tool("saip_chat_ask", following))
+            later = envelope(await ai.call_tool("saip_chat_list_conversations", {"turns": 3}))
+        turns = await turn_records(running.audit_port, 2)
+
+    assert (conversation["turnCount"], conversation["waitingForApproval"]) == (1, False)
+    [timed_out] = conversation["turns"]
+    assert (timed_out["prompt"], timed_out["status"], timed_out["answer"], timed_out["client"]) == (
+        "Outline saip",
+        "timeout",
+        "",
+        "chat-client 1.4",
+    )
+    assert (timed_out["model"], timed_out["tokens"], timed_out["toolCalls"]) == (
+        MODEL,
+        25,
+        [{"name": "wiki_outline", "outcome": "failed"}],
+    )
+    assert nxt["ok"] and nxt["warnings"] == [], nxt
+    [continued] = later["data"]["conversations"]
+    assert continued["turns"] == [timed_out, nxt["data"]]
+    assert (continued["turnCount"], continued["lastAnswer"]) == (2, "Another turn.")
+    assert [r.outcome for r in turns] == [common_pb2.OUTCOME_OK, common_pb2.OUTCOME_TIMEOUT]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,10 +28,13 @@ from saip.common.approval_form import INPUT_KEY
 from saip.common.natsd import LocalNats
 from saip.gateway.areas.mcp.contribution import McpArea
 from saip.gateway.areas.mcp_register.contribution import CustomAddInput, McpRegisterArea
+from saip.gateway.clients import ServiceChannel
 from saip.gateway.server import Gateway
+from saip.gateway.surface.management import Caller, Deadline
+from saip.gateway.surface.published import ServedToolsClient
 from saip.tools.server import Running
 from saip.v1 import audit_pb2, common_pb2, upstream_pb2, upstream_pb2_grpc
-from tests.integration.answers import Painter, Person, envelope, text
+from tests.integration.answers import Painter, Person, Roundtrip, envelope, text
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.exposure_support import exposed, upstream_connected
 from tests.integration.gateways import replica_settings
@@ -339,6 +343,48 @@ async def test_a_parked_call_nobody_answers_is_dropped_after_the_approval_wait(
     assert late.is_error and text(late) == (
         "Tool 'ask' was not completed: nobody answered the upstream's question within 1 s, so the call was "
         "cancelled. Call the tool again if it is still needed."
+    )
+
+
+async def test_a_parked_call_ends_by_the_deadline_its_caller_sent_however_long_its_wait(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    """A chat turn's call carries the turn's deadline: the tools replica drops the call parked at its question by
+    then, at its first question and at the next one after a resume, though the wait sent with it (counted from each
+    question) is 600 s; the gateway's own client to the tools service sends both."""
+    twice = [tool("ask_twice", "Paint the fence and the gate.", readOnlyHint=True)]
+    long = {"tools_upstream_call_timeout_seconds": 900.0}
+    with started("http", tmp_path / "tools.json", twice) as upstream:
+        async with stack_and_tools(nats_server.url, tmp_path, long) as (gateway, tools):
+            await exposed(gateway, "painter", upstream.url, "ask_twice")
+            client = ServedToolsClient(
+                ServiceChannel("upstream", f"127.0.0.1:{tools.port}"), "saip.v1.UpstreamService", streams=True
+            )
+            try:
+
+                def turn(left: float) -> Caller:
+                    return Caller(client_name="chat-client", elicitation=True, deadline=Deadline.of(time.time() + left))
+
+                first = await client.call("ask_twice", {}, turn(1), Roundtrip(), park=600)
+                dropped = await eventually(lambda: calls(tools, "painter", "timeout"))
+                fence = await client.call("ask_twice", {}, turn(600), Roundtrip(), park=600)
+                assert isinstance(fence, common_pb2.ServedQuestion)
+                green = common_pb2.ServedAnswer(action="accept", content_json='{"colour": "green"}')
+                resume = common_pb2.ServedResume(parked_id=fence.parked_id, name="ask_twice", answer=green)
+                gate = await client.call("ask_twice", {}, turn(1), Roundtrip(), park=600, resume=resume)
+                both = await eventually(lambda: calls(tools, "painter", "timeout") == 2.0)
+                late = common_pb2.ServedResume(parked_id=first.parked_id, name="ask_twice", answer=green)
+                gone = await client.call("ask_twice", {}, turn(600), Roundtrip(), park=600, resume=late)
+                parked = parked_now(tools)
+            finally:
+                await client.channel.close()
+    assert isinstance(first, common_pb2.ServedQuestion) and first.parked_id
+    assert isinstance(gate, common_pb2.ServedQuestion) and gate.message == ASKED_GATE.format(tool="ask_twice")
+    assert (dropped, both, parked) == (1.0, True, 0.0)
+    assert isinstance(gone, common_pb2.CallServedToolReply) and gone.is_error
+    assert gone.text == (
+        "This call no longer waits for an answer (answered already, expired, or its tools replica restarted). Call "
+        "the tool again."
     )
 
 

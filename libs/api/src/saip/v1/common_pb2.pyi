@@ -128,16 +128,18 @@ class ListServedToolsReply(_message.Message):
     def __init__(self, tools: _Optional[_Iterable[_Union[ServedTool, _Mapping]]] = ...) -> None: ...
 
 class CallServedToolRequest(_message.Message):
-    __slots__ = ("name", "arguments_json", "caller", "park_seconds")
+    __slots__ = ("name", "arguments_json", "caller", "park_seconds", "park_until")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
     CALLER_FIELD_NUMBER: _ClassVar[int]
     PARK_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    PARK_UNTIL_FIELD_NUMBER: _ClassVar[int]
     name: str
     arguments_json: str
     caller: Caller
     park_seconds: float
-    def __init__(self, name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ..., park_seconds: _Optional[float] = ...) -> None: ...
+    park_until: float
+    def __init__(self, name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ..., park_seconds: _Optional[float] = ..., park_until: _Optional[float] = ...) -> None: ...
 
 class ServedToolInput(_message.Message):
     __slots__ = ("call", "answer", "resume")
@@ -150,16 +152,18 @@ class ServedToolInput(_message.Message):
     def __init__(self, call: _Optional[_Union[CallServedToolRequest, _Mapping]] = ..., answer: _Optional[_Union[ServedAnswer, _Mapping]] = ..., resume: _Optional[_Union[ServedResume, _Mapping]] = ...) -> None: ...
 
 class ServedResume(_message.Message):
-    __slots__ = ("parked_id", "name", "answer", "park_seconds")
+    __slots__ = ("parked_id", "name", "answer", "park_seconds", "park_until")
     PARKED_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ANSWER_FIELD_NUMBER: _ClassVar[int]
     PARK_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    PARK_UNTIL_FIELD_NUMBER: _ClassVar[int]
     parked_id: str
     name: str
     answer: ServedAnswer
     park_seconds: float
-    def __init__(self, parked_id: _Optional[str] = ..., name: _Optional[str] = ..., answer: _Optional[_Union[ServedAnswer, _Mapping]] = ..., park_seconds: _Optional[float] = ...) -> None: ...
+    park_until: float
+    def __init__(self, parked_id: _Optional[str] = ..., name: _Optional[str] = ..., answer: _Optional[_Union[ServedAnswer, _Mapping]] = ..., park_seconds: _Optional[float] = ..., park_until: _Optional[float] = ...) -> None: ...
 
 class ServedToolEvent(_message.Message):
     __slots__ = ("progress", "reply", "question")

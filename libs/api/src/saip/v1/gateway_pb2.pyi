@@ -130,15 +130,17 @@ class ChatToolCall(_message.Message):
     def __init__(self, name: _Optional[str] = ..., outcome: _Optional[str] = ...) -> None: ...
 
 class ChatPending(_message.Message):
-    __slots__ = ("turn_id", "state_json", "asked_at", "pipeline", "sources")
+    __slots__ = ("turn_id", "state_json", "asked_at", "pipeline", "sources", "timed_out")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_JSON_FIELD_NUMBER: _ClassVar[int]
     ASKED_AT_FIELD_NUMBER: _ClassVar[int]
     PIPELINE_FIELD_NUMBER: _ClassVar[int]
     SOURCES_FIELD_NUMBER: _ClassVar[int]
+    TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     state_json: str
     asked_at: _timestamp_pb2.Timestamp
     pipeline: str
     sources: _containers.RepeatedCompositeFieldContainer[ChatSource]
-    def __init__(self, turn_id: _Optional[str] = ..., state_json: _Optional[str] = ..., asked_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., pipeline: _Optional[str] = ..., sources: _Optional[_Iterable[_Union[ChatSource, _Mapping]]] = ...) -> None: ...
+    timed_out: ChatTurn
+    def __init__(self, turn_id: _Optional[str] = ..., state_json: _Optional[str] = ..., asked_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., pipeline: _Optional[str] = ..., sources: _Optional[_Iterable[_Union[ChatSource, _Mapping]]] = ..., timed_out: _Optional[_Union[ChatTurn, _Mapping]] = ...) -> None: ...

@@ -12,7 +12,8 @@ masked, lands on the audit trail through the same audited-call core.
 A service that streams (the upstream side of tools) relays a call's progress as it comes, and its tool's own questions
 (an upstream's elicitation): a 2025-11-25 caller that can elicit is asked them through the same `Interaction`, and its
 answer goes back on the same stream. A 2026-07-28 caller has no back channel: the call parks at the question on the
-tools replica (`park_seconds`: the approval wait, or a chat turn's time left), and the caller gets the question with a
+tools replica (`park_seconds`: the approval wait, or a chat turn's time left; and `park_until`, the turn's deadline,
+since the replica counts its wait from the question), and the caller gets the question with a
 state the SDK seals and binds to its token, naming the parked call, the tool, the canonical arguments' hash, a one-shot
 nonce and the call's start and approval; its retry with the answer resumes the parked call, which goes on to its next
 question or its reply, and the call is recorded once, when it ends (or by the sweeper of parked questions, as TIMEOUT,
@@ -109,9 +110,9 @@ class ServedToolsClient:
     ) -> common_pb2.CallServedToolReply | common_pb2.ServedQuestion:
         """The tool's reply; on a streaming service, its progress and questions go through `interaction`. A call
         that can take neither (no progress token, no way to ask its caller) is one unary round trip. For a caller
-        that answers in a new request (`parks`), the call parks at its own question for at most `park` seconds and
-        the question (with its parked id) is returned; `resume` answers the question a call parked at, and that call
-        goes on."""
+        that answers in a new request (`parks`), the call parks at its own question for at most `park` seconds (and
+        no later than the caller's deadline) and the question (with its parked id) is returned; `resume` answers the
+        question a call parked at, and that call goes on, parking so at its next question."""
         request = common_pb2.CallServedToolRequest(
             name=name, arguments_json=json.dumps(arguments, ensure_ascii=False), caller=caller.proto
         )
@@ -123,11 +124,14 @@ class ServedToolsClient:
         unary = not self._streams or interaction is None or (asks is None and not interaction.reports_progress)
         if unary and not parking:
             return await self.channel.call(stub.call, request, CALL_DEADLINE)
-        if parking:
-            request.park_seconds = park
-        first = common_pb2.ServedToolInput(call=request)
+        until = caller.deadline.at if caller.deadline is not None else 0.0
         if resume is not None:
+            resume.park_seconds, resume.park_until = park, until
             first = common_pb2.ServedToolInput(resume=resume)
+        else:
+            if parking:
+                request.park_seconds, request.park_until = park, until
+            first = common_pb2.ServedToolInput(call=request)
         answers, answered = anyio.create_memory_object_stream[common_pb2.ServedToolInput](MAX_QUESTIONS)
 
         async def inputs() -> AsyncIterator[common_pb2.ServedToolInput]:
@@ -272,8 +276,6 @@ class PublishedTools:
         """The call at its service (or the parked call `resume` answers), until its reply or its next question, which
         parks the call for the approval wait (less when a chat turn's deadline comes sooner)."""
         arguments, wait = call.arguments or {}, self.approvals.wait_for(call.caller)
-        if resume is not None:
-            resume.park_seconds = wait
         ran = await self._auditor.attempt(
             call, lambda: client.call(spec.name, arguments, call.caller, interaction, park=wait, resume=resume)
         )

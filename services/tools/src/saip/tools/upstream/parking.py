@@ -7,8 +7,10 @@ request stays open), the stream that followed it ends with the question and the 
 resumes it (`ServedResume`) hands the answer over and follows the call from there: its progress, its next question
 (parked again), its reply. Proxy.call runs once from start to end, so the call is counted once.
 
-A parked call waits `park_seconds` at most (the gateway's approval wait, `hitl.approval-wait-seconds`), and within the
-call's own timeout (`tools.upstream-call-timeout-seconds`); then it is dropped: the upstream reads a cancel of its
+A parked call waits `park_seconds` at most (the gateway's approval wait, `hitl.approval-wait-seconds`), ends by
+`park_until` when the call carries one (the chat turn it belongs to ends then: the gateway counts the turn's time from
+its start, this replica's wait from the question, so that moment bounds both), and within the call's own timeout
+(`tools.upstream-call-timeout-seconds`); then it is dropped: the upstream reads a cancel of its
 question and of its request, and the call counts as `timeout`. At most `tools.upstream-parked-max` calls are parked on
 a replica: a question beyond them ends its call with a refusal that says so (the upstream reads a cancel too). A call
 whose follower goes away (the caller cancelled) is cancelled upstream.
@@ -26,7 +28,9 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import math
 import secrets
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,9 +86,10 @@ class _Follower:
 class _Running:
     """One call run by the service, followed by at most one stream at a time."""
 
-    def __init__(self, name: str, park_seconds: float) -> None:
+    def __init__(self, name: str, park_seconds: float, park_until: float) -> None:
         self.name = name
         self.park_seconds = park_seconds
+        self.park_until = park_until  # wall clock; 0: none (an older gateway sends none)
         self.stop = Stop()
         self.scope = anyio.CancelScope()  # the whole call: cancelled when its follower goes away
         self.answer = CANCEL
@@ -93,6 +98,17 @@ class _Running:
         self._follower: _Follower | None = None
         self._writing = anyio.Lock()
         self._reply: common_pb2.ServedToolEvent | None = None
+
+    def wait(self) -> tuple[float, str]:
+        """How long a question may park the call from now, and that wait as the expiry sentence says it: the wait the
+        gateway sent, or less when the call's `park_until` comes sooner (in whole seconds rounded up, so it stays
+        true)."""
+        if self.park_until <= 0:
+            return self.park_seconds, seconds(self.park_seconds)
+        left = max(0.0, self.park_until - time.time())
+        if left >= self.park_seconds:
+            return self.park_seconds, seconds(self.park_seconds)
+        return left, str(math.ceil(left))
 
     def attach(self, write: Write) -> _Follower:
         self._follower = follower = _Follower(write)
@@ -172,7 +188,7 @@ class Parking:
 
     async def call(self, call: common_pb2.CallServedToolRequest, write: Write) -> None:
         """Start the call in the service's own task group, and follow it until it parks or replies."""
-        running = _Running(call.name, call.park_seconds)
+        running = _Running(call.name, call.park_seconds, call.park_until)
         follower = running.attach(write)
         self._group.start_soon(self._run, running, call)
         await running.follow(follower)
@@ -195,7 +211,7 @@ class Parking:
             return
         self._unpark(resume.parked_id)
         if resume.park_seconds > 0:
-            running.park_seconds = resume.park_seconds
+            running.park_seconds, running.park_until = resume.park_seconds, resume.park_until
         follower = running.attach(write)
         running.answer = answer_of(resume.answer)
         running.answered.set()
@@ -323,11 +339,12 @@ class Parking:
             parked_id=parked_id,
         )
         try:
+            wait, said = running.wait()
             await running.emit(common_pb2.ServedToolEvent(question=question), last=True)
-            with anyio.move_on_after(running.park_seconds) as waiting:
+            with anyio.move_on_after(wait) as waiting:
                 await running.answered.wait()
             if waiting.cancelled_caught:
-                running.stop.now(EXPIRED.format(wait=seconds(running.park_seconds)), "timeout")
+                running.stop.now(EXPIRED.format(wait=said), "timeout")
                 return CANCEL
             return running.answer
         finally:

@@ -145,6 +145,12 @@ def _now() -> Timestamp:
     return stamp
 
 
+def _stamp(seconds: float) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromNanoseconds(round(seconds * 1e9))
+    return stamp
+
+
 class ChatArea(Declared):
     category = "chat"
 
@@ -187,10 +193,13 @@ class ChatArea(Declared):
                 return opened
         conversation, revision, turn_id, state, interaction, retrieved = opened
         if claims is not None and not await self._questions().settle(str(claims["n"])):
-            # Nobody answered in time: the sweeper recorded the turn as TIMEOUT (its question's record), so it ends so.
+            # Nobody answered in time: the sweeper recorded the turn as TIMEOUT (its question's record), so it ends so,
+            # as its conversation has shown it since its deadline.
             ended = state.unanswered()
-            args = conversation, revision, turn_id, ended, timed_out(ended), caller, warnings, retrieved
-            return await self._finished(*args, recorded=True)
+            entry = views.timed_out(conversation) or self._entry(turn_id, ended, timed_out(ended), caller, retrieved)
+            return await self._finished(
+                conversation, revision, entry, ended, timed_out(ended), warnings, retrieved, recorded=True
+            )
         # Imported at the first turn, not at the gateway's start (see model.py).
         from saip.gateway.areas.chat.openai_model import OpenAIModel
 
@@ -208,14 +217,17 @@ class ChatArea(Declared):
         finally:
             await model.close()
         if end.question is not None:
-            return await self._suspended(conversation, revision, turn_id, state, end.question, arguments, retrieved)
-        return await self._finished(conversation, revision, turn_id, state, end, caller, warnings, retrieved)
+            return await self._suspended(
+                conversation, revision, turn_id, state, end.question, arguments, caller, retrieved
+            )
+        entry = self._entry(turn_id, state, end, caller, retrieved)
+        return await self._finished(conversation, revision, entry, state, end, warnings, retrieved)
 
     @tool(Level.READ, "Chat conversations", idempotent=True)
     async def list_conversations(self, arguments: ListInput) -> ManagementResult:
         """The chat's conversations, most recently updated first, each with its last turns (prompt, answer, model,
         tokens, tool calls) and whether a turn waits for the answer to a question: the turns saip_chat_ask ran, as if
-        they had been typed."""
+        they had been typed (a turn that stopped at a question nobody answered in time, as timed out)."""
         found = sorted(await self._conversations.all(), key=lambda c: c.updated_at.ToNanoseconds(), reverse=True)
         shown = [views.conversation(entry, turns=arguments.turns) for entry in found[: arguments.limit]]
         warnings = [] if self._configured_model() else [_no_model(self._settings)]
@@ -253,6 +265,9 @@ class ChatArea(Declared):
             conversation, revision = found
             if views.waiting(conversation):
                 warnings.append(DROPPED)
+            ended = views.timed_out(conversation)
+            if ended is not None:  # it stays in the history as it ended, the turn before this one
+                conversation.turns.append(ended)
             conversation.ClearField("pending")
             known: int | None = revision
         else:
@@ -312,13 +327,17 @@ class ChatArea(Declared):
         state: TurnState,
         question: Asked,
         arguments: AskInput,
+        caller: Caller,
         retrieved: Retrieved | None,
     ) -> ManagementResult:
         """2026-07-28: keep the turn at its question, and send the question back with a state that finds it again.
 
         The question is the turn's own too: its nonce and the turn's deadline park it in the gate's store with the
         turn's TIMEOUT record (the call at the question failed), which the sweeper publishes if nobody answers in
-        time; the tool call's own question was parked by its gate with that call's record."""
+        time; the tool call's own question was parked by its gate with that call's record. The conversation keeps
+        the turn as it then ends, which its history shows from the deadline on."""
+        ended = state.unanswered()
+        end = timed_out(ended)
         conversation.pending.CopyFrom(
             gateway_pb2.ChatPending(
                 turn_id=turn_id,
@@ -326,6 +345,7 @@ class ChatArea(Declared):
                 asked_at=_now(),
                 pipeline=retrieved.pipeline if retrieved else "",
                 sources=retrieved.sources if retrieved else (),
+                timed_out=self._entry(turn_id, ended, end, caller, retrieved, at=_stamp(state.deadline)),
             )
         )
         conversation.updated_at.CopyFrom(_now())
@@ -333,43 +353,52 @@ class ChatArea(Declared):
         nonce = new_nonce()
         claims = {"chat": 1, "c": conversation.id, "t": turn_id, "a": _binding(arguments), "s": question.state}
         sealed = json.dumps(claims | {"n": nonce}, separators=(",", ":"))
-        ended = state.unanswered()
         spent = self._spent(ended, retrieved)
-        expired = _said(timed_out(ended), spent)
+        expired = _said(end, spent)
         # `relayed`: the turn's record keeps the turn's own decision, not the tool's question's.
         asked = Asked(
             question.message, question.schema, sealed, nonce, time.time(), state.deadline, expired, relayed=True
         )
         return ManagementResult(True, question.message, question=asked, audit_note=f"{Status.TIMEOUT.value}, {spent}")
 
-    async def _finished(
+    def _entry(
         self,
-        conversation: gateway_pb2.ChatConversation,
-        revision: int | None,
         turn_id: str,
         state: TurnState,
         end: TurnEnd,
         caller: Caller,
+        retrieved: Retrieved | None,
+        *,
+        at: Timestamp | None = None,
+    ) -> gateway_pb2.ChatTurn:
+        """The turn as its conversation keeps it, ended `at` (now unless said)."""
+        return gateway_pb2.ChatTurn(
+            id=turn_id,
+            at=at or _now(),
+            client=caller.label,
+            prompt=_prompt(state),
+            answer=end.answer,
+            status=end.status.value,
+            model=str(self._settings.chat_model),
+            tokens=state.tokens,
+            tool_calls=[gateway_pb2.ChatToolCall(name=name, outcome=outcome) for name, outcome in state.calls],
+            pipeline=retrieved.pipeline if retrieved else "",
+            sources=retrieved.sources if retrieved else (),
+        )
+
+    async def _finished(
+        self,
+        conversation: gateway_pb2.ChatConversation,
+        revision: int | None,
+        entry: gateway_pb2.ChatTurn,
+        state: TurnState,
+        end: TurnEnd,
         warnings: list[str],
         retrieved: Retrieved | None,
         *,
         recorded: bool = False,
     ) -> ManagementResult:
         """Keep the finished turn in its conversation and answer with it; `recorded`: the trail has it already."""
-        model = str(self._settings.chat_model)
-        entry = gateway_pb2.ChatTurn(
-            id=turn_id,
-            at=_now(),
-            client=caller.label,
-            prompt=_prompt(state),
-            answer=end.answer,
-            status=end.status.value,
-            model=model,
-            tokens=state.tokens,
-            tool_calls=[gateway_pb2.ChatToolCall(name=name, outcome=outcome) for name, outcome in state.calls],
-            pipeline=retrieved.pipeline if retrieved else "",
-            sources=retrieved.sources if retrieved else (),
-        )
         conversation.turns.append(entry)
         conversation.ClearField("pending")
         conversation.updated_at.CopyFrom(_now())

@@ -47,18 +47,35 @@ def waiting(entry: gateway_pb2.ChatConversation) -> bool:
     return entry.HasField("pending") and TurnState.loads(entry.pending.state_json).deadline > time.time()
 
 
+def timed_out(entry: gateway_pb2.ChatConversation) -> gateway_pb2.ChatTurn | None:
+    """The turn stopped at a question nobody answered by its deadline, as it ended then (the sweeper recorded it as
+    TIMEOUT; the conversation is written again only by a retry or the next turn), else None."""
+    if not entry.HasField("pending") or not entry.pending.HasField("timed_out") or waiting(entry):
+        return None
+    ended = gateway_pb2.ChatTurn()
+    ended.CopyFrom(entry.pending.timed_out)
+    return ended
+
+
+def history(entry: gateway_pb2.ChatConversation) -> list[gateway_pb2.ChatTurn]:
+    """The conversation's turns as a person reads them: the kept ones, and a turn that timed out at its question."""
+    ended = timed_out(entry)
+    return [*entry.turns, *([ended] if ended is not None else [])]
+
+
 def conversation(entry: gateway_pb2.ChatConversation, *, turns: int = 0) -> dict[str, Any]:
     """A conversation with its last `turns` turns (0: none, only how many it holds)."""
-    last = entry.turns[-1] if entry.turns else None
+    shown = history(entry)
+    last = shown[-1] if shown else None
     view: dict[str, Any] = {
         "conversationId": entry.id,
         "title": entry.title,
         "createdAt": when(entry.created_at),
         "updatedAt": when(entry.updated_at),
-        "turnCount": len(entry.turns),
+        "turnCount": len(shown),
         "lastAnswer": last.answer[:200] if last else "",
         "waitingForApproval": waiting(entry),
     }
     if turns:
-        view["turns"] = [turn(entry.id, item) for item in entry.turns[-turns:]]
+        view["turns"] = [turn(entry.id, item) for item in shown[-turns:]]
     return view
