@@ -425,14 +425,19 @@ async def test_a_knowledge_pipeline_gives_the_model_its_passages_and_the_turn_re
     assert any("and the knowledge pipeline 'Ops' (timeout 300 s): ok" in record.summary for record in asked)
 
 
-SHORT = {"prompt": "Outline saip", "tools": ["wiki_outline"], "timeoutSeconds": 1}
+# The timeout of the turns that reach their end: long enough for a loaded machine to reach the question first. The
+# question's wait is what the turn has left then, said in whole seconds rounded up: 1 to TURN s.
+TURN = 3
+SHORT = {"prompt": "Outline saip", "tools": ["wiki_outline"], "timeoutSeconds": TURN}
 GATED = '[risk L2] Chat turn started by this client wants to run a tool. Run \'wiki_outline\' with {"text": "saip"}?'
-NO_APPROVAL = (
-    "Tool 'wiki_outline' was not run: no approval within 1 s. Do not retry it for this request; ask the user to run "
-    "it from the app if it is still needed."
-)
+NO_APPROVAL = {
+    f"Tool 'wiki_outline' was not run: no approval within {wait} s. Do not retry it for this request; ask the user to "
+    "run it from the app if it is still needed."
+    for wait in range(1, TURN + 1)
+}
+COUNTDOWN = {f"Waiting for approval: {wait} s left" for wait in range(1, TURN + 1)}
 CUT_SHORT = (
-    f"The turn reached its timeout (1 s) and ended with what it had (model {MODEL}, 25 tokens, 1 tool call: "
+    f"The turn reached its timeout ({TURN} s) and ended with what it had (model {MODEL}, 25 tokens, 1 tool call: "
     "wiki_outline failed). It had no answer yet."
 )
 
@@ -450,9 +455,9 @@ async def turn_records(port: int, count: int) -> list[Any]:
 async def test_a_question_inside_a_turn_waits_no_longer_than_the_turn_and_its_call_is_recorded_as_timed_out(
     nats_server: LocalNats, tmp_path: Path
 ) -> None:
-    """2025-11-25: the gated tool asks with the turn's time left (1 s), not the approval wait (180 s); nobody answers,
-    so the turn's end cuts the question: the tool call is a TIMEOUT in the seed's words, the turn counts it failed and
-    is recorded as a management call that timed out."""
+    """2025-11-25: the gated tool asks with the turn's time left (TURN s or less), not the approval wait (180 s);
+    nobody answers, so the turn's end cuts the question: the tool call is a TIMEOUT in the seed's words, the turn
+    counts it failed and is recorded as a management call that timed out."""
     progress: list[str] = []
 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
@@ -466,13 +471,16 @@ async def test_a_question_inside_a_turn_waits_no_longer_than_the_turn_and_its_ca
         [turn] = await turn_records(running.audit_port, 1)
 
     assert person.questions == [GATED]
-    assert progress == ["Asking the model (round 1)", "Running tool 'wiki_outline'", "Waiting for approval: 1 s left"]
+    assert progress[:2] == ["Asking the model (round 1)", "Running tool 'wiki_outline'"]
+    assert len(progress) == 3 and progress[2] in COUNTDOWN
     assert (result["ok"], result["message"], result["data"]["status"]) == (False, CUT_SHORT, "timeout")
     assert result["data"]["toolCalls"] == [{"name": "wiki_outline", "outcome": "failed"}]
-    assert (tool_call.outcome, tool_call.result) == (common_pb2.OUTCOME_TIMEOUT, NO_APPROVAL)
+    assert tool_call.outcome == common_pb2.OUTCOME_TIMEOUT and tool_call.result in NO_APPROVAL
     assert (tool_call.hitl, tool_call.side) == (common_pb2.HITL_DECISION_TIMEOUT, common_pb2.HITL_SIDE_CHAT)
     assert (turn.outcome, turn.result) == (common_pb2.OUTCOME_TIMEOUT, CUT_SHORT)
-    assert turn.summary.endswith(f"(timeout 1 s): timeout, model {MODEL}, 25 tokens, 1 tool call: wiki_outline failed")
+    assert turn.summary.endswith(
+        f"(timeout {TURN} s): timeout, model {MODEL}, 25 tokens, 1 tool call: wiki_outline failed"
+    )
     assert running.catalog.calls == []
 
 
@@ -484,7 +492,7 @@ async def test_a_tool_call_the_turns_end_cuts_is_recorded_as_timed_out_and_count
         Client(running.gateway.mcp, mode=LEGACY, client_info=CLIENT) as client,
     ):
         result = envelope(
-            await client.call_tool("saip_chat_ask", {"prompt": "x", "tools": ["echo"], "timeoutSeconds": 1})
+            await client.call_tool("saip_chat_ask", {"prompt": "x", "tools": ["echo"], "timeoutSeconds": TURN})
         )
         [tool_call] = await records(running.audit_port, "tool", 1)
         [turn] = await turn_records(running.audit_port, 1)
@@ -497,7 +505,7 @@ async def test_a_tool_call_the_turns_end_cuts_is_recorded_as_timed_out_and_count
     )
     assert running.catalog.calls == [("echo", {"text": "hang"}, "chat-client")]
     assert turn.outcome == common_pb2.OUTCOME_TIMEOUT
-    assert turn.result.startswith("The turn reached its timeout (1 s) and ended with what it had")
+    assert turn.result.startswith(f"The turn reached its timeout ({TURN} s) and ended with what it had")
 
 
 async def test_an_out_of_band_question_inside_a_turn_is_held_no_longer_than_the_turn(
@@ -515,11 +523,8 @@ async def test_an_out_of_band_question_inside_a_turn_is_held_no_longer_than_the_
         [turn] = await turn_records(running.audit_port, 1)
 
     assert result["message"] == CUT_SHORT
-    assert (tool_call.outcome, tool_call.result, tool_call.hitl) == (
-        common_pb2.OUTCOME_TIMEOUT,
-        NO_APPROVAL,
-        common_pb2.HITL_DECISION_TIMEOUT,
-    )
+    assert (tool_call.outcome, tool_call.hitl) == (common_pb2.OUTCOME_TIMEOUT, common_pb2.HITL_DECISION_TIMEOUT)
+    assert tool_call.result in NO_APPROVAL
     assert (turn.outcome, turn.result) == (common_pb2.OUTCOME_TIMEOUT, CUT_SHORT)
     assert running.catalog.calls == []
 
@@ -553,17 +558,16 @@ async def test_a_2026_turn_whose_question_nobody_answers_is_recorded_as_timed_ou
 
     question = asked.input_requests[INPUT_KEY].params
     assert isinstance(question, types.ElicitRequestFormParams) and question.message == GATED
-    assert (tool_call.outcome, tool_call.result, tool_call.hitl) == (
-        common_pb2.OUTCOME_TIMEOUT,
-        NO_APPROVAL,
-        common_pb2.HITL_DECISION_TIMEOUT,
-    )
+    assert (tool_call.outcome, tool_call.hitl) == (common_pb2.OUTCOME_TIMEOUT, common_pb2.HITL_DECISION_TIMEOUT)
+    assert tool_call.result in NO_APPROVAL
     assert (turn.outcome, turn.result, turn.hitl) == (
         common_pb2.OUTCOME_TIMEOUT,
         CUT_SHORT,
         common_pb2.HITL_DECISION_UNSPECIFIED,
     )
-    assert turn.summary.endswith(f"(timeout 1 s): timeout, model {MODEL}, 25 tokens, 1 tool call: wiki_outline failed")
+    assert turn.summary.endswith(
+        f"(timeout {TURN} s): timeout, model {MODEL}, 25 tokens, 1 tool call: wiki_outline failed"
+    )
     assert waiting["data"]["conversations"][0]["waitingForApproval"] is False
     assert (late["ok"], late["message"]) == (False, CUT_SHORT)
     [conversation] = after["data"]["conversations"]
