@@ -16,7 +16,7 @@ import pytest
 from honcho.colour import get_colours
 from honcho.printer import Message, Printer
 
-from saip.cli.lines import PIPE_BUF, Prefix, PrefixedLines
+from saip.cli.lines import PIPE_BUF, Prefix, PrefixedLines, launcher_output
 
 NOON = datetime(2026, 12, 2, 12, 34, 56, 789000)
 LINES = ['{"msg": "chained", "seq": 1}', "", "tab\tand ünïcode", "carriage\rreturn", "last"]
@@ -107,3 +107,26 @@ def test_what_bypasses_the_stream_reaches_the_relay_it_replaced(writes: tuple[so
     assert lines.fileno() == sys.__stdout__.fileno() and lines.buffer is sys.__stdout__.buffer
     assert (lines.encoding, lines.errors) == (sys.__stdout__.encoding, sys.__stdout__.errors)
     assert not lines.isatty()  # the service sees the pipe it saw before, not the launcher's terminal
+
+
+def test_the_launchers_own_lines_are_whole_writes_when_its_stream_is_unbuffered(
+    writes: tuple[socket.socket, socket.socket], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under PYTHONUNBUFFERED a `print` was two writes, its text and its newline (a forked service's line could come
+    between them: "system | one started (pid=25116)18:46:40 one    | unended"); within `launcher_output` the
+    launcher's prints, honcho's among them, are one write of whole lines."""
+    ours, theirs = writes
+    unbuffered = io.TextIOWrapper(io.FileIO(ours.fileno(), "w", closefd=False), write_through=True)
+    monkeypatch.setattr(sys, "stdout", unbuffered)
+    with launcher_output():
+        printer = Printer(sys.stdout, width=6)
+        printer.write(Message(type="line", data=b"one started (pid=7)\n", time=NOON, name="system", colour=None))
+        print("\n".join(["", "saip is running", "Press Ctrl-C to stop.", ""]), flush=True)
+        print("unended", end="")
+    assert sys.stdout is unbuffered
+    assert received(theirs) == [
+        b"12:34:56 system | one started (pid=7)\n",
+        b"\nsaip is running\nPress Ctrl-C to stop.\n",
+        b"\n",  # print's own newline, after the text: a write of its own, but of a whole (empty) line
+        b"unended\n",
+    ]

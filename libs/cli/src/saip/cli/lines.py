@@ -13,6 +13,9 @@ Whole lines: the text is written only up to its last newline (a line waits for i
 it wait), in writes of whole lines of at most `PIPE_BUF` bytes together (4096 on Linux; a longer line is one write of
 its own). A terminal and a regular file take each write whole; a pipe takes a write of at most `PIPE_BUF` bytes
 whole (POSIX), so only a single line longer than that, written to a pipe, can have another process's line in it.
+The launcher's own output is written the same way while the stack runs (`launcher_output`): a `print` to an
+unbuffered stream (PYTHONUNBUFFERED) is two writes, its text and then its newline, and a service's line could come
+between them.
 
 What differs from the relay: a line's time is when the service wrote it, not when honcho read it; a service's first
 line no longer waits behind honcho's `<name> started` (it comes after the service's own imports, in practice far
@@ -26,9 +29,11 @@ from __future__ import annotations
 import io
 import os
 import select
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -48,49 +53,40 @@ class Prefix:
         return f"\033[0m\033[{self.colour}m{plain}\033[0m" if coloured and self.colour else plain
 
 
-class PrefixedLines(io.TextIOBase):
-    """A text stream that writes each whole line to `output` prefixed; it stands in for `relay` (the stream on the
-    pipe honcho reads), whose descriptor, buffer, encoding and errors it shows, so that what bypasses its `write` still
-    reaches the launcher."""
+class WholeLines(io.TextIOBase):
+    """A text stream that writes only whole lines to the descriptor `output`, in writes of whole lines of at most
+    `PIPE_BUF` bytes together (one longer line alone); it stands in for `stream`, whose descriptor, buffer, encoding
+    and errors it shows, so that what bypasses its `write` still goes where it went.
 
-    def __init__(
-        self,
-        output: int,
-        prefix: Prefix,
-        relay: TextIO,
-        *,
-        coloured: bool,
-        now: Callable[[], float] = time.time,
-    ) -> None:
+    The launcher's own output is one (`launcher_output`): the forked services write to that output too, and a
+    `print` through Python's own stream is two writes when that stream is unbuffered (PYTHONUNBUFFERED), its text
+    and then its newline, between which another process's line could land."""
+
+    def __init__(self, output: int, stream: TextIO) -> None:
         super().__init__()
         self._output = output
-        self._prefix = prefix
-        self._relay = relay
-        self._coloured = coloured
-        self._now = now
+        self._stream = stream
         self._pending = ""  # the line not yet ended
         self._lock = threading.Lock()
-        self._second = -1  # the second whose prefix _text holds: the clock changes once a second, lines far more often
-        self._text = ""
 
-    # What the stream replaced shows, so that code looking through it finds the pipe honcho reads.
+    # What the stream replaced shows, so that code looking through it finds the descriptor it wrote to.
     @property
     def encoding(self) -> str:  # type: ignore[override]  # a property of TextIOBase's, read-only here as there
-        return self._relay.encoding
+        return self._stream.encoding
 
     @property
     def errors(self) -> str | None:  # type: ignore[override]
-        return self._relay.errors
+        return self._stream.errors
 
     @property
-    def buffer(self) -> io.BufferedIOBase:  # what the replaced stream wrote its bytes to: honcho's pipe
-        return self._relay.buffer  # type: ignore[return-value]
+    def buffer(self) -> io.BufferedIOBase:  # what the replaced stream wrote its bytes to
+        return self._stream.buffer  # type: ignore[return-value]
 
     def fileno(self) -> int:
-        return self._relay.fileno()
+        return self._stream.fileno()
 
     def isatty(self) -> bool:
-        return False  # a service's output was honcho's pipe, and it still sees what it saw there
+        return self._stream.isatty()
 
     def writable(self) -> bool:
         return True
@@ -112,15 +108,16 @@ class PrefixedLines(io.TextIOBase):
             if pending:
                 self._write(pending.splitlines())
 
+    def _head(self) -> str:
+        """What goes before each line written now."""
+        return ""
+
     def _write(self, lines: list[str]) -> None:
-        now = self._now()
-        if int(now) != self._second:
-            self._second = int(now)
-            self._text = self._prefix.text(time.strftime("%H:%M:%S", time.localtime(now)), self._coloured)
-        encoding, errors = self._relay.encoding, self._relay.errors or "strict"
+        head = self._head()
+        encoding, errors = self._stream.encoding, self._stream.errors or "strict"
         chunk = b""
         for line in lines:
-            encoded = f"{self._text}{line}\n".encode(encoding, errors)
+            encoded = f"{head}{line}\n".encode(encoding, errors)
             if chunk and len(chunk) + len(encoded) > PIPE_BUF:
                 self._send(chunk)
                 chunk = b""
@@ -132,3 +129,52 @@ class PrefixedLines(io.TextIOBase):
         while written < len(data):  # a write a signal cut short
             data = data[written:]
             written = os.write(self._output, data)
+
+
+class PrefixedLines(WholeLines):
+    """Whole lines written to `output` prefixed, standing in for `relay` (the stream on the pipe honcho reads), so
+    that what bypasses its `write` still reaches the launcher."""
+
+    def __init__(
+        self,
+        output: int,
+        prefix: Prefix,
+        relay: TextIO,
+        *,
+        coloured: bool,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(output, relay)
+        self._prefix = prefix
+        self._coloured = coloured
+        self._now = now
+        self._second = -1  # the second whose prefix _text holds: the clock changes once a second, lines far more often
+        self._text = ""
+
+    def isatty(self) -> bool:
+        return False  # a service's output was honcho's pipe, and it still sees what it saw there
+
+    def _head(self) -> str:
+        now = self._now()
+        if int(now) != self._second:
+            self._second = int(now)
+            self._text = self._prefix.text(time.strftime("%H:%M:%S", time.localtime(now)), self._coloured)
+        return self._text
+
+
+@contextmanager
+def launcher_output() -> Iterator[None]:
+    """This process's `sys.stdout` and `sys.stderr` writing whole lines only while the stack runs: what honcho prints
+    (its own lines and those it relays), the connection lines and the launcher's errors, beside the lines the forked
+    services write to the same output."""
+    originals = sys.stdout, sys.stderr
+    for stream in originals:
+        stream.flush()
+    sys.stdout, sys.stderr = (WholeLines(stream.fileno(), stream) for stream in originals)
+    try:
+        yield
+    finally:
+        for whole in (sys.stdout, sys.stderr):
+            if isinstance(whole, WholeLines):
+                whole.end()
+        sys.stdout, sys.stderr = originals

@@ -37,7 +37,7 @@ from honcho.manager import KILL_WAIT, Manager
 from honcho.process import Popen
 
 from saip.cli.client import ADMIN_TOKEN_FILE, ApiError, GatewayApi
-from saip.cli.lines import Prefix
+from saip.cli.lines import Prefix, launcher_output
 from saip.cli.zygote import Forked, ForkServer, NotForked
 from saip.common import natsd
 from saip.common.configuration import (
@@ -329,6 +329,11 @@ def run(zygote: ForkServer) -> int:
 
 
 def supervise(stack: Plan, zygote: ForkServer) -> int:
+    with launcher_output():  # before honcho's printer takes sys.stdout
+        return _supervise(stack, zygote)
+
+
+def _supervise(stack: Plan, zygote: ForkServer) -> int:
     cwd = os.getcwd()
     manager = Supervisor()
     added = {
