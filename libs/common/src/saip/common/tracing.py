@@ -95,19 +95,7 @@ Parent = Context | SpanContext | None
 class _Span(Span):
     """A recording span of saip's own (see the module's docstring): what the traces show of it, and no more."""
 
-    __slots__ = (
-        "_to",
-        "_token",
-        "attributes",
-        "context",
-        "end_ns",
-        "error",
-        "kind",
-        "name",
-        "parent_id",
-        "start_ns",
-        "status",
-    )
+    __slots__ = ("_to", "attributes", "context", "end_ns", "error", "kind", "name", "parent_id", "start_ns", "status")
 
     def __init__(
         self,
@@ -166,23 +154,9 @@ class _Span(Span):
             self.end_ns = end_time or time.time_ns()
             self._to.add(self)
 
-    # Made current around a block by itself, as `_Current` makes any other span: one object less a span.
-    def __enter__(self) -> _Span:
-        self._token = otel_context.attach(trace.set_span_in_context(self))
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        otel_context.detach(self._token)
-        if isinstance(exc, Exception):
-            self.set_status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}")
-        self.end()
-
 
 class _Current:
-    """A span made current around a block, and ended after it: what the SDK's `use_span` does, as a plain class (for
-    the non-recording span of a trace left out; a `_Span` does it itself)."""
+    """A span made current around a block, and ended after it: what the SDK's `use_span` does, as a plain class."""
 
     __slots__ = ("_span", "_token")
 
@@ -266,8 +240,7 @@ class Tracer:
         opened = self._open()
         if opened is None:
             return _NOTHING
-        span = opened.start(name, kind, attributes, parent, time.time_ns())
-        return span if type(span) is _Span else _Current(span)
+        return _Current(opened.start(name, kind, attributes, parent, time.time_ns()))
 
     def record(
         self,
