@@ -16,6 +16,7 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.trace import SpanKind
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from saip.common import tracing
 from tests.http_origin import QuietHandler, http_origin
@@ -78,6 +79,29 @@ def test_a_traceparent_is_read_as_w3c_trace_context_writes_it() -> None:
     ):
         parent = trace.get_current_span(tracing.extract({tracing.TRACEPARENT: malformed}))
         assert not parent.get_span_context().is_valid, malformed
+
+
+def test_a_traceparent_is_read_by_the_sdk_propagator_s_rules_without_it() -> None:
+    trace_id, span_id = "ab" * 16, "cd" * 8
+    propagator = TraceContextTextMapPropagator()
+    for header in (
+        f"00-{trace_id}-{span_id}-01",
+        f"00-{trace_id}-{span_id}-00",
+        f" 00-{trace_id}-{span_id}-01\t",
+        f"01-{trace_id}-{span_id}-01-what-a-later-version-adds",
+        f"00-{trace_id}-{span_id}-01-more",
+        f"ff-{trace_id}-{span_id}-01",
+        f"00-{trace_id.upper()}-{span_id}-01",
+        f"00-{'0' * 32}-{span_id}-01",
+        f"00-{trace_id}-{'0' * 16}-01",
+        f"00-{trace_id}-{span_id}-0",
+        f"01-{trace_id}-{span_id}-01-" + "x" * 512,  # past the length the SDK reads
+        f"00-{trace_id}-{span_id}-01\n",
+        "",
+    ):
+        sdk = trace.get_current_span(propagator.extract({tracing.TRACEPARENT: header})).get_span_context()
+        assert tracing.remote(header) == (sdk if sdk.is_valid else None), header
+    assert tracing.remote(None) is None
 
 
 async def test_a_trace_is_kept_or_left_out_where_it_starts_and_the_services_it_reaches_follow() -> None:

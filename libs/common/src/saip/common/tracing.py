@@ -25,7 +25,9 @@ and NATS, so one `tools/call` is one trace from the gateway through the owning s
   slice is also handed, as the SDK's `ReadableSpan`s, to the SDK's batch processor and its OTLP/HTTP exporter (a
   trace backend such as Tempo).
 - **Propagation.** W3C `traceparent`: `inject()` writes the current span's context into NATS headers (formatted
-  directly: the SDK's propagator took twice as long), `extract()` reads it back (with the propagator). A channel
+  directly: the SDK's propagator took twice as long), `remote()` reads it back as the caller's span context, by the
+  SDK's propagator's rules but without its Context (a quarter of its time; a served call and every chained audit
+  record read one), and `extract()` gives it as a Context for the API's own functions. A channel
   `channel()` opens makes one CLIENT span per call made within a trace and sends its context in the call's
   metadata, and the server interceptor (`grpc_server`'s, installed only with tracing on) one SERVER span per call,
   continuing it; the channel is not an interceptor because gRPC runs every intercepted call, traced or not, through
@@ -42,6 +44,7 @@ import json
 import logging
 import os
 import random
+import re
 import threading
 import time
 from collections import deque
@@ -61,7 +64,6 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import INVALID_SPAN, NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import AttributeValue
 
 from saip.common import names, telemetry
@@ -77,11 +79,17 @@ DELAY_MS = 200  # how long an ended span may wait for its batch: traces show up 
 TRACEPARENT = "traceparent"
 FORMAT = 1  # the version of the rows `encode` writes; `decode` refuses any other
 
-_PROPAGATOR = TraceContextTextMapPropagator()
+# W3C Trace Context's traceparent, as the SDK's propagator reads it: version, trace id, span id, flags, and what a
+# later version may add after them (version 00 has nothing after its flags; version ff is forbidden).
+_TRACEPARENT_FORMAT = re.compile(r"^[ \t]*([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(?:(-.*)|[ \t]*)$")
+_TRACEPARENT_LIMIT = 512  # characters, the SDK's bound: a longer value is refused unread
 _SAMPLED = trace.TraceFlags(trace.TraceFlags.SAMPLED)
 _UNSAMPLED = trace.TraceFlags(trace.TraceFlags.DEFAULT)
 _NOTHING: contextlib.nullcontext[Span] = contextlib.nullcontext(INVALID_SPAN)
 Attributes = Mapping[str, str | int | float | bool]
+_KINDS = {kind: kind.name.lower() for kind in SpanKind}  # as a row names them (an Enum's name is a property call)
+# Whom a span continues: the current span when None, else a context holding one, or a caller's span context (`remote`).
+Parent = Context | SpanContext | None
 
 
 class _Span(Span):
@@ -191,10 +199,8 @@ class _Service:
                 with contextlib.suppress(RuntimeError):  # the loop closed on the way out: the span is lost with it
                     self._loop.call_soon_threadsafe(self.arrived.set)
 
-    def start(
-        self, name: str, kind: SpanKind, attributes: Attributes | None, parent: Context | None, start_ns: int
-    ) -> Span:
-        above = trace.get_current_span(parent).get_span_context()
+    def start(self, name: str, kind: SpanKind, attributes: Attributes | None, parent: Parent, start_ns: int) -> Span:
+        above = parent if isinstance(parent, SpanContext) else trace.get_current_span(parent).get_span_context()
         span_id = random.getrandbits(64) or 1
         if above.is_valid:
             trace_id, parent_id, sampled = above.trace_id, above.span_id, above.trace_flags.sampled
@@ -227,7 +233,7 @@ class Tracer:
         *,
         kind: SpanKind = SpanKind.INTERNAL,
         attributes: Attributes | None = None,
-        parent: Context | None = None,
+        parent: Parent = None,
     ) -> contextlib.AbstractContextManager[Span]:
         """A span around a block, current inside it (its children and `inject` see it); an exception escaping the
         block marks it as an error."""
@@ -241,7 +247,7 @@ class Tracer:
         name: str,
         started_ns: int,
         *,
-        parent: Context | None = None,
+        parent: Parent = None,
         attributes: Attributes | None = None,
     ) -> None:
         """A span of work already done, from `started_ns` (time.time_ns) to now: what a batch step (the audit
@@ -281,11 +287,23 @@ def inject(carrier: dict[str, str] | None = None) -> dict[str, str]:
     return carrier
 
 
-def extract(carrier: Mapping[str, str] | None) -> Context | None:
-    """The context a `traceparent` in `carrier` names, or None when there is none."""
-    if not carrier or TRACEPARENT not in carrier:
+def remote(value: str | None) -> SpanContext | None:
+    """The caller's span context a `traceparent` value names (the SDK's propagator's rules: see `_TRACEPARENT_FORMAT`),
+    or None when it names none; what a span continuing the caller's trace takes as its `parent`."""
+    if not value or len(value) > _TRACEPARENT_LIMIT or (match := _TRACEPARENT_FORMAT.match(value)) is None:
         return None
-    return _PROPAGATOR.extract(dict(carrier))
+    version, trace_id, span_id, flags, rest = match.groups()
+    if version == "ff" or (version == "00" and rest):
+        return None
+    context = SpanContext(int(trace_id, 16), int(span_id, 16), True, trace.TraceFlags(int(flags, 16)))
+    return context if context.is_valid else None
+
+
+def extract(carrier: Mapping[str, str] | None) -> Context | None:
+    """The context a `traceparent` in `carrier` names (its span the caller's, non-recording), or None when there is
+    none."""
+    caller = remote(carrier.get(TRACEPARENT)) if carrier else None
+    return None if caller is None else trace.set_span_in_context(NonRecordingSpan(caller), Context())
 
 
 def encode(service: str, spans: Sequence[_Span]) -> bytes:
@@ -297,7 +315,7 @@ def encode(service: str, spans: Sequence[_Span]) -> bytes:
             f"{span.context.span_id:016x}",
             f"{span.parent_id:016x}" if span.parent_id else "",
             span.name,
-            span.kind.name.lower(),
+            _KINDS[span.kind],
             span.start_ns,
             span.end_ns,
             span.error,
@@ -500,11 +518,11 @@ def channel(service: str, target: str, options: Sequence[tuple[str, Any]] = ()) 
     return _Channel(grpc.aio.insecure_channel(target, options=options), tracer(service))
 
 
-def _caller(context: grpc.aio.ServicerContext) -> Context | None:
-    """The caller's context from a served call's `traceparent`, or None when it sent none."""
+def _caller(context: grpc.aio.ServicerContext) -> SpanContext | None:
+    """The caller's span context from a served call's `traceparent`, or None when it sent none."""
     for key, value in context.invocation_metadata() or ():
         if key == TRACEPARENT:
-            return extract({TRACEPARENT: value})
+            return remote(value)
     return None
 
 

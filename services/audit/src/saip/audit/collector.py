@@ -274,7 +274,8 @@ class Collector:
             entry, chained_at = item.chained
             counted.append((records.signals(item.record), _lag(item.record, chained_at)))
             self._log(item.record, entry)
-            if (parent := tracing.extract(item.delivery.headers)) is not None:
+            headers = item.delivery.headers
+            if headers and (parent := tracing.remote(headers.get(tracing.TRACEPARENT))) is not None:
                 attributes = {"saip.record": records.kind_of(item.record) or "unknown", "saip.index": entry.index}
                 _SPANS.record("audit chain", taken_ns, parent=parent, attributes=attributes)
         self._metrics.chained(counted)
