@@ -6,6 +6,7 @@ whichever of them asks."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,6 +49,12 @@ def arguments_hash(arguments: Mapping[str, Any] | None) -> str:
 
 def seconds(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def within(wait: float, full: float) -> str:
+    """A question's wait as its sentences say it: `full` (the wait as it is set) as it is, a wait a deadline cut
+    shorter in whole seconds rounded up, so the text stays true (`2 s`, not 180)."""
+    return seconds(full) if wait >= full else str(math.ceil(wait))
 
 
 class _Placeholders(dict[str, str]):

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import anyio
 
 from saip.common import vocabulary
-from saip.common.approval_form import APPROVAL_SCHEMA, APPROVE_FIELD, RUN, approves, arguments_hash, seconds
+from saip.common.approval_form import APPROVAL_SCHEMA, APPROVE_FIELD, RUN, approves, arguments_hash, within
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.expected import NOTHING, Expected
@@ -281,9 +281,8 @@ class Approvals:
         return min(self.wait_seconds, caller.deadline.left())
 
     def said(self, wait: float) -> str:
-        """A wait as the sentences say it: the approval wait as it is set, one a deadline cut in whole seconds rounded
-        up, so a question's text stays true (`2 s`, not 180)."""
-        return seconds(self.wait_seconds) if wait >= self.wait_seconds else str(math.ceil(wait))
+        """A wait of this caller's question as the sentences say it (`approval_form.within` the approval wait)."""
+        return within(wait, self.wait_seconds)
 
     async def spend(self, nonce: str, tool: str) -> bool:
         """Spend a one-shot nonce of a question this gateway issued: True the first time, on any replica."""

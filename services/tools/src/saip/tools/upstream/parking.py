@@ -28,7 +28,6 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import math
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ from nats.errors import Error as NatsError
 from nats.errors import NoRespondersError
 
 from saip.common import names
-from saip.common.approval_form import seconds
+from saip.common.approval_form import seconds, within
 from saip.tools.errors import ToolsError
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.upstream.proxy import Proxy, Stop
@@ -105,10 +104,8 @@ class _Running:
         true)."""
         if self.park_until <= 0:
             return self.park_seconds, seconds(self.park_seconds)
-        left = max(0.0, self.park_until - time.time())
-        if left >= self.park_seconds:
-            return self.park_seconds, seconds(self.park_seconds)
-        return left, str(math.ceil(left))
+        wait = min(self.park_seconds, max(0.0, self.park_until - time.time()))
+        return wait, within(wait, self.park_seconds)
 
     def attach(self, write: Write) -> _Follower:
         self._follower = follower = _Follower(write)

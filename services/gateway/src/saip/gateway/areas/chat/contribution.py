@@ -139,16 +139,14 @@ class PublishedToolbox:
         return Ran(text, failed=result.is_error)
 
 
-def _now() -> Timestamp:
-    stamp = Timestamp()
-    stamp.GetCurrentTime()
-    return stamp
-
-
 def _stamp(seconds: float) -> Timestamp:
     stamp = Timestamp()
     stamp.FromNanoseconds(round(seconds * 1e9))
     return stamp
+
+
+def _now() -> Timestamp:
+    return _stamp(time.time())
 
 
 class ChatArea(Declared):
