@@ -25,8 +25,8 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from saip.common.approval_form import INPUT_KEY
-from saip.common.natsd import LocalNats
-from saip.gateway.areas.mcp.contribution import McpArea
+from saip.common.natsd import LocalNats, free_port
+from saip.gateway.areas.mcp.contribution import CatalogSearchInput, McpArea, ServerIdInput
 from saip.gateway.areas.mcp_register.contribution import CustomAddInput, McpRegisterArea
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.server import Gateway
@@ -163,6 +163,34 @@ async def test_registration_is_off_unless_listed_and_the_cap_refuses_before_aski
     assert refused["ok"] is False
     assert refused["message"] == "wipe_disk: Inherent risk L5 is above the cap L3 (HITL does not lift the cap)."
     assert person.questions == []
+
+
+async def test_a_servers_tools_are_counted_and_one_that_lists_none_says_why(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    with started("http", tmp_path / "tools.json", [ECHO]) as upstream:
+        async with stack(nats_server.url, tmp_path) as gateway:
+            register = next(area for area in gateway.areas if area.name == "mcp-register").contribution
+            mcp = next(area for area in gateway.areas if area.name == "mcp").contribution
+            assert isinstance(register, McpRegisterArea) and isinstance(mcp, McpArea)
+            for server_id, url in (("echoes", upstream.url), ("down", f"http://127.0.0.1:{free_port()}/mcp")):
+                server = {"id": server_id, "transport": "streamable-http", "url": url, "docsUrl": "https://x.test"}
+                await register.add_custom(CustomAddInput.model_validate({"server": server}))
+
+            async def settled() -> bool:
+                states = {found["id"]: found["state"] for found in (await mcp.list_servers()).data}
+                return states == {"echoes": "connected", "down": "failed"}
+
+            await eventually(settled)
+            listed = await mcp.server_tools(ServerIdInput(serverId="echoes"))
+            empty = await mcp.server_tools(ServerIdInput(serverId="down"))
+            unmatched = await mcp.catalog_search(CatalogSearchInput(query="no such server"))
+    assert listed.message == "'echoes' is connected and lists 1 tool: echo (L3)."
+    assert empty.message.startswith("'down' is failed (ConnectError: ")
+    assert empty.message.endswith(") and lists no tools.")
+    assert unmatched.message == (
+        "No catalog entry matches 'no such server'; try other words, or an empty query for them all."
+    )
 
 
 async def test_a_changed_definition_leaves_every_gateway_replica_at_once(

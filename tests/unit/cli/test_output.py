@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from saip.cli.audit import line
-from saip.cli.output import Table, fields, report
+from saip.cli.output import Table, fields, listing, report
 
 
 def test_a_table_pads_left_right_or_not_at_all() -> None:
@@ -48,3 +48,29 @@ def test_a_result_that_is_not_ok_exits_1_after_its_message(ok: bool, code: int) 
     result = CliRunner().invoke(done)
     assert (result.exit_code, result.stdout) == (code, "chain intact\n")
     assert "warning: slow" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("data", "entries"),
+    [([], None), ({"documents": [], "count": 0}, "documents"), ({"server": {"id": "down"}, "tools": []}, "tools")],
+)
+def test_a_listing_with_nothing_in_it_prints_the_message_that_says_so(data: object, entries: str | None) -> None:
+    envelope = {"ok": True, "message": "0 documents: ingest one first.", "data": data}
+
+    @click.command()
+    def show() -> None:
+        listing(envelope, False, lambda found: click.echo(f"listed {found}"), entries=entries)
+
+    assert CliRunner().invoke(show).output == "0 documents: ingest one first.\n"
+
+
+def test_a_listing_with_entries_or_that_is_no_list_is_shown() -> None:
+    @click.command()
+    @click.argument("which")
+    def show(which: str) -> None:
+        data = {"listed": {"documents": [{"name": "a"}]}, "object": {"params": [], "name": "tool"}}[which]
+        listing({"message": "said", "data": data}, False, lambda found: click.echo(f"shown {found}"), entries=None)
+        listing({"message": "said", "data": data}, False, lambda found: click.echo("again"), entries="documents")
+
+    assert CliRunner().invoke(show, ["listed"]).output == "shown {'documents': [{'name': 'a'}]}\nagain\n"
+    assert CliRunner().invoke(show, ["object"]).output == "shown {'params': [], 'name': 'tool'}\nagain\n"

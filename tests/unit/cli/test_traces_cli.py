@@ -56,8 +56,10 @@ def test_a_listing_line_keeps_its_columns() -> None:
     }
 
     assert line(trace) == (
-        f"2026-12-01 15:00:00       4.2 ms  OK        adder                     mcp tools/call        9  {'ab' * 16}  "
-        "audit,gateway,tools"
+        f"2026-12-01 15:00:00       4.2 ms  OK        adder                     mcp tools/call                    9  "
+        f"{'ab' * 16}  audit,gateway,tools"
     )
     running = line(trace | {"complete": False, "tool": None, "outcome": None, "error": True})
-    assert "error     -                         mcp tools/call (no root yet)" in running
+    served = line(trace | {"name": "grpc GetComposition", "tool": None, "spanCount": 12})
+    assert "error     -                         mcp tools/call (no root yet)      9" in running
+    assert {running.index("ab" * 16), served.index("ab" * 16)} == {line(trace).index("ab" * 16)}

@@ -25,13 +25,10 @@ def approvals(context: click.Context, as_json: bool) -> None:
         return
 
     def show(data: dict[str, Any]) -> None:
-        found = data["approvals"]
-        if not found:
-            click.echo("No question is waiting for an answer.")
-        for question in found:
+        for question in data["approvals"]:
             WAITING.echo(question["id"], question["tool"], f"{question['secondsLeft']} s", question["question"])
 
-    listing(call(context, "GET", "/approvals"), as_json, show)
+    listing(call(context, "GET", "/approvals"), as_json, show, entries="approvals")
 
 
 def _answer(verb: str) -> Callable[[click.Context, str], dict[str, Any]]:

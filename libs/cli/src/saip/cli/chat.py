@@ -61,4 +61,5 @@ def chat_conversations(context: click.Context, limit: int, as_json: bool) -> Non
         for entry in data["conversations"]:
             CONVERSATIONS.echo(entry["conversationId"], entry["updatedAt"] or "", entry["turnCount"], entry["title"])
 
-    listing(call(context, "GET", "/chat/conversations", params={"limit": limit, "turns": 0}), as_json, show)
+    envelope = call(context, "GET", "/chat/conversations", params={"limit": limit, "turns": 0})
+    listing(envelope, as_json, show, entries="conversations")

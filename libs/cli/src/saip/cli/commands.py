@@ -54,14 +54,20 @@ def on_name(verb: str, doc: str, send: Callable[[click.Context, str], dict[str, 
 
 
 def listed(
-    verb: str, doc: str, get: Callable[[click.Context], dict[str, Any]], show: Callable[[Any], None]
+    verb: str,
+    doc: str,
+    get: Callable[[click.Context], dict[str, Any]],
+    show: Callable[[Any], None],
+    *,
+    entries: str | None = None,
 ) -> click.Command:
-    """A command that prints what one GET answers: as `show` prints its data, or the answer as JSON (--json)."""
+    """A command that prints what one GET answers: as `show` prints its data (`listing`, with `entries`), or the
+    answer as JSON (--json)."""
 
     @click.command(verb, help=doc)
     @json_option
     @click.pass_context
     def command(context: click.Context, as_json: bool) -> None:
-        listing(get(context), as_json, show)
+        listing(get(context), as_json, show, entries=entries)
 
     return command

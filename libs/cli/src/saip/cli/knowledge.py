@@ -135,7 +135,7 @@ def knowledge_suggest(context: click.Context, pipeline: str | None, as_json: boo
             click.echo(f"{found['name']}  (pipeline '{found['pipeline']}')\n    {found['description']}")
 
     params = {"pipeline": pipeline} if pipeline else {}
-    listing(_knowledge(context, "GET", "/suggestions", params=params), as_json, show)
+    listing(_knowledge(context, "GET", "/suggestions", params=params), as_json, show, entries="suggestions")
 
 
 @knowledge.command("publish")
@@ -158,9 +158,19 @@ for command in (
         _status,
     ),
     listed(
-        "documents", "The ingested documents.", lambda context: _knowledge(context, "GET", "/documents"), _documents
+        "documents",
+        "The ingested documents.",
+        lambda context: _knowledge(context, "GET", "/documents"),
+        _documents,
+        entries="documents",
     ),
-    listed("pipelines", "The pipelines.", lambda context: _knowledge(context, "GET", "/pipelines"), _pipelines),
+    listed(
+        "pipelines",
+        "The pipelines.",
+        lambda context: _knowledge(context, "GET", "/pipelines"),
+        _pipelines,
+        entries="pipelines",
+    ),
     on_name(
         "delete",
         "Delete the document NAME, its chunks and its original.",

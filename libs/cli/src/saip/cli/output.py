@@ -31,12 +31,20 @@ def report(envelope: dict[str, Any], as_json: bool = False) -> None:
         sys.exit(1)
 
 
-def listing(envelope: dict[str, Any], as_json: bool, show: Callable[[Any], None]) -> None:
-    """A listing command's output: the envelope as JSON, or its data as `show` prints it."""
+def listing(
+    envelope: dict[str, Any], as_json: bool, show: Callable[[Any], None], *, entries: str | None = None
+) -> None:
+    """A listing command's output: the envelope as JSON, or its data as `show` prints it. When there is nothing to
+    list (the data is an empty list, or `entries` names its empty list), the envelope's message says so instead, and
+    often what to do first."""
+    data = envelope["data"]
+    listed = data.get(entries) if entries is not None and isinstance(data, dict) else data
     if as_json:
         echo_json(envelope)
+    elif isinstance(listed, list) and not listed:
+        click.echo(envelope["message"])
     else:
-        show(envelope["data"])
+        show(data)
 
 
 @dataclass(frozen=True)

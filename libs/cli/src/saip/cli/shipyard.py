@@ -36,8 +36,6 @@ def _servers(data: list[dict[str, Any]]) -> None:
         stale = "  (out of date)" if server["outOfDate"] else ""
         endpoint = (server["endpoint"] or "") + stale
         SERVERS.echo(server["name"], f"v{server['version']}", server["state"], server["target"] or "-", endpoint)
-    if not data:
-        click.echo("No shipped servers yet.")
 
 
 def _shippable(data: list[dict[str, Any]]) -> None:

@@ -20,8 +20,16 @@ def _studio(context: click.Context, method: str, path: str = "", **kwargs: Any) 
     return call(context, method, f"/tools{path}", timeout=STUDIO_TIMEOUT, **kwargs)
 
 
-def _spec(source: str) -> dict[str, Any]:
-    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+def spec_of(source: str) -> dict[str, Any]:
+    """The tool spec in the file `source` (`-`: stdin), or the error that says what to give instead."""
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        message = f"Cannot read {source}: {reason}. Give a file holding a tool spec, or - for stdin."
+        raise click.ClickException(message) from None
+    except UnicodeDecodeError:
+        raise click.ClickException(f"{source} is not UTF-8 text; a tool spec is JSON.") from None
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -50,8 +58,6 @@ def list_tools(context: click.Context, bundled: bool, as_json: bool) -> None:
             network = tool["network"]["mode"] + (f" {','.join(hosts)}" if hosts else "")
             served = "served" if tool["servedOnMcp"] else "-"
             TOOLS.echo(tool["name"], tool["state"], tool["risk"], tool["source"], served, network)
-        if not found:
-            click.echo(envelope["message"])
 
     listing(envelope, as_json, show)
 
@@ -72,7 +78,7 @@ def get(context: click.Context, name: str, as_json: bool) -> None:
 @click.pass_context
 def save(context: click.Context, spec_file: str, revision: int, as_json: bool) -> None:
     """Save a draft from SPEC_FILE (a tool spec in JSON; - reads stdin)."""
-    body = {"spec": _spec(spec_file), "expectedRevision": revision}
+    body = {"spec": spec_of(spec_file), "expectedRevision": revision}
     report(_studio(context, "POST", json=body), as_json)
 
 
@@ -108,7 +114,7 @@ def risk(context: click.Context, name: str | None, spec_file: str | None, as_jso
     """The risk level of a saved tool NAME, or of an unsaved spec (--file)."""
     if (name is None) == (spec_file is None):
         raise click.UsageError("give a tool NAME or --file SPEC_FILE")
-    body = {"name": name} if name else {"spec": _spec(str(spec_file))}
+    body = {"name": name} if name else {"spec": spec_of(str(spec_file))}
     report(_studio(context, "POST", "/risk", json=body), as_json)
 
 

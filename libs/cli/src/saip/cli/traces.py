@@ -12,7 +12,8 @@ from saip.cli.commands import call
 from saip.cli.output import Table, json_option, listing
 from saip.common.vocabulary import OUTCOMES
 
-TRACE = Table((19, -11, 8, 24, 16, -5, 0))  # start, duration, outcome, tool, name, spans, id and services
+# start, duration, outcome, tool, name (as long as "mcp tools/call (no root yet)"), spans, id and services
+TRACE = Table((19, -11, 8, 24, 28, -5, 0))
 SPAN = Table((-10, -11, 10, 0))  # start offset, duration, service, the name indented by depth (and what failed)
 
 

@@ -32,8 +32,6 @@ def list_servers(context: click.Context, as_json: bool) -> None:
             where = server["url"] or " ".join([server["command"], *server["args"]])
             state = server["state"] + (f" ({server['reason']})" if server["reason"] else "")
             SERVERS.echo(server["id"], server["transport"], state, server["risk"], where)
-        if not found:
-            click.echo(envelope["message"])
 
     listing(envelope, as_json, show)
 
@@ -66,7 +64,7 @@ def tools(context: click.Context, server_id: str, as_json: bool) -> None:
             hits = f" poisoning: {', '.join(listed['poisoning'])}" if listed["poisoning"] else ""
             click.echo(f"{listed['name']:<28} {listed['risk']:<3} {listed['fingerprint']}{hits}")
 
-    listing(envelope, as_json, show)
+    listing(envelope, as_json, show, entries="tools")
 
 
 @servers.command("add")
@@ -140,10 +138,8 @@ def list_exposed(context: click.Context, as_json: bool) -> None:
             served = "served" if tool["served"] else f"withheld: {tool['withheld']}"
             hitl = "hitl" if tool["hitl"] else "-"
             EXPOSED.echo(tool["name"], f"{tool['serverId']}/{tool['tool']}", hitl, tool["effectiveRisk"], served)
-        if not found["tools"]:
-            click.echo(envelope["message"])
 
-    listing(envelope, as_json, show)
+    listing(envelope, as_json, show, entries="tools")
 
 
 def change_body(

@@ -17,6 +17,7 @@ from saip.v1 import upstream_pb2 as pb
 
 TRANSPORTS = {word: value for value, word in views.TRANSPORTS.items()}
 TRUSTS = {word: value for value, word in views.TRUSTS.items()}
+LISTED = 30  # tools a server_tools message names; the data holds them all
 ServerId = Field(min_length=1, max_length=63, pattern=r"^[a-z][a-z0-9-]*$", description="The server's id.")
 
 
@@ -103,7 +104,10 @@ class McpArea(Declared):
         vendor or community trust, docs URL, and the ${ENV} variables each needs. Register one with
         saip_mcp_add_from_catalog (when mcp-register is on)."""
         found = [views.catalog_entry(entry) for entry in await self.client.catalog(arguments.query)]
-        names = ", ".join(f"{entry['name']} ({entry['trust']})" for entry in found) or "nothing"
+        if not found:
+            message = f"No catalog entry matches '{arguments.query}'; try other words, or an empty query for them all."
+            return ManagementResult(True, message, data=found)
+        names = ", ".join(f"{entry['name']} ({entry['trust']})" for entry in found)
         return ManagementResult(True, f"{len(found)} catalog entries: {names}.", data=found)
 
     @tool(Level.READ, "Preview a server's risk", idempotent=True)
@@ -122,9 +126,15 @@ class McpArea(Declared):
         found = await self.client.server_tools(arguments.serverId)
         tools = [views.upstream_tool(listed) for listed in found.tools]
         state = views.STATES.get(found.status.state, "unknown")
-        words = ", ".join(f"{t['name']} ({t['risk']})" for t in tools[:30]) or "no tools"
         data = {"server": views.status(found.status), "tools": tools}
-        return ManagementResult(True, f"'{arguments.serverId}' is {state} and lists {len(tools)}: {words}.", data=data)
+        if not tools:  # why not, when it is not connected
+            why = f" ({found.status.reason})" if found.status.reason else ""
+            return ManagementResult(True, f"'{arguments.serverId}' is {state}{why} and lists no tools.", data=data)
+        words = ", ".join(f"{t['name']} ({t['risk']})" for t in tools[:LISTED])
+        more = f" and {len(tools) - LISTED} more" if len(tools) > LISTED else ""
+        counted = f"{len(tools)} tool{'s' if len(tools) != 1 else ''}"
+        message = f"'{arguments.serverId}' is {state} and lists {counted}: {words}{more}."
+        return ManagementResult(True, message, data=data)
 
     @resource("saip://status/servers", "Upstream servers status", mime_type="application/json")
     async def status_json(self) -> str:

@@ -1,0 +1,43 @@
+"""`saip tools save` and `saip tools risk` read a tool spec from a file or stdin; one that cannot be read, or is not
+one JSON object, is refused with what to give instead, before anything is sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+
+from saip.cli.tools import spec_of
+
+
+def test_a_spec_file_is_read_as_one_json_object(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.json"
+    spec.write_text('{"name": "word_count", "code": "return 1"}', encoding="utf-8")
+    assert spec_of(str(spec)) == {"name": "word_count", "code": "return 1"}
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (None, "Cannot read {path}: No such file or directory. Give a file holding a tool spec, or - for stdin."),
+        (b"\xff\xfe{}", "{path} is not UTF-8 text; a tool spec is JSON."),
+        (b"{bad", "{path} is not JSON: Expecting property name enclosed in double quotes at line 1"),
+        (b"[1, 2]", "{path} must hold one tool spec (a JSON object)"),
+    ],
+)
+def test_a_spec_that_cannot_be_used_is_refused_saying_why(tmp_path: Path, content: bytes | None, said: str) -> None:
+    spec = tmp_path / "spec.json"
+    if content is not None:
+        spec.write_bytes(content)
+    with pytest.raises(click.ClickException) as refused:
+        spec_of(str(spec))
+    assert refused.value.format_message() == said.format(path=spec)
+
+
+def test_a_folder_is_refused_as_unreadable(tmp_path: Path) -> None:
+    with pytest.raises(click.ClickException) as refused:
+        spec_of(str(tmp_path))
+    assert refused.value.format_message() == (
+        f"Cannot read {tmp_path}: Is a directory. Give a file holding a tool spec, or - for stdin."
+    )
