@@ -14,6 +14,8 @@ from saip.gateway.surface.management import Caller, Input
 
 PERSON = Caller(client_name="rest-api")
 Name = Annotated[str, Path(min_length=1, max_length=200, description="The exact name, as the list shows it")]
+# Document and pipeline names are free text, so a slash in one is part of it (`{name:path}`): sent percent-encoded,
+# as the command line sends every name, it still arrives decoded.
 
 
 class PipelineBody(Input):
@@ -40,15 +42,15 @@ def router(area: KnowledgeArea) -> APIRouter:
     async def ingest(body: inputs.IngestInput) -> Envelope:
         return Envelope.of(await area.ingest_document(body, PERSON))
 
-    @api.delete("/documents/{name}", summary="Delete a document, its chunks and its original")
+    @api.delete("/documents/{name:path}", summary="Delete a document, its chunks and its original")
     async def delete_document(name: Name) -> Envelope:
         return Envelope.of(await area.delete_document(inputs.NamedInput(name=name)))
 
-    @api.put("/pipelines/{name}", summary="Create or update a pipeline")
+    @api.put("/pipelines/{name:path}", summary="Create or update a pipeline")
     async def apply_pipeline(name: Name, body: PipelineBody) -> Envelope:
         return Envelope.of(await area.apply_pipeline(inputs.PipelineInput(name=name, **body.model_dump())))
 
-    @api.delete("/pipelines/{name}", summary="Delete a pipeline (its documents stay)")
+    @api.delete("/pipelines/{name:path}", summary="Delete a pipeline (its documents stay)")
     async def delete_pipeline(name: Name) -> Envelope:
         return Envelope.of(await area.delete_pipeline(inputs.NamedInput(name=name)))
 
