@@ -294,6 +294,7 @@ async def _upstream_routes(api: httpx.AsyncClient, contract: Contract, url: str)
     await contract.check(api, "DELETE", "/api/v1/servers/{serverId}", 200, name="sentry")
     await contract.check(api, "DELETE", "/api/v1/servers/{serverId}", 200, name="echoes")
     await contract.check(api, "POST", "/api/v1/exposure", 400, json={"add": [{"serverId": "gone", "tool": "echo"}]})
+    await contract.check(api, "POST", "/api/v1/exposure", 400, json={})
 
 
 async def _knowledge_routes(api: httpx.AsyncClient, contract: Contract) -> None:

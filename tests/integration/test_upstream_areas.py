@@ -26,9 +26,11 @@ from mcp.shared.exceptions import MCPError
 
 from saip.common.approval_form import INPUT_KEY
 from saip.common.natsd import LocalNats, free_port
+from saip.gateway.areas.expose.contribution import ApplyInput, ExposeArea
 from saip.gateway.areas.mcp.contribution import CatalogSearchInput, McpArea, ServerIdInput
 from saip.gateway.areas.mcp_register.contribution import CustomAddInput, McpRegisterArea
 from saip.gateway.clients import ServiceChannel
+from saip.gateway.errors import ServiceRefused
 from saip.gateway.server import Gateway
 from saip.gateway.surface.management import Caller, Deadline
 from saip.gateway.surface.published import ServedToolsClient
@@ -162,6 +164,28 @@ async def test_registration_is_off_unless_listed_and_the_cap_refuses_before_aski
     assert "saip_mcp_list_servers" in offered and "saip_mcp_add_custom" not in offered
     assert refused["ok"] is False
     assert refused["message"] == "wipe_disk: Inherent risk L5 is above the cap L3 (HITL does not lift the cap)."
+    assert person.questions == []
+
+
+async def test_an_exposure_change_with_nothing_in_it_is_refused_before_anyone_is_asked(
+    nats_server: LocalNats, tmp_path: Path
+) -> None:
+    person = Person()
+    async with (
+        stack(nats_server.url, tmp_path) as gateway,
+        Client(gateway.mcp, mode="legacy", client_info=CLIENT, elicitation_callback=person) as client,
+    ):
+        refused = envelope(await client.call_tool("saip_expose_apply", {"expectedRevision": 0}))
+        expose = next(area for area in gateway.areas if area.name == "expose").contribution
+        assert isinstance(expose, ExposeArea)
+        with pytest.raises(ServiceRefused) as by_the_person:
+            await expose.apply(ApplyInput())
+    assert refused["ok"] is False
+    assert refused["message"] == (
+        "Nothing to change: give add, remove, setHitl or acknowledgeChanged (saip_expose_preview shows what a change "
+        "would do)."
+    )
+    assert str(by_the_person.value) == refused["message"]
     assert person.questions == []
 
 

@@ -160,6 +160,16 @@ def summary(plan: pb.ExposurePlan) -> str:
     return "; ".join(parts) or "change nothing"
 
 
+def _something(arguments: Change) -> None:
+    """An apply with nothing in it is refused before anyone is asked to approve it (or clients are told of it)."""
+    change = arguments.change()
+    if not (change.add or change.remove or change.set_hitl or change.acknowledge_changed):
+        raise ServiceRefused(
+            "Nothing to change: give add, remove, setHitl or acknowledgeChanged (saip_expose_preview shows what a "
+            "change would do)."
+        )
+
+
 def guide_text(name: str) -> str:
     return resources.files("saip.gateway.areas.expose").joinpath("guides", name).read_text(encoding="utf-8")
 
@@ -202,6 +212,7 @@ class ExposeArea(Declared):
         return ManagementResult(True, message, data=view)
 
     async def plan_change(self, arguments: Change) -> Approval:
+        _something(arguments)
         plan = await self._plan(arguments)
         if plan.refused:
             raise ServiceRefused("; ".join(f"{refusal.name}: {refusal.reason}" for refusal in plan.refused) + ".")
@@ -215,6 +226,7 @@ class ExposeArea(Declared):
         return Approval(Level.DESTRUCTIVE, summary(plan), high_risk=plan.high_risk, expected=described(plan))
 
     async def _apply(self, arguments: Change, expected: Expected) -> ManagementResult:
+        _something(arguments)
         applied = await self.client.apply(arguments.change(expected), accepted_hashes(expected))
         view = {"plan": views.plan(applied.plan), "composition": views.composition(applied.composition)}
         served = [tool["name"] for tool in view["composition"]["tools"] if tool["served"]]
