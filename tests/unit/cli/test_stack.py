@@ -58,9 +58,9 @@ def test_no_process_gets_the_shell_s_other_secrets(shell: dict[str, str]) -> Non
 
 def test_the_fork_server_gets_only_what_every_forked_service_gets_alike(shell: dict[str, str]) -> None:
     # Started before the plan, from the shell: what the shared modules read at import must be each service's.
-    shell = {**shell, "OTEL_SERVICE_NAME": "saip", "LC_ALL": "C.UTF-8", "PYTHONUNBUFFERED": "0"}
+    shell = {**shell, "OTEL_SERVICE_NAME": "saip", "LC_ALL": "C.UTF-8", "PYTHONUNBUFFERED": "0", "GRPC_TRACE": "http"}
     given = zygote.environment(shell)
-    assert {"PATH", "OTEL_SERVICE_NAME", "LC_ALL"} <= set(given) and given["PYTHONUNBUFFERED"] == "1"
+    assert {"PATH", "OTEL_SERVICE_NAME", "LC_ALL", "GRPC_TRACE"} <= set(given) and given["PYTHONUNBUFFERED"] == "1"
     assert not {variable for variable in given if variable.startswith("SAIP_")} | (set(given) & set(SHELL_SECRETS))
     stack = plan(shell)
     for name in stack.forked:
@@ -89,8 +89,10 @@ def test_a_key_that_names_a_variable_takes_its_value(monkeypatch: pytest.MonkeyP
 
 def test_the_environment_of_a_service_keeps_the_basics_only_besides_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SAIP_CONFIG", raising=False)
-    given = SaipSettings.environment({"PATH": "/bin", "LC_ALL": "C", "SAIP_LOG_LEVEL": "DEBUG", "SECRET": "x"})
-    assert given == {"PATH": "/bin", "LC_ALL": "C", "SAIP_LOG_LEVEL": "DEBUG"}
+    shell = {"PATH": "/bin", "LC_ALL": "C", "GRPC_VERBOSITY": "debug", "SAIP_LOG_LEVEL": "DEBUG", "SECRET": "x"}
+    given = SaipSettings.environment(shell)
+    # gRPC's own variables (GRPC_VERBOSITY, GRPC_TRACE, ...) reach every service, for debugging its channels.
+    assert given == {"PATH": "/bin", "LC_ALL": "C", "GRPC_VERBOSITY": "debug", "SAIP_LOG_LEVEL": "DEBUG"}
 
 
 def test_the_variables_a_person_lists_for_upstreams_and_shipped_servers_reach_those_services_only(

@@ -28,7 +28,7 @@ BASIC_VARIABLES = frozenset(
     {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "PYTHONPATH", "VIRTUAL_ENV"}
     | {"SSL_CERT_FILE", "SSL_CERT_DIR", "PYTHONUNBUFFERED"}
 )
-BASIC_PREFIXES = ("LC_",)
+BASIC_PREFIXES = ("LC_", "GRPC_")  # the locale; gRPC's own settings (GRPC_VERBOSITY, GRPC_TRACE, ...)
 # The OpenTelemetry SDK's own settings (OTEL_EXPORTER_OTLP_ENDPOINT, ...), which every service's tracing reads.
 TRACING_PREFIX = "OTEL_"
 
