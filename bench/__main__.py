@@ -9,6 +9,7 @@ from bench import (
     audit_throughput,
     chat_turn,
     cold_start,
+    hops,
     isolate_runtime,
     knowledge_search,
     launcher_lines,
@@ -40,6 +41,7 @@ def main() -> None:
         ("cold_start", cold_start),
         ("stdio_lines", stdio_lines),
         ("isolate_runtime", isolate_runtime),
+        ("hops", hops),
     )
     for name, benchmark in benchmarks:
         if len(sys.argv) > 1 and name not in sys.argv[1:]:
