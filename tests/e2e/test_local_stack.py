@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from saip.common.natsd import LocalNats, port_is_free
+from saip.common.natsd import LocalNats, free_port, port_is_free
 from tests.e2e.stack import SAIP, STOP_WITHIN, start_stack
 
 pytestmark = pytest.mark.e2e
@@ -80,7 +80,21 @@ def test_a_service_killed_with_9_is_reported_and_the_others_are_stopped_graceful
         assert f"sending SIGTERM to {name} (pid {pids[name]})" in said
         assert not any(line.startswith(f"sending SIGKILL to {name}") for line in said)
     assert stack.process.returncode != 0
+    assert stack.lines[-1] == "saip run: audit was killed by SIGKILL; everything else was stopped."
     assert [pid for pid in started if alive(pid)] == []
+
+
+def test_a_service_that_cannot_start_is_named_in_the_last_line_with_where_to_look(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SAIP_")}
+    env.update(
+        {"SAIP_HOME": str(tmp_path), "SAIP_GATEWAY_PORT": str(free_port()), "SAIP_TOOLS_SANDBOX_WORKERS": "many"}
+    )
+    ran = subprocess.run([str(SAIP), "run"], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert ran.returncode == 1
+    assert "invalid configuration: tools.sandbox-workers (SAIP_TOOLS_SANDBOX_WORKERS)" in ran.stdout + ran.stderr
+    assert ran.stderr.splitlines()[-1] == (
+        "saip run: tools exited with 1 before saip was ready (its lines above say why); everything else was stopped."
+    )
 
 
 def test_a_configured_token_is_used_and_cannot_be_changed_through_the_api(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from saip.cli import zygote
 from saip.cli.group import AREAS, cli
-from saip.cli.stack import NATS, Supervisor, healthy, plan
+from saip.cli.stack import NATS, Supervisor, ended_line, healthy, plan
 from saip.common import natsd
 from saip.common.configuration import service_environment
 from saip.common.settings import ConfigurationError, SaipSettings, installed_services
@@ -240,3 +240,17 @@ def test_the_stack_stops_nats_after_the_services(tmp_path: Path) -> None:
     manager.loop()
     assert seen.read_text() == "nats ran"
     assert nats.read_text() == "stopped"  # then NATS was stopped too, with SIGTERM: before honcho's SIGKILL
+
+
+def test_the_process_whose_own_end_stopped_the_stack_is_named_last(tmp_path: Path) -> None:
+    manager = Supervisor()
+    python = sys.executable
+    manager.add_process("audit", f"{python} -c 'import time; time.sleep(30)'")
+    manager.add_process("tools", f"{python} -c 'import sys, time; time.sleep(0.5); sys.exit(3)'")
+    manager.loop()
+    assert manager.ended_first == ("tools", 3)
+    assert ended_line(("tools", 3), ready=False) == (
+        "saip run: tools exited with 3 before saip was ready (its lines above say why); everything else was stopped."
+    )
+    killed = ended_line(("audit", -9), ready=True)
+    assert killed == "saip run: audit was killed by SIGKILL; everything else was stopped."

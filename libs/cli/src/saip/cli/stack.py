@@ -25,6 +25,7 @@ import http.client
 import os
 import secrets
 import shlex
+import signal
 import socket
 import sys
 import threading
@@ -220,7 +221,9 @@ def mcp_token_line(home: Path, api: GatewayApi) -> str:
     return "MCP bearer token: set through the API; `saip token rotate` prints a new one"
 
 
-def announce(stack: Plan, manager: Manager, stopping: threading.Event, failed: threading.Event) -> None:
+def announce(
+    stack: Plan, manager: Manager, stopping: threading.Event, failed: threading.Event, ready: threading.Event
+) -> None:
     """Runs beside the supervisor: waits for the gateway, settles the token, prints how to connect."""
     # The client is made while the services start: httpx's import and its TLS context (0.2 s of CPU, py-spy) would
     # otherwise come after the gateway answers, right before the lines.
@@ -253,6 +256,21 @@ def announce(stack: Plan, manager: Manager, stopping: threading.Event, failed: t
         ),
         flush=True,
     )
+    ready.set()
+
+
+def ended_line(ended: tuple[str, int], ready: bool) -> str:
+    """The launcher's last line when a process's own end stopped the stack: which, how, and where to look; the
+    lines before it are the other processes stopping, so the reason would be far above otherwise."""
+    name, code = ended
+    how = (
+        f"was killed by {signal.Signals(-code).name}"
+        if code < 0 and -code in signal.valid_signals()
+        else f"exited with {code}"
+    )
+    if not ready:
+        return f"saip run: {name} {how} before saip was ready (its lines above say why); everything else was stopped."
+    return f"saip run: {name} {how}; everything else was stopped."
 
 
 @dataclass
@@ -284,7 +302,16 @@ class Supervisor(Manager):  # type: ignore[misc]  # honcho ships no type hints
     stopping at the same moment made each of them fail its stop with connection errors and exit 1. The SIGTERM goes
     to every process but NATS; NATS gets its own once they have all stopped, or `NATS_LAST_WITHIN` s later."""
 
+    ended_first: tuple[str, int] | None = None  # the process whose own end stopped the stack, and how it ended
+    _stopping = False
+
     def _killall(self, force: bool = False) -> None:
+        if not self._stopping:  # the stop begins: a process ended by itself, or the launcher got a signal
+            self._stopping = True
+            ended = [
+                (name, process["returncode"]) for name, process in self._processes.items() if "returncode" in process
+            ]
+            self.ended_first = ended[0] if ended else None
         nats = self._processes.get(NATS)
         if force or nats is None or "returncode" in nats:
             super()._killall(force)  # SIGKILL for all, no NATS of ours, or a NATS that stopped first
@@ -341,14 +368,16 @@ def _supervise(stack: Plan, zygote: ForkServer) -> int:
     }
     for name, module in stack.forked.items():
         added[name]._child_ctor = Spawn(zygote.channels[name], module, manager.lines(name))
-    stopping, failed = threading.Event(), threading.Event()
-    announcer = threading.Thread(target=announce, args=(stack, manager, stopping, failed), daemon=True)
+    stopping, failed, ready = threading.Event(), threading.Event(), threading.Event()
+    announcer = threading.Thread(target=announce, args=(stack, manager, stopping, failed, ready), daemon=True)
     announcer.start()
     try:
         manager.loop()
     finally:
         stopping.set()
         announcer.join(timeout=5)
+    if manager.ended_first is not None:
+        print(ended_line(manager.ended_first, ready.is_set()), file=sys.stderr, flush=True)
     if failed.is_set():
         return 1
     return manager.returncode or 0
