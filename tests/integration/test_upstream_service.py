@@ -260,6 +260,33 @@ async def test_an_upstream_that_speaks_no_json_rpc_or_lists_too_many_tools_fails
     assert "Server 'crowded' lists more than 5 tools (tools.upstream-max-tools)" in too_many.reason
 
 
+async def test_a_stdio_command_that_ends_by_itself_fails_with_its_exit_and_its_last_words_masked(
+    nats_server: LocalNats, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def ending(server_id: str, script: str) -> upstream_pb2.Server:
+        return upstream_pb2.Server(
+            id=server_id,
+            transport=upstream_pb2.TRANSPORT_STDIO,
+            command="sh",
+            args=["-c", script],
+            docs_url="https://example.com/docs",
+        )
+
+    async with service(nats_server.url) as (_, stub):
+        said = "echo 'starting' >&2; echo 'error: WIKI_TOKEN is not set, token=abc123 refused' >&2; exit 3"
+        await stub.AddServer(upstream_pb2.AddServerRequest(server=ending("unset", said)))
+        await stub.AddServer(upstream_pb2.AddServerRequest(server=ending("silent", "kill -9 $$")))
+        unset = await eventually(lambda: failed(stub, "unset"))
+        silent = await eventually(lambda: failed(stub, "silent"))
+    assert unset.reason == (
+        "the stdio server's command exited with 3; the last it wrote on stderr: starting / error: WIKI_TOKEN is not "
+        "set, token=*** refused"
+    )
+    assert silent.reason == "the stdio server's command was killed by SIGKILL; it wrote nothing on stderr"
+    passed_on = capsys.readouterr().err  # what it wrote reached the service's own stderr, masked
+    assert "error: WIKI_TOKEN is not set, token=*** refused\n" in passed_on and "abc123" not in passed_on
+
+
 async def test_ten_thousand_tools_meet_the_limit_with_a_clear_state_and_the_other_servers_go_on(
     nats_server: LocalNats, tmp_path: Path
 ) -> None:

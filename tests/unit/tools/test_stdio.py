@@ -13,7 +13,17 @@ import pytest
 from mcp.shared.message import SessionMessage
 
 from saip.tools.upstream.connections import too_large
-from saip.tools.upstream.stdio import KEEP, InFlight, LineTooLarge, Reader, leading, trailing
+from saip.tools.upstream.stdio import (
+    KEEP,
+    STDERR_CHARS,
+    STDERR_PIECE,
+    InFlight,
+    LineTooLarge,
+    Reader,
+    StderrTail,
+    leading,
+    trailing,
+)
 
 LIMIT = 4096
 
@@ -173,3 +183,15 @@ def test_the_requests_in_flight_when_the_connection_ends_fail_with_its_sentence_
     error = types.ErrorData(code=types.INTERNAL_ERROR, message=str(ended))
     assert refused == [types.JSONRPCError(jsonrpc="2.0", id=4, error=error)]
     assert in_flight.refused(ended) == []
+
+
+def test_stderr_is_passed_on_by_whole_lines_and_its_last_three_are_the_tail() -> None:
+    tail = StderrTail()
+    assert tail.feed(b"one\ntw") == ["one"]
+    assert tail.feed(b"o\nthree\n\nfour") == ["two", "three", ""]
+    assert tail.end() == ["four"] and tail.end() == []
+    assert tail.said() == "two / three / four"
+    long = StderrTail()
+    pieces = long.feed(b"x" * (STDERR_PIECE * 2 + 5))  # a line that never ends is passed on in pieces
+    assert [len(piece) for piece in pieces] == [STDERR_PIECE, STDERR_PIECE] and long.end() == ["xxxxx"]
+    assert long.said() == " / ".join(["x" * STDERR_CHARS, "x" * STDERR_CHARS, "xxxxx"])

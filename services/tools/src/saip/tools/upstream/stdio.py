@@ -23,10 +23,12 @@ What is the SDK's: the environment a child inherits (`get_default_environment`: 
 LOGNAME, under the server's declared variables), the shutdown's grace periods (`PROCESS_TERMINATION_TIMEOUT`,
 `FORCE_KILL_TIMEOUT`) and the kill of the child's whole process group (`terminate_posix_process_tree`), and the
 messages and their parsing (`jsonrpc_message_adapter`). What is saip's: the reading, and the sequence around it,
-which follows the SDK's `stdio_client` (the child in its own session, so its process group; stderr to the tools
-service's; on close: stdin closed, a grace period, then SIGTERM and SIGKILL to the group, stdout drained meanwhile
-so a child blocked writing can exit) because the SDK's steps of it are private functions of that module. POSIX only,
-as saip is.
+which follows the SDK's `stdio_client` (the child in its own session, so its process group; on close: stdin closed,
+a grace period, then SIGTERM and SIGKILL to the group, stdout drained meanwhile so a child blocked writing can exit)
+because the SDK's steps of it are private functions of that module; and the child's stderr, passed on to the tools
+service's own masked line by line, whose last lines (`StderrTail`) say, with its exit code, why a command that ended
+by itself ended (`CommandEnded`, the connection's reason, where the session alone says "Connection closed"). POSIX
+only, as saip is.
 """
 
 from __future__ import annotations
@@ -34,7 +36,10 @@ from __future__ import annotations
 import json
 import logging
 import re
+import signal
+import subprocess
 import sys
+from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any
@@ -48,6 +53,7 @@ from mcp.client.stdio import FORCE_KILL_TIMEOUT, PROCESS_TERMINATION_TIMEOUT, ge
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
+from saip.common.masking import Masker
 from saip.tools.errors import ToolsError
 from saip.tools.upstream.connections import too_large
 
@@ -55,6 +61,12 @@ logger = logging.getLogger(__name__)
 
 # The bytes kept of each end of a line past the limit: a response's id and envelope fit in far less.
 KEEP = 512
+# What of a stdio server's stderr its end's reason quotes: its last lines, each cut to this many characters.
+STDERR_LINES = 3
+STDERR_CHARS = 200
+STDERR_PIECE = 8192  # a line passed on whole up to this long
+# How long a child whose stdout ended may take to be seen exited, for its exit code to be the reason.
+ENDED_WITHIN = 1.0
 # How long the writer may take to send what the session already handed it before stdin closes (the SDK's figure).
 FLUSH_TIMEOUT = 0.5
 # How long the event loop may take to see a killed child die; only an unkillable one runs it out.
@@ -75,6 +87,45 @@ class LineTooLarge(ToolsError):
             "request saip can name, so saip ended the connection; raise the limit if its messages are meant to be "
             "that long, or ask the person to check the server"
         )
+
+
+class CommandEnded(ToolsError):
+    """The stdio server's process ended by itself: its exit code (or signal) and the last words it wrote on stderr
+    are the connection's reason, where the session alone could only say "Connection closed"."""
+
+    def __init__(self, code: int, said: str) -> None:
+        how = (
+            f"was killed by {signal.Signals(-code).name}" if -code in signal.valid_signals() else f"exited with {code}"
+        )
+        words = f"; the last it wrote on stderr: {said}" if said else "; it wrote nothing on stderr"
+        super().__init__(f"the stdio server's command {how}{words}")
+        self.code = code
+
+
+class StderrTail:
+    """What a stdio server writes on stderr, line by line: each whole line (a longer one in pieces of
+    `STDERR_PIECE`) to pass on, and its last `STDERR_LINES` lines kept, each cut to `STDERR_CHARS`, for the reason of
+    an end."""
+
+    def __init__(self) -> None:
+        self._lines: deque[str] = deque(maxlen=STDERR_LINES)
+        self._partial = ""
+
+    def feed(self, chunk: bytes) -> list[str]:
+        """The lines `chunk` completes (a line past STDERR_PIECE counts as one)."""
+        *whole, self._partial = (self._partial + chunk.decode("utf-8", errors="replace")).split("\n")
+        while len(self._partial) > STDERR_PIECE:
+            whole.append(self._partial[:STDERR_PIECE])
+            self._partial = self._partial[STDERR_PIECE:]
+        self._lines.extend(line.strip()[:STDERR_CHARS] for line in whole if line.strip())
+        return whole
+
+    def end(self) -> list[str]:
+        """The last line, when stderr ended without a newline."""
+        return self.feed(b"\n") if self._partial else []
+
+    def said(self) -> str:
+        return " / ".join(self._lines)
 
 
 def _members(text: str) -> dict[str, Any] | None:
@@ -245,8 +296,9 @@ async def stdio_transport(
     """The server started as a child in its own session with the clean environment, its stdout read by a `Reader`
     of `limit`; stopped with its process group on exit, whatever cancels the exit."""
     process = await anyio.open_process(
-        [command, *args], env=get_default_environment() | dict(env), stderr=sys.stderr, start_new_session=True
+        [command, *args], env=get_default_environment() | dict(env), stderr=subprocess.PIPE, start_new_session=True
     )
+    stderr = StderrTail()
     # No awaits until the task group is entered: a cancellation in the gap would leak the live child.
     incoming, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
@@ -286,8 +338,16 @@ async def stdio_transport(
     async with anyio.create_task_group() as group:
         group.start_soon(read)
         group.start_soon(write)
+        group.start_soon(_pass_on, process, stderr)
         try:
             yield read_stream, write_stream
+        except Exception as exc:
+            # The session ended because the child did (its stdout ended): say how, and what it last said.
+            with anyio.CancelScope(shield=True):
+                ended = read_done.is_set() and await _exited(process, ENDED_WITHIN)
+            if ended and process.returncode is not None:
+                raise CommandEnded(process.returncode, stderr.said()) from exc
+            raise
         finally:
             # Shielded: a cancelled caller must not leave the child running; every wait inside is bounded.
             with anyio.CancelScope(shield=True):
@@ -338,6 +398,25 @@ async def _write(
         await incoming.aclose()
 
 
+async def _pass_on(process: Process, stderr: StderrTail) -> None:
+    """The child's stderr, masked line by line, to the tools service's own (where `saip run` shows it under the
+    service's name) and into its tail; read until it ends, so a child writing there is never blocked."""
+    assert process.stderr is not None, "the child is started with a stderr pipe"
+    masker = Masker()
+    try:
+        with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            async for chunk in process.stderr:
+                _write_lines(masker, stderr.feed(chunk))
+    finally:
+        _write_lines(masker, stderr.end())
+
+
+def _write_lines(masker: Masker, lines: list[str]) -> None:
+    if lines:
+        sys.stderr.write("".join(masker.text(line) + "\n" for line in lines))
+        sys.stderr.flush()
+
+
 async def _drain(process: Process) -> None:
     """Read and drop what the child still writes, until its stdout ends or is closed."""
     assert process.stdout is not None, "the child is started with a stdout pipe"
@@ -354,6 +433,7 @@ async def _stop(process: Process) -> None:
         if not await _exited(process, REAP_TIMEOUT):
             logger.warning("a stdio upstream survived its kill; saip leaves it", extra={"pid": process.pid})
     await _close(process.stdout)
+    await _close(process.stderr)
 
 
 async def _exited(process: Process, within: float) -> bool:
