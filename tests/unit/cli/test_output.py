@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from saip.cli.audit import line
-from saip.cli.output import Table, fields, listing, report
+from saip.cli.output import Table, fields, listing, page, report
 
 
 def test_a_table_pads_left_right_or_not_at_all() -> None:
@@ -74,3 +74,12 @@ def test_a_listing_with_entries_or_that_is_no_list_is_shown() -> None:
 
     assert CliRunner().invoke(show, ["listed"]).output == "shown {'documents': [{'name': 'a'}]}\nagain\n"
     assert CliRunner().invoke(show, ["object"]).output == "shown {'params': [], 'name': 'tool'}\nagain\n"
+
+
+def test_an_empty_page_of_the_trail_still_says_how_to_ask_for_the_older_one() -> None:
+    @click.command()
+    def show() -> None:
+        page({"entries": [], "count": 0, "nextCursor": 812}, lambda entry: "never", "0 tool calls, newest first.")
+        page({"entries": [{"n": 1}], "count": 1, "nextCursor": None}, lambda entry: f"entry {entry['n']}", "unsaid")
+
+    assert CliRunner().invoke(show).output == "0 tool calls, newest first.\n(older: --before 812)\nentry 1\n"

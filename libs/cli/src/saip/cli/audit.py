@@ -67,7 +67,7 @@ def log(
     """Management calls, newest first."""
     query = {"limit": limit, "tool": tool, "outcome": outcome, "before": before}
     envelope = call(context, "GET", "/audit/management-log", params=_given(query))
-    listing(envelope, as_json, lambda data: page(data, line), entries="entries")
+    listing(envelope, as_json, lambda data: page(data, line, envelope["message"]))
 
 
 @audit.command()
@@ -80,7 +80,7 @@ def calls(context: click.Context, limit: int, tool: str | None, before: int | No
     """Published tool calls (authored and knowledge tools), newest first."""
     query = {"limit": limit, "tool": tool, "before": before}
     envelope = call(context, "GET", "/audit/tool-calls", params=_given(query))
-    listing(envelope, as_json, lambda data: page(data, line), entries="entries")
+    listing(envelope, as_json, lambda data: page(data, line, envelope["message"]))
 
 
 @audit.command()

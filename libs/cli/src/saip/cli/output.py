@@ -79,8 +79,11 @@ def fields(rows: Sequence[tuple[str, object]]) -> None:
         click.echo(f"{label + ':':<{width}}{value}")
 
 
-def page(data: dict[str, Any], line: Callable[[dict[str, Any]], str]) -> None:
-    """One page of the trail, newest first, and how to ask for the older one."""
+def page(data: dict[str, Any], line: Callable[[dict[str, Any]], str], empty: str) -> None:
+    """One page of the trail, newest first, and how to ask for the older one; `empty` when it holds no entry (a page
+    of a filtered listing that the scan's budget cut short may be empty and still have an older one)."""
+    if not data["entries"]:
+        click.echo(empty)
     for entry in data["entries"]:
         click.echo(line(entry))
     if data["nextCursor"]:
