@@ -298,7 +298,7 @@ async def stdio_transport(
     process = await anyio.open_process(
         [command, *args], env=get_default_environment() | dict(env), stderr=subprocess.PIPE, start_new_session=True
     )
-    stderr = StderrTail()
+    stderr, stderr_done = StderrTail(), anyio.Event()
     # No awaits until the task group is entered: a cancellation in the gap would leak the live child.
     incoming, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
@@ -338,13 +338,16 @@ async def stdio_transport(
     async with anyio.create_task_group() as group:
         group.start_soon(read)
         group.start_soon(write)
-        group.start_soon(_pass_on, process, stderr)
+        group.start_soon(_pass_on, process, stderr, stderr_done)
         try:
             yield read_stream, write_stream
         except Exception as exc:
             # The session ended because the child did (its stdout ended): say how, and what it last said.
             with anyio.CancelScope(shield=True):
                 ended = read_done.is_set() and await _exited(process, ENDED_WITHIN)
+                if ended:
+                    with anyio.move_on_after(ENDED_WITHIN):
+                        await stderr_done.wait()  # its last words may still be in the pipe
             if ended and process.returncode is not None:
                 raise CommandEnded(process.returncode, stderr.said()) from exc
             raise
@@ -398,9 +401,10 @@ async def _write(
         await incoming.aclose()
 
 
-async def _pass_on(process: Process, stderr: StderrTail) -> None:
+async def _pass_on(process: Process, stderr: StderrTail, done: anyio.Event) -> None:
     """The child's stderr, masked line by line, to the tools service's own (where `saip run` shows it under the
-    service's name) and into its tail; read until it ends, so a child writing there is never blocked."""
+    service's name) and into its tail; read until it ends (then `done`), so a child writing there is never
+    blocked."""
     assert process.stderr is not None, "the child is started with a stderr pipe"
     masker = Masker()
     try:
@@ -409,6 +413,7 @@ async def _pass_on(process: Process, stderr: StderrTail) -> None:
                 _write_lines(masker, stderr.feed(chunk))
     finally:
         _write_lines(masker, stderr.end())
+        done.set()
 
 
 def _write_lines(masker: Masker, lines: list[str]) -> None:
