@@ -162,6 +162,18 @@ async def ensure_kv(
     raise AssertionError("unreachable: tenacity reraises the last error")
 
 
+async def kv_keys(kv: KeyValue, prefix: str = "") -> list[str]:
+    """The bucket's keys that start with `prefix`, sorted, as the stream holds them right now; a key deleted or purged
+    is among them until its marker goes (its `get` says so). nats-py's `KeyValue.keys()` lists them through a watcher
+    that may say "no more" before entries the server already sent have been read, so it could answer NoKeysError, or
+    fewer keys, for a bucket that has them; the stream's own count of messages by subject has no such gap. It reads
+    the KeyValue's stream and subject prefix, which nats-py keeps as `_stream` and `_pre` (ADR-8's `KV_<bucket>` and
+    `$KV.<bucket>.`)."""
+    head: str = kv._pre  # nats-py names no public accessor for either
+    info = await kv._js.stream_info(kv._stream, subjects_filter=f"{head}{prefix}>")
+    return sorted(subject.removeprefix(head) for subject in (info.state.subjects or {}))
+
+
 async def kv_updates(kv: KeyValue, *, meta_only: bool = False) -> AsyncGenerator[KeyValue.Entry | None, None]:
     """Every entry of the bucket, None once the current ones are through, then each change, until the caller stops
     (the watcher, one ordered consumer, is stopped then). A service keeps one such watch per bucket for its life."""

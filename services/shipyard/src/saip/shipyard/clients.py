@@ -21,14 +21,13 @@ from nats.js.errors import (
     KeyDeletedError,
     KeyNotFoundError,
     KeyWrongLastSequenceError,
-    NoKeysError,
     NotFoundError,
     ObjectNotFoundError,
 )
 from nats.js.kv import KeyValue
 from nats.js.object_store import ObjectStore
 
-from saip.common import tracing
+from saip.common import bus, tracing
 from saip.shipyard.errors import Conflict, RuleRefused, StoreUnavailable
 from saip.v1 import knowledge_pb2, knowledge_pb2_grpc, tools_pb2, tools_pb2_grpc, upstream_pb2, upstream_pb2_grpc
 
@@ -153,7 +152,7 @@ async def _nats(operation: Any, *, within: float = NATS_WITHIN) -> Any:
         with anyio.fail_after(within):
             return await operation
     except (NatsError, TimeoutError) as exc:
-        if isinstance(exc, KeyWrongLastSequenceError | KeyNotFoundError | KeyDeletedError | NoKeysError):
+        if isinstance(exc, KeyWrongLastSequenceError | KeyNotFoundError | KeyDeletedError):
             raise
         if isinstance(exc, ObjectNotFoundError | NotFoundError | BucketNotFoundError):
             raise
@@ -190,11 +189,7 @@ class KvRecords:
             await _nats(self._kv.delete(key))
 
     async def keys(self, prefix: str) -> list[str]:
-        try:
-            found = await _nats(self._kv.keys())
-        except NoKeysError:
-            return []
-        return sorted(key for key in found if key.startswith(prefix))
+        return list(await _nats(bus.kv_keys(self._kv, prefix)))
 
 
 class ObjectArchives:

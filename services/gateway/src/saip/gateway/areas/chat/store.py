@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from nats.errors import Error as NatsError
-from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError, NoKeysError
+from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
+from saip.common import bus
 from saip.gateway.errors import ServiceRefused, ServiceUnavailable
 from saip.v1 import gateway_pb2
 
@@ -56,9 +57,7 @@ class Conversations:
     async def all(self) -> list[gateway_pb2.ChatConversation]:
         kv = await self._bucket()
         try:
-            keys = [key for key in await kv.keys() if key.startswith(PREFIX)]
-        except NoKeysError:
-            return []
+            keys = await bus.kv_keys(kv, PREFIX)
         except (NatsError, TimeoutError) as exc:
             raise ServiceUnavailable("nats", type(exc).__name__) from None
         found = [await self.get(key.removeprefix(PREFIX)) for key in keys]

@@ -17,9 +17,9 @@ from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from nats.js.errors import BucketNotFoundError, NoKeysError, NotFoundError
+from nats.js.errors import BucketNotFoundError, NotFoundError
 
-from saip.common import names, telemetry
+from saip.common import bus, names, telemetry
 from saip.common.masking import Masker
 from saip.gateway.areas.knowledge.client import KnowledgeClient
 from saip.gateway.areas.words import when
@@ -71,13 +71,13 @@ class System:
     async def _heartbeats(self, js: JetStreamContext) -> list[dict[str, Any]]:
         try:
             kv = await js.key_value(names.SYSTEM_BUCKET)
-            keys = await kv.keys()
-        except (BucketNotFoundError, NoKeysError):
+            keys = await bus.kv_keys(kv)
+        except BucketNotFoundError:
             return []
         except (NatsError, TimeoutError) as exc:
             raise ServiceUnavailable("nats", type(exc).__name__) from None
         beats = []
-        for key in sorted(keys):
+        for key in keys:
             try:
                 entry = await kv.get(key)
             except NotFoundError:
