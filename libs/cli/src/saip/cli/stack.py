@@ -25,7 +25,6 @@ import http.client
 import os
 import secrets
 import shlex
-import signal
 import socket
 import sys
 import threading
@@ -40,7 +39,7 @@ from honcho.process import Popen
 from saip.cli.client import ADMIN_TOKEN_FILE, ApiError, GatewayApi
 from saip.cli.lines import Prefix, launcher_output
 from saip.cli.zygote import Forked, ForkServer, NotForked
-from saip.common import natsd
+from saip.common import natsd, processes
 from saip.common.configuration import (
     BASIC_PREFIXES,
     BASIC_VARIABLES,
@@ -263,11 +262,7 @@ def ended_line(ended: tuple[str, int], ready: bool) -> str:
     """The launcher's last line when a process's own end stopped the stack: which, how, and where to look; the
     lines before it are the other processes stopping, so the reason would be far above otherwise."""
     name, code = ended
-    how = (
-        f"was killed by {signal.Signals(-code).name}"
-        if code < 0 and -code in signal.valid_signals()
-        else f"exited with {code}"
-    )
+    how = processes.ended(code)
     if not ready:
         return f"saip run: {name} {how} before saip was ready (its lines above say why); everything else was stopped."
     return f"saip run: {name} {how}; everything else was stopped."

@@ -189,7 +189,8 @@ class KvRecords:
             await _nats(self._kv.delete(key))
 
     async def keys(self, prefix: str) -> list[str]:
-        return list(await _nats(bus.kv_keys(self._kv, prefix)))
+        found: list[str] = await _nats(bus.kv_keys(self._kv, prefix))
+        return found
 
 
 class ObjectArchives:

@@ -24,6 +24,7 @@ import httpx
 from anyio.abc import Process, TaskGroup
 
 from saip.common.masking import Masker
+from saip.common.processes import ChunkLines
 from saip.shipyard.metrics import ShipyardMetrics
 
 logger = logging.getLogger(__name__)
@@ -183,12 +184,12 @@ class LocalRuns:
 
     async def _read(self, server: LocalServer, process: Process) -> None:
         assert process.stdout is not None
-        pending = b""
+        lines = ChunkLines()
         async for chunk in process.stdout:
-            pending += chunk
-            *complete, pending = pending.split(b"\n")
-            for line in complete:
-                server.log(line.decode(errors="replace"))
+            for line in lines.feed(chunk):
+                server.log(line)
+        for line in lines.end():
+            server.log(line)
 
     async def _ready(self, server: LocalServer, process: Process) -> None:
         url = f"http://127.0.0.1:{server.port}/healthz"

@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import signal
 import subprocess
 import sys
 from collections import deque
@@ -53,6 +52,7 @@ from mcp.client.stdio import FORCE_KILL_TIMEOUT, PROCESS_TERMINATION_TIMEOUT, ge
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
+from saip.common import processes
 from saip.common.masking import Masker
 from saip.tools.errors import ToolsError
 from saip.tools.upstream.connections import too_large
@@ -64,7 +64,7 @@ KEEP = 512
 # What of a stdio server's stderr its end's reason quotes: its last lines, each cut to this many characters.
 STDERR_LINES = 3
 STDERR_CHARS = 200
-STDERR_PIECE = 8192  # a line passed on whole up to this long
+STDERR_PIECE = processes.PIECE  # a line passed on whole up to this long
 # How long a child whose stdout ended may take to be seen exited, for its exit code to be the reason.
 ENDED_WITHIN = 1.0
 # How long the writer may take to send what the session already handed it before stdin closes (the SDK's figure).
@@ -94,35 +94,24 @@ class CommandEnded(ToolsError):
     are the connection's reason, where the session alone could only say "Connection closed"."""
 
     def __init__(self, code: int, said: str) -> None:
-        how = (
-            f"was killed by {signal.Signals(-code).name}" if -code in signal.valid_signals() else f"exited with {code}"
-        )
         words = f"; the last it wrote on stderr: {said}" if said else "; it wrote nothing on stderr"
-        super().__init__(f"the stdio server's command {how}{words}")
+        super().__init__(f"the stdio server's command {processes.ended(code)}{words}")
         self.code = code
 
 
-class StderrTail:
-    """What a stdio server writes on stderr, line by line: each whole line (a longer one in pieces of
-    `STDERR_PIECE`) to pass on, and its last `STDERR_LINES` lines kept, each cut to `STDERR_CHARS`, for the reason of
+class StderrTail(processes.ChunkLines):
+    """What a stdio server writes on stderr, line by line (`ChunkLines`: each whole line to pass on, a longer one in
+    pieces of `STDERR_PIECE`), and its last `STDERR_LINES` lines kept, each cut to `STDERR_CHARS`, for the reason of
     an end."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._lines: deque[str] = deque(maxlen=STDERR_LINES)
-        self._partial = ""
 
     def feed(self, chunk: bytes) -> list[str]:
-        """The lines `chunk` completes (a line past STDERR_PIECE counts as one)."""
-        *whole, self._partial = (self._partial + chunk.decode("utf-8", errors="replace")).split("\n")
-        while len(self._partial) > STDERR_PIECE:
-            whole.append(self._partial[:STDERR_PIECE])
-            self._partial = self._partial[STDERR_PIECE:]
+        whole = super().feed(chunk)
         self._lines.extend(line.strip()[:STDERR_CHARS] for line in whole if line.strip())
         return whole
-
-    def end(self) -> list[str]:
-        """The last line, when stderr ended without a newline."""
-        return self.feed(b"\n") if self._partial else []
 
     def said(self) -> str:
         return " / ".join(self._lines)

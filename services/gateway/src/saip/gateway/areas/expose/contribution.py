@@ -160,7 +160,7 @@ def summary(plan: pb.ExposurePlan) -> str:
     return "; ".join(parts) or "change nothing"
 
 
-def _something(arguments: Change) -> None:
+def _refuse_an_empty_change(arguments: Change) -> None:
     """An apply with nothing in it is refused before anyone is asked to approve it (or clients are told of it)."""
     change = arguments.change()
     if not (change.add or change.remove or change.set_hitl or change.acknowledge_changed):
@@ -212,7 +212,7 @@ class ExposeArea(Declared):
         return ManagementResult(True, message, data=view)
 
     async def plan_change(self, arguments: Change) -> Approval:
-        _something(arguments)
+        _refuse_an_empty_change(arguments)
         plan = await self._plan(arguments)
         if plan.refused:
             raise ServiceRefused("; ".join(f"{refusal.name}: {refusal.reason}" for refusal in plan.refused) + ".")
@@ -226,7 +226,7 @@ class ExposeArea(Declared):
         return Approval(Level.DESTRUCTIVE, summary(plan), high_risk=plan.high_risk, expected=described(plan))
 
     async def _apply(self, arguments: Change, expected: Expected) -> ManagementResult:
-        _something(arguments)
+        _refuse_an_empty_change(arguments)
         applied = await self.client.apply(arguments.change(expected), accepted_hashes(expected))
         view = {"plan": views.plan(applied.plan), "composition": views.composition(applied.composition)}
         served = [tool["name"] for tool in view["composition"]["tools"] if tool["served"]]
