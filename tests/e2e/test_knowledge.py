@@ -156,6 +156,8 @@ def test_the_person_reaches_the_same_methods_from_the_command_line(stack: Stack)
     assert ingested.returncode == 0, ingested.stderr
     found = cli(stack, "knowledge", "search", "night shift", "-p", "All documents (simple)")
     assert found.returncode == 0 and "shifts #0" in found.stdout
+    missed = cli(stack, "knowledge", "search", "zebra", "-p", "All documents (simple)")
+    assert missed.returncode == 0 and missed.stdout.startswith("0 passages from All documents (simple); try other")
     relative = cli(stack, "knowledge", "ingest", "notes.md")
     assert relative.returncode == 1 and "Paths are explicit" in relative.stderr
     status = cli(stack, "knowledge", "status")

@@ -50,3 +50,7 @@ async def test_every_service_beats_and_its_serving_line_can_be_tailed(stack: Sta
     assert "every service healthy" in shown.stdout
     tailed = cli(stack, "audit", "logs", "--service", "audit", "--text", "audit serving")
     assert tailed.returncode == 0 and "audit serving" in tailed.stdout
+    nothing = cli(stack, "audit", "logs", "--service", "audit", "--text", "no line says this")
+    assert (nothing.returncode, nothing.stdout) == (0, "0 log lines of audit at INFO or above, oldest first.\n")
+    unknown = cli(stack, "audit", "logs", "--service", "audits")
+    assert unknown.returncode == 1 and "No log lines of 'audits': no service of that name" in unknown.stderr

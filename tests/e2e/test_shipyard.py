@@ -49,6 +49,7 @@ def test_a_shipped_knowledge_server_answers_real_clients_of_both_eras_with_its_o
     assert f"Shipped '{name}' v1" in ok(stack, "shipyard", "ship", name, "--description", "Broker answers.", "-t", tool)
     ran = ok(stack, "shipyard", "run", name)
     assert "The bearer token is shown to the person in the app, not here." in ran
+    assert ran.splitlines()[-1] == f"Its bearer token: saip shipyard token {name}"
     shown = ok(stack, "shipyard", "token", name)
     endpoint = next(line.split()[-1] for line in shown.splitlines() if line.startswith("Endpoint"))
     token = next(line.split()[-1] for line in shown.splitlines() if line.startswith("Bearer token"))

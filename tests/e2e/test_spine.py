@@ -219,7 +219,8 @@ def test_the_command_line_reaches_the_same_methods(stack: Stack) -> None:
     stack.banner["MCP bearer token"] = token
     status = cli(stack, "status")
     assert status.returncode == 0, status.stderr
-    assert "Management tools: on" in status.stdout and "MCP token:        set by api" in status.stdout
+    assert "Management tools: on" in status.stdout
+    assert "MCP token:        set through the API (saip token rotate)" in status.stdout
     verify = cli(stack, "audit", "verify")
     assert verify.returncode == 0 and verify.stdout.startswith("chain intact:")
     wrong = subprocess.run(

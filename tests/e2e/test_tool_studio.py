@@ -251,6 +251,8 @@ def test_the_person_reaches_the_same_methods_through_rest_and_the_command_line(s
     assert tested.returncode == 0 and "Local Pass of 'cli-words' passed" in tested.stdout
     published = saip("publish", "cli-words")
     assert published.returncode == 0 and published.stdout.startswith("Published 'cli-words'")
+    retested = saip("test", "cli-words")
+    assert retested.returncode == 0 and "It is published already: /mcp serves this revision." in retested.stdout
     listed = saip("list")
     assert any(line.split()[:2] == ["cli-words", "published"] for line in listed.stdout.splitlines())
     again = saip("save", str(spec_file))

@@ -83,6 +83,7 @@ async def test_the_logs_of_a_service_are_tailed_filtered_and_masked(nats_server:
                 await client.call_tool("saip_monitor_logs_tail", {"service": "tools", "level": "WARNING"})
             )
             published = envelope(await client.call_tool("saip_monitor_logs_tail", {"text": "WORD-COUNT"}))
+            unknown = await client.call_tool("saip_monitor_logs_tail", {"service": "toolz"})
             system = envelope(await client.call_tool("saip_monitor_system", {}))
 
     # Each service's lines in the order it wrote them; two services' lines in the order NATS received them.
@@ -97,6 +98,11 @@ async def test_the_logs_of_a_service_are_tailed_filtered_and_masked(nats_server:
     assert "abcd1234secret" not in json.dumps(warning) and "token=***" in warning["url"]
     assert warnings["message"] == "1 log line of tools at WARNING or above, oldest first."
     assert [line["tool"] for line in published["data"]["lines"]] == ["word-count"]
+    assert unknown.is_error and isinstance(block := unknown.content[0], types.TextContent)
+    assert json.loads(block.text)["message"] == (
+        "No log lines of 'toolz': no service of that name writes to the log stream. The services that do: "
+        "knowledge, tools; leave the service out for all of them."
+    )
 
     data = system["data"]
     services = {entry["service"]: entry for entry in data["services"]}

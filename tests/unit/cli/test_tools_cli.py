@@ -1,5 +1,6 @@
-"""`saip tools save` and `saip tools risk` read a tool spec from a file or stdin; one that cannot be read, or is not
-one JSON object, is refused with what to give instead, before anything is sent."""
+"""`saip tools save` and `saip tools risk` read a tool spec from a file or stdin, `saip tools test --args` a trial run's
+arguments; one that cannot be read, or is not one JSON object, is refused with what to give instead, before anything is
+sent."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import click
 import pytest
 
-from saip.cli.tools import spec_of
+from saip.cli.tools import arguments_of, spec_of
 
 
 def test_a_spec_file_is_read_as_one_json_object(tmp_path: Path) -> None:
@@ -41,3 +42,21 @@ def test_a_folder_is_refused_as_unreadable(tmp_path: Path) -> None:
     assert refused.value.format_message() == (
         f"Cannot read {tmp_path}: Is a directory. Give a file holding a tool spec, or - for stdin."
     )
+
+
+def test_trial_arguments_are_one_json_object() -> None:
+    assert arguments_of('{"text": "a b"}') == {"text": "a b"}
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("nope", "--args is not JSON (Expecting value at column 1): "),
+        ('{"text": ', "--args is not JSON (Expecting value at column 10): "),
+        ("[1]", "--args must be a JSON object of the tool's arguments: "),
+    ],
+)
+def test_trial_arguments_that_are_not_an_object_are_refused_with_an_example(given: str, said: str) -> None:
+    with pytest.raises(click.ClickException) as refused:
+        arguments_of(given)
+    assert refused.value.format_message() == said + """for instance --args '{"text": "one two"}'"""

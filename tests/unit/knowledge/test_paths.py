@@ -29,6 +29,15 @@ def test_a_relative_path_is_answered_with_the_absolute_path_to_use(root: Path) -
     assert f"'{root / 'team' / 'runbook.md'}'" in str(refused.value)
 
 
+def test_a_relative_path_no_root_holds_is_answered_with_the_roots_not_a_made_up_path(root: Path) -> None:
+    with pytest.raises(InvalidRequest) as refused:
+        paths.resolve("team/gone.md", [root])
+    assert str(refused.value) == (
+        "Paths are explicit: 'team/gone.md' is relative, and no ingest root holds it. Call again with the absolute "
+        f"path of a file inside an ingest root ({root})."
+    )
+
+
 def test_a_missing_file_is_named_as_missing(root: Path) -> None:
     with pytest.raises(NotFound, match=f"'{root / 'team' / 'gone.md'}' is missing"):
         paths.resolve(str(root / "team" / "gone.md"), [root])

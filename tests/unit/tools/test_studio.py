@@ -50,15 +50,17 @@ async def test_a_draft_publishes_after_its_local_pass_and_is_then_served_and_cal
     assert await served(parts) == []
 
     report = await parts.studio.test("adder", "")
-    assert (report.passed, report.local_pass) == (True, True)
+    assert (report.passed, report.local_pass, report.published) == (True, True, False)
     assert (await parts.studio.get("adder")).last_test.passed
     summary = await parts.studio.publish("adder")
     assert (summary.state, summary.exposed, summary.tested) == (PUBLISHED, True, True)
+    again = await parts.studio.test("adder", "")
+    assert (again.passed, again.local_pass, again.published) == (True, True, True)
 
     assert await served(parts) == ["adder"]
     reply = await parts.serving.call("adder", '{"a": 2, "b": 5}')
     assert json.loads(reply.text) == {"a": 2, "b": 5}
-    assert [job.arguments for job in parts.runner.jobs] == [{"a": 2, "b": 3}, {"a": 2, "b": 5}]
+    assert [job.arguments for job in parts.runner.jobs] == [{"a": 2, "b": 3}, {"a": 2, "b": 3}, {"a": 2, "b": 5}]
 
     deleted = await parts.studio.delete("adder")
     assert deleted.state == PUBLISHED

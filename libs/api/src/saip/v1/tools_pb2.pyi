@@ -212,7 +212,7 @@ class GuardBlock(_message.Message):
     def __init__(self, reason: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class TestReport(_message.Message):
-    __slots__ = ("name", "passed", "result_json", "error", "console", "duration_ms", "guard_blocks", "local_pass", "warnings")
+    __slots__ = ("name", "passed", "result_json", "error", "console", "duration_ms", "guard_blocks", "local_pass", "warnings", "published")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PASSED_FIELD_NUMBER: _ClassVar[int]
     RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
@@ -222,6 +222,7 @@ class TestReport(_message.Message):
     GUARD_BLOCKS_FIELD_NUMBER: _ClassVar[int]
     LOCAL_PASS_FIELD_NUMBER: _ClassVar[int]
     WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    PUBLISHED_FIELD_NUMBER: _ClassVar[int]
     name: str
     passed: bool
     result_json: str
@@ -231,7 +232,8 @@ class TestReport(_message.Message):
     guard_blocks: _containers.RepeatedCompositeFieldContainer[GuardBlock]
     local_pass: bool
     warnings: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., passed: _Optional[bool] = ..., result_json: _Optional[str] = ..., error: _Optional[str] = ..., console: _Optional[_Iterable[str]] = ..., duration_ms: _Optional[int] = ..., guard_blocks: _Optional[_Iterable[_Union[GuardBlock, _Mapping]]] = ..., local_pass: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
+    published: bool
+    def __init__(self, name: _Optional[str] = ..., passed: _Optional[bool] = ..., result_json: _Optional[str] = ..., error: _Optional[str] = ..., console: _Optional[_Iterable[str]] = ..., duration_ms: _Optional[int] = ..., guard_blocks: _Optional[_Iterable[_Union[GuardBlock, _Mapping]]] = ..., local_pass: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ..., published: _Optional[bool] = ...) -> None: ...
 
 class PublishToolRequest(_message.Message):
     __slots__ = ("name", "expected_revision")

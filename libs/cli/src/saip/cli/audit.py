@@ -133,7 +133,7 @@ def logs(context: click.Context, service: str | None, level: str, text: str | No
         for entry in data["lines"]:
             click.echo(json.dumps(entry, ensure_ascii=False))
 
-    listing(envelope, as_json, show)
+    listing(envelope, as_json, show, entries="lines")
 
 
 def _given(query: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,9 @@ saip_knowledge_* tools call)."""
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -48,6 +50,14 @@ def _documents(data: dict[str, Any]) -> None:
         DOCUMENTS.echo(doc["name"], doc["mediaType"], f"{doc['chunks']:>5} chunks", doc["source"] + managed)
 
 
+def local_path(source: str) -> str:
+    """A path as a shell means it: one relative to the working folder that names a file there is made absolute.
+    Any other is sent as given, for the service to answer (the path of an ingest root, or why not)."""
+    if Path(source).is_absolute() or not Path(source).is_file():
+        return source
+    return os.path.abspath(source)  # its symlinks as they are: the service follows them and checks where they lead
+
+
 @knowledge.command("ingest")
 @click.argument("source")
 @click.option("--name", help="A unique name; the file or URL name when omitted.")
@@ -61,7 +71,7 @@ def knowledge_ingest(context: click.Context, source: str, name: str | None, is_t
     elif source.startswith(("http://", "https://")):
         body = {"url": source}
     else:
-        body = {"path": source}
+        body = {"path": local_path(source)}
     if name:
         body["name"] = name
     report(_knowledge(context, "POST", "/documents", json=body, timeout=INGEST_TIMEOUT), as_json)
@@ -116,11 +126,9 @@ def knowledge_search(
             page = f" p.{hit['page']}" if hit["page"] else ""
             click.echo(f"[{hit['relevance']:.2f}] {hit['document']} #{hit['position']}{page}")
             click.echo("    " + " ".join(hit["text"].split())[:300])
-        if not data["results"]:
-            click.echo("No passage matched; try the words the documents use.")
 
     body = {"query": query, "pipeline": pipeline, "topK": top_k}
-    listing(_knowledge(context, "POST", "/search", json=body), as_json, show)
+    listing(_knowledge(context, "POST", "/search", json=body), as_json, show, entries="results")
 
 
 @knowledge.command("suggest")

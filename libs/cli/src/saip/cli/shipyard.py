@@ -103,7 +103,10 @@ def shipyard_ship(
 def shipyard_run(context: click.Context, name: str, target: str, port: int | None, as_json: bool) -> None:
     """Run the shipped server NAME on a target; `saip shipyard token NAME` then prints its bearer token."""
     body = {"target": target, "port": port}
-    report(_shipyard(context, "POST", _server(name, "/run"), json=body, timeout=RUN_TIMEOUT), as_json)
+    envelope = _shipyard(context, "POST", _server(name, "/run"), json=body, timeout=RUN_TIMEOUT)
+    report(envelope, as_json)
+    if target == "local" and not as_json:  # the message is the AI's, which is never given the token
+        click.echo(f"Its bearer token: saip shipyard token {name}")
 
 
 @shipyard.command("status")
@@ -140,6 +143,7 @@ def shipyard_logs(context: click.Context, name: str, lines: int, as_json: bool) 
         _shipyard(context, "GET", _server(name, "/logs"), params={"lines": lines}),
         as_json,
         lambda data: click.echo("\n".join(data["lines"])),
+        entries="lines",
     )
 
 

@@ -9,6 +9,12 @@ import click
 from saip.cli.commands import call
 from saip.cli.output import fields, json_option, listing, report
 
+# Where the MCP token in force comes from, as the gateway names it.
+TOKEN_SOURCES = {
+    "api": "set through the API (saip token rotate)",
+    "configuration": "set in the configuration (mcp-server.auth-token)",
+}
+
 
 @click.command()
 @json_option
@@ -22,7 +28,10 @@ def status(context: click.Context, as_json: bool) -> None:
         fields(
             [
                 ("MCP endpoint", data["mcp"]["url"]),
-                ("MCP token", "set by " + token["source"] if token["set"] else "not set"),
+                (
+                    "MCP token",
+                    TOKEN_SOURCES.get(token["source"], f"set by {token['source']}") if token["set"] else "not set",
+                ),
                 ("Management tools", surface),
                 ("Approval", f"{management['approval']}, wait {management['approvalWaitSeconds']:g} s"),
                 ("Services", ", ".join(f"{name} {state}" for name, state in data["services"].items())),

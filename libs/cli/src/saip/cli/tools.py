@@ -39,6 +39,18 @@ def spec_of(source: str) -> dict[str, Any]:
     return value
 
 
+def arguments_of(text: str) -> dict[str, Any]:
+    """A trial run's `--args`: one JSON object, or the error that shows what to give instead."""
+    example = """for instance --args '{"text": "one two"}'"""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.ClickException(f"--args is not JSON ({exc.msg} at column {exc.colno}): {example}") from None
+    if not isinstance(value, dict):
+        raise click.ClickException(f"--args must be a JSON object of the tool's arguments: {example}")
+    return value
+
+
 @click.group()
 def tools() -> None:
     """Tool Studio: authored JavaScript tools, their Local Pass, publishing and exposure."""
@@ -91,10 +103,7 @@ def test(context: click.Context, name: str, arguments: str | None, as_json: bool
     """Run the Local Pass of NAME (or a trial run with --args)."""
     body: dict[str, Any] = {}
     if arguments is not None:
-        try:
-            body["arguments"] = json.loads(arguments)
-        except json.JSONDecodeError as exc:
-            raise click.ClickException(f"--args is not JSON: {exc.msg}") from None
+        body["arguments"] = arguments_of(arguments)
     envelope = _studio(context, "POST", f"/{name}/test", json=body or None)
     if not as_json:
         data = envelope["data"]

@@ -17,13 +17,13 @@ def _roots_text(roots: Sequence[Path]) -> str:
     return ", ".join(str(root) for root in roots)
 
 
-def suggestion(raw: str, roots: Sequence[Path]) -> Path:
-    """The absolute path a relative one most likely means: the first root that holds it, else the first root."""
+def suggestion(raw: str, roots: Sequence[Path]) -> Path | None:
+    """The absolute path a relative one most likely means: in the first root that holds it (None: no root does)."""
     for root in roots:
         candidate = Path(os.path.normpath(root / raw))
         if _within(candidate, root) and candidate.exists():
             return candidate
-    return Path(os.path.normpath(roots[0] / raw))
+    return None
 
 
 def resolve(raw: str, roots: Sequence[Path]) -> Path:
@@ -41,9 +41,15 @@ def resolve(raw: str, roots: Sequence[Path]) -> Path:
         raise InvalidRequest("the path contains a NUL character; give the absolute path of a file")
     given = Path(text)
     if not given.is_absolute():
+        meant = suggestion(text, roots)
+        if meant is None:
+            raise InvalidRequest(
+                f"Paths are explicit: '{text}' is relative, and no ingest root holds it. Call again with the absolute "
+                f"path of a file inside an ingest root ({_roots_text(roots)})."
+            )
         raise InvalidRequest(
-            f"Paths are explicit: '{text}' is relative. Call again with the absolute path "
-            f"'{suggestion(text, roots)}' (ingest roots: {_roots_text(roots)})."
+            f"Paths are explicit: '{text}' is relative. Call again with the absolute path '{meant}' "
+            f"(ingest roots: {_roots_text(roots)})."
         )
     folded = Path(os.path.normpath(given))
     if not any(_within(folded, root) for root in roots):

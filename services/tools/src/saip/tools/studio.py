@@ -198,6 +198,7 @@ class Studio:
         arguments = spec.test_arguments() if local_pass else parse_arguments(spec, arguments_json)
         outcome = await self._runs.run("test", spec, arguments, resolved)
         report = report_of(name, outcome, resolved.masker, local_pass=local_pass)
+        report.published = entry.record is not None and entry.record.state == PUBLISHED
         if local_pass and entry.record is not None:
             await self._record_test(entry, outcome, report)
         return report

@@ -137,13 +137,19 @@ class System:
         """The last `limit` lines at `level` or above (of one service, or of all), containing `text`, oldest first."""
         js = self._jetstream()
         try:
-            info = await js.stream_info(names.LOGS_STREAM)
+            info = await js.stream_info(names.LOGS_STREAM, subjects_filter=names.LOGS_SUBJECTS)
         except NotFoundError:
             return []
         except (NatsError, TimeoutError) as exc:
             raise ServiceUnavailable("nats", type(exc).__name__) from None
         if not info.state.messages:
             return []
+        writing = sorted(subject.removeprefix(names.LOGS_PREFIX) for subject in info.state.subjects or {})
+        if service is not None and service not in writing:
+            raise ServiceRefused(
+                f"No log lines of '{service}': no service of that name writes to the log stream. The services that "
+                f"do: {', '.join(writing)}; leave the service out for all of them."
+            )
         start = max(info.state.first_seq, info.state.last_seq - SCAN + 1)
         subject = names.LOGS_PREFIX + service if service else names.LOGS_SUBJECTS
         config = ConsumerConfig(

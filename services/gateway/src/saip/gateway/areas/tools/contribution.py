@@ -221,7 +221,9 @@ class ToolsArea(Declared):
         if report.passed:
             kind = "Local Pass" if report.local_pass else "Trial run (not a Local Pass)"
             message = f"{kind} of '{report.name}' passed in {report.duration_ms} ms."
-            if report.local_pass:
+            if report.local_pass and report.published:
+                message += " It is published already: /mcp serves this revision."
+            elif report.local_pass:
                 message += " It can be published with saip_tools_publish."
         else:
             message = f"'{report.name}' failed in the sandbox: {report.error}"

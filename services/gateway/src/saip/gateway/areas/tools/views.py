@@ -81,6 +81,7 @@ def test(report: tools_pb2.TestReport) -> dict[str, Any]:
         "name": report.name,
         "passed": report.passed,
         "localPass": report.local_pass,
+        "published": report.published,
         "result": result,
         "error": report.error or None,
         "console": list(report.console),
