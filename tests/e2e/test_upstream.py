@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.stack import ChatStack, Stack, chat_stack, mcp_client
+from tests.e2e.test_spine import cli
 from tests.integration.answers import Painter, Person, envelope, text
 from tests.model_server import call, say
 from tests.upstreams.running import ECHO, started, tool
@@ -68,6 +69,7 @@ async def test_tutorial_20_register_preview_expose_call_and_accept_a_changed_def
             added = envelope(await client.call_tool("saip_mcp_add_custom", {"server": custom}))
 
             await eventually(lambda: _connected(client, custom["id"]), within=30)
+            shown = cli(stack, "servers", "tools", custom["id"])
             member = {"serverId": custom["id"], "tool": "echo", "alias": alias, "hitl": True}
             exposed = envelope(await client.call_tool("saip_expose_add_tools", {"tools": [member]}))
             await eventually(lambda: _serves(client, alias), within=30)
@@ -82,6 +84,9 @@ async def test_tutorial_20_register_preview_expose_call_and_accept_a_changed_def
             audited = await eventually(lambda: _proxied(client, alias), within=30)
     assert "Accept new definition" in guide.contents[0].text  # type: ignore[union-attr]
     assert preview["data"]["risk"] == "L3"
+    # The person sees what raised each tool's level, and so what would bring it under the cap.
+    assert shown.returncode == 0
+    assert shown.stdout.splitlines()[1] == "    tool read-only, closed-world; server trust: unknown (a custom server)"
     assert added["ok"] and exposed["ok"], (added["message"], exposed["message"])
     assert called == f'{{"text": "through saip, {era}"}}'
     [entry] = [tool for tool in withheld["data"]["tools"] if tool["name"] == alias]

@@ -63,6 +63,8 @@ def tools(context: click.Context, server_id: str, as_json: bool) -> None:
         for listed in found["tools"]:
             hits = f" poisoning: {', '.join(listed['poisoning'])}" if listed["poisoning"] else ""
             click.echo(f"{listed['name']:<28} {listed['risk']:<3} {listed['fingerprint']}{hits}")
+            if listed["riskReasons"]:  # what raised its level: what to change to bring it under the cap
+                click.echo(f"    {'; '.join(listed['riskReasons'])}")
 
     listing(envelope, as_json, show, entries="tools")
 
