@@ -41,6 +41,31 @@ def test_a_file_that_is_not_a_mapping_is_refused(tmp_path: Path) -> None:
         read_config_file(path)
 
 
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (
+            b"management: [\n",
+            "{path} is not valid YAML: line 2, column 1: expected the node content, but found '<stream end>' "
+            "(while parsing a flow node)",
+        ),
+        (b"management:\n  approval: all\n tools: x\n", "{path} is not valid YAML: line 3, column 2: "),
+        (b"approval: \xff\n", "{path} is not UTF-8 text"),
+    ],
+)
+def test_a_file_that_cannot_be_read_as_yaml_is_refused_saying_where(tmp_path: Path, content: bytes, said: str) -> None:
+    path = tmp_path / "saip.yaml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigurationError) as refused:
+        read_config_file(path)
+    assert str(refused.value).startswith(said.format(path=path))
+
+
+def test_an_unreadable_file_is_refused_with_why(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match=f"cannot read {tmp_path}: Is a directory"):
+        read_config_file(tmp_path)
+
+
 def test_variables_win_over_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "saip.yaml"
     path.write_text("log-level: DEBUG\naudit:\n  max-age-hours: 5\n")

@@ -146,6 +146,15 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigurationError(f"{path} is not UTF-8 text") from None
+    except yaml.MarkedYAMLError as exc:
+        where = exc.problem_mark or exc.context_mark
+        at = f"line {where.line + 1}, column {where.column + 1}: " if where is not None else ""
+        within = f" ({exc.context})" if exc.context else ""
+        raise ConfigurationError(f"{path} is not valid YAML: {at}{exc.problem}{within}") from None
     except yaml.YAMLError as exc:
         raise ConfigurationError(f"{path} is not valid YAML: {exc}") from None
     if not isinstance(data, Mapping):
