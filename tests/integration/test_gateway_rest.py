@@ -169,6 +169,17 @@ async def test_a_missing_service_a_service_away_a_configured_token_and_no_route_
             .json()["message"]
             .startswith("The audit service is not reachable right now")
         )
+        nowhere = await api.get("/api/v1/nowhere")
+        assert (nowhere.status_code, nowhere.json()["message"]) == (
+            404,
+            "There is no GET /api/v1/nowhere; /api/docs lists the routes.",
+        )
+        garbled = await api.post("/api/v1/tools", content=b"{bad", headers={"content-type": "application/json"})
+        assert (garbled.status_code, garbled.json()["message"]) == (
+            422,
+            "Invalid request: the body is not JSON (Expecting property name enclosed in double quotes at character "
+            "1). Send it again as /api/docs describes.",
+        )
 
 
 async def _approvals_routes(gateway: Gateway, api: httpx.AsyncClient, contract: Contract) -> None:

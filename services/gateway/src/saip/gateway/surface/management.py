@@ -282,6 +282,9 @@ def problems(errors: Iterable[Mapping[str, Any]]) -> str:
             said.append(f"unknown property '{where}'")
         elif error["type"] == "missing":
             said.append(f"'{where}' is required")
+        elif error["type"] == "json_invalid":  # the REST body; its place is the character the parser stopped at
+            reason = error.get("ctx", {}).get("error", error["msg"])
+            said.append(f"the body is not JSON ({reason} at character {error['loc'][-1]})")
         else:
             # A rule of saip's own (a validator's sentence) reads as the sentence, without pydantic's prefix.
             message = str(error["msg"]).removeprefix("Value error, ")
