@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from saip.cli import zygote
 from saip.cli.group import AREAS, cli
-from saip.cli.stack import NATS, Supervisor, ended_line, healthy, plan
+from saip.cli.stack import NATS, StackError, Supervisor, ended_line, healthy, held, plan
 from saip.common import natsd
 from saip.common.configuration import service_environment
 from saip.common.settings import ConfigurationError, SaipSettings, installed_services
@@ -254,3 +254,17 @@ def test_the_process_whose_own_end_stopped_the_stack_is_named_last(tmp_path: Pat
     )
     killed = ended_line(("audit", -9), ready=True)
     assert killed == "saip run: audit was killed by SIGKILL; everything else was stopped."
+
+
+def test_one_saip_run_holds_a_saip_home_and_a_second_is_refused_naming_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with held(home):
+        assert (home / "saip-run.lock").read_text() == f"{os.getpid()}\n"
+        with pytest.raises(StackError) as refused, held(home):
+            pass
+        assert str(refused.value) == (
+            f"SAIP_HOME {home} is in use by another saip run (pid {os.getpid()}): stop it, or give this one a "
+            "SAIP_HOME of its own"
+        )
+    with held(home):  # released with the first: the next launcher takes it
+        pass

@@ -179,3 +179,53 @@ async def test_a_pool_whose_workers_cannot_start_says_so_rather_than_failing_ins
             await call(sandbox, "return 1")
         with pytest.raises(SandboxUnavailable):
             await sandbox.warm()
+
+
+async def test_a_worker_ended_by_a_signal_before_it_was_ready_is_named_so_not_as_v8_failing() -> None:
+    ends_itself = "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"
+    async with pool(command=(sys.executable, "-c", ends_itself)) as sandbox:
+        with pytest.raises(SandboxUnavailable) as refused:
+            await call(sandbox, "return 1")
+    assert str(refused.value).startswith("A sandbox worker process was killed by SIGTERM before it was ready.")
+
+
+async def test_workers_have_a_session_of_their_own_so_a_signal_to_the_services_group_is_the_services() -> None:
+    async with pool(workers=2) as sandbox:
+        await sandbox.warm()
+        for pid in sandbox.pids:
+            assert os.getsid(pid) == pid != os.getsid(0)
+
+
+OWNER = """
+import asyncio, sys, time
+from saip.sandbox.job import Limits
+from saip.sandbox.pool import Sandbox
+
+async def main():
+    sandbox = Sandbox(2, Limits(timeout=10, memory_bytes=32 * 1024 * 1024))
+    await sandbox.warm()
+    print(" ".join(map(str, sandbox.pids)), flush=True)
+    await asyncio.sleep(60)
+
+asyncio.run(main())
+"""
+
+
+async def test_the_workers_die_with_the_service_that_started_them_however_it_ends() -> None:
+    owner = await asyncio.create_subprocess_exec(sys.executable, "-c", OWNER, stdout=asyncio.subprocess.PIPE)
+    assert owner.stdout is not None
+    pids = [int(pid) for pid in (await asyncio.wait_for(owner.stdout.readline(), 60)).split()]
+    assert len(pids) == 2 and all(not reaped(pid) for pid in pids)
+    owner.kill()  # SIGKILL: the service's own cleanup never runs
+    await owner.wait()
+    for pid in pids:
+        await eventually(lambda pid=pid: ended(pid))
+
+
+def ended(pid: int) -> bool:
+    """Gone, or a zombie: an orphan's exit status is for whoever adopted it (PID 1) to collect."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True

@@ -21,6 +21,8 @@ not fork) and what a forked one writes past `sys.stdout` and `sys.stderr`.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import http.client
 import os
 import secrets
@@ -29,6 +31,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -54,6 +57,7 @@ from saip.common.tokens import fingerprint, token_hash
 
 MCP_TOKEN_FILE = "mcp-token"
 SEALING_KEY_FILE = "sealing-key"
+LOCK_FILE = "saip-run.lock"  # held by the launcher for its life: one stack per SAIP_HOME
 READY_WITHIN = 90.0
 # How often the launcher asks the gateway's /healthz until every service answers: the connection lines come out at
 # most this late (each ask is a few milliseconds of the gateway's time).
@@ -76,6 +80,33 @@ class Plan:
     forked: dict[str, str] = field(default_factory=dict)  # the processes the fork server starts: name -> module
 
 
+@contextlib.contextmanager
+def held(home: Path) -> Iterator[None]:
+    """SAIP_HOME locked for this launcher, or a StackError that says who holds it: two stacks on one home would run
+    two NATS servers on one JetStream store and two knowledge services on one Qdrant Edge folder. The lock goes with
+    the launcher's process however it ends (the services it starts do not inherit it); the file keeps the holder's
+    pid for the message."""
+    home.mkdir(parents=True, exist_ok=True)
+    with (home / LOCK_FILE).open("a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            raise StackError(
+                f"SAIP_HOME {home} is in use by another saip run (pid {holder}): stop it, or give this one a "
+                "SAIP_HOME of its own"
+            ) from None
+        handle.truncate(0)
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield
+
+
+def home_of(env: dict[str, str]) -> Path:
+    return Path(configured("home", env) or ".saip").resolve()
+
+
 def secret_file(path: Path, value: str | None = None) -> str:
     """Read a secret kept in SAIP_HOME, or create it (mode 0600) with `value` or a fresh random one."""
     if path.is_file():
@@ -91,7 +122,7 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     env = dict(os.environ if environ is None else environ)
     # Read as the services read them, without building their settings models: each service validates its own
     # settings when it starts, and one that cannot is reported (and stops the stack) like any service that dies.
-    home = Path(configured("home", env) or ".saip").resolve()
+    home = home_of(env)
     home.mkdir(parents=True, exist_ok=True)
     host = env.get("SAIP_GATEWAY_HOST", "127.0.0.1")
     port = int(env.get("SAIP_GATEWAY_PORT", "8282"))
@@ -339,13 +370,15 @@ def run(zygote: ForkServer) -> int:
     """`saip run` with its fork server started (`saip.cli.main`, before this module's imports): plan, give the fork
     server its schedule, supervise."""
     try:
-        try:
-            stack = plan()
-        except (StackError, ConfigurationError, natsd.NatsServerMissing) as exc:
-            print(f"saip run: {exc}", file=sys.stderr)
-            return 2
-        zygote.schedule(stack.forked)
-        return supervise(stack, zygote)
+        with contextlib.ExitStack() as home:
+            try:
+                home.enter_context(held(home_of(dict(os.environ))))
+                stack = plan()
+            except (StackError, ConfigurationError, natsd.NatsServerMissing) as exc:
+                print(f"saip run: {exc}", file=sys.stderr)
+                return 2
+            zygote.schedule(stack.forked)
+            return supervise(stack, zygote)
     finally:
         zygote.stop()
 

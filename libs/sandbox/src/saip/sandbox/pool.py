@@ -14,10 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 import sys
 from collections.abc import Sequence
 
+from saip.common import processes
 from saip.common.netguard import Binding
 from saip.sandbox import wire
 from saip.sandbox.errors import SandboxUnavailable
@@ -62,6 +64,9 @@ class _Worker:
                     settings.to_argument(),
                     pass_fds=(theirs.fileno(),),
                     stdin=asyncio.subprocess.DEVNULL,
+                    # Its own session: a signal to the service's process group (`saip run`'s stop) is the service's
+                    # to act on, which closes the pool; the worker dies with the service in any case (worker.py).
+                    start_new_session=True,
                 )
             finally:
                 theirs.close()
@@ -77,6 +82,11 @@ class _Worker:
         if hello != {"ready": True}:
             code = await self.exit_code()
             self.kill()
+            if code is not None and code < 0:  # a signal's: something ended it, V8 did not fail
+                raise SandboxUnavailable(
+                    f"A sandbox worker process {processes.ended(code)} before it was ready. Try again; if it happens "
+                    "again, the service's log says why."
+                )
             raise SandboxUnavailable(
                 f"A sandbox worker process did not start (exit code {code}): it could not load V8 here. Try again; "
                 "if it happens again, the service's log says why."
@@ -142,6 +152,7 @@ class Sandbox:
             spares=spares,
             memory_bytes=limits.memory_bytes,
             data_limit=limits.memory_bytes + DATA_HEADROOM + spares * SPARE_HEADROOM,
+            parent=os.getpid(),
         )
         self._idle: asyncio.Queue[_Worker] | None = None
         self._all: set[_Worker] = set()

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import json
 import os
 import resource
+import signal
 import socket
 import sys
 import traceback
@@ -25,6 +27,8 @@ from saip.sandbox import wire
 from saip.sandbox.isolate import Isolate
 from saip.sandbox.job import Job
 
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
 
 @dataclass(frozen=True)
 class WorkerSettings:
@@ -33,6 +37,7 @@ class WorkerSettings:
     spares: int
     memory_bytes: int
     data_limit: int
+    parent: int = 0  # the pool's process: the worker dies with it (0: not watched)
 
     def to_argument(self) -> str:
         return json.dumps(asdict(self))
@@ -145,8 +150,21 @@ def limit_data(data_limit: int) -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (data_limit, data_limit))
 
 
+def die_with_parent(parent: int) -> None:
+    """Be killed when the service that started this worker ends, however it ends: the worker runs in a session of its
+    own, so its parent's process group is not its own, and a worker whose parent is gone must not live on (a wedged
+    isolate would never see its socket close). Linux's PR_SET_PDEATHSIG; a parent already gone ends it now."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != parent:  # it ended between the fork and the prctl: nobody would send the signal
+        os._exit(0)
+
+
 def main() -> None:
     fd, settings = int(sys.argv[1]), WorkerSettings.from_argument(sys.argv[2])
+    if settings.parent:
+        die_with_parent(settings.parent)
     limit_data(settings.data_limit)
     asyncio.run(serve(socket.socket(fileno=fd), settings))
 
