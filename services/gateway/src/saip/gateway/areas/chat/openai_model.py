@@ -55,12 +55,24 @@ class OpenAIModel:
                 f"the model endpoint could not be reached ({exc}); check chat.base-url and that the server runs"
             ) from None
         except openai.APIStatusError as exc:
+            said = exc.message.removeprefix(f"Error code: {exc.status_code} - ")  # the library's own prefix
             raise ModelFailed(
-                f"the model endpoint answered HTTP {exc.status_code}: {exc.message}; check chat.model and chat.api-key"
+                f"the model endpoint answered HTTP {exc.status_code}: {said}; {_what_to_check(exc.status_code)}"
             ) from None
         except (openai.APIError, ValueError, TypeError) as exc:
             raise ModelFailed(f"the model's reply could not be read ({exc})") from None
         return _reply(completion)
+
+
+def _what_to_check(status: int) -> str:
+    """The setting an endpoint's refusal most likely points at."""
+    if status in (401, 403):
+        return "check chat.api-key"
+    if status == 404:
+        return "check chat.model and chat.base-url (the endpoint's /v1)"
+    if status == 400:
+        return "check chat.model (it must support tool calling)"
+    return "check chat.model and chat.api-key"
 
 
 def _reply(completion: Any) -> Reply:
