@@ -160,6 +160,8 @@ def test_the_person_reaches_the_same_methods_from_the_command_line(stack: Stack)
     assert missed.returncode == 0 and missed.stdout.startswith("0 passages from All documents (simple); try other")
     relative = cli(stack, "knowledge", "ingest", "notes.md")
     assert relative.returncode == 1 and "Paths are explicit" in relative.stderr
+    other = cli(stack, "knowledge", "ingest", "ftp://files.example/notes.md")
+    assert other.returncode == 1 and "'ftp://files.example/notes.md' is not an http(s) URL" in other.stderr
     status = cli(stack, "knowledge", "status")
     assert status.returncode == 0 and f"Ingest roots: {(stack.home / 'ingest').resolve()}" in status.stdout
 

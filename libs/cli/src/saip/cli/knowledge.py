@@ -68,7 +68,7 @@ def knowledge_ingest(context: click.Context, source: str, name: str | None, is_t
     """Ingest SOURCE: an absolute path inside an ingest root, an http(s) URL, or text with --text."""
     if is_text:
         body: dict[str, Any] = {"text": sys.stdin.read() if source == "-" else source}
-    elif source.startswith(("http://", "https://")):
+    elif "://" in source:  # a URL of any scheme: the service says which it takes
         body = {"url": source}
     else:
         body = {"path": local_path(source)}
