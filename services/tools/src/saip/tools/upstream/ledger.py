@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -27,6 +28,7 @@ from saip.v1 import upstream_pb2
 
 HASH_LEDGER_MISMATCH = "hash-ledger-mismatch"
 KEY_PREFIX = "tool."
+RISK_PREFIX = "risk."  # a server's level and reasons as last raised (`Ledger.risk_changed`)
 FIELDS = ("name", "description", "inputSchema", "annotations")
 ACTIVE = upstream_pb2.FINGERPRINT_STATUS_ACTIVE
 AWAITING = upstream_pb2.FINGERPRINT_STATUS_AWAITING_REREVIEW
@@ -34,8 +36,25 @@ AWAITING = upstream_pb2.FINGERPRINT_STATUS_AWAITING_REREVIEW
 
 def key(server_id: str, tool: str) -> str:
     """The bucket key of `serverId::toolName` (base64url: the alphabet NATS keys allow)."""
-    encoded = base64.urlsafe_b64encode(f"{server_id}::{tool}".encode()).decode().rstrip("=")
-    return KEY_PREFIX + encoded
+    return KEY_PREFIX + _encoded(f"{server_id}::{tool}")
+
+
+def risk_key(server_id: str) -> str:
+    """The bucket key of the server's risk as it was last raised."""
+    return RISK_PREFIX + _encoded(server_id)
+
+
+def _encoded(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What a listing's definitions are in the ledger now, and which of them are news: seen for the first time, or a
+    new definition now awaiting review, recorded by this very call (so by one replica, once, across restarts)."""
+
+    rows: dict[str, upstream_pb2.LedgerRecord]
+    news: frozenset[str]
 
 
 def fingerprint(definition: dict[str, Any]) -> str:
@@ -87,23 +106,42 @@ class Ledger:
         stored = await self._records.get(key(server_id, tool))
         return upstream_pb2.LedgerRecord.FromString(stored[0]) if stored is not None else None
 
-    async def observe(
-        self, server_id: str, definitions: Iterable[dict[str, Any]]
-    ) -> dict[str, upstream_pb2.LedgerRecord]:
-        """Record what the server lists now; returns each tool's ledger row."""
-        rows = {}
+    async def observe(self, server_id: str, definitions: Iterable[dict[str, Any]]) -> Observed:
+        """Record what the server lists now: each tool's ledger row, and which definitions this call recorded."""
+        rows, news = {}, set()
         for definition in definitions:
             for attempt in range(3):
                 try:
-                    rows[definition["name"]] = await self._observe_one(server_id, definition)
+                    row, new = await self._observe_one(server_id, definition)
                     break
                 except Conflict:
                     # Another replica recorded the same listing meanwhile: read its row and decide again.
                     if attempt == 2:
                         raise
-        return rows
+            rows[definition["name"]] = row
+            if new:
+                news.add(definition["name"])
+        return Observed(rows, frozenset(news))
 
-    async def _observe_one(self, server_id: str, definition: dict[str, Any]) -> upstream_pb2.LedgerRecord:
+    async def risk_changed(self, server_id: str, said: str) -> bool:
+        """Whether `said` (the server's level and reasons) differs from what the ledger kept when it was last raised;
+        if so it is kept now, so one replica, once, raises it, and a restart does not raise it again."""
+        target, value = risk_key(server_id), said.encode()
+        for _ in range(3):
+            stored = await self._records.get(target)
+            if stored is not None and stored[0] == value:
+                return False
+            try:
+                if stored is None:
+                    await self._records.create(target, value)
+                else:
+                    await self._records.update(target, value, stored[1])
+            except Conflict:
+                continue  # another replica kept its own meanwhile: compare with that
+            return True
+        return False
+
+    async def _observe_one(self, server_id: str, definition: dict[str, Any]) -> tuple[upstream_pb2.LedgerRecord, bool]:
         name = definition["name"]
         digest = fingerprint(definition)
         stored = await self._records.get(key(server_id, name))
@@ -119,16 +157,16 @@ class Ledger:
                 first_seen=now,
             )
             await self._write(row, 0)
-            return row
+            return row, True
         row = upstream_pb2.LedgerRecord.FromString(stored[0])
         if digest == row.hash:
             if row.status == AWAITING:  # changed back to the accepted definition: nothing to review any more
                 row.status, row.pending_hash, row.pending_definition_json = ACTIVE, "", ""
                 del row.changed_fields[:]
                 await self._write(row, stored[1])
-            return row
+            return row, False
         if digest == row.pending_hash:
-            return row
+            return row, False
         fields = changed_fields(json.loads(row.definition_json), definition)
         row.status = AWAITING
         row.pending_hash = digest
@@ -146,7 +184,7 @@ class Ledger:
             reason=",".join(fields),
             subject=f"{server_id}::{name}",
         )
-        return row
+        return row, True
 
     async def accept(self, server_id: str, tool: str, expected_hash: str) -> upstream_pb2.LedgerRecord:
         """Make the pending definition the accepted one, if it still is the one the person was shown."""

@@ -3,7 +3,8 @@ reconnect; and what happens on every listing a connection makes (the ledger, the
 
 Each risk computation is a `server-risk-computed` event (and `floor-override-triggered` when a floor set the level)
 when the server's level or reasons change; a tool whose description trips the poisoning scan is a `poisoning-hit`
-once per definition.
+once per definition. Both are raised once whatever the number of replicas and restarts: the ledger keeps what was
+last raised and which definitions it has seen, and only the replica whose write recorded the news raises it.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ class Servers:
         self.connections = Connections(limits, self.listed)
         self._reach: dict[tuple[str, int], risk.Reach] = {}
         self._scored: dict[str, risk.Score] = {}
-        self._poisoned: set[tuple[str, str, str]] = set()
         # What each server's last listing recorded, so a listing reads the ledger only for definitions that changed.
         self._recorded: dict[str, dict[str, str]] = {}
 
@@ -53,21 +53,21 @@ class Servers:
         recorded = self._recorded.get(server.id, {})
         fresh = dict(live.hashes)
         changed = [name for name, digest in fresh.items() if recorded.get(name) != digest]
-        await self.ledger.observe(server.id, [live.tools[name] for name in changed])
+        observed = await self.ledger.observe(server.id, [live.tools[name] for name in changed])
         self._recorded[server.id] = fresh
         score = await self.score(server, live)
         if self._scored.get(server.id) != score:
             self._scored[server.id] = score
             summary = f"Server '{server.id}' is {score.label}: {'; '.join(score.reasons)}"
-            await self._risk.publish(SERVER_RISK_COMPUTED, INFO, summary, subject=server.id)
-            if score.floor:
-                await self._risk.publish(FLOOR_OVERRIDE_TRIGGERED, WARN, summary, subject=server.id)
+            if await self.ledger.risk_changed(server.id, summary):
+                await self._risk.publish(SERVER_RISK_COMPUTED, INFO, summary, subject=server.id)
+                if score.floor:
+                    await self._risk.publish(FLOOR_OVERRIDE_TRIGGERED, WARN, summary, subject=server.id)
         others = list(live.tools)
-        for name in changed:
+        for name in sorted(observed.news):  # a definition no replica had recorded: scanned and raised once
             tool = as_tool(live.tools[name])
             hits = risk.poisoning(tool, others)
-            if hits and (server.id, name, tool.hash) not in self._poisoned:
-                self._poisoned.add((server.id, name, tool.hash))
+            if hits:
                 self._metrics.poisoning_hits.inc()
                 await self._risk.publish(
                     POISONING_HIT,
