@@ -125,7 +125,7 @@ class Proxy:
             listed = connection.live.hashes.get(tool)
             if listed is not None and entry.row is not None and listed != entry.row.hash:
                 # Changed since the ledger last saw it: recorded now (which withholds it), and not run.
-                await self._servers.ledger.observe(server_id, [connection.live.tools[tool]])
+                await self._servers.observe(server_id, connection.live, [tool])
                 raise RuleRefused(
                     f"'{entry.name}' changed upstream just now; it is withheld until the person accepts it."
                 )

@@ -53,7 +53,7 @@ class Servers:
         recorded = self._recorded.get(server.id, {})
         fresh = dict(live.hashes)
         changed = [name for name, digest in fresh.items() if recorded.get(name) != digest]
-        observed = await self.ledger.observe(server.id, [live.tools[name] for name in changed])
+        await self.observe(server.id, live, changed)
         self._recorded[server.id] = fresh
         score = await self.score(server, live)
         if self._scored.get(server.id) != score:
@@ -63,8 +63,13 @@ class Servers:
                 await self._risk.publish(SERVER_RISK_COMPUTED, INFO, summary, subject=server.id)
                 if score.floor:
                     await self._risk.publish(FLOOR_OVERRIDE_TRIGGERED, WARN, summary, subject=server.id)
+
+    async def observe(self, server_id: str, live: Live, names: Iterable[str]) -> None:
+        """The ledger sees these of the listed definitions; each it records as news (first sight, or a change now
+        awaiting review) is scanned for poisoning, and a hit raised: once, whichever replica or path saw it first."""
+        observed = await self.ledger.observe(server_id, [live.tools[name] for name in names])
         others = list(live.tools)
-        for name in sorted(observed.news):  # a definition no replica had recorded: scanned and raised once
+        for name in sorted(observed.news):
             tool = as_tool(live.tools[name])
             hits = risk.poisoning(tool, others)
             if hits:
@@ -72,10 +77,10 @@ class Servers:
                 await self._risk.publish(
                     POISONING_HIT,
                     WARN,
-                    f"The definition of '{name}' on upstream server '{server.id}' tripped the poisoning scan "
+                    f"The definition of '{name}' on upstream server '{server_id}' tripped the poisoning scan "
                     f"({', '.join(hits)}); exposed, every call of it asks the person.",
                     reason=hits[0],
-                    subject=f"{server.id}::{name}",
+                    subject=f"{server_id}::{name}",
                 )
 
     # Risk.
