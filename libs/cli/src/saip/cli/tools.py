@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,24 +31,31 @@ def spec_of(source: str) -> dict[str, Any]:
         raise click.ClickException(message) from None
     except UnicodeDecodeError:
         raise click.ClickException(f"{source} is not UTF-8 text; a tool spec is JSON.") from None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise click.ClickException(f"{source} is not JSON: {exc.msg} at line {exc.lineno}") from None
-    if not isinstance(value, dict):
-        raise click.ClickException(f"{source} must hold one tool spec (a JSON object)")
-    return value
+    return json_object(
+        text,
+        lambda exc: f"{source} is not JSON: {exc.msg} at line {exc.lineno}",
+        f"{source} must hold one tool spec (a JSON object)",
+    )
 
 
 def arguments_of(text: str) -> dict[str, Any]:
     """A trial run's `--args`: one JSON object, or the error that shows what to give instead."""
     example = """for instance --args '{"text": "one two"}'"""
+    return json_object(
+        text,
+        lambda exc: f"--args is not JSON ({exc.msg} at column {exc.colno}): {example}",
+        f"--args must be a JSON object of the tool's arguments: {example}",
+    )
+
+
+def json_object(text: str, not_json: Callable[[json.JSONDecodeError], str], not_an_object: str) -> dict[str, Any]:
+    """`text` as one JSON object, or the ClickException that says what it is instead."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise click.ClickException(f"--args is not JSON ({exc.msg} at column {exc.colno}): {example}") from None
+        raise click.ClickException(not_json(exc)) from None
     if not isinstance(value, dict):
-        raise click.ClickException(f"--args must be a JSON object of the tool's arguments: {example}")
+        raise click.ClickException(not_an_object)
     return value
 
 
