@@ -176,6 +176,11 @@ async def test_an_exposure_change_with_nothing_in_it_is_refused_before_anyone_is
         Client(gateway.mcp, mode="legacy", client_info=CLIENT, elicitation_callback=person) as client,
     ):
         refused = envelope(await client.call_tool("saip_expose_apply", {"expectedRevision": 0}))
+        unknown = envelope(
+            await client.call_tool(
+                "saip_expose_apply", {"remove": ["nothere"], "setHitl": [{"name": "ghost", "hitl": True}]}
+            )
+        )
         expose = next(area for area in gateway.areas if area.name == "expose").contribution
         assert isinstance(expose, ExposeArea)
         with pytest.raises(ServiceRefused) as by_the_person:
@@ -186,6 +191,10 @@ async def test_an_exposure_change_with_nothing_in_it_is_refused_before_anyone_is
         "would do)."
     )
     assert str(by_the_person.value) == refused["message"]
+    # A change naming what is not there is refused with one sentence per name, before anyone is asked.
+    assert unknown["message"] == (
+        "nothere: 'nothere' is not exposed; saip_expose_get lists what is; ghost: 'ghost' is not exposed; add it first."
+    )
     assert person.questions == []
 
 

@@ -203,7 +203,7 @@ class Composer:
             if alias in current:
                 plan.removed.append(alias)
             else:
-                plan.refused.add(name=alias, reason=f"'{alias}' is not exposed; saip_expose_get lists what is.")
+                plan.refused.add(name=alias, reason=f"'{alias}' is not exposed; saip_expose_get lists what is")
         for member in change.add:
             refusal = await self._refusal(member, names, set(taken))
             name = name_of(member)
@@ -215,7 +215,7 @@ class Composer:
             plan.high_risk |= refusal.inherent >= 4
         for setting in change.set_hitl:
             if setting.alias not in current:
-                plan.refused.add(name=setting.alias, reason=f"'{setting.alias}' is not exposed; add it first.")
+                plan.refused.add(name=setting.alias, reason=f"'{setting.alias}' is not exposed; add it first")
                 continue
             member = upstream_pb2.Member()
             member.CopyFrom(current[setting.alias])

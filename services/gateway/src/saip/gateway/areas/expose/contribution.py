@@ -160,6 +160,11 @@ def summary(plan: pb.ExposurePlan) -> str:
     return "; ".join(parts) or "change nothing"
 
 
+def refusals(plan: pb.ExposurePlan) -> str:
+    """Each refused name and why, in one sentence (the reasons are clauses)."""
+    return "; ".join(f"{refusal.name}: {refusal.reason}" for refusal in plan.refused)
+
+
 def _refuse_an_empty_change(arguments: Change) -> None:
     """An apply with nothing in it is refused before anyone is asked to approve it (or clients are told of it)."""
     change = arguments.change()
@@ -207,15 +212,14 @@ class ExposeArea(Declared):
         each changed definition. Changes nothing."""
         plan = await self._plan(arguments)
         view = views.plan(plan)
-        refused = "; ".join(f"{refusal.name}: {refusal.reason}" for refusal in plan.refused)
-        message = f"Plan: {summary(plan)}." + (f" Refused: {refused}." if refused else "")
+        message = f"Plan: {summary(plan)}." + (f" Refused: {refusals(plan)}." if plan.refused else "")
         return ManagementResult(True, message, data=view)
 
     async def plan_change(self, arguments: Change) -> Approval:
         _refuse_an_empty_change(arguments)
         plan = await self._plan(arguments)
         if plan.refused:
-            raise ServiceRefused("; ".join(f"{refusal.name}: {refusal.reason}" for refusal in plan.refused) + ".")
+            raise ServiceRefused(refusals(plan) + ".")
         given = arguments.acknowledgedHashes if isinstance(arguments, ApplyInput) else {}
         moved = [ack.name for ack in plan.acknowledged if given.get(ack.name, ack.new_hash) != ack.new_hash]
         if moved:
