@@ -174,6 +174,14 @@ async def test_a_missing_service_a_service_away_a_configured_token_and_no_route_
             404,
             "There is no GET /api/v1/nowhere; /api/docs lists the routes.",
         )
+        wrong = await api.put("/api/v1/tools")
+        assert (wrong.status_code, wrong.headers["allow"], wrong.json()["message"]) == (
+            405,
+            "GET, POST",
+            "/api/v1/tools takes GET, POST, not PUT; /api/docs lists each.",
+        )
+        templated = await api.patch("/api/v1/tools/word-count")
+        assert (templated.status_code, templated.headers["allow"]) == (405, "DELETE, GET")
         garbled = await api.post("/api/v1/tools", content=b"{bad", headers={"content-type": "application/json"})
         assert (garbled.status_code, garbled.json()["message"]) == (
             422,

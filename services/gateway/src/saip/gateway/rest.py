@@ -126,6 +126,27 @@ def install(app: FastAPI) -> None:
         app.add_exception_handler(kind, handler)
 
 
+def methods_of(app: FastAPI, path: str) -> tuple[str, ...]:
+    """The methods the API document gives `path` (a parameter stands for one segment): what a request for it may
+    use; none when no route has the path. FastAPI builds the document once."""
+    found = {
+        method.upper()
+        for template, operations in app.openapi()["paths"].items()
+        if _fits(template, path)
+        for method in operations
+        if method.upper() in METHODS
+    }
+    return tuple(sorted(found))
+
+
+def _fits(template: str, path: str) -> bool:
+    wanted, given = template.split("/"), path.split("/")
+    return len(wanted) == len(given) and all(
+        want == part or (want.startswith("{") and want.endswith("}") and part != "")
+        for want, part in zip(wanted, given, strict=True)
+    )
+
+
 def answer(exc: Exception) -> JSONResponse:
     """The one place an error becomes an HTTP status and a Failure envelope whose message says what to do instead."""
     if isinstance(exc, GatewayError):
@@ -222,6 +243,11 @@ def router(
     # Last: a path or method no route takes answers in the same shape (otherwise /mcp's app would, in plain text).
     @api.api_route("/{path:path}", methods=sorted(METHODS), include_in_schema=False)
     async def unknown(request: Request) -> JSONResponse:
-        return failure(404, f"There is no {request.method} {request.url.path}; /api/docs lists the routes.")
+        path = request.url.path
+        allowed = methods_of(request.app, path)
+        if allowed:  # a route's path, not one of its methods
+            takes = ", ".join(allowed)
+            return failure(405, f"{path} takes {takes}, not {request.method}; /api/docs lists each.", {"Allow": takes})
+        return failure(404, f"There is no {request.method} {path}; /api/docs lists the routes.")
 
     return api
