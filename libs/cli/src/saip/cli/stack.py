@@ -370,9 +370,9 @@ def run(zygote: ForkServer) -> int:
     """`saip run` with its fork server started (`saip.cli.main`, before this module's imports): plan, give the fork
     server its schedule, supervise."""
     try:
-        with contextlib.ExitStack() as home:
+        with contextlib.ExitStack() as lock:  # held until the stack has stopped; not entered when refused
             try:
-                home.enter_context(held(home_of(dict(os.environ))))
+                lock.enter_context(held(home_of(dict(os.environ))))
                 stack = plan()
             except (StackError, ConfigurationError, natsd.NatsServerMissing) as exc:
                 print(f"saip run: {exc}", file=sys.stderr)

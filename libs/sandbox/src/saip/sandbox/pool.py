@@ -83,13 +83,11 @@ class _Worker:
             code = await self.exit_code()
             self.kill()
             if code is not None and code < 0:  # a signal's: something ended it, V8 did not fail
-                raise SandboxUnavailable(
-                    f"A sandbox worker process {processes.ended(code)} before it was ready. Try again; if it happens "
-                    "again, the service's log says why."
-                )
+                how = f"{processes.ended(code)} before it was ready"
+            else:
+                how = f"did not start (exit code {code}): it could not load V8 here"
             raise SandboxUnavailable(
-                f"A sandbox worker process did not start (exit code {code}): it could not load V8 here. Try again; "
-                "if it happens again, the service's log says why."
+                f"A sandbox worker process {how}. Try again; if it happens again, the service's log says why."
             )
 
     @property

@@ -153,7 +153,9 @@ def limit_data(data_limit: int) -> None:
 def die_with_parent(parent: int) -> None:
     """Be killed when the service that started this worker ends, however it ends: the worker runs in a session of its
     own, so its parent's process group is not its own, and a worker whose parent is gone must not live on (a wedged
-    isolate would never see its socket close). Linux's PR_SET_PDEATHSIG; a parent already gone ends it now."""
+    isolate would never see its socket close). Linux's PR_SET_PDEATHSIG, which follows the thread that forked the
+    worker: the pool's, the service's event loop, which lives as long as the service. A parent already gone ends it
+    now."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
