@@ -5,25 +5,41 @@ registered and its tool exposed (HITL off, so no question) through the person's 
 `make run` starts it. Both rows call the same tool of the same process in the same run, so the difference is what
 saip adds: the gateway (bearer check, the served-tools contract), one gRPC call to the tools service, the tools
 service's kept-alive SDK client to the upstream, and the ToolCall audit record with its ProxiedCall.
+
+Beside them, what the proxied call holds that no proxy can leave out: the tools service's own call to the upstream
+(its `saip_tools_upstream_call_seconds`, the SDK client and the upstream's own time) inside the tools service's
+`CallServedTool`, both means over the proxied calls; and the least one call to the upstream costs at all, a
+`tools/call` sent as one bare HTTP request on a kept-alive connection with no MCP client around it (2025-11-25: the
+session opened once, each call one POST, its answer read whole). Any proxy, saip's or another, pays at least that
+last figure on top of what it does itself, so it is the floor under "added by saip".
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
 
 from bench.mcp_latency import CALLS, WARMUP, _measure
-from bench.stats import summary, table
+from bench.stats import row, summary, table
+from bench.tool_latency import _tools_time, mean_ms
 from tests.e2e.stack import Stack, mcp_client, start_stack
 from tests.upstreams.running import ECHO, started
 
 ARGUMENTS = {"text": "the quick brown fox"}
 SERVER = "echoes"
 ERAS = (("legacy", "2025-11-25"), ("auto", "2026-07-28"))
+# The tools service's time per proxied call, from its own histograms: the gRPC method, and the upstream call in it.
+PROXY_TIME: tuple[tuple[str, dict[str, str]], ...] = (
+    ("saip_grpc_server_handling_seconds", {"grpc_service": "saip.v1.UpstreamService"}),  # the unary or the stream
+    ("saip_tools_upstream_call_seconds", {}),
+)
+LEGACY = "2025-11-25"
 
 
 def _expose(stack: Stack, url: str) -> None:
@@ -58,6 +74,44 @@ async def _served(stack: Stack) -> None:
             await anyio.sleep(0.1)
 
 
+async def _bare_posts(url: str) -> list[float]:
+    """`tools/call` of the upstream's echo as one HTTP request each, on a session opened once (2025-11-25), with no
+    MCP client: each answer read whole and its JSON-RPC result checked, nothing else done with it."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    async with httpx.AsyncClient(timeout=30) as http:
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+        }
+        opened = await http.post(url, json=hello, headers=headers)
+        opened.raise_for_status()
+        headers |= {"Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": LEGACY}
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        (await http.post(url, json=initialized, headers=headers)).raise_for_status()
+        samples = []
+        for n in range(WARMUP + CALLS):
+            call = {"jsonrpc": "2.0", "id": n + 1, "method": "tools/call"}
+            call["params"] = {"name": "echo", "arguments": ARGUMENTS}
+            started = time.perf_counter()
+            answer = await http.post(url, json=call, headers=headers)
+            elapsed = (time.perf_counter() - started) * 1000
+            if "result" not in _message(answer):
+                raise RuntimeError(f"the upstream's echo failed during the benchmark: {answer.text[:200]}")
+            if n >= WARMUP:
+                samples.append(elapsed)
+    return samples
+
+
+def _message(answer: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC message of an answer: its body, or the data of its one SSE event."""
+    if answer.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line.removeprefix("data:").strip() for line in answer.text.splitlines() if line.startswith("data:")]
+        return dict(json.loads(data[-1])) if data else {}
+    return dict(answer.json())
+
+
 def run() -> str:
     rows: list[list[object]] = []
     with tempfile.TemporaryDirectory() as home, started("http", Path(home) / "tools.json", [ECHO]) as upstream:
@@ -68,10 +122,19 @@ def run() -> str:
             anyio.run(_served, stack)
             for mode, era in ERAS:
                 direct = summary(anyio.run(_measure, upstream.url, None, "echo", ARGUMENTS, mode))
+                before = _tools_time(stack.metrics["tools"], PROXY_TIME)
                 proxied = summary(anyio.run(_measure, stack.mcp_url, stack.mcp_token, "echo", ARGUMENTS, mode))
-                rows.append([f"the upstream called directly ({era})", direct["p50"], direct["p90"], direct["p99"]])
-                rows.append([f"through saip's /mcp ({era})", proxied["p50"], proxied["p90"], proxied["p99"]])
+                after = _tools_time(stack.metrics["tools"], PROXY_TIME)
+                served, upstream_call = mean_ms(before, after)
+                rows.append(row(f"the upstream called directly ({era})", direct))
+                rows.append(row(f"through saip's /mcp ({era})", proxied))
                 rows.append([f"added by saip ({era})", *(proxied[q] - direct[q] for q in ("p50", "p90", "p99"))])
+                rows.append([f"  the upstream called directly, mean ({era})", direct["mean"], "", ""])
+                rows.append([f"  of which the tools service's CallServedTool, mean ({era})", served, "", ""])
+                rows.append([f"  of which its call to the upstream, mean ({era})", upstream_call, "", ""])
+                if era == LEGACY:
+                    floor = summary(anyio.run(_bare_posts, upstream.url))
+                    rows.append(row(f"the upstream's tools/call as one bare HTTP request ({era})", floor))
         finally:
             stack.stop()
     return table(

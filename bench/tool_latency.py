@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -88,10 +89,7 @@ def _calls() -> list[list[object]]:
                         js = summary(anyio.run(_measure, stack.mcp_url, stack.mcp_token, "word-count", ARGUMENTS, mode))
                         after = _tools_time(stack.metrics["tools"])
                         figures[label, era] = base, js
-                        means[label, era] = [
-                            (after[name][0] - before[name][0]) / (after[name][1] - before[name][1]) * 1000
-                            for name, _ in TOOLS_TIME
-                        ]
+                        means[label, era] = mean_ms(before, after)
                 finally:
                     stack.stop()
     finally:
@@ -118,19 +116,29 @@ TOOLS_TIME = (
 )
 
 
-def _tools_time(metrics_url: str) -> dict[str, tuple[float, float]]:
-    """(sum, count) of each histogram of TOOLS_TIME, scraped from the tools service's /metrics."""
-    families = list(text_string_to_metric_families(httpx.get(metrics_url, timeout=10).text))
-    found = {}
-    for name, labels in TOOLS_TIME:
-        values = {
-            sample.name.removeprefix(name): sample.value
-            for family in families
-            for sample in family.samples
-            if sample.name in (f"{name}_sum", f"{name}_count") and labels.items() <= sample.labels.items()
-        }
-        found[name] = values.get("_sum", 0.0), values.get("_count", 0.0)  # no sample before the first call
+def _tools_time(
+    metrics_url: str, histograms: Sequence[tuple[str, dict[str, str]]] = TOOLS_TIME
+) -> list[tuple[float, float]]:
+    """(sum, count) of each of the histograms (TOOLS_TIME by default), in their order, scraped from the tools
+    service's /metrics: every series whose labels include the given ones, added up."""
+    samples = [
+        sample
+        for family in text_string_to_metric_families(httpx.get(metrics_url, timeout=10).text)
+        for sample in family.samples
+    ]
+    found = []
+    for name, labels in histograms:
+        total = {"_sum": 0.0, "_count": 0.0}  # no sample before the first call
+        for sample in samples:
+            if sample.name in (f"{name}_sum", f"{name}_count") and labels.items() <= sample.labels.items():
+                total[sample.name.removeprefix(name)] += sample.value
+        found.append((total["_sum"], total["_count"]))
     return found
+
+
+def mean_ms(before: Sequence[tuple[float, float]], after: Sequence[tuple[float, float]]) -> list[float]:
+    """Milliseconds per observation of each histogram between two scrapes of `_tools_time`."""
+    return [(now - was) / (then - earlier) * 1000 for (was, earlier), (now, then) in zip(before, after, strict=True)]
 
 
 def _cells(figures: dict[str, float]) -> list[float]:

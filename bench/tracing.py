@@ -1,7 +1,7 @@
 """What tracing costs: a READ management call and a published tool call through /mcp on a stack with tracing on (the
 default: spans made and exported over NATS) against the same stack with `tracing.enabled: false`, both stacks up at
-once and called in alternating rounds (which stack goes first alternating too), so a change in the machine's load
-falls on both, with the CPU each stack's processes spent per call in its rounds, all of them and each of those a call
+once and called in turn, a call at a time (which stack goes first alternating from pair to pair), so a change in the
+machine's load falls on both, with the CPU each stack's processes spent per call, all of them and each of those a call
 moves (what the calls cost beside their latency, on a machine whose other work makes latencies noisy); and
 in-process, what one span costs on the call path (saip's span, made current and queued for export; the SDK's span
 into its batch processor, the former path; a no-op span), and what exporting a span costs beside the calls (encoding
@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,8 +33,7 @@ from saip.common import tracing
 from tests.e2e.stack import Stack, mcp_client, start_stack
 from tests.spans import ProbeSettings, Published
 
-ROUNDS = 6
-CALLS = 50  # per round and stack: ROUNDS * CALLS calls of each tool on each stack, in each era
+CALLS = 600  # of each tool on each stack, in each era, the two stacks called in turn
 WARMUP = 30
 SPANS = 20_000
 BATCHES = 40  # batches of tracing.BATCH spans encoded or decoded, per figure
@@ -58,10 +56,11 @@ def _cpu_ms(stack: Stack) -> dict[str, float]:
 async def _rounds(
     stacks: Sequence[Stack], tool: str, arguments: dict[str, object], mode: str
 ) -> tuple[list[list[float]], list[dict[str, float]]]:
-    """ROUNDS rounds of CALLS calls on each stack (after a warm-up on each), which stack goes first alternating from
-    round to round; the samples of each stack, and the CPU each of its processes spent per call during its rounds."""
+    """CALLS calls on each stack (after a warm-up on each), the two called in turn, one call at a time, and which goes
+    first alternating from pair to pair: a change in the machine's load within a pair's few milliseconds falls on
+    both. The samples of each stack, and the CPU each of its processes spent per call over the whole run (both stacks
+    are up throughout, so what an idle stack spends meanwhile falls on both alike)."""
     samples: list[list[float]] = [[] for _ in stacks]
-    spent: list[dict[str, float]] = [defaultdict(float) for _ in stacks]
     async with (
         mcp_client(stacks[0].mcp_url, stacks[0].mcp_token, mode=mode) as on,
         mcp_client(stacks[1].mcp_url, stacks[1].mcp_token, mode=mode) as off,
@@ -70,18 +69,20 @@ async def _rounds(
         for client in clients:
             for _ in range(WARMUP):
                 await client.call_tool(tool, arguments)
-        for round_ in range(ROUNDS):
-            for index in (0, 1) if round_ % 2 == 0 else (1, 0):
-                client, before = clients[index], _cpu_ms(stacks[index])
-                for _ in range(CALLS):
-                    started = time.perf_counter()
-                    result = await client.call_tool(tool, arguments)
-                    samples[index].append((time.perf_counter() - started) * 1000)
-                    if result.is_error:
-                        raise RuntimeError(f"{tool} failed during the benchmark: {result.content}")
-                for name, ms in _cpu_ms(stacks[index]).items():
-                    spent[index][name] += ms - before.get(name, 0.0)
-    return samples, [{name: ms / (ROUNDS * CALLS) for name, ms in each.items()} for each in spent]
+        before = [_cpu_ms(stack) for stack in stacks]
+        for pair in range(CALLS):
+            for index in (0, 1) if pair % 2 == 0 else (1, 0):
+                started = time.perf_counter()
+                result = await clients[index].call_tool(tool, arguments)
+                samples[index].append((time.perf_counter() - started) * 1000)
+                if result.is_error:
+                    raise RuntimeError(f"{tool} failed during the benchmark: {result.content}")
+        after = [_cpu_ms(stack) for stack in stacks]
+    spent = [
+        {name: (ms - was.get(name, 0.0)) / CALLS for name, ms in now.items()}
+        for was, now in zip(before, after, strict=True)
+    ]
+    return samples, spent
 
 
 def _calls() -> tuple[list[list[object]], list[list[object]], list[list[object]]]:
@@ -199,14 +200,14 @@ def run() -> str:
     load = "load average {:.2f} {:.2f} {:.2f} on {} cores".format(*os.getloadavg(), os.cpu_count() or 0)
     latencies, cpu, processes = _calls()
     calls = table(
-        f"Tracing on against off, {ROUNDS} alternating rounds of {CALLS} calls on each stack after {WARMUP} warm-up "
+        f"Tracing on against off, {CALLS} calls on each stack after {WARMUP} warm-up, the two stacks called in turn "
         f"(ms; {load} at the start)",
         ["", "p50", "p90", "p99"],
         latencies,
     )
     spent = table(
-        "CPU the stack's processes spent per call during its rounds (ms; clock ticks of "
-        f"{1000 / procstat.CLOCK_TICKS:g} ms over {ROUNDS * CALLS} calls)",
+        "CPU the stack's processes spent per call over the run (ms; clock ticks of "
+        f"{1000 / procstat.CLOCK_TICKS:g} ms over {CALLS} calls)",
         ["", "tracing on", "tracing off", "added"],
         cpu,
     )
