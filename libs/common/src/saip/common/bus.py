@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 STREAM_IN_USE = 10058  # JetStream: "stream name already in use with a different configuration"
 CLOSE_WITHIN = 1.0  # seconds a connection's close gets once its drain is over
+MARKER_WITHIN = 2.0  # seconds a watch's held "no more" waits for a key listed as it opened (kv_updates)
 CREATION_ATTEMPTS = 4
 
 
@@ -176,11 +177,36 @@ async def kv_keys(kv: KeyValue, prefix: str = "") -> list[str]:
 
 async def kv_updates(kv: KeyValue, *, meta_only: bool = False) -> AsyncGenerator[KeyValue.Entry | None, None]:
     """Every entry of the bucket, None once the current ones are through, then each change, until the caller stops
-    (the watcher, one ordered consumer, is stopped then). A service keeps one such watch per bucket for its life."""
+    (the watcher, one ordered consumer, is stopped then). A service keeps one such watch per bucket for its life.
+
+    nats-py's watcher says "no more" (None) when the consumer's info, asked for right after the consumer was made,
+    counts nothing pending and nothing has been read yet; the server may send that answer ahead of the entries it has
+    already handed out, and the None then comes first (the gap `kv_keys` closes for listings). So the keys the stream
+    holds once the watch is open are listed, and a None that comes before all of them were read is held back until
+    they were, or until an entry comes with nothing pending after it (the consumer's own end of the current values),
+    or MARKER_WITHIN seconds with nothing read (a listed key's age ran out before it could be read)."""
     watcher = await kv.watchall(meta_only=meta_only)
     try:
-        async for entry in watcher:
+        unread = set(await kv_keys(kv))
+        held = False
+        while True:
+            try:
+                async with asyncio.timeout(MARKER_WITHIN if held else None):
+                    entry = await anext(watcher)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                entry, unread = None, set()
+            if entry is None:
+                held = bool(unread)
+                if not held:
+                    yield None
+                continue
+            unread.discard(entry.key)
             yield entry
+            if held and (not unread or entry.delta == 0):
+                held = False
+                yield None
     finally:
         await watcher.stop()  # type: ignore[no-untyped-call]
 

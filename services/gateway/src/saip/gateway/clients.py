@@ -4,6 +4,7 @@ gRPC channel it keeps to each saip service, which every client of that service i
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC
@@ -20,7 +21,7 @@ from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequen
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 from opentelemetry.trace import SpanKind
 
-from saip.common import names, tracing
+from saip.common import bus, names, tracing
 from saip.gateway.auth import TokenRecord
 from saip.gateway.errors import ServiceNotConfigured, ServiceRefused, ServiceUnavailable
 from saip.gateway.metrics import GatewayMetrics
@@ -177,9 +178,9 @@ class KvQuestions:
         return question
 
     async def watch(self) -> AsyncIterator[Parked | str | None]:
-        watcher = await self._kv.watchall()
-        try:
-            async for entry in watcher:
+        """Every parked question, None once the current ones are through, then each change (a key alone: gone)."""
+        async with contextlib.aclosing(bus.kv_updates(self._kv)) as updates:
+            async for entry in updates:
                 if entry is None:
                     yield None
                 elif entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
@@ -191,8 +192,6 @@ class KvQuestions:
                         logger.error("unreadable pending question skipped", extra={"key": entry.key})
                         continue
                     yield Parked(entry.key, question, entry.revision or 0)
-        finally:
-            await watcher.stop()  # type: ignore[no-untyped-call]
 
 
 class AuditPublisher:
