@@ -1,10 +1,11 @@
 """A proxied call of an exposed upstream tool through saip's /mcp against calling the same upstream directly.
 
-The upstream is the tests' SDK server (`tests.upstreams.server`) over streamable HTTP serving `echo`; it is
-registered and its tool exposed (HITL off, so no question) through the person's REST API on the stack started as
-`make run` starts it. Both rows call the same tool of the same process in the same run, so the difference is what
-saip adds: the gateway (bearer check, the served-tools contract), one gRPC call to the tools service, the tools
-service's kept-alive SDK client to the upstream, and the ToolCall audit record with its ProxiedCall.
+The upstream is the tests' SDK server (`tests.upstreams.server`) over streamable HTTP serving `echo`, once as it
+is (both eras) and once answering the 2025-11-25 handshake only (UPSTREAMS); each is registered and its tool exposed
+(HITL off, so no question) through the person's REST API on a stack started as `make run` starts it. Both rows of a
+pair call the same tool of the same process in the same run, so the difference is what saip adds: the gateway (bearer
+check, the served-tools contract), one gRPC call to the tools service, the tools service's kept-alive SDK client to
+the upstream, and the ToolCall audit record with its ProxiedCall.
 
 Beside them, what the proxied call holds that no proxy can leave out: the tools service's own call to the upstream
 (its `saip_tools_upstream_call_seconds`, the SDK client and the upstream's own time) inside the tools service's
@@ -40,6 +41,10 @@ PROXY_TIME: tuple[tuple[str, dict[str, str]], ...] = (
     ("saip_tools_upstream_call_seconds", {}),
 )
 LEGACY = "2025-11-25"
+# The upstreams proxied: the SDK's server, which speaks both eras (the tools service talks 2026-07-28 to it, each
+# answer one JSON body), and the same server answering the 2025-11-25 handshake only, as most deployed servers do
+# (each answer an SSE stream the SDK client closes once the answer's event is in).
+UPSTREAMS = (("http", "an upstream of both eras"), ("legacy", "a 2025-11-25 upstream"))
 
 
 def _expose(stack: Stack, url: str) -> None:
@@ -112,9 +117,10 @@ def _message(answer: httpx.Response) -> dict[str, Any]:
     return dict(answer.json())
 
 
-def run() -> str:
+def _upstream(kind: str, label: str) -> list[list[object]]:
+    """The rows of one upstream process of `kind` (tests.upstreams.server's transport argument)."""
     rows: list[list[object]] = []
-    with tempfile.TemporaryDirectory() as home, started("http", Path(home) / "tools.json", [ECHO]) as upstream:
+    with tempfile.TemporaryDirectory() as home, started(kind, Path(home) / "tools.json", [ECHO]) as upstream:
         (Path(home) / "saip").mkdir()
         stack = start_stack(Path(home) / "saip")
         try:
@@ -126,17 +132,22 @@ def run() -> str:
                 proxied = summary(anyio.run(_measure, stack.mcp_url, stack.mcp_token, "echo", ARGUMENTS, mode))
                 after = _tools_time(stack.metrics["tools"], PROXY_TIME)
                 served, upstream_call = mean_ms(before, after)
-                rows.append(row(f"the upstream called directly ({era})", direct))
-                rows.append(row(f"through saip's /mcp ({era})", proxied))
-                rows.append([f"added by saip ({era})", *(proxied[q] - direct[q] for q in ("p50", "p90", "p99"))])
+                rows.append(row(f"{label}, called directly ({era})", direct))
+                rows.append(row(f"  through saip's /mcp ({era})", proxied))
+                rows.append([f"  added by saip ({era})", *(proxied[q] - direct[q] for q in ("p50", "p90", "p99"))])
                 rows.append([f"  the upstream called directly, mean ({era})", direct["mean"], "", ""])
                 rows.append([f"  of which the tools service's CallServedTool, mean ({era})", served, "", ""])
                 rows.append([f"  of which its call to the upstream, mean ({era})", upstream_call, "", ""])
                 if era == LEGACY:
                     floor = summary(anyio.run(_bare_posts, upstream.url))
-                    rows.append(row(f"the upstream's tools/call as one bare HTTP request ({era})", floor))
+                    rows.append(row(f"  its tools/call as one bare HTTP request ({era})", floor))
         finally:
             stack.stop()
+    return rows
+
+
+def run() -> str:
+    rows = [row for kind, label in UPSTREAMS for row in _upstream(kind, label)]
     return table(
         f"An exposed upstream tool, proxied against direct, {CALLS} sequential calls after {WARMUP} warm-up (ms)",
         ["", "p50", "p90", "p99"],

@@ -10,6 +10,7 @@ import base64
 import json
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 
 import httpx2
@@ -32,6 +33,7 @@ from saip.tools.upstream.relay import answer_of
 from saip.tools.upstream.servers import Servers
 from saip.v1 import common_pb2
 from saip.v1 import upstream_pb2 as pb
+from tests.http_origin import QuietHandler, http_origin
 from tests.unit.tools.fakes import MemoryRecords, RecordedRisks
 from tests.upstreams.running import ECHO
 
@@ -342,6 +344,61 @@ def test_a_listing_takes_each_definitions_fingerprint_with_it() -> None:
 )
 def test_only_a_body_framed_by_a_length_within_the_limit_goes_uncounted(headers: dict[str, str], within: bool) -> None:
     assert declared_within(httpx2.Headers(headers), 1024) is within
+
+
+class _EventStreams(QuietHandler):
+    """Answers every POST on a kept-alive HTTP/1.1 connection with an SSE stream of one event, as an MCP server
+    answers a request, and ends the stream `end_after` seconds later (never, when None); notes each request's client
+    address, so a test counts the connections that served them."""
+
+    protocol_version = "HTTP/1.1"
+    end_after: float | None = 0.005
+    clients: list[tuple[str, int]]
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        self.clients.append(self.client_address)
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        event = b'event: message\ndata: {"jsonrpc": "2.0", "id": 1, "result": {}}\n\n'
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+        self.wfile.flush()
+        if self.end_after is None:
+            time.sleep(2)  # longer than the client reads on: it closes the connection meanwhile
+            self.close_connection = True
+            return
+        time.sleep(self.end_after)
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+
+async def _first_events(url: str, calls: int) -> None:
+    """`calls` POSTs, each answer's stream closed once its first event is in (what the SDK does with an answer)."""
+    async with httpx2.AsyncClient(transport=BoundedTransport(1024 * 1024)) as http:
+        for _ in range(calls):
+            async with http.stream("POST", url, content=b"{}") as response:
+                async for line in response.aiter_lines():
+                    if line.startswith("data:"):
+                        break
+
+
+async def test_an_answer_closed_after_its_event_leaves_its_connection_to_the_next_request() -> None:
+    clients: list[tuple[str, int]] = []
+    handler = type("Ending", (_EventStreams,), {"clients": clients})
+    with http_origin(handler) as origin:
+        await _first_events(f"{origin}/mcp", 10)
+    assert len(clients) == 10
+    assert len(set(clients)) == 1  # one connection: each answer was read to its end before it was closed
+
+
+async def test_an_answer_that_does_not_end_is_closed_with_its_connection() -> None:
+    clients: list[tuple[str, int]] = []
+    handler = type("Streaming", (_EventStreams,), {"clients": clients, "end_after": None})
+    with http_origin(handler) as origin:
+        await _first_events(f"{origin}/mcp", 2)
+    assert len(set(clients)) == 2  # not kept: the second request went on a new connection
 
 
 class _Chunks(httpx2.AsyncByteStream):

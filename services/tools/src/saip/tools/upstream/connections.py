@@ -33,6 +33,7 @@ call cancels its request upstream (the SDK sends `notifications/cancelled`, or e
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import random
@@ -77,6 +78,9 @@ STATE_WORDS: dict[State, str] = {
     DISABLED: "disabled",
 }
 BACKOFF_FIRST = 0.5
+# How long, and how many bytes, a POST's answer closed before its end is read on for its connection to be kept.
+DRAIN_WITHIN = 0.05
+DRAIN_BYTES = 64 * 1024
 BACKOFF_MAX = 30.0
 # Relays one question of the upstream (message, requested JSON Schema) to the call's caller and returns the answer.
 Ask = Callable[[str, dict[str, Any]], Awaitable[types.ElicitResult]]
@@ -150,23 +154,42 @@ class EventStreamTooLarge(httpx2.SSEError):
 
 
 class _Counted(httpx2.AsyncByteStream):
-    """A response body that fails as soon as more than `limit` bytes of it have arrived."""
+    """A response body that fails as soon as more than `limit` bytes of it have arrived.
+
+    Closed before its end (the SDK closes a request's SSE stream as soon as the answer's event is in, a moment before
+    the server ends it), it is first read on to its end for up to DRAIN_WITHIN seconds and DRAIN_BYTES bytes: a body
+    read whole leaves its connection to the next request, where one closed early made every proxied call open a new
+    connection to the upstream. What has not ended by then is closed as it is, its connection with it."""
 
     def __init__(self, stream: httpx2.AsyncByteStream, limit: int, error: type[Exception]) -> None:
         self._stream = stream
         self._limit = limit
         self._error = error
+        self._chunks: AsyncIterator[bytes] | None = None
+        self._read = 0
+        self._ended = False  # read to its end, or failed: nothing to drain
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        read = 0
-        async for chunk in self._stream:
-            read += len(chunk)
-            if read > self._limit:
+        self._chunks = self._stream.__aiter__()
+        async for chunk in self._chunks:
+            self._read += len(chunk)
+            if self._read > self._limit:
+                self._ended = True
                 raise self._error(too_large(self._limit))
             yield chunk
+        self._ended = True
 
     async def aclose(self) -> None:
-        await self._stream.aclose()
+        try:
+            if self._chunks is not None and not self._ended:
+                with anyio.move_on_after(DRAIN_WITHIN), contextlib.suppress(httpx2.TransportError):
+                    drained = 0
+                    async for chunk in self._chunks:
+                        drained += len(chunk)
+                        if drained > DRAIN_BYTES or self._read + drained > self._limit:
+                            break
+        finally:
+            await self._stream.aclose()
 
 
 class BoundedTransport(httpx2.AsyncBaseTransport):
