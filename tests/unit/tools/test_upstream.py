@@ -12,11 +12,14 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx2
 import pytest
 from prometheus_client import CollectorRegistry
 
+from saip.common.settings import ConfigurationError
+from saip.tools.config import ToolsSettings
 from saip.tools.errors import Conflict, InvalidSpec, LiteralSecret, RuleRefused
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.upstream import catalog, ledger, registry, risk
@@ -344,6 +347,33 @@ def test_a_listing_takes_each_definitions_fingerprint_with_it() -> None:
 )
 def test_only_a_body_framed_by_a_length_within_the_limit_goes_uncounted(headers: dict[str, str], within: bool) -> None:
     assert declared_within(httpx2.Headers(headers), 1024) is within
+
+
+@pytest.mark.parametrize(("written", "cap"), [("L4", 4), ("l2", 2), ("5", 5), (" L1 ", 1)])
+def test_the_cap_is_read_as_saip_writes_a_level_or_as_its_number(
+    written: str, cap: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SAIP_EXPOSE_RISK_CAP", written)
+    assert ToolsSettings.load().expose_risk_cap == cap
+
+
+def test_the_cap_in_saip_yaml_may_be_a_level(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "saip.yaml").write_text("expose:\n  risk-cap: L4\n", encoding="utf-8")
+    monkeypatch.setenv("SAIP_CONFIG", str(tmp_path / "saip.yaml"))
+    monkeypatch.delenv("SAIP_EXPOSE_RISK_CAP", raising=False)
+    assert ToolsSettings.load().expose_risk_cap == 4
+
+
+@pytest.mark.parametrize("written", ["L9", "0", "high", "L", "3.5"])
+def test_a_cap_that_is_no_level_stops_the_start_saying_what_to_give(
+    written: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SAIP_EXPOSE_RISK_CAP", written)
+    expected = (
+        rf"expose.risk-cap \(SAIP_EXPOSE_RISK_CAP\): '{written}' is not a risk level: give L1 to L5 \(or 1 to 5\)"
+    )
+    with pytest.raises(ConfigurationError, match=expected):
+        ToolsSettings.load()
 
 
 class _EventStreams(QuietHandler):

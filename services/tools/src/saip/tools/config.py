@@ -27,6 +27,19 @@ def _json_list(value: Any) -> Any:
     return value
 
 
+def _risk_level(value: Any) -> Any:
+    """A risk level as saip writes it (`L3`) or as its number (`3`)."""
+    text = str(value).strip()
+    number = text[1:] if text[:1] in ("L", "l") else text
+    if isinstance(value, bool) or not number.isdigit() or not 1 <= int(number) <= 5:
+        raise ValueError(f"'{value}' is not a risk level: give L1 to L5 (or 1 to 5)")
+    return int(number)
+
+
+# A risk level, 1 (L1) to 5 (L5): saip.yaml and SAIP_* may give it either way.
+RiskLevel = Annotated[int, BeforeValidator(_risk_level)]
+
+
 class ToolsSettings(SaipSettings):
     """`tools.*` keys, on top of what every service reads."""
 
@@ -89,7 +102,7 @@ class ToolsSettings(SaipSettings):
     # An upstream's headers, URL and stdio environment name variables; only these are read (and `saip run` hands the
     # tools service these besides its own settings): a reference can never reach another variable of the service.
     tools_upstream_variables: StrList = Field(default_factory=list)
-    expose_risk_cap: int = Field(default=3, ge=1, le=5)
+    expose_risk_cap: RiskLevel = 3
 
     @classmethod
     def load(cls, **overrides: Any) -> Self:
