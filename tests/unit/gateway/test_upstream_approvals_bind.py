@@ -24,6 +24,9 @@ from tests.unit.gateway.test_approvals_bind import ERAS, LEGACY, call, meanwhile
 CHANGED_HASH = "c" * 64
 
 
+POISONED_ALIAS = "notes_poisoned"
+
+
 class Upstreams:
     """The upstream side of the tools service as the two areas call it: one server, its composition and a changed
     definition of `notes_echo` awaiting the person's acceptance."""
@@ -42,7 +45,10 @@ class Upstreams:
                 name=member.alias or member.tool, member=member, effective_level=1, without_approval=not member.hitl
             )
         for alias in change.acknowledge_changed:
-            plan.acknowledged.add(name=alias, server_id="notes", tool="echo", new_hash=CHANGED_HASH, diff="description")
+            hits = ["exfiltration", "tool-redirect"] if alias == POISONED_ALIAS else []
+            plan.acknowledged.add(
+                name=alias, server_id="notes", tool="echo", new_hash=CHANGED_HASH, diff="description", poisoning=hits
+            )
         return plan
 
     async def apply(self, change: pb.ExposureChange, acknowledged_hashes: dict[str, str]) -> pb.ExposureApplied:
@@ -102,6 +108,20 @@ async def test_an_approved_exposure_is_applied_with_the_revision_and_hashes_its_
     assert f"hash {CHANGED_HASH[:12]}" in questions[0]
     [applied] = upstreams.applied
     assert applied.change.expected_revision == 3 and dict(applied.acknowledged_hashes) == {"notes_echo": CHANGED_HASH}
+
+
+async def test_the_question_to_accept_a_poisoned_definition_says_what_the_scan_found(tmp_path: Path) -> None:
+    h = harness(tmp_path, others=[ExposeArea(Upstreams(), set)])  # type: ignore[arg-type]
+
+    async def nothing() -> None:
+        return None
+
+    questions: list[str] = []
+    await call(h, LEGACY, "saip_expose_apply", {"acknowledgeChanged": [POISONED_ALIAS]}, meanwhile(nothing, questions))
+    assert (
+        f"Accept new definition of '{POISONED_ALIAS}' (notes/echo, hash {CHANGED_HASH[:12]}): description (it trips "
+        "the poisoning scan: exfiltration, tool-redirect; accepted, it asks the person before every call)"
+    ) in questions[0]
 
 
 @pytest.mark.parametrize("era", ERAS)

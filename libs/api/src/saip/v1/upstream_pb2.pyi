@@ -433,20 +433,22 @@ class Refusal(_message.Message):
     def __init__(self, name: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class Acknowledgement(_message.Message):
-    __slots__ = ("name", "server_id", "tool", "changed_fields", "diff", "new_hash")
+    __slots__ = ("name", "server_id", "tool", "changed_fields", "diff", "new_hash", "poisoning")
     NAME_FIELD_NUMBER: _ClassVar[int]
     SERVER_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
     CHANGED_FIELDS_FIELD_NUMBER: _ClassVar[int]
     DIFF_FIELD_NUMBER: _ClassVar[int]
     NEW_HASH_FIELD_NUMBER: _ClassVar[int]
+    POISONING_FIELD_NUMBER: _ClassVar[int]
     name: str
     server_id: str
     tool: str
     changed_fields: _containers.RepeatedScalarFieldContainer[str]
     diff: str
     new_hash: str
-    def __init__(self, name: _Optional[str] = ..., server_id: _Optional[str] = ..., tool: _Optional[str] = ..., changed_fields: _Optional[_Iterable[str]] = ..., diff: _Optional[str] = ..., new_hash: _Optional[str] = ...) -> None: ...
+    poisoning: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., server_id: _Optional[str] = ..., tool: _Optional[str] = ..., changed_fields: _Optional[_Iterable[str]] = ..., diff: _Optional[str] = ..., new_hash: _Optional[str] = ..., poisoning: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ExposurePlan(_message.Message):
     __slots__ = ("added", "removed", "hitl_changed", "acknowledged", "refused", "revision", "cap", "high_risk")

@@ -112,7 +112,10 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(send|post|upload|forward|exfiltrate|leak|transmit)\b.{0,60}\b(to|at)\s+(https?://|\S+@\S+)"
             r"|\b(include|append|attach|read)\b.{0,30}(api[ _-]?keys?|tokens?|passwords?|credentials|secrets?"
-            r"|~/\.ssh|/etc/passwd|\.env\b|id_rsa)",
+            r"|~/\.ssh|/etc/passwd|\.env\b|id_rsa)"
+            # Key material and the files that hold it, whatever is to be done with them.
+            r"|\b(send|post|upload|forward|exfiltrate|leak|transmit|share|copy|cat|dump|print|output)\b.{0,40}"
+            r"(~/\.ssh|\.ssh/|id_rsa|id_ed25519|/etc/(passwd|shadow)|\.aws/credentials|private[ _-]keys?)",
             re.IGNORECASE,
         ),
     ),
@@ -124,8 +127,11 @@ def scan(text: str, *, other_tools: Iterable[str] = ()) -> list[str]:
     hits = [label for label, pattern in _PATTERNS if pattern.search(text)]
     names = [re.escape(name) for name in other_tools if name]
     tools = [*names, r"saip_\w+"]
+    named = "|".join(tools)
     redirect = re.compile(
-        rf"\b(call|use|invoke|run|execute|trigger)\b\W+(the\W+)?(tool\W+)?`?({'|'.join(tools)})\b", re.IGNORECASE
+        rf"\b(call|use|invoke|run|execute|trigger)\b\W+(the\W+)?(tool\W+)?`?({named})\b"
+        rf"|\b(send|pass|forward|hand|pipe|submit)\b.{{0,60}}?\bto\W+(the\W+)?(tool\W+)?`?({named})\b",
+        re.IGNORECASE,
     )
     if redirect.search(text):
         hits.append("tool-redirect")

@@ -328,6 +328,7 @@ class Composer:
             changed_fields=row.changed_fields,
             diff=ledgers.diff(before, after),
             new_hash=row.pending_hash,
+            poisoning=risk.poisoning(ledgers.as_tool(after), list(current)),
         )
 
 

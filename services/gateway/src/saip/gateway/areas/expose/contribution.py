@@ -32,6 +32,8 @@ from saip.v1 import upstream_pb2 as pb
 
 PROXY_GUIDE = "saip://guide/proxy"
 RISK_GUIDE = "saip://guide/risk-levels"
+# Said of a changed definition the poisoning scan flags, in the plan and in the person's question.
+POISONED = "it trips the poisoning scan: {hits}; accepted, it asks the person before every call"
 Name = Field(min_length=1, max_length=64, description="The tool's name on /mcp (its alias, or its upstream name).")
 
 
@@ -155,6 +157,7 @@ def summary(plan: pb.ExposurePlan) -> str:
         parts.append(f"'{entry.name}' then {asks} (L{entry.effective_level})")
     parts.extend(
         f"Accept new definition of '{ack.name}' ({ack.server_id}/{ack.tool}, hash {ack.new_hash[:12]}): {ack.diff}"
+        + (f" ({POISONED.format(hits=', '.join(ack.poisoning))})" if ack.poisoning else "")
         for ack in plan.acknowledged
     )
     return "; ".join(parts) or "change nothing"

@@ -55,6 +55,7 @@ def plan(found: pb.ExposurePlan) -> dict[str, Any]:
                 "changedFields": list(ack.changed_fields),
                 "diff": ack.diff,
                 "newHash": ack.new_hash,
+                "poisoning": list(ack.poisoning),
             }
             for ack in found.acknowledged
         ],
