@@ -158,12 +158,16 @@ def keywords(text: str, limit: int = 8) -> list[str]:
 
 
 def keywords_counted(tally: Counter[str], limit: int = 8) -> list[str]:
-    """The keywords of a text from the count of its pieces (`pieces_of`) in the order they first occur: what
-    `keywords` finds in the text. Each distinct piece is split into words once, and a word is first seen in the
-    piece of its first occurrence, so ties are broken, as in the text, by which word came first."""
-    counts: Counter[str] = Counter()
+    """The keywords of a text from the count of its pieces (`pieces_of`) in the order they first occur, a singular
+    and its plural counted as one (`fold`) and shown as first written: what `keywords` finds in the text. Each
+    distinct piece is split into words once, and a word is first seen in the piece of its first occurrence, so ties
+    are broken, as in the text, by which word came first."""
+    counts: Counter[str] = Counter()  # by folded word: "shift" and "shifts" are one keyword
+    shown: dict[str, str] = {}  # a folded word -> the form it first occurred in, which is what is shown
     for piece, count in tally.items():
         for word in _words_of(piece):
             if len(word) > 2 and not word.isdigit() and word not in STOPWORDS:
-                counts[word] += count
-    return [word for word, _ in counts.most_common(limit)]
+                term = fold(word)
+                shown.setdefault(term, word)
+                counts[term] += count
+    return [shown[term] for term, _ in counts.most_common(limit)]
