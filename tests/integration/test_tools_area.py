@@ -143,3 +143,16 @@ async def test_exposing_a_tool_at_l4_asks_and_names_its_risk(nats_server: LocalN
         "[DESTRUCTIVE] area-client 3.1 wants to run saip_tools_set_exposure: serve published tools only when listed; "
         "also serve roaming; serves 'roaming' (L4) at risk L4 or above. Answer within 180 s, or the call is refused."
     )
+
+
+async def test_the_listing_counts_its_tools_in_words(nats_server: LocalNats, tmp_path: Path) -> None:
+    async with (
+        area(nats_server.url, tmp_path, management_approval="none") as gateway,
+        Client(gateway.mcp, mode="auto", client_info=CLIENT) as client,
+    ):
+        await client.call_tool("saip_tools_save_draft", {"spec": document("adder")})
+        one = envelope(await client.call_tool("saip_tools_list", {}))
+        await client.call_tool("saip_tools_save_draft", {"spec": document("subtracter")})
+        two = envelope(await client.call_tool("saip_tools_list", {}))
+    assert one["message"] == "1 tool, 0 served on /mcp: adder (draft, L0)."
+    assert two["message"].startswith("2 tools, 0 served on /mcp: ")

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 import pytest
 
-from saip.cli.tools import arguments_of, spec_of
+from saip.cli.tools import arguments_of, row_of, spec_of
 
 
 def test_a_spec_file_is_read_as_one_json_object(tmp_path: Path) -> None:
@@ -60,3 +60,10 @@ def test_trial_arguments_that_are_not_an_object_are_refused_with_an_example(give
     with pytest.raises(click.ClickException) as refused:
         arguments_of(given)
     assert refused.value.format_message() == said + """for instance --args '{"text": "one two"}'"""
+
+
+def test_a_listed_tool_names_its_network_as_such() -> None:
+    tool = {"name": "wc", "state": "published", "risk": "L0", "source": "authored", "servedOnMcp": True}
+    assert row_of({**tool, "network": {"mode": "blocked", "hosts": []}})[4:] == ["served", "network blocked"]
+    allowed = {**tool, "servedOnMcp": False, "network": {"mode": "allowlist", "hosts": ["a.test", "b.test"]}}
+    assert row_of(allowed)[4:] == ["-", "network allowlist a.test,b.test"]

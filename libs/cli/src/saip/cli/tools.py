@@ -74,12 +74,18 @@ def list_tools(context: click.Context, bundled: bool, as_json: bool) -> None:
 
     def show(found: list[dict[str, Any]]) -> None:
         for tool in found:
-            hosts = tool["network"]["hosts"]
-            network = tool["network"]["mode"] + (f" {','.join(hosts)}" if hosts else "")
-            served = "served" if tool["servedOnMcp"] else "-"
-            TOOLS.echo(tool["name"], tool["state"], tool["risk"], tool["source"], served, network)
+            TOOLS.echo(*row_of(tool))
 
     listing(envelope, as_json, show)
+
+
+def row_of(tool: dict[str, Any]) -> list[str]:
+    """A listed tool's columns: name, state, risk, source, whether /mcp serves it, and its sandbox's network named as
+    such (a bare 'blocked' beside 'served' read as if the tool were)."""
+    hosts = tool["network"]["hosts"]
+    network = f"network {tool['network']['mode']}" + (f" {','.join(hosts)}" if hosts else "")
+    served = "served" if tool["servedOnMcp"] else "-"
+    return [tool["name"], tool["state"], tool["risk"], tool["source"], served, network]
 
 
 @tools.command()

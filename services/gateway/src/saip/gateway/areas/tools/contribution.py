@@ -16,6 +16,7 @@ from pydantic import Field, field_validator
 from saip.common import literals
 from saip.gateway.areas.tools import views
 from saip.gateway.areas.tools.client import ToolsClient
+from saip.gateway.areas.words import plural
 from saip.gateway.errors import LiteralSecret, ServiceRefused, ServiceUnavailable
 from saip.gateway.surface.declare import Declared, prompt, template, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
@@ -144,7 +145,8 @@ class ToolsArea(Declared):
             )
         served = sum(1 for summary in summaries if summary["servedOnMcp"])
         words = ", ".join(f"{s['name']} ({s['state']}, {s['risk']})" for s in summaries[:20])
-        return ManagementResult(True, f"{len(summaries)} tools, {served} served on /mcp: {words}.", data=summaries)
+        counted = f"{plural(len(summaries), 'tool')}, {served} served on /mcp"
+        return ManagementResult(True, f"{counted}: {words}.", data=summaries)
 
     @tool(Level.READ, "Get a tool", idempotent=True)
     async def get(self, arguments: NameInput) -> ManagementResult:
