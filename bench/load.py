@@ -49,6 +49,8 @@ LIST_CHANGED = (
     types.PromptListChangedNotification,
 )
 ERAS = ("legacy", "auto")
+LOAD_TOOL = "the load tool"
+BARE = "bare server"
 
 
 @dataclass
@@ -206,12 +208,42 @@ def _row(target: str, tally: Tally, seconds: float) -> list[object]:
     return [target, round(_rate(tally, seconds), 1), figures["p50"], figures["p99"], sum(tally.errors.values())]
 
 
-def _under_load(stack: Stack, bare_url: str) -> str:
+def _cpu(pids: dict[str, int]) -> dict[str, float]:
+    """Seconds of CPU each process has spent so far, and this one's (the load's clients) as `the load tool`."""
+    return {LOAD_TOOL: time.process_time(), **{name: procstat.cpu_seconds(pid) for name, pid in pids.items()}}
+
+
+def _spent(before: dict[str, float], after: dict[str, float], calls: int) -> dict[str, float]:
+    """Milliseconds of CPU per call of each process between two `_cpu` readings."""
+    return {name: (after[name] - before[name]) * 1000 / max(calls, 1) for name in before}
+
+
+def _budget(bare: dict[str, float], saip: dict[str, float], bare_rate: float) -> str:
+    """The CPU a call cost each side under load, and what the stack may spend a call for half the bare server's
+    calls/s on this machine's cores, with the load tool costing what it cost here."""
+    cores = os.cpu_count() or 1
+    stack = sum(ms for name, ms in saip.items() if name != LOAD_TOOL)
+    allowed = cores * 1000 / (bare_rate / 2) - saip[LOAD_TOOL]
+    rows: list[list[object]] = [
+        ["bare MCP SDK server", bare[BARE], bare[LOAD_TOOL], bare[BARE] + bare[LOAD_TOOL]],
+        ["saip, every process of the stack", stack, saip[LOAD_TOOL], stack + saip[LOAD_TOOL]],
+        *([f"  {name}", ms, "", ""] for name, ms in sorted(saip.items()) if name != LOAD_TOOL and ms >= 0.05),
+        [f"saip at 50 % of the bare server's calls/s, on {cores} cores: at most", allowed, "", ""],
+    ]
+    columns = ["ms of CPU a call", "the server side", "the load tool", "both"]
+    return table("CPU a call cost under load (the server side's processes, and the load tool's clients)", columns, rows)
+
+
+def _under_load(stack: Stack, bare_url: str, bare_pid: int) -> str:
     pids = _processes(stack)
+    started = _cpu({BARE: bare_pid})
     bare, bare_seconds = anyio.run(_load, bare_url, None, (("status", {}), ("word_count", ARGUMENTS)))
+    bare_cpu = _spent(started, _cpu({BARE: bare_pid}), len(bare.samples))
     mix = (("saip_monitor_hitl", {"recent": 1}), ("word-count", ARGUMENTS))
     before = _memory(pids)
+    started = _cpu(pids)
     saip, saip_seconds = anyio.run(_load, stack.mcp_url, stack.mcp_token, mix)
+    saip_cpu = _spent(started, _cpu(pids), len(saip.samples))
     after = _memory(pids)
     # The same load again on the same stack: the first fills the bounded stores that start empty (the audit service's
     # recent traces and views, docs/audit.md "Memory"), so the growth over the second is what tells a leak.
@@ -248,6 +280,7 @@ def _under_load(stack: Stack, bare_url: str) -> str:
     ]
     columns = ["", "before", "after", "after a 2nd load", "growth", "growth over the 2nd"]
     parts.append(table("memory of each process (MiB)", columns, memory))
+    parts.append(_budget(bare_cpu, saip_cpu, _rate(bare, bare_seconds)))
     return "\n".join(parts)
 
 
@@ -256,7 +289,7 @@ def _sessions(stack: Stack) -> str:
     return table(f"{IDLE_SESSIONS} idle sessions", ["", "figure"], anyio.run(_idle_sessions, stack, gateway))
 
 
-def _with_stack(*steps: Callable[[Stack, str], str]) -> list[str]:
+def _with_stack(*steps: Callable[[Stack, str, int], str]) -> list[str]:
     port = free_port()
     bare = subprocess.Popen([sys.executable, "-m", "bench.bare_server", str(port)])
     try:
@@ -266,7 +299,7 @@ def _with_stack(*steps: Callable[[Stack, str], str]) -> list[str]:
             try:
                 _publish(stack.url, stack.admin_token)
                 anyio.run(_served, stack.mcp_url, stack.mcp_token)
-                return [step(stack, f"http://127.0.0.1:{port}/mcp") for step in steps]
+                return [step(stack, f"http://127.0.0.1:{port}/mcp", bare.pid) for step in steps]
             finally:
                 stack.stop()
     finally:
@@ -275,4 +308,4 @@ def _with_stack(*steps: Callable[[Stack, str], str]) -> list[str]:
 
 
 def run() -> str:
-    return "\n\n".join(_with_stack(_under_load, lambda stack, _bare: _sessions(stack)))
+    return "\n\n".join(_with_stack(_under_load, lambda stack, _url, _pid: _sessions(stack)))
