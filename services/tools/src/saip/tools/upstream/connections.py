@@ -78,10 +78,10 @@ STATE_WORDS: dict[State, str] = {
     DISABLED: "disabled",
 }
 BACKOFF_FIRST = 0.5
+BACKOFF_MAX = 30.0
 # How long, and how many bytes, a POST's answer closed before its end is read on for its connection to be kept.
 DRAIN_WITHIN = 0.05
 DRAIN_BYTES = 64 * 1024
-BACKOFF_MAX = 30.0
 # Relays one question of the upstream (message, requested JSON Schema) to the call's caller and returns the answer.
 Ask = Callable[[str, dict[str, Any]], Awaitable[types.ElicitResult]]
 DECLINE = types.ElicitResult(action="decline")
