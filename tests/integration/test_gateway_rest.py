@@ -275,7 +275,7 @@ async def _tools_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     body = {"autoExpose": True, "tools": [], "expectedRevision": exposure["revision"]}
     await contract.check(api, "PUT", "/api/v1/tools/exposure", 200, json=body)
     await contract.check(api, "DELETE", "/api/v1/tools/{name}", 200, name="contract")
-    await contract.check(api, "GET", "/api/v1/tools/{name}", 400, name="ghost")
+    await contract.check(api, "GET", "/api/v1/tools/{name}", 404, name="ghost")
     await contract.check(api, "POST", "/api/v1/tools", 422, json={})
 
 
@@ -335,7 +335,7 @@ async def _knowledge_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     await contract.check(api, "DELETE", "/api/v1/knowledge/tools/{name}", 200, name="shift_answers")
     await contract.check(api, "DELETE", "/api/v1/knowledge/pipelines/{name}", 200, name="Shifts/night")
     await contract.check(api, "DELETE", "/api/v1/knowledge/documents/{name}", 200, name="ops/shifts")
-    await contract.check(api, "DELETE", "/api/v1/knowledge/documents/{name}", 400, name="ghost")
+    await contract.check(api, "DELETE", "/api/v1/knowledge/documents/{name}", 404, name="ghost")
     await contract.check(api, "POST", "/api/v1/knowledge/documents", 422, json={})
 
 
@@ -357,5 +357,5 @@ async def _shipyard_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     await contract.check(api, "POST", "/api/v1/shipyard/servers/{name}/stop", 200, name="contract")
     await contract.check(api, "POST", "/api/v1/shipyard/servers/{name}/stop", 400, name="contract")
     await contract.check(api, "DELETE", "/api/v1/shipyard/servers/{name}", 200, name="contract")
-    await contract.check(api, "GET", "/api/v1/shipyard/servers/{name}", 400, name="contract")
+    await contract.check(api, "GET", "/api/v1/shipyard/servers/{name}", 404, name="contract")
     await contract.check(api, "POST", "/api/v1/shipyard/validate", 422, json={})

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import json
 
+import grpc
 import pytest
 from starlette.exceptions import HTTPException
 
 from saip.gateway import rest
+from saip.gateway.clients import _mapped
 from saip.gateway.errors import (
     AdminTokenRequired,
     GatewayError,
     InvalidArguments,
     LiteralSecret,
     ReservedName,
+    ServiceConflict,
     ServiceNotConfigured,
+    ServiceNotFound,
     ServiceRefused,
     ServiceUnavailable,
     TokenManagedByConfiguration,
@@ -30,7 +34,9 @@ from saip.gateway.errors import (
         (LiteralSecret("Static variable 'apiKey' looks like a secret ..."), 400),
         (ServiceUnavailable("audit", "unavailable"), 503),
         (ServiceNotConfigured("knowledge"), 503),
-        (ServiceRefused("No tool named 'ghost'."), 400),
+        (ServiceRefused("'notes' is managed by configuration; change it under tools.upstream-servers."), 400),
+        (ServiceNotFound("No tool named 'ghost'. Call saip_tools_list for the tools there are."), 404),
+        (ServiceConflict("The exposure changed since it was read (revision 3, now 4); read it again."), 409),
         (ReservedName("saip_x"), 400),
     ],
 )
@@ -55,3 +61,24 @@ def test_the_framework_s_own_errors_keep_their_status_in_the_same_shape() -> Non
     answer = rest.answer(HTTPException(405, "Method Not Allowed"))
     assert answer.status_code == 405
     assert json.loads(answer.body)["message"] == "Method Not Allowed"
+
+
+@pytest.mark.parametrize(
+    ("code", "kind", "status"),
+    [
+        (grpc.StatusCode.NOT_FOUND, ServiceNotFound, 404),
+        (grpc.StatusCode.ABORTED, ServiceConflict, 409),
+        (grpc.StatusCode.ALREADY_EXISTS, ServiceConflict, 409),
+        (grpc.StatusCode.FAILED_PRECONDITION, ServiceRefused, 400),
+        (grpc.StatusCode.INVALID_ARGUMENT, ServiceRefused, 400),
+        (grpc.StatusCode.UNAVAILABLE, ServiceUnavailable, 503),
+    ],
+)
+def test_a_service_s_refusal_keeps_its_kind_and_its_sentence_on_the_way_to_rest(
+    code: grpc.StatusCode, kind: type[GatewayError], status: int
+) -> None:
+    error = _mapped("tools", grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), "The sentence."))
+    assert type(error) is kind
+    assert rest.answer(error).status_code == status
+    if kind is not ServiceUnavailable:
+        assert str(error) == "The sentence."

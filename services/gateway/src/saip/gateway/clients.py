@@ -23,7 +23,13 @@ from opentelemetry.trace import SpanKind
 
 from saip.common import bus, names, tracing
 from saip.gateway.auth import TokenRecord
-from saip.gateway.errors import ServiceNotConfigured, ServiceRefused, ServiceUnavailable
+from saip.gateway.errors import (
+    ServiceConflict,
+    ServiceNotConfigured,
+    ServiceNotFound,
+    ServiceRefused,
+    ServiceUnavailable,
+)
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.spool import Spool
 from saip.gateway.surface.approval import NOT_WAITING, Decision, Parked
@@ -385,8 +391,16 @@ _REFUSALS = {
 }
 
 
+# Refusals whose kind the person's REST API answers with a status of its own (404, 409); the rest are 400.
+_KINDS: dict[grpc.StatusCode, type[ServiceRefused]] = {
+    grpc.StatusCode.NOT_FOUND: ServiceNotFound,
+    grpc.StatusCode.ALREADY_EXISTS: ServiceConflict,
+    grpc.StatusCode.ABORTED: ServiceConflict,
+}
+
+
 def _mapped(service: str, exc: grpc.aio.AioRpcError) -> Exception:
     """A refusal keeps the service's own sentence; anything else says the service could not be reached."""
     if exc.code() in _REFUSALS:
-        return ServiceRefused(exc.details() or exc.code().name)
+        return _KINDS.get(exc.code(), ServiceRefused)(exc.details() or exc.code().name)
     return ServiceUnavailable(service, exc.code().name.lower().replace("_", " "))

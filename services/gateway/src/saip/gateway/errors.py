@@ -4,6 +4,8 @@ GatewayError
 ├── InvalidArguments          arguments that do not fit a tool's schema (never guessed)
 │   └── LiteralSecret         a value that looks like a secret is written out (REFUSED before anything runs)
 ├── ServiceRefused            a service said no: the message names the rule (gRPC FAILED_PRECONDITION, ...)
+│   ├── ServiceNotFound       ... because nothing has the name the call gave (gRPC NOT_FOUND)
+│   └── ServiceConflict       ... because what the call would change moved since it was read, or exists (ABORTED, ...)
 ├── ServiceUnavailable        a service could not be reached within its deadline
 │   └── ServiceNotConfigured  the gateway has no address for the service (`<service>.addr` is unset)
 ├── TokenManagedByConfiguration  the MCP token is set in configuration, so the API cannot change it
@@ -38,6 +40,14 @@ class LiteralSecret(InvalidArguments):
 
 class ServiceRefused(GatewayError):
     """The owning service refused; its message says which rule and what to do instead."""
+
+
+class ServiceNotFound(ServiceRefused):
+    """The owning service has nothing by the name the call gave (REST: 404); its message says what there is."""
+
+
+class ServiceConflict(ServiceRefused):
+    """What the call would change moved since it was read, or exists already (REST: 409); read again and retry."""
 
 
 class ServiceUnavailable(GatewayError):

@@ -25,6 +25,8 @@ from saip.gateway.errors import (
     GatewayError,
     InvalidArguments,
     LiteralSecret,
+    ServiceConflict,
+    ServiceNotFound,
     ServiceUnavailable,
     TokenManagedByConfiguration,
 )
@@ -43,6 +45,8 @@ STATUSES: tuple[tuple[type[GatewayError], int], ...] = (
     (LiteralSecret, 400),  # the rule the tools and knowledge services also say, with the same status
     (InvalidArguments, 422),
     (ServiceUnavailable, 503),  # ServiceNotConfigured too: its sentence says which key to set
+    (ServiceNotFound, 404),  # nothing by the name the call gave: the sentence says what there is
+    (ServiceConflict, 409),  # it moved since it was read, or exists already: read again
     (GatewayError, 400),  # a service's refusal (ServiceRefused), a reserved name: the sentence names the rule
 )
 
@@ -88,6 +92,8 @@ ANY_ERRORS = {
 }
 AREA_ERRORS = {
     **failed(400, "The owning service refused: the message names the rule and what to do instead"),
+    **failed(404, "Nothing has the name the request gave: the message says what there is"),
+    **failed(409, "What the request would change moved since it was read, or exists already: read it again"),
     **failed(503, "The owning service is unreachable, or not configured (the message names the key to set)"),
 }
 
