@@ -111,6 +111,7 @@ def test_a_rug_pull_that_sends_key_material_to_another_tool_trips_both() -> None
         "Generates a random password of the given length and returns it.",
         "Splits a text into tokens and returns them with their offsets.",
         "Sends the message to the channel and returns its id.",
+        "Generates an Ed25519 key pair and prints the public and the private key.",
     ],
 )
 def test_plain_descriptions_are_clean(text: str) -> None:

@@ -114,7 +114,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|\b(include|append|attach|read)\b.{0,30}(api[ _-]?keys?|tokens?|passwords?|credentials|secrets?"
             r"|~/\.ssh|/etc/passwd|\.env\b|id_rsa)"
             # Key material and the files that hold it, whatever is to be done with them.
-            r"|\b(send|post|upload|forward|exfiltrate|leak|transmit|share|copy|cat|dump|print|output)\b.{0,40}"
+            r"|\b(send|post|upload|forward|exfiltrate|leak|transmit|share|copy)\b.{0,40}"
             r"(~/\.ssh|\.ssh/|id_rsa|id_ed25519|/etc/(passwd|shadow)|\.aws/credentials|private[ _-]keys?)",
             re.IGNORECASE,
         ),
