@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -39,7 +40,12 @@ class Upstream:
     url: str = ""
 
     def write(self, tools: list[dict[str, Any]]) -> None:
-        self.tools_file.write_text(json.dumps(tools), encoding="utf-8")
+        """Replace what the upstream lists, at once: the server reads the file at every listing, and a file written
+        in place can be read empty between its truncation and its write (a listing then fails: 'Internal server
+        error', and the server's connection is FAILED)."""
+        written = self.tools_file.with_name(self.tools_file.name + ".new")
+        written.write_text(json.dumps(tools), encoding="utf-8")
+        os.replace(written, self.tools_file)
 
     def server(self, server_id: str, transport: upstream_pb2.Transport, **fields: Any) -> upstream_pb2.Server:
         return upstream_pb2.Server(
