@@ -379,28 +379,22 @@ async def _cancelled() -> None:
     await anyio.lowlevel.checkpoint()
 
 
-_REFUSALS = {
-    grpc.StatusCode.INVALID_ARGUMENT,
-    grpc.StatusCode.FAILED_PRECONDITION,
-    grpc.StatusCode.ALREADY_EXISTS,
-    grpc.StatusCode.NOT_FOUND,
-    grpc.StatusCode.PERMISSION_DENIED,
-    grpc.StatusCode.OUT_OF_RANGE,
-    grpc.StatusCode.RESOURCE_EXHAUSTED,
-    grpc.StatusCode.ABORTED,  # a write against a revision that moved on: the sentence says to read again
-}
-
-
-# Refusals whose kind the person's REST API answers with a status of its own (404, 409); the rest are 400.
-_KINDS: dict[grpc.StatusCode, type[ServiceRefused]] = {
-    grpc.StatusCode.NOT_FOUND: ServiceNotFound,
+# The codes a service refuses with, each as the kind of refusal it is: the person's REST API answers a name nothing has
+# with 404 and a change that moved on (or exists already) with 409, the rest with 400.
+_REFUSALS: dict[grpc.StatusCode, type[ServiceRefused]] = {
+    grpc.StatusCode.INVALID_ARGUMENT: ServiceRefused,
+    grpc.StatusCode.FAILED_PRECONDITION: ServiceRefused,
     grpc.StatusCode.ALREADY_EXISTS: ServiceConflict,
-    grpc.StatusCode.ABORTED: ServiceConflict,
+    grpc.StatusCode.NOT_FOUND: ServiceNotFound,
+    grpc.StatusCode.PERMISSION_DENIED: ServiceRefused,
+    grpc.StatusCode.OUT_OF_RANGE: ServiceRefused,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: ServiceRefused,
+    grpc.StatusCode.ABORTED: ServiceConflict,  # a write against a revision that moved on: the sentence says read again
 }
 
 
 def _mapped(service: str, exc: grpc.aio.AioRpcError) -> Exception:
     """A refusal keeps the service's own sentence; anything else says the service could not be reached."""
-    if exc.code() in _REFUSALS:
-        return _KINDS.get(exc.code(), ServiceRefused)(exc.details() or exc.code().name)
+    if (refused := _REFUSALS.get(exc.code())) is not None:
+        return refused(exc.details() or exc.code().name)
     return ServiceUnavailable(service, exc.code().name.lower().replace("_", " "))
