@@ -188,6 +188,37 @@ async def test_a_crashed_local_server_is_restarted_and_status_counts_it(nats_ser
         await y.shipyard.Stop(shipyard_pb2.ShippedServerRequest(name="ops"))
 
 
+async def test_status_read_while_a_new_version_starts_shows_the_process_not_the_last_run_record(
+    nats_server: LocalNats, tmp_path: Any
+) -> None:
+    """A local run starts its process, then writes its run record: a status read in between shows the process."""
+    ops = shipyard_pb2.ShippedServerRequest(name="ops")
+    async with yard(nats_server.url, tmp_path) as y:
+        await y.shipyard.Ship(proposal())
+        first = await y.shipyard.Run(shipyard_pb2.RunRequest(name="ops"))
+        await y.shipyard.Stop(ops)
+        await y.shipyard.Ship(proposal())  # v2
+        records = y.running.shipyard._records
+        put = records.put
+        between: list[shipyard_pb2.ServerStatus] = []
+
+        async def put_after_a_status(key: str, value: bytes, revision: int | None = None) -> int:
+            if key == "run.ops":
+                between.append(await y.shipyard.GetStatus(ops))
+            return await put(key, value, revision)
+
+        records.put = put_after_a_status  # type: ignore[method-assign]
+        try:
+            second = await y.shipyard.Run(shipyard_pb2.RunRequest(name="ops"))
+        finally:
+            records.put = put  # type: ignore[method-assign]
+        await y.shipyard.Stop(ops)
+
+    assert first.running_version == 1 and second.running_version == 2
+    [status] = between
+    assert (status.state, status.running_version, status.endpoint) == ("running", 2, second.endpoint)
+
+
 async def test_a_stdio_server_speaks_to_the_sdk_in_both_eras(nats_server: LocalNats, tmp_path: Any) -> None:
     async with yard(nats_server.url, tmp_path) as y:
         await y.shipyard.Ship(proposal("ops-stdio", transport="stdio"))

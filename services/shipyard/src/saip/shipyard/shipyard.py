@@ -199,6 +199,9 @@ class Shipyard:
         status.started_at.CopyFrom(record.started_at)
         local = self._local.get(server.name) if record.target == LOCAL else None
         if local is not None:
+            # A local run's process starts before its run record is written: status shows the process.
+            status.running_version, status.endpoint = local.version, local.endpoint
+            status.command = shlex.join(local.argv)
             status.state = local.state
             status.restarts = local.restarts
             status.last_error = local.last_error
