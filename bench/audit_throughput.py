@@ -37,6 +37,7 @@ CONCURRENCY = 64
 # Records published one at a time, each once the one before is chained: each its own batch, as READ calls one after
 # the other give the audit service.
 ALONE = 300
+CORES = os.cpu_count() or 1
 
 
 def _record(n: int) -> events_pb2.ManagementCall:
@@ -141,9 +142,12 @@ def _start_audit(nats: LocalNats, home: Path, port: int, level: str) -> subproce
     return subprocess.Popen([sys.executable, "-m", "saip.audit"], env=env, stdout=subprocess.DEVNULL)
 
 
-async def _run(home: Path, level: str) -> list[list[object]]:
+async def _run(home: Path, level: str) -> tuple[list[list[object]], list[object]]:
     """The audit service as a process logging at `level`: WARNING leaves out the line it writes for each record
-    chained, INFO (the default) writes it (to stdout and to NATS, as in production)."""
+    chained, INFO (the default) writes it (to stdout and to NATS, as in production). Returns the rows of the rates,
+    and the end-to-end run's CPU a record: the publishers' (this process, which meanwhile only polls the chain's
+    length), the audit service's, nats-server's, their sum, and the records a second the machine's cores could give
+    at that cost if they did nothing else."""
     nats = LocalNats(home / f"nats-{level}")
     nats.start()
     audit_process: subprocess.Popen[bytes] | None = None
@@ -165,11 +169,13 @@ async def _run(home: Path, level: str) -> list[list[object]]:
         catch_up = await _chaining_rate(nc)
 
         started, cpu_before, nats_before = time.perf_counter(), procstat.cpu_seconds(audit_process.pid), _nats_cpu(nats)
+        publishers_before = time.process_time()
         acked_live = await _publish(publisher, RECORDS)
         await _chained(audit, 2 * RECORDS)
         live = time.perf_counter() - started
         live_cpu = procstat.cpu_seconds(audit_process.pid) - cpu_before
         live_nats = _nats_cpu(nats) - nats_before
+        live_publishers = time.process_time() - publishers_before
         alone = await _one_at_a_time(nc, publisher, audit_process.pid, nats)
         await channel.close()
     finally:
@@ -180,6 +186,8 @@ async def _run(home: Path, level: str) -> list[list[object]]:
             audit_process.wait(timeout=10)
         nats.stop()
     logging = f"the service logging at {level}"
+    budget = [_per_record(live_publishers), _per_record(live_cpu), _per_record(live_nats)]
+    ceiling = CORES / (sum(budget) / 1e6)
     return [
         [f"acked into JetStream, no collector (baseline; {level} run)", RECORDS, RECORDS / acked_alone, "", ""],
         [f"chained by the collector, catching up ({logging})", RECORDS, catch_up, "", ""],
@@ -192,7 +200,7 @@ async def _run(home: Path, level: str) -> list[list[object]]:
             _per_record(live_nats),
         ],
         [f"published one at a time, each chained before the next ({logging})", *alone],
-    ]
+    ], [f"end to end, {logging}", *budget, sum(budget), ceiling]
 
 
 async def _collector_alone(home: Path, batch: int, lines: bool = False) -> tuple[float, float, float]:
@@ -255,7 +263,11 @@ def _log_lines(stack: contextlib.ExitStack, nc: NatsClient) -> asyncio.Task[None
 
 def run() -> str:
     with tempfile.TemporaryDirectory() as home:
-        rows = [row for level in ("WARNING", "INFO") for row in anyio.run(_run, Path(home), level)]
+        rows, budgets = [], []
+        for level in ("WARNING", "INFO"):
+            rates, budget = anyio.run(_run, Path(home), level)
+            rows += rates
+            budgets.append(budget)
         for batch, lines, label in (
             (1, False, "one record per append (the former design)"),
             (BATCH, False, f"batches of up to {BATCH}"),
@@ -268,4 +280,8 @@ def run() -> str:
         " the audit service's process (end to end) or of the collector's (in-process), and of nats-server meanwhile",
         ["", "records", "records/s", "CPU us/record", "nats-server CPU us/record"],
         rows,
+    ) + "\n\n" + table(
+        f"CPU a record published and chained end to end (us), and what {CORES} cores give at that cost (records/s)",
+        ["", "publishers", "audit service", "nats-server", "all", f"{CORES} cores' ceiling"],
+        budgets,
     )
