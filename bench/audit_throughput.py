@@ -275,13 +275,15 @@ def run() -> str:
         ):
             rate, cpu, nats_cpu = anyio.run(_collector_alone, Path(home), batch, lines)
             rows.append([f"chained in-process, {label}", RECORDS, rate, cpu, nats_cpu])
-    return table(
+    rates = table(
         f"Audit records per second ({CONCURRENCY} concurrent publishers, the gateway's publisher); CPU per record of"
         " the audit service's process (end to end) or of the collector's (in-process), and of nats-server meanwhile",
         ["", "records", "records/s", "CPU us/record", "nats-server CPU us/record"],
         rows,
-    ) + "\n\n" + table(
+    )
+    budget = table(
         f"CPU a record published and chained end to end (us), and what {CORES} cores give at that cost (records/s)",
         ["", "publishers", "audit service", "nats-server", "all", f"{CORES} cores' ceiling"],
         budgets,
     )
+    return f"{rates}\n\n{budget}"

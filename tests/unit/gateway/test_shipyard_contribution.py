@@ -12,6 +12,7 @@ from saip.gateway.areas.shipyard.client import ShipyardClient
 from saip.gateway.areas.shipyard.contribution import GUIDE_URI, STATUS_URI, ShipyardArea
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import InvalidArguments
+from saip.gateway.surface.expected import NOTHING
 from saip.gateway.surface.management import Caller, Level
 from saip.v1 import shipyard_pb2 as pb
 
@@ -103,3 +104,39 @@ async def test_run_and_delete_are_bound_to_the_version_and_hash_the_approval_des
     ran, deleted = client.sent
     assert (ran.expected_version, ran.expected_sha256) == (2, "ab" * 32)
     assert (deleted.expected_version, deleted.expected_sha256) == (2, "cd" * 32)
+
+
+class ShippedWhileRunning:
+    """'ops' shipped again as v2 while v1 runs, and 'idle' stopped after v1 with v2 shipped since."""
+
+    STATUSES = (
+        pb.ServerStatus(
+            server=pb.ShippedServer(name="ops", version=2),
+            state="running",
+            target="local",
+            endpoint="http://127.0.0.1:9000/mcp",
+            running_version=1,
+        ),
+        pb.ServerStatus(server=pb.ShippedServer(name="idle", version=2), state="stopped", running_version=1),
+    )
+
+    async def servers(self) -> pb.ListShippedServersReply:
+        return pb.ListShippedServersReply(servers=self.STATUSES)
+
+    async def status(self, name: str) -> pb.ServerStatus:
+        return next(found for found in self.STATUSES if found.server.name == name)
+
+
+async def test_a_server_shipped_again_while_it_runs_is_said_to_run_its_earlier_version() -> None:
+    tools = {tool.name: tool for tool in ShipyardArea(ShippedWhileRunning()).tools()}  # type: ignore[arg-type]
+    servers, status = tools["saip_shipyard_list_servers"], tools["saip_shipyard_status"]
+    listed = await servers.handler(servers.bind({}), Caller(), NOTHING)
+    running = await status.handler(status.bind({"name": "ops"}), Caller(), NOTHING)
+    stopped = await status.handler(status.bind({"name": "idle"}), Caller(), NOTHING)
+    assert listed.message == "2 shipped servers: ops v2 (v1 running), idle v2 (stopped)."
+    assert running.message == (
+        "'ops' v1 is running on local at http://127.0.0.1:9000/mcp; v2 is shipped and not running: "
+        "saip_shipyard_stop, then saip_shipyard_run, serves it."
+    )
+    assert running.data["runningVersion"] == 1 and running.data["version"] == 2
+    assert stopped.message == "'idle' v2 is stopped."  # its next run serves v2

@@ -58,7 +58,8 @@ class Table:
     gap: str = "  "
 
     def line(self, *cells: object) -> str:
-        return self.gap.join(_cell(cell, width) for cell, width in zip(cells, self.widths, strict=True))
+        """The cells in their columns, without the padding an empty last cell would leave at the end."""
+        return self.gap.join(_cell(cell, width) for cell, width in zip(cells, self.widths, strict=True)).rstrip()
 
     def echo(self, *cells: object) -> None:
         click.echo(self.line(*cells))

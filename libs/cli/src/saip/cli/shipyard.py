@@ -31,11 +31,19 @@ def shipyard() -> None:
     """Shipped servers: standalone MCP servers of the tools built here (the saip_shipyard_* methods)."""
 
 
+def _earlier_running(server: dict[str, Any]) -> int | None:
+    """The version a live server runs when a later one was shipped meanwhile (its next run serves the latest)."""
+    ran = server["runningVersion"]
+    return ran if ran and ran != server["version"] and server["state"] not in ("shipped", "stopped") else None
+
+
 def _servers(data: list[dict[str, Any]]) -> None:
     for server in data:
         stale = "  (out of date)" if server["outOfDate"] else ""
         endpoint = (server["endpoint"] or "") + stale
-        SERVERS.echo(server["name"], f"v{server['version']}", server["state"], server["target"] or "-", endpoint)
+        ran = _earlier_running(server)
+        state = f"{server['state']} v{ran}" if ran else server["state"]
+        SERVERS.echo(server["name"], f"v{server['version']}", state, server["target"] or "-", endpoint)
 
 
 def _shippable(data: list[dict[str, Any]]) -> None:
@@ -121,6 +129,11 @@ def shipyard_status(context: click.Context, name: str, as_json: bool) -> None:
             [
                 ("Server", f"{data['name']} v{data['version']} ({data['transport']}, {data['risk']})"),
                 ("State", data["state"] + (f", {data['restarts']} restarts" if data["restarts"] else "")),
+                *(
+                    [("Running", f"v{ran}; v{data['version']} is shipped and not running (stop, then run, serves it)")]
+                    if (ran := _earlier_running(data))
+                    else []
+                ),
                 ("Target", data["target"] or "-"),
                 ("Endpoint", data["endpoint"] or "-"),
                 ("Out of date", "; ".join(data["staleParts"]) if data["outOfDate"] else "no"),

@@ -99,11 +99,30 @@ class DeleteInput(BoundInput):
         return pb.DeleteShippedServerRequest(name=self.name, expected_version=version, expected_sha256=sha256)
 
 
+def _earlier_running(found: pb.ServerStatus) -> int:
+    """The version the target runs when it is not the latest shipped one (a ship while it ran), else 0: a stopped
+    server runs the latest at its next run, so only a live one can be behind."""
+    ran = found.running_version
+    return ran if ran and ran != found.server.version and found.state not in ("shipped", "stopped") else 0
+
+
 def _status_line(found: pb.ServerStatus) -> str:
     where = f" on {found.target} at {found.endpoint}" if found.endpoint else ""
     stale = f"; out of date: {'; '.join(found.stale_parts)}" if found.out_of_date else ""
     withheld = f"; withholding {'; '.join(found.withheld)}" if found.withheld else ""
-    return f"'{found.server.name}' v{found.server.version} is {found.state}{where}{stale}{withheld}"
+    name, latest = found.server.name, found.server.version
+    if ran := _earlier_running(found):
+        return (
+            f"'{name}' v{ran} is {found.state}{where}{withheld}; v{latest} is shipped and not running: "
+            f"saip_shipyard_stop, then saip_shipyard_run, serves it{stale}"
+        )
+    return f"'{name}' v{latest} is {found.state}{where}{stale}{withheld}"
+
+
+def _listed(found: pb.ServerStatus) -> str:
+    ran = _earlier_running(found)
+    state = f"v{ran} {found.state}" if ran else found.state
+    return f"{found.server.name} v{found.server.version} ({state})"
 
 
 class ShipyardArea(Declared):
@@ -116,13 +135,14 @@ class ShipyardArea(Declared):
     async def list_servers(self) -> ManagementResult:
         """The shipped servers: version, transport, tools, state, target, endpoint, and whether each is out of date
         (a part's definition changed since it was shipped). Read saip://guide/shipyard first."""
-        servers = [views.status(found) for found in (await self.client.servers()).servers]
-        if not servers:
+        found = (await self.client.servers()).servers
+        if not found:
             return ManagementResult(
                 True, "No shipped servers yet; saip_shipyard_list_shippable, then validate and ship.", data=[]
             )
-        listed = ", ".join(f"{s['name']} v{s['version']} ({s['state']})" for s in servers)
-        return ManagementResult(True, f"{plural(len(servers), 'shipped server')}: {listed}.", data=servers)
+        listed = ", ".join(_listed(server) for server in found)
+        data = [views.status(server) for server in found]
+        return ManagementResult(True, f"{plural(len(found), 'shipped server')}: {listed}.", data=data)
 
     @tool(Level.READ, "List shippable tools", verb="list_shippable", idempotent=True)
     async def list_shippable(self) -> ManagementResult:
