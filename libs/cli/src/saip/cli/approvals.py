@@ -28,7 +28,8 @@ def approvals(context: click.Context, as_json: bool) -> None:
         for question in data["approvals"]:
             WAITING.echo(question["id"], question["tool"], f"{question['secondsLeft']} s", question["question"])
 
-    listing(call(context, "GET", "/approvals"), as_json, show, entries="approvals")
+    # The questions are about the AI's calls: the tools they name are what it called, not what to call.
+    listing(call(context, "GET", "/approvals"), as_json, show, entries="approvals", hints=False)
 
 
 def _answer(verb: str) -> Callable[[click.Context, str], dict[str, Any]]:
@@ -40,9 +41,12 @@ def _answer(verb: str) -> Callable[[click.Context, str], dict[str, Any]]:
 
 approvals.add_command(
     on_name(
-        "approve", "Approve the question NAME (its id): its call runs, exactly as it describes.", _answer("approve")
+        "approve",
+        "Approve the question NAME (its id): its call runs, exactly as it describes.",
+        _answer("approve"),
+        hints=False,
     )
 )
 approvals.add_command(
-    on_name("decline", "Decline the question NAME (its id): its call does not run.", _answer("decline"))
+    on_name("decline", "Decline the question NAME (its id): its call does not run.", _answer("decline"), hints=False)
 )

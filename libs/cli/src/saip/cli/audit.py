@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from saip.cli.client import ApiError
-from saip.cli.commands import api, call
+from saip.cli.commands import api, call, refusal
 from saip.cli.output import Table, json_option, listing, page, report
 from saip.common.vocabulary import OUTCOMES
 
@@ -49,7 +49,7 @@ def tail(context: click.Context, backlog: int, as_json: bool) -> None:
             for entry in gateway.tail(backlog):
                 click.echo(json.dumps(entry) if as_json else line(entry))
         except ApiError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise refusal(exc) from None
         except KeyboardInterrupt:
             return
 

@@ -11,6 +11,7 @@ import click
 
 from saip.cli.client import ApiError, GatewayApi
 from saip.cli.output import json_option, listing, report
+from saip.cli.wording import for_person
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,12 @@ def api(context: click.Context, *, timeout: float = 10.0) -> GatewayApi:
     try:
         return GatewayApi(target.url, target.admin_token, timeout=timeout)
     except ApiError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise refusal(exc) from None
+
+
+def refusal(exc: ApiError) -> click.ClickException:
+    """What the gateway refused, or why it could not be reached, in the person's words."""
+    return click.ClickException(for_person(str(exc)))
 
 
 def call(context: click.Context, method: str, path: str, *, timeout: float = 10.0, **kwargs: Any) -> dict[str, Any]:
@@ -37,18 +43,20 @@ def call(context: click.Context, method: str, path: str, *, timeout: float = 10.
         try:
             return gateway.call(method, path, **kwargs)
         except ApiError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise refusal(exc) from None
 
 
-def on_name(verb: str, doc: str, send: Callable[[click.Context, str], dict[str, Any]]) -> click.Command:
-    """A command that acts on one NAME and reports the answer (publish, delete, unpublish ...)."""
+def on_name(
+    verb: str, doc: str, send: Callable[[click.Context, str], dict[str, Any]], *, hints: bool = True
+) -> click.Command:
+    """A command that acts on one NAME and reports the answer (publish, delete, unpublish ...); `hints` as `say`'s."""
 
     @click.command(verb, help=doc)
     @click.argument("name")
     @json_option
     @click.pass_context
     def command(context: click.Context, name: str, as_json: bool) -> None:
-        report(send(context, name), as_json)
+        report(send(context, name), as_json, hints=hints)
 
     return command
 

@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from saip.cli.wording import for_person
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the REST API's answer as JSON.")
 
 
@@ -18,21 +20,32 @@ def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False))
 
 
-def report(envelope: dict[str, Any], as_json: bool = False) -> None:
+def say(message: str, *, err: bool = False, hints: bool = True) -> None:
+    """A message of the gateway's; with `hints`, the management tools it names to call next as the commands that do
+    the same (off where the message is about the AI's own calls: an approval, the audit trail)."""
+    click.echo(for_person(message) if hints else message, err=err)
+
+
+def report(envelope: dict[str, Any], as_json: bool = False, *, hints: bool = True) -> None:
     """The message, then the warnings on stderr; `--json` prints the whole envelope. A result that is not ok (a
     failed Local Pass, a broken chain) exits 1."""
     if as_json:
         echo_json(envelope)
     else:
-        click.echo(envelope["message"])
+        say(envelope["message"], hints=hints)
         for warning in envelope.get("warnings", []):
-            click.echo(f"warning: {warning}", err=True)
+            say(f"warning: {warning}", err=True, hints=hints)
     if not envelope.get("ok", True):
         sys.exit(1)
 
 
 def listing(
-    envelope: dict[str, Any], as_json: bool, show: Callable[[Any], None], *, entries: str | None = None
+    envelope: dict[str, Any],
+    as_json: bool,
+    show: Callable[[Any], None],
+    *,
+    entries: str | None = None,
+    hints: bool = True,
 ) -> None:
     """A listing command's output: the envelope as JSON, or its data as `show` prints it. When there is nothing to
     list (the data is an empty list, or `entries` names its empty list), the envelope's message says so instead, and
@@ -42,7 +55,7 @@ def listing(
     if as_json:
         echo_json(envelope)
     elif isinstance(listed, list) and not listed:
-        click.echo(envelope["message"])
+        say(envelope["message"], hints=hints)
     else:
         show(data)
 

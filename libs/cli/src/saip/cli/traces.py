@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from saip.cli.commands import call
-from saip.cli.output import Table, json_option, listing
+from saip.cli.output import Table, json_option, listing, say
 from saip.common.vocabulary import OUTCOMES
 
 # start, duration, outcome, tool, name (as long as "mcp tools/call (no root yet)"), spans, id and services
@@ -59,7 +59,7 @@ def list_traces(
     envelope = call(context, "GET", "/traces", params={key: value for key, value in query.items() if value})
 
     def show(data: dict[str, Any]) -> None:
-        click.echo(envelope["message"])
+        say(envelope["message"])
         for trace in data["traces"]:
             click.echo(line(trace))
 
@@ -75,7 +75,7 @@ def get(context: click.Context, trace_id: str, as_json: bool) -> None:
     envelope = call(context, "GET", f"/traces/{trace_id}")
 
     def show(data: dict[str, Any]) -> None:
-        click.echo(envelope["message"])
+        say(envelope["message"])
         for text in tree(data["spans"]):
             click.echo(text)
         if data["droppedSpans"]:
