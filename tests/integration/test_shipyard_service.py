@@ -305,6 +305,11 @@ async def test_bad_runs_stops_and_deletes_are_refused_and_leave_nothing_running(
         await y.shipyard.Run(shipyard_pb2.RunRequest(name="ops"))
         running = await refused(y.shipyard.Delete(shipyard_pb2.DeleteShippedServerRequest(name="ops")), FAILED)
         assert "stop it first" in running
+        again = await refused(y.shipyard.Run(shipyard_pb2.RunRequest(name="ops")), FAILED)
+        assert again == (
+            f"'ops' v{shipped.server.version} is already running locally; stop it first (saip_shipyard_stop), "
+            "then run it again"
+        )
         await y.shipyard.Stop(shipyard_pb2.ShippedServerRequest(name="ops"))
 
 

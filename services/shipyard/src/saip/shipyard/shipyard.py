@@ -390,7 +390,10 @@ class Shipyard:
             raise TargetUnusable(f"the {target} target cannot run here: {usable.reason}; {usable.remedy}")
         existing = self._local.get(server.name)
         if existing is not None and existing.state != "stopped":
-            raise RuleRefused(f"'{server.name}' is already running locally ({existing.state}); stop it first")
+            raise RuleRefused(
+                f"'{server.name}' v{existing.version} is already {existing.state} locally; stop it first "
+                "(saip_shipyard_stop), then run it again"
+            )
         missing = [name for name in server.requirements if not environ.get(name, "").strip()]
         if missing:
             raise RuleRefused(
