@@ -75,6 +75,23 @@ def test_unknown_fields_are_refused_by_name_and_lifecycle_fields_are_dropped() -
     assert tool.name == "adder"
 
 
+def test_an_unknown_field_says_where_the_spec_has_what_it_likely_meant_or_which_fields_there_are() -> None:
+    with pytest.raises(InvalidSpec) as mcp_shaped:
+        specs.parse(text(inputSchema={"type": "object"}, tests=[{"a": 1}]))
+    assert str(mcp_shaped.value) == (
+        "Invalid tool spec: unknown field 'inputSchema': use 'params' (a list of {name, description, type, required, "
+        "testValue}; the JSON Schema clients see is built from it); unknown field 'tests': use 'params[].testValue'."
+    )
+    with pytest.raises(InvalidSpec) as nested:
+        specs.parse(text(params=[{"name": "a", "kind": "number"}], sandbox={"mode": "open"}))
+    assert "unknown field 'params.0.kind' (the fields here: name, description, type, required, testValue)" in str(
+        nested.value
+    )
+    assert "unknown field 'sandbox.mode' (the fields here: networkMode, hostsAllow, fileRead, fileWrite)" in str(
+        nested.value
+    )
+
+
 def test_malformed_json_and_non_objects_are_refused_plainly() -> None:
     with pytest.raises(InvalidSpec, match="not valid JSON"):
         specs.parse("{name: adder")

@@ -324,13 +324,49 @@ def parse(document: Any) -> ToolSpec:
     return spec
 
 
+# What other tool formats call a spec's fields (MCP's own, OpenAI's functions, common guesses), and where it has them.
+MISNAMED = {
+    "inputSchema": "params",
+    "input_schema": "params",
+    "parameters": "params",
+    "arguments": "params",
+    "args": "params",
+    "tests": "params[].testValue",
+    "examples": "params[].testValue",
+    "testValues": "params[].testValue",
+    "script": "code",
+    "source": "code",
+    "body": "code",
+    "network": "sandbox.networkMode",
+    "networkMode": "sandbox.networkMode",
+    "hostsAllow": "sandbox.hostsAllow",
+    "env": "staticVariables (as '${ENV_NAME}' references)",
+    "variables": "staticVariables",
+    "hitl": "humanInTheLoop",
+    "approval": "humanInTheLoop",
+}
+PARAMS_HINT = "a list of {name, description, type, required, testValue}; the JSON Schema clients see is built from it"
+
+
+def _unknown(loc: tuple[int | str, ...]) -> str:
+    """An unknown field, with where the spec has what it likely meant, or the fields its object has."""
+    where, field = ".".join(str(part) for part in loc), str(loc[-1])
+    nested: dict[str, type[BaseModel]] = {"params": Param, "sandbox": Sandbox, "humanInTheLoop": HumanInTheLoop}
+    model = nested.get(str(loc[0]), ToolSpec) if len(loc) > 1 else ToolSpec
+    if len(loc) == 1 and field in MISNAMED:
+        meant = MISNAMED[field]
+        return f"unknown field '{where}': use '{meant}'" + (f" ({PARAMS_HINT})" if meant == "params" else "")
+    fields = ", ".join(f.alias or name for name, f in model.model_fields.items())
+    return f"unknown field '{where}' (the fields here: {fields})"
+
+
 def describe(exc: ValidationError) -> str:
     problems = []
     for error in exc.errors():
         where = ".".join(str(part) for part in error["loc"])
         message = str(error["msg"]).removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
-            problems.append(f"unknown field '{where}'")
+            problems.append(_unknown(error["loc"]))
         elif error["type"] == "missing":
             problems.append(f"'{where}' is required")
         elif error["type"] == "string_pattern_mismatch" and where == "name":
