@@ -158,3 +158,29 @@ async def test_a_pipeline_delete_approved_for_one_scope_keeps_the_pipeline_re_sc
     pipeline = "saip_knowledge_list_pipelines"
     assert said == changed("saip_knowledge_delete_pipeline", "the pipeline 'Ops'", asked, now, pipeline, era)
     assert rules.pipelines.named("Ops").document_ids == []
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_delete_the_service_would_refuse_is_refused_before_the_person_is_asked(
+    tmp_path: Path, rules: Faked, era: str
+) -> None:
+    await rules.tools.publish("ops_answers", "Answers ops questions.", "Ops")
+    h = harness(tmp_path, others=[KnowledgeArea(RulesClient(rules), set)])  # type: ignore[arg-type]
+    questions: list[str] = []
+
+    async def nothing() -> None:
+        return None
+
+    in_scope = await call(h, era, "saip_knowledge_delete_document", {"name": "Runbook"}, meanwhile(nothing, questions))
+    searched = await call(h, era, "saip_knowledge_delete_pipeline", {"name": "Ops"}, meanwhile(nothing, questions))
+    assert questions == []
+    assert in_scope == (
+        "'Runbook' is in the scope of the pipeline(s) 'Ops'; apply them without it (saip_knowledge_apply_pipeline) "
+        "or delete them first"
+    )
+    assert (
+        searched
+        == "the knowledge tool(s) 'ops_answers' search 'Ops'; unpublish them first (saip_knowledge_unpublish_tool)"
+    )
+    assert [document.name for document in rules.knowledge.documents()] == ["Runbook"]
+    assert "Ops" in [pipeline.name for pipeline in rules.catalog.pipelines()]

@@ -11,7 +11,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Document(_message.Message):
-    __slots__ = ("id", "name", "source_kind", "source", "media_type", "size_bytes", "sha256", "chunks", "created_at", "managed_by", "title", "keywords", "pages", "ingest_id", "fingerprint")
+    __slots__ = ("id", "name", "source_kind", "source", "media_type", "size_bytes", "sha256", "chunks", "created_at", "managed_by", "title", "keywords", "pages", "ingest_id", "fingerprint", "delete_refused")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     SOURCE_KIND_FIELD_NUMBER: _ClassVar[int]
@@ -27,6 +27,7 @@ class Document(_message.Message):
     PAGES_FIELD_NUMBER: _ClassVar[int]
     INGEST_ID_FIELD_NUMBER: _ClassVar[int]
     FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    DELETE_REFUSED_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     source_kind: str
@@ -42,10 +43,11 @@ class Document(_message.Message):
     pages: int
     ingest_id: str
     fingerprint: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., source_kind: _Optional[str] = ..., source: _Optional[str] = ..., media_type: _Optional[str] = ..., size_bytes: _Optional[int] = ..., sha256: _Optional[str] = ..., chunks: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., managed_by: _Optional[str] = ..., title: _Optional[str] = ..., keywords: _Optional[_Iterable[str]] = ..., pages: _Optional[int] = ..., ingest_id: _Optional[str] = ..., fingerprint: _Optional[str] = ...) -> None: ...
+    delete_refused: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., source_kind: _Optional[str] = ..., source: _Optional[str] = ..., media_type: _Optional[str] = ..., size_bytes: _Optional[int] = ..., sha256: _Optional[str] = ..., chunks: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., managed_by: _Optional[str] = ..., title: _Optional[str] = ..., keywords: _Optional[_Iterable[str]] = ..., pages: _Optional[int] = ..., ingest_id: _Optional[str] = ..., fingerprint: _Optional[str] = ..., delete_refused: _Optional[str] = ...) -> None: ...
 
 class Pipeline(_message.Message):
-    __slots__ = ("id", "name", "document_ids", "top_k", "threshold", "rerank", "managed_by", "updated_at", "document_names", "scope_names", "fingerprint")
+    __slots__ = ("id", "name", "document_ids", "top_k", "threshold", "rerank", "managed_by", "updated_at", "document_names", "scope_names", "fingerprint", "delete_refused")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_IDS_FIELD_NUMBER: _ClassVar[int]
@@ -57,6 +59,7 @@ class Pipeline(_message.Message):
     DOCUMENT_NAMES_FIELD_NUMBER: _ClassVar[int]
     SCOPE_NAMES_FIELD_NUMBER: _ClassVar[int]
     FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    DELETE_REFUSED_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     document_ids: _containers.RepeatedScalarFieldContainer[str]
@@ -68,7 +71,8 @@ class Pipeline(_message.Message):
     document_names: _containers.RepeatedScalarFieldContainer[str]
     scope_names: _containers.RepeatedScalarFieldContainer[str]
     fingerprint: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., document_ids: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., threshold: _Optional[float] = ..., rerank: _Optional[bool] = ..., managed_by: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., document_names: _Optional[_Iterable[str]] = ..., scope_names: _Optional[_Iterable[str]] = ..., fingerprint: _Optional[str] = ...) -> None: ...
+    delete_refused: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., document_ids: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., threshold: _Optional[float] = ..., rerank: _Optional[bool] = ..., managed_by: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., document_names: _Optional[_Iterable[str]] = ..., scope_names: _Optional[_Iterable[str]] = ..., fingerprint: _Optional[str] = ..., delete_refused: _Optional[str] = ...) -> None: ...
 
 class KnowledgeTool(_message.Message):
     __slots__ = ("name", "description", "pipeline_id", "published_at", "pipeline_name", "fingerprint")

@@ -285,12 +285,29 @@ class Knowledge:
         return found
 
     def described(self, name: str) -> knowledge_pb2.Document:
-        """The named document with its fingerprint, what an approval of deleting it binds."""
+        """The named document with its fingerprint, what an approval of deleting it binds, and why a delete would be
+        refused now."""
         found = self.document_named(name)
         document = knowledge_pb2.Document()
         document.CopyFrom(found)
         document.fingerprint = fingerprint(found)
+        document.delete_refused = self.delete_refusal(found)
         return document
+
+    def delete_refusal(self, document: knowledge_pb2.Document) -> str:
+        """Why the AI or the person may not delete `document` now (configuration reconciles its own), or empty."""
+        if document.managed_by:
+            return (
+                f"'{document.name}' is managed by configuration; remove or change it under {document.managed_by} "
+                "in saip.yaml instead"
+            )
+        users = [p.name for p in self.catalog.pipelines() if document.id in p.document_ids]
+        if users:
+            return (
+                f"'{document.name}' is in the scope of the pipeline(s) {listed(users)}; apply them without it "
+                "(saip_knowledge_apply_pipeline) or delete them first"
+            )
+        return ""
 
     async def delete_document(
         self, name: str, *, force: bool = False, expected: str = ""
@@ -299,17 +316,8 @@ class Knowledge:
         `expected` the fingerprint an approval described (another ingest under the name is refused)."""
         document = self.document_named(name)
         expect(f"the document '{document.name}'", expected, fingerprint(document), "saip_knowledge_list_documents")
-        if document.managed_by and not force:
-            raise Refused(
-                f"'{document.name}' is managed by configuration; remove or change it under {document.managed_by} "
-                "in saip.yaml instead"
-            )
-        users = [p.name for p in self.catalog.pipelines() if document.id in p.document_ids]
-        if users and not force:
-            raise Refused(
-                f"'{document.name}' is in the scope of the pipeline(s) {listed(users)}; apply them without it "
-                "(saip_knowledge_apply_pipeline) or delete them first"
-            )
+        if not force and (refusal := self.delete_refusal(document)):
+            raise Refused(refusal)
         chunks = await self.index.count(document.ingest_id)
         await self.index.remove(document.ingest_id)
         await self._originals.delete(document.ingest_id)

@@ -32,7 +32,24 @@ class Pipelines:
         del copy.scope_names[:]
         copy.scope_names.extend(item.name for item in self._searched(pipeline) if not isinstance(item, str))
         copy.fingerprint = self.fingerprint(pipeline)
+        copy.delete_refused = self.delete_refusal(pipeline)
         return copy
+
+    def delete_refusal(self, pipeline: knowledge_pb2.Pipeline, *, force: bool = False) -> str:
+        """Why deleting `pipeline` is refused now, or empty; `force` is configuration's own reconciliation, which
+        may delete what it declared but not what a published tool searches."""
+        if pipeline.managed_by and not force:
+            return (
+                f"'{pipeline.name}' is managed by configuration; remove it from {pipeline.managed_by} in saip.yaml "
+                "instead"
+            )
+        tools = [t.name for t in self.catalog.tools() if t.pipeline_id == pipeline.id]
+        if tools:
+            return (
+                f"the knowledge tool(s) {listed(tools)} search '{pipeline.name}'; unpublish them first "
+                "(saip_knowledge_unpublish_tool)"
+            )
+        return ""
 
     def _searched(self, pipeline: knowledge_pb2.Pipeline) -> list[knowledge_pb2.Document | str]:
         """The documents a search of the pipeline reads now (every document for an empty scope); the id of one that
@@ -112,17 +129,8 @@ class Pipelines:
         """Delete the pipeline, as it was when an approval described it (`expected`, its fingerprint) or not at all."""
         pipeline = self.named(name)
         expect(f"the pipeline '{pipeline.name}'", expected, self.fingerprint(pipeline), "saip_knowledge_list_pipelines")
-        if pipeline.managed_by and not force:
-            raise Refused(
-                f"'{pipeline.name}' is managed by configuration; remove it from {pipeline.managed_by} in saip.yaml "
-                "instead"
-            )
-        tools = [t.name for t in self.catalog.tools() if t.pipeline_id == pipeline.id]
-        if tools:
-            raise Refused(
-                f"the knowledge tool(s) {listed(tools)} search '{pipeline.name}'; unpublish them first "
-                "(saip_knowledge_unpublish_tool)"
-            )
+        if refusal := self.delete_refusal(pipeline, force=force):
+            raise Refused(refusal)
         await self.catalog.delete_pipeline(pipeline.id)
         return self.shown(pipeline)
 

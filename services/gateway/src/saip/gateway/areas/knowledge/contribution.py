@@ -155,8 +155,11 @@ class KnowledgeArea(Declared):
 
     async def plan_delete_document(self, arguments: NamedInput) -> Approval:
         found = await self.client.document(arguments.name)
+        if found.delete_refused:  # nobody is asked to approve what the service would refuse
+            raise ServiceRefused(found.delete_refused)
         read = Read(arguments.name, f"the document '{found.name}'", found.fingerprint)
-        return destructive(f"delete {read.what} and all its {plural(found.chunks, 'chunk')}", read)
+        chunks = "its one chunk" if found.chunks == 1 else f"all its {plural(found.chunks, 'chunk')}"
+        return destructive(f"delete {read.what} and {chunks}", read)
 
     @tool(Level.DESTRUCTIVE, "Delete a document", planner=plan_delete_document)
     async def delete_document(self, arguments: NamedInput, expected: Expected = NOTHING) -> ManagementResult:
@@ -172,6 +175,8 @@ class KnowledgeArea(Declared):
 
     async def plan_delete_pipeline(self, arguments: NamedInput) -> Approval:
         found = await self.client.pipeline(arguments.name)
+        if found.delete_refused:
+            raise ServiceRefused(found.delete_refused)
         read = Read(arguments.name, f"the pipeline '{found.name}'", found.fingerprint)
         return destructive(f"delete {read.what}, searching {scope_words(found)} (the documents stay)", read)
 
