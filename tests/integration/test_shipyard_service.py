@@ -310,6 +310,12 @@ async def test_bad_runs_stops_and_deletes_are_refused_and_leave_nothing_running(
             f"'ops' v{shipped.server.version} is already running locally; stop it first (saip_shipyard_stop), "
             "then run it again"
         )
+        # The plan and the status say the same before anyone is asked to approve a run or a delete.
+        plan = await y.shipyard.PlanRun(shipyard_pb2.RunRequest(name="ops"))
+        status = await y.shipyard.GetStatus(shipyard_pb2.ShippedServerRequest(name="ops"))
+        assert (plan.refused, status.delete_refused) == (again, running)
+        unset_plan = await y.shipyard.PlanRun(shipyard_pb2.RunRequest(name="keyed"))
+        assert unset_plan.refused == unset
         await y.shipyard.Stop(shipyard_pb2.ShippedServerRequest(name="ops"))
 
 

@@ -11,7 +11,7 @@ import pytest
 from saip.gateway.areas.shipyard.client import ShipyardClient
 from saip.gateway.areas.shipyard.contribution import GUIDE_URI, STATUS_URI, ShipyardArea
 from saip.gateway.clients import ServiceChannel
-from saip.gateway.errors import InvalidArguments
+from saip.gateway.errors import InvalidArguments, ServiceRefused
 from saip.gateway.surface.expected import NOTHING
 from saip.gateway.surface.management import Caller, Level
 from saip.v1 import shipyard_pb2 as pb
@@ -140,3 +140,22 @@ async def test_a_server_shipped_again_while_it_runs_is_said_to_run_its_earlier_v
     )
     assert running.data["runningVersion"] == 1 and running.data["version"] == 2
     assert stopped.message == "'idle' v2 is stopped."  # its next run serves v2
+
+
+class Refusing:
+    """A shipyard that would refuse the run ('ops' runs already) and the delete ('ops' runs)."""
+
+    async def plan_run(self, request: pb.RunRequest) -> pb.RunPlan:
+        return pb.RunPlan(name="ops", target="local", version=1, usable=True, refused="'ops' v1 is already running")
+
+    async def status(self, name: str) -> pb.ServerStatus:
+        return pb.ServerStatus(server=pb.ShippedServer(name="ops", version=1), delete_refused="'ops' is running")
+
+
+async def test_a_run_or_delete_the_service_would_refuse_is_refused_before_the_person_is_asked() -> None:
+    tools = {tool.name: tool for tool in ShipyardArea(Refusing()).tools()}  # type: ignore[arg-type]
+    run, delete = tools["saip_shipyard_run"], tools["saip_shipyard_delete"]
+    with pytest.raises(ServiceRefused, match="'ops' v1 is already running"):
+        await run.approval_for(run.bind({"name": "ops"}))
+    with pytest.raises(ServiceRefused, match="'ops' is running"):
+        await delete.approval_for(delete.bind({"name": "ops"}))

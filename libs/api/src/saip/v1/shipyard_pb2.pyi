@@ -140,7 +140,7 @@ class ShippedServerRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ...) -> None: ...
 
 class ServerStatus(_message.Message):
-    __slots__ = ("server", "state", "target", "endpoint", "running_version", "out_of_date", "stale_parts", "restarts", "last_error", "started_at", "command", "managed_by", "withheld")
+    __slots__ = ("server", "state", "target", "endpoint", "running_version", "out_of_date", "stale_parts", "restarts", "last_error", "started_at", "command", "managed_by", "withheld", "delete_refused")
     SERVER_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
@@ -154,6 +154,7 @@ class ServerStatus(_message.Message):
     COMMAND_FIELD_NUMBER: _ClassVar[int]
     MANAGED_BY_FIELD_NUMBER: _ClassVar[int]
     WITHHELD_FIELD_NUMBER: _ClassVar[int]
+    DELETE_REFUSED_FIELD_NUMBER: _ClassVar[int]
     server: ShippedServer
     state: str
     target: str
@@ -167,7 +168,8 @@ class ServerStatus(_message.Message):
     command: str
     managed_by: str
     withheld: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, server: _Optional[_Union[ShippedServer, _Mapping]] = ..., state: _Optional[str] = ..., target: _Optional[str] = ..., endpoint: _Optional[str] = ..., running_version: _Optional[int] = ..., out_of_date: _Optional[bool] = ..., stale_parts: _Optional[_Iterable[str]] = ..., restarts: _Optional[int] = ..., last_error: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., command: _Optional[str] = ..., managed_by: _Optional[str] = ..., withheld: _Optional[_Iterable[str]] = ...) -> None: ...
+    delete_refused: str
+    def __init__(self, server: _Optional[_Union[ShippedServer, _Mapping]] = ..., state: _Optional[str] = ..., target: _Optional[str] = ..., endpoint: _Optional[str] = ..., running_version: _Optional[int] = ..., out_of_date: _Optional[bool] = ..., stale_parts: _Optional[_Iterable[str]] = ..., restarts: _Optional[int] = ..., last_error: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., command: _Optional[str] = ..., managed_by: _Optional[str] = ..., withheld: _Optional[_Iterable[str]] = ..., delete_refused: _Optional[str] = ...) -> None: ...
 
 class LogsRequest(_message.Message):
     __slots__ = ("name", "lines")
@@ -246,7 +248,7 @@ class RunRecord(_message.Message):
     def __init__(self, name: _Optional[str] = ..., target: _Optional[str] = ..., version: _Optional[int] = ..., bundle_sha256: _Optional[str] = ..., endpoint: _Optional[str] = ..., command: _Optional[str] = ..., token: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., stopped: _Optional[bool] = ...) -> None: ...
 
 class RunPlan(_message.Message):
-    __slots__ = ("name", "target", "version", "bundle_sha256", "command", "usable", "reason")
+    __slots__ = ("name", "target", "version", "bundle_sha256", "command", "usable", "reason", "refused")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -254,6 +256,7 @@ class RunPlan(_message.Message):
     COMMAND_FIELD_NUMBER: _ClassVar[int]
     USABLE_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    REFUSED_FIELD_NUMBER: _ClassVar[int]
     name: str
     target: str
     version: int
@@ -261,7 +264,8 @@ class RunPlan(_message.Message):
     command: str
     usable: bool
     reason: str
-    def __init__(self, name: _Optional[str] = ..., target: _Optional[str] = ..., version: _Optional[int] = ..., bundle_sha256: _Optional[str] = ..., command: _Optional[str] = ..., usable: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+    refused: str
+    def __init__(self, name: _Optional[str] = ..., target: _Optional[str] = ..., version: _Optional[int] = ..., bundle_sha256: _Optional[str] = ..., command: _Optional[str] = ..., usable: _Optional[bool] = ..., reason: _Optional[str] = ..., refused: _Optional[str] = ...) -> None: ...
 
 class DeleteShippedServerRequest(_message.Message):
     __slots__ = ("name", "expected_version", "expected_sha256")

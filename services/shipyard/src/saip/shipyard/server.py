@@ -92,7 +92,7 @@ class ShipyardServicer:
 
     @_unary
     async def PlanRun(self, request: Any, context: Any) -> shipyard_pb2.RunPlan:
-        return await self._shipyard.plan_run(request)
+        return await self._shipyard.plan_run(request, self._environment())
 
     @_unary
     async def Run(self, request: Any, context: Any) -> shipyard_pb2.ServerStatus:

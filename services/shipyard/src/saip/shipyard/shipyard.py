@@ -183,6 +183,7 @@ class Shipyard:
     async def _status(self, server: shipyard_pb2.ShippedServer) -> shipyard_pb2.ServerStatus:
         status = shipyard_pb2.ServerStatus(server=server, state="shipped")
         status.managed_by = SERVERS_KEY if server.name in self._declared else ""
+        status.delete_refused = MANAGED.format(name=server.name) if status.managed_by else ""
         try:
             stale = await bundles.stale(self._sources, server)
         except StoreUnavailable as exc:
@@ -214,6 +215,8 @@ class Shipyard:
             status.state = "ready" if server.transport == STDIO else "stopped"
         else:
             status.state = "running"
+        if status.state in ("running", "starting", "restarting") and not status.delete_refused:
+            status.delete_refused = f"'{server.name}' is running on {status.target}; stop it first (saip_shipyard_stop)"
         return status
 
     async def logs(self, name: str, lines: int) -> shipyard_pb2.LogsReply:
@@ -326,8 +329,8 @@ class Shipyard:
             )
         return bundle
 
-    async def plan_run(self, request: shipyard_pb2.RunRequest) -> shipyard_pb2.RunPlan:
-        """What a run would do, without doing it: what the approval summary quotes."""
+    async def plan_run(self, request: shipyard_pb2.RunRequest, environ: dict[str, str]) -> shipyard_pb2.RunPlan:
+        """What a run would do, without doing it: what the approval summary quotes, or why it would be refused."""
         self._writable(request.name)
         server, _ = await self._server(request.name)
         target = request.target or LOCAL
@@ -343,6 +346,8 @@ class Shipyard:
             reason=f"{found.reason}; {found.remedy}" if not found.usable else "",
         )
         plan.command = shlex.join(self._command(server, target, request.port))
+        refusal = await self._run_refusal(server, target, request.port, environ)
+        plan.refused = str(refusal) if refusal is not None else ""
         return plan
 
     def _command(self, server: shipyard_pb2.ShippedServer, target: str, port: int) -> list[str]:
@@ -380,27 +385,38 @@ class Shipyard:
         logger.info("server run", extra={"server": server.name, "target": target, "version": server.version})
         return await self._status(server)
 
-    async def _start(
-        self, server: shipyard_pb2.ShippedServer, target: str, port: int, environ: dict[str, str], token: str
-    ) -> shipyard_pb2.RunRecord:
+    async def _run_refusal(
+        self, server: shipyard_pb2.ShippedServer, target: str, port: int, environ: dict[str, str]
+    ) -> ShipyardError | None:
+        """Why a run of `server` on `target` would be refused now, or None: the run raises it, and its plan says it so
+        that nobody is asked to approve a run that cannot happen."""
         if target not in TARGETS:
-            raise InvalidProposal(f"target '{target}' is not one of {', '.join(TARGETS)}")
+            return InvalidProposal(f"target '{target}' is not one of {', '.join(TARGETS)}")
         usable = {t.name: t for t in await self.targets()}[target]
         if not usable.usable:
-            raise TargetUnusable(f"the {target} target cannot run here: {usable.reason}; {usable.remedy}")
+            return TargetUnusable(f"the {target} target cannot run here: {usable.reason}; {usable.remedy}")
         existing = self._local.get(server.name)
         if existing is not None and existing.state != "stopped":
-            raise RuleRefused(
+            return RuleRefused(
                 f"'{server.name}' v{existing.version} is already {existing.state} locally; stop it first "
                 "(saip_shipyard_stop), then run it again"
             )
         missing = [name for name in server.requirements if not environ.get(name, "").strip()]
         if missing:
-            raise RuleRefused(
+            return RuleRefused(
                 f"'{server.name}' needs environment variables that are not set for the shipyard service: "
                 f"{', '.join(missing)}. Ask the person to set them and list them in shipyard.variables (the values "
                 "never pass through this interface), restart the shipyard service, then run again."
             )
+        if target == LOCAL and server.transport != STDIO and port and not port_is_free(port):
+            return RuleRefused(f"port {port} is in use on 127.0.0.1; choose another port, or 0 for a free one")
+        return None
+
+    async def _start(
+        self, server: shipyard_pb2.ShippedServer, target: str, port: int, environ: dict[str, str], token: str
+    ) -> shipyard_pb2.RunRecord:
+        if (refusal := await self._run_refusal(server, target, port, environ)) is not None:
+            raise refusal
         bundle = await self._bundle(server)
         token = token or secrets.token_urlsafe(32)
         record = shipyard_pb2.RunRecord(
@@ -416,8 +432,6 @@ class Shipyard:
             record.endpoint = record.command = shlex.join(self._command(server, LOCAL, 0))
             return record
         if target == LOCAL:
-            if port and not port_is_free(port):
-                raise RuleRefused(f"port {port} is in use on 127.0.0.1; choose another port, or 0 for a free one")
             port = port or free_port()
             values = [environ[name] for name in server.requirements]
             self._local.forget(server.name)
@@ -485,8 +499,8 @@ class Shipyard:
         server, _ = await self._server(request.name)
         self._expect(server, request.expected_version, request.expected_sha256)
         status = await self._status(server)
-        if status.state in ("running", "starting", "restarting"):
-            raise RuleRefused(f"'{server.name}' is running on {status.target}; stop it first (saip_shipyard_stop)")
+        if status.delete_refused:
+            raise RuleRefused(status.delete_refused)
         await self._records.delete(SERVER_KEY + server.name)
         await self._records.delete(RUN_KEY + server.name)
         for version in range(1, server.version + 1):
