@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from saip.common.words import plural
+
+__all__ = ["plural", "when"]
+
 
 def when(stamp: Timestamp) -> str | None:
     """RFC 3339, or None for a timestamp never set."""
     return stamp.ToJsonString() if stamp.seconds or stamp.nanos else None
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"

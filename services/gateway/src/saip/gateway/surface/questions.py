@@ -27,6 +27,7 @@ from typing import Any
 
 import anyio
 
+from saip.common.words import plural
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.approval import Decision, NonceStore, Parked, QuestionStore
 from saip.gateway.surface.audited import AuditSink
@@ -139,7 +140,7 @@ class OutOfBand:
 
     async def waiting(self) -> ManagementResult:
         found = [self._view(parked.nonce, parked.question) for parked in self._sweeper.waiting()]
-        message = f"{len(found)} question{'' if len(found) == 1 else 's'} waiting for an answer."
+        message = f"{plural(len(found), 'question')} waiting for an answer."
         if not self._enabled:
             message += " Out-of-band approvals are off (management.out-of-band-approvals): such questions are denied."
         return ManagementResult(True, message, data={"approvals": found})

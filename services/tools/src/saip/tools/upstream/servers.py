@@ -17,6 +17,7 @@ import anyio
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from saip.common.risk import INFO, POISONING_HIT, WARN
+from saip.common.words import plural
 from saip.tools.errors import InvalidSpec, OwnMcp, RuleRefused, ToolsError
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.ports import RiskSink
@@ -179,7 +180,7 @@ class Servers:
             ok=True,
             message=(
                 f"Connected to '{target.id}' ({live.server_name} {live.server_version}, protocol {live.protocol}): "
-                f"{len(live.tools)} tools, risk {score.label}."
+                f"{plural(len(live.tools), 'tool')}, risk {score.label}."
             ),
             server_name=live.server_name,
             server_version=live.server_version,

@@ -24,6 +24,7 @@ from pydantic import Field
 
 from saip.gateway.areas.expose import views
 from saip.gateway.areas.mcp.client import UpstreamClient
+from saip.gateway.areas.words import plural
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.declare import Declared, prompt, resource, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
@@ -203,7 +204,7 @@ class ExposeArea(Declared):
         view = views.composition(await self.client.composition())
         served = [tool["name"] for tool in view["tools"] if tool["served"]]
         withheld = [f"{tool['name']} ({tool['withheld']})" for tool in view["tools"] if not tool["served"]]
-        message = f"{len(served)} exposed tools served: {', '.join(served) or 'none'}"
+        message = f"{plural(len(served), 'exposed tool')} served: {', '.join(served) or 'none'}"
         if withheld:
             message += f"; withheld: {'; '.join(withheld)}"
         return ManagementResult(True, message + ".", data=view)

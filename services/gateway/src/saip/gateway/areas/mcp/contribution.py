@@ -10,6 +10,7 @@ from pydantic import Field
 
 from saip.gateway.areas.mcp import views
 from saip.gateway.areas.mcp.client import UpstreamClient
+from saip.gateway.areas.words import plural
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.declare import Declared, resource, tool
 from saip.gateway.surface.management import Input, Level, ManagementResult
@@ -96,7 +97,7 @@ class McpArea(Declared):
                 True, "No upstream servers yet. saip_mcp_catalog_search finds some; read saip://guide/proxy.", data=[]
             )
         words = ", ".join(f"{s['id']} ({s['state']}, {s['risk']})" for s in found[:20])
-        return ManagementResult(True, f"{len(found)} upstream servers: {words}.", data=found)
+        return ManagementResult(True, f"{plural(len(found), 'upstream server')}: {words}.", data=found)
 
     @tool(Level.READ, "Search the server catalog", idempotent=True)
     async def catalog_search(self, arguments: CatalogSearchInput) -> ManagementResult:
@@ -108,7 +109,7 @@ class McpArea(Declared):
             message = f"No catalog entry matches '{arguments.query}'; try other words, or an empty query for them all."
             return ManagementResult(True, message, data=found)
         names = ", ".join(f"{entry['name']} ({entry['trust']})" for entry in found)
-        return ManagementResult(True, f"{len(found)} catalog entries: {names}.", data=found)
+        return ManagementResult(True, f"{plural(len(found), 'catalog entry', 'catalog entries')}: {names}.", data=found)
 
     @tool(Level.READ, "Preview a server's risk", idempotent=True)
     async def preview_risk(self, arguments: PreviewInput) -> ManagementResult:
@@ -132,8 +133,7 @@ class McpArea(Declared):
             return ManagementResult(True, f"'{arguments.serverId}' is {state}{why} and lists no tools.", data=data)
         words = ", ".join(f"{t['name']} ({t['risk']})" for t in tools[:LISTED])
         more = f" and {len(tools) - LISTED} more" if len(tools) > LISTED else ""
-        counted = f"{len(tools)} tool{'s' if len(tools) != 1 else ''}"
-        message = f"'{arguments.serverId}' is {state} and lists {counted}: {words}{more}."
+        message = f"'{arguments.serverId}' is {state} and lists {plural(len(tools), 'tool')}: {words}{more}."
         return ManagementResult(True, message, data=data)
 
     @resource("saip://status/servers", "Upstream servers status", mime_type="application/json")
