@@ -226,3 +226,25 @@ async def test_an_exposure_approved_for_a_low_risk_tool_does_not_serve_its_risky
     said = await call(h, era, "saip_tools_set_exposure", arguments, meanwhile(attack, []))
     assert said == changed("saip_tools_set_exposure", asked, republished[0], era)
     assert await parts.exposure.read() == before
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_publish_the_service_would_refuse_is_refused_before_the_person_is_asked(
+    tmp_path: Path, era: str
+) -> None:
+    parts = fakes.studio()
+    await parts.studio.save_draft(text("adder"), 0)  # never tested: no Local Pass
+    _, tools = area(parts)
+    h = harness(tmp_path, others=[tools])
+    questions: list[str] = []
+
+    async def nothing() -> None:
+        return None
+
+    said = await call(h, era, "saip_tools_publish", {"name": "adder"}, meanwhile(nothing, questions))
+    assert questions == []
+    assert said == (
+        "'adder' has no Local Pass for its current definition. Run saip_tools_test on it without arguments (its "
+        "declared test values) until it passes, then publish."
+    )
+    assert (await parts.studio.get("adder")).summary.state == tools_pb2.TOOL_STATE_DRAFT

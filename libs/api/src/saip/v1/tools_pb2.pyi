@@ -148,7 +148,7 @@ class CheckRiskRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., spec_json: _Optional[str] = ...) -> None: ...
 
 class RiskReport(_message.Message):
-    __slots__ = ("name", "risk_level", "reasons", "network_mode", "hosts_allow", "hitl_required", "above_baseline", "weakens_approval", "poisoning_hits", "state", "tested", "revision")
+    __slots__ = ("name", "risk_level", "reasons", "network_mode", "hosts_allow", "hitl_required", "above_baseline", "weakens_approval", "poisoning_hits", "state", "tested", "revision", "publish_refused")
     NAME_FIELD_NUMBER: _ClassVar[int]
     RISK_LEVEL_FIELD_NUMBER: _ClassVar[int]
     REASONS_FIELD_NUMBER: _ClassVar[int]
@@ -161,6 +161,7 @@ class RiskReport(_message.Message):
     STATE_FIELD_NUMBER: _ClassVar[int]
     TESTED_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
+    PUBLISH_REFUSED_FIELD_NUMBER: _ClassVar[int]
     name: str
     risk_level: int
     reasons: _containers.RepeatedScalarFieldContainer[str]
@@ -173,7 +174,8 @@ class RiskReport(_message.Message):
     state: ToolState
     tested: bool
     revision: int
-    def __init__(self, name: _Optional[str] = ..., risk_level: _Optional[int] = ..., reasons: _Optional[_Iterable[str]] = ..., network_mode: _Optional[str] = ..., hosts_allow: _Optional[_Iterable[str]] = ..., hitl_required: _Optional[bool] = ..., above_baseline: _Optional[bool] = ..., weakens_approval: _Optional[bool] = ..., poisoning_hits: _Optional[_Iterable[str]] = ..., state: _Optional[_Union[ToolState, str]] = ..., tested: _Optional[bool] = ..., revision: _Optional[int] = ...) -> None: ...
+    publish_refused: str
+    def __init__(self, name: _Optional[str] = ..., risk_level: _Optional[int] = ..., reasons: _Optional[_Iterable[str]] = ..., network_mode: _Optional[str] = ..., hosts_allow: _Optional[_Iterable[str]] = ..., hitl_required: _Optional[bool] = ..., above_baseline: _Optional[bool] = ..., weakens_approval: _Optional[bool] = ..., poisoning_hits: _Optional[_Iterable[str]] = ..., state: _Optional[_Union[ToolState, str]] = ..., tested: _Optional[bool] = ..., revision: _Optional[int] = ..., publish_refused: _Optional[str] = ...) -> None: ...
 
 class SaveDraftRequest(_message.Message):
     __slots__ = ("spec_json", "expected_revision")

@@ -14,7 +14,15 @@ import json
 
 from saip.common.risk import INFO, POISONING_HIT, WARN
 from saip.tools import spec as specs
-from saip.tools.errors import AlreadyPublished, Conflict, InvalidSpec, RuleRefused, ToolNotFound, UnreadableRecord
+from saip.tools.errors import (
+    AlreadyPublished,
+    Conflict,
+    InvalidSpec,
+    RuleRefused,
+    ToolNotFound,
+    ToolsError,
+    UnreadableRecord,
+)
 from saip.tools.exposure import ExposureSetting
 from saip.tools.library import (
     AUTHORED,
@@ -103,10 +111,11 @@ class Studio:
     async def check_risk(self, name: str, document: str) -> tools_pb2.RiskReport:
         if bool(name) == bool(document):
             raise InvalidSpec("Give either the name of a saved tool or a spec to check, not both and not neither.")
-        revision = 0
+        revision, refused = 0, None
         if name:
             entry = await self._library.required(name)
             spec, state, tested, revision = entry.spec, self._library.state(entry), entry.tested, entry.revision
+            refused = self._unpublishable(entry)
         else:
             spec, state, tested = specs.parse(document), tools_pb2.TOOL_STATE_UNSPECIFIED, False
         risk = assess(spec, await self._library.names())
@@ -123,9 +132,28 @@ class Studio:
             state=state,
             tested=tested,
             revision=revision,
+            publish_refused=str(refused) if refused is not None else "",
         )
 
     # Changing.
+
+    def _unpublishable(self, entry: Entry, expected_revision: int = 0) -> ToolsError | None:
+        """Why publishing `entry` (at `expected_revision`, an approval's; 0: as it is now) would be refused, or None:
+        the publish raises it, and the risk check says it, so that nobody is asked to approve what cannot happen."""
+        try:
+            self._read_only(entry, "published over")
+            if entry.stored_state != DRAFT:
+                raise AlreadyPublished(entry.name)
+            expect(entry, expected_revision)
+        except ToolsError as exc:
+            return exc
+        if not entry.tested:
+            return RuleRefused(
+                f"'{entry.name}' has no Local Pass for its current definition. Run saip_tools_test on it without "
+                "arguments (its declared test values) until it passes, then publish."
+            )
+        missing = self._library.missing(entry.spec)
+        return RuleRefused(missing_text(entry.name, self._library.secrets, missing)) if missing else None
 
     def _read_only(self, entry: Entry, action: str) -> None:
         if entry.source == CONFIGURATION:
@@ -231,19 +259,9 @@ class Studio:
         """Publish the draft at the revision an approval described (`expected_revision`; 0: as it is now), which
         needs a Local Pass of that very revision; the write names the revision read, so nothing else is published."""
         entry = await self._library.required(name)
-        self._read_only(entry, "published over")
+        if (refused := self._unpublishable(entry, expected_revision)) is not None:
+            raise refused
         assert entry.record is not None
-        if entry.stored_state != DRAFT:
-            raise AlreadyPublished(name)
-        expect(entry, expected_revision)
-        if not entry.tested:
-            raise RuleRefused(
-                f"'{name}' has no Local Pass for its current definition. Run saip_tools_test on it without arguments "
-                "(its declared test values) until it passes, then publish."
-            )
-        missing = self._library.missing(entry.spec)
-        if missing:
-            raise RuleRefused(missing_text(name, self._library.secrets, missing))
         record = tools_pb2.ToolRecord()
         record.CopyFrom(entry.record)
         record.state = PUBLISHED

@@ -213,6 +213,8 @@ class Gate:
         need = need_for(approval, self.mode)
         if need is Need.REFUSE:
             return _refused(HIGH_RISK_UNDER_NONE.format(tool=name), Outcome.REFUSED)
+        if approval.refused:  # the service would refuse it: nobody is asked to approve what cannot happen
+            return _refused(approval.refused, Outcome.ERROR)
         if need is Need.ASK:
             text = question(approval.level, call.caller, name, approval.summary, self.approvals.wait_seconds)
             verdict = await consult(self.approvals, interaction, call, text, approval.expected)

@@ -169,13 +169,16 @@ class Caller:
 
 @dataclass(frozen=True)
 class Approval:
-    """What the gate decides on: the level, a summary of exactly what will happen, whether it is high risk, and the
-    server state the plan read to say so (`expected`: bound into the question and handed to the handler)."""
+    """What the gate decides on: the level, a summary of exactly what will happen, whether it is high risk, the
+    server state the plan read to say so (`expected`: bound into the question and handed to the handler), and why the
+    owning service would refuse the call as things stand (`refused`: the gate refuses it after its own rules, before
+    anyone is asked)."""
 
     level: Level
     summary: str
     high_risk: bool = False
     expected: Expected = NOTHING
+    refused: str = ""
 
 
 @dataclass

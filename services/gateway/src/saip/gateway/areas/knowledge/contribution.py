@@ -33,9 +33,10 @@ GUIDE_URI = "saip://guide/knowledge"
 GUIDE = files("saip.gateway.areas.knowledge").joinpath("guide.md").read_text(encoding="utf-8")
 
 
-def destructive(summary: str, read: Read) -> Approval:
-    """A destructive step's approval over what its plan read of the knowledge service (bound by its fingerprint)."""
-    return Approval(Level.DESTRUCTIVE, summary, expected=Expected.of(read))
+def destructive(summary: str, read: Read, refused: str = "") -> Approval:
+    """A destructive step's approval over what its plan read of the knowledge service (bound by its fingerprint), and
+    why the service would refuse it now."""
+    return Approval(Level.DESTRUCTIVE, summary, expected=Expected.of(read), refused=refused)
 
 
 class KnowledgeArea(Declared):
@@ -155,11 +156,9 @@ class KnowledgeArea(Declared):
 
     async def plan_delete_document(self, arguments: NamedInput) -> Approval:
         found = await self.client.document(arguments.name)
-        if found.delete_refused:  # nobody is asked to approve what the service would refuse
-            raise ServiceRefused(found.delete_refused)
         read = Read(arguments.name, f"the document '{found.name}'", found.fingerprint)
         chunks = "its one chunk" if found.chunks == 1 else f"all its {plural(found.chunks, 'chunk')}"
-        return destructive(f"delete {read.what} and {chunks}", read)
+        return destructive(f"delete {read.what} and {chunks}", read, refused=found.delete_refused)
 
     @tool(Level.DESTRUCTIVE, "Delete a document", planner=plan_delete_document)
     async def delete_document(self, arguments: NamedInput, expected: Expected = NOTHING) -> ManagementResult:
@@ -175,10 +174,9 @@ class KnowledgeArea(Declared):
 
     async def plan_delete_pipeline(self, arguments: NamedInput) -> Approval:
         found = await self.client.pipeline(arguments.name)
-        if found.delete_refused:
-            raise ServiceRefused(found.delete_refused)
         read = Read(arguments.name, f"the pipeline '{found.name}'", found.fingerprint)
-        return destructive(f"delete {read.what}, searching {scope_words(found)} (the documents stay)", read)
+        summary = f"delete {read.what}, searching {scope_words(found)} (the documents stay)"
+        return destructive(summary, read, refused=found.delete_refused)
 
     @tool(Level.DESTRUCTIVE, "Delete a pipeline", planner=plan_delete_pipeline)
     async def delete_pipeline(self, arguments: NamedInput, expected: Expected = NOTHING) -> ManagementResult:

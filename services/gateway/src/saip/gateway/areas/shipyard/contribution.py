@@ -14,7 +14,6 @@ from pydantic import Field
 from saip.gateway.areas.shipyard import views
 from saip.gateway.areas.shipyard.client import ShipyardClient
 from saip.gateway.areas.words import plural
-from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.declare import Declared, prompt, resource, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
 from saip.gateway.surface.management import Approval, Input, Level, ManagementResult
@@ -206,13 +205,12 @@ class ShipyardArea(Declared):
         """The exact command and the version and bundle hash it runs; the run is bound to them (a ship meanwhile
         makes the service refuse it)."""
         plan = await self.client.plan_run(arguments.request())
-        if plan.refused:  # nobody is asked to approve a run the service would refuse
-            raise ServiceRefused(plan.refused)
         summary = (
             f"run '{plan.name}' v{plan.version} (bundle {plan.bundle_sha256[:12]}) on the {plan.target} target: "
             f"`{plan.command}`"
         )
-        return Approval(Level.DESTRUCTIVE, summary, expected=described(plan.name, plan.version, plan.bundle_sha256))
+        expected = described(plan.name, plan.version, plan.bundle_sha256)
+        return Approval(Level.DESTRUCTIVE, summary, expected=expected, refused=plan.refused)
 
     @tool(Level.DESTRUCTIVE, "Run a shipped server", planner=plan_run)
     async def run(self, arguments: RunInput, expected: Expected = NOTHING) -> ManagementResult:
@@ -231,12 +229,11 @@ class ShipyardArea(Declared):
 
     async def plan_delete(self, arguments: DeleteInput) -> Approval:
         found = await self.client.status(arguments.name)
-        if found.delete_refused:
-            raise ServiceRefused(found.delete_refused)
         return Approval(
             Level.DESTRUCTIVE,
             f"delete the shipped server '{found.server.name}' and its {plural(found.server.version, 'bundle version')}",
             expected=described(found.server.name, found.server.version, found.server.bundle_sha256),
+            refused=found.delete_refused,
         )
 
     @tool(Level.DESTRUCTIVE, "Delete a shipped server", planner=plan_delete)

@@ -134,6 +134,12 @@ class ToolsArea(Declared):
         # The tool names /mcp serves from sources other than the tools service (a publish must not shadow one).
         self._taken = taken
 
+    def _taken_refusal(self, name: str) -> str:
+        """Why a publish of `name` would shadow a tool another source serves on /mcp, or empty."""
+        if name in self._taken():
+            return f"'{name}' is already served on /mcp by another source; publish the tool under another name."
+        return ""
+
     @tool(Level.READ, "List tools", verb="list", idempotent=True)
     async def list_tools(self, arguments: ListInput) -> ManagementResult:
         """The authored tools (drafts and published) with state, risk level, network mode, whether each is served on
@@ -249,16 +255,15 @@ class ToolsArea(Declared):
             summary,
             high_risk=report.above_baseline or report.weakens_approval,
             expected=Expected.of(read_of(report)),
+            refused=self._taken_refusal(arguments.name) or report.publish_refused,
         )
 
     @tool(Level.DESTRUCTIVE, "Publish a tool", planner=plan_publish)
     async def publish(self, arguments: NameInput, expected: Expected = NOTHING) -> ManagementResult:
         """Publish a draft that passed its Local Pass: it is served on /mcp (when exposed) and clients get
         list_changed. A published tool is never overwritten; the person approves first."""
-        if arguments.name in self._taken():
-            raise ServiceRefused(
-                f"'{arguments.name}' is already served on /mcp by another source; publish the tool under another name."
-            )
+        if refusal := self._taken_refusal(arguments.name):
+            raise ServiceRefused(refusal)
         summary = await self.client.publish(arguments.name, expected.revision(arguments.name, 0))
         if summary.exposed:
             message = f"Published '{summary.name}': it is served on /mcp now, and clients were told (list_changed)."
