@@ -248,3 +248,18 @@ async def test_a_publish_the_service_would_refuse_is_refused_before_the_person_i
         "declared test values) until it passes, then publish."
     )
     assert (await parts.studio.get("adder")).summary.state == tools_pb2.TOOL_STATE_DRAFT
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_delete_of_a_bundled_tool_is_refused_before_the_person_is_asked(tmp_path: Path, era: str) -> None:
+    parts = fakes.studio(bundled={"counter": fakes.tool("counter")})
+    _, tools = area(parts)
+    h = harness(tmp_path, others=[tools])
+    questions: list[str] = []
+
+    async def nothing() -> None:
+        return None
+
+    said = await call(h, era, "saip_tools_delete", {"name": "counter"}, meanwhile(nothing, questions))
+    assert questions == []
+    assert said.startswith("'counter' is a bundled tool, and bundled tools cannot be deleted. Copy its spec")

@@ -26,7 +26,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from saip.v1 import common_pb2 as saip_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13saip/v1/tools.proto\x12\x07saip.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14saip/v1/common.proto\"\x91\x03\n\x0bToolSummary\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12!\n\x05state\x18\x03 \x01(\x0e\x32\x12.saip.v1.ToolState\x12#\n\x06source\x18\x04 \x01(\x0e\x32\x13.saip.v1.ToolSource\x12\x12\n\nrisk_level\x18\x05 \x01(\x05\x12\x14\n\x0cnetwork_mode\x18\x06 \x01(\t\x12\x13\n\x0bhosts_allow\x18\x07 \x03(\t\x12\x15\n\rhitl_required\x18\x08 \x01(\x08\x12\x0f\n\x07\x65xposed\x18\t \x01(\x08\x12\x13\n\x0bmissing_env\x18\n \x03(\t\x12\x10\n\x08revision\x18\x0b \x01(\x04\x12.\n\ncreated_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06tested\x18\x0e \x01(\x08\x12\x19\n\x11\x63onfiguration_key\x18\x0f \x01(\t\"\xfa\x01\n\nToolRecord\x12\x11\n\tspec_json\x18\x01 \x01(\t\x12!\n\x05state\x18\x02 \x01(\x0e\x32\x12.saip.v1.ToolState\x12.\n\ncreated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12$\n\tlast_test\x18\x05 \x01(\x0b\x32\x11.saip.v1.LastTest\x12\x30\n\x0cpublished_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x8d\x01\n\x08LastTest\x12\x0e\n\x06passed\x18\x01 \x01(\x08\x12&\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bspec_sha256\x18\x03 \x01(\t\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12\x13\n\x0b\x64uration_ms\x18\x05 \x01(\x03\x12\x10\n\x08revision\x18\x06 \x01(\x04\"@\n\x08\x45xposure\x12\x13\n\x0b\x61uto_expose\x18\x01 \x01(\x08\x12\r\n\x05tools\x18\x02 \x03(\t\x12\x10\n\x08revision\x18\x03 \x01(\x04\"+\n\x10ListToolsRequest\x12\x17\n\x0finclude_bundled\x18\x01 \x01(\x08\"5\n\x0eListToolsReply\x12#\n\x05tools\x18\x01 \x03(\x0b\x32\x14.saip.v1.ToolSummary\"\x1e\n\x0eGetToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x84\x01\n\nToolDetail\x12%\n\x07summary\x18\x01 \x01(\x0b\x32\x14.saip.v1.ToolSummary\x12\x11\n\tspec_json\x18\x02 \x01(\t\x12$\n\tlast_test\x18\x03 \x01(\x0b\x32\x11.saip.v1.LastTest\x12\x16\n\x0epoisoning_hits\x18\x04 \x03(\t\"3\n\x10\x43heckRiskRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tspec_json\x18\x02 \x01(\t\"\xa9\x02\n\nRiskReport\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nrisk_level\x18\x02 \x01(\x05\x12\x0f\n\x07reasons\x18\x03 \x03(\t\x12\x14\n\x0cnetwork_mode\x18\x04 \x01(\t\x12\x13\n\x0bhosts_allow\x18\x05 \x03(\t\x12\x15\n\rhitl_required\x18\x06 \x01(\x08\x12\x16\n\x0e\x61\x62ove_baseline\x18\x07 \x01(\x08\x12\x18\n\x10weakens_approval\x18\x08 \x01(\x08\x12\x16\n\x0epoisoning_hits\x18\t \x03(\t\x12!\n\x05state\x18\n \x01(\x0e\x32\x12.saip.v1.ToolState\x12\x0e\n\x06tested\x18\x0b \x01(\x08\x12\x10\n\x08revision\x18\x0c \x01(\x04\x12\x17\n\x0fpublish_refused\x18\r \x01(\t\"@\n\x10SaveDraftRequest\x12\x11\n\tspec_json\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x02 \x01(\x04\"W\n\x0eSaveDraftReply\x12\"\n\x04tool\x18\x01 \x01(\x0b\x32\x14.saip.v1.ToolSummary\x12\x10\n\x08warnings\x18\x02 \x03(\t\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\"R\n\x0fTestToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x02 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x03 \x01(\x04\"-\n\nGuardBlock\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xd8\x01\n\nTestReport\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06passed\x18\x02 \x01(\x08\x12\x13\n\x0bresult_json\x18\x03 \x01(\t\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12\x0f\n\x07\x63onsole\x18\x05 \x03(\t\x12\x13\n\x0b\x64uration_ms\x18\x06 \x01(\x03\x12)\n\x0cguard_blocks\x18\x07 \x03(\x0b\x32\x13.saip.v1.GuardBlock\x12\x12\n\nlocal_pass\x18\x08 \x01(\x08\x12\x10\n\x08warnings\x18\t \x03(\t\x12\x11\n\tpublished\x18\n \x01(\x08\"=\n\x12PublishToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x02 \x01(\x04\"<\n\x11\x44\x65leteToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x02 \x01(\x04\"B\n\x0f\x44\x65leteToolReply\x12\x0c\n\x04name\x18\x01 \x01(\t\x12!\n\x05state\x18\x02 \x01(\x0e\x32\x12.saip.v1.ToolState\"\x14\n\x12GetExposureRequest\"\xd1\x01\n\x12SetExposureRequest\x12\x13\n\x0b\x61uto_expose\x18\x01 \x01(\x08\x12\r\n\x05tools\x18\x02 \x03(\t\x12\x19\n\x11\x65xpected_revision\x18\x03 \x01(\x04\x12\x46\n\x0e\x65xpected_tools\x18\x04 \x03(\x0b\x32..saip.v1.SetExposureRequest.ExpectedToolsEntry\x1a\x34\n\x12\x45xpectedToolsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x04:\x02\x38\x01*|\n\tToolState\x12\x1a\n\x16TOOL_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10TOOL_STATE_DRAFT\x10\x01\x12\x18\n\x14TOOL_STATE_PUBLISHED\x10\x02\x12#\n\x1fTOOL_STATE_MISSING_REQUIREMENTS\x10\x03*{\n\nToolSource\x12\x1b\n\x17TOOL_SOURCE_UNSPECIFIED\x10\x00\x12\x18\n\x14TOOL_SOURCE_AUTHORED\x10\x01\x12\x17\n\x13TOOL_SOURCE_BUNDLED\x10\x02\x12\x1d\n\x19TOOL_SOURCE_CONFIGURATION\x10\x03\x32\xe8\x05\n\x0cToolsService\x12?\n\tListTools\x12\x19.saip.v1.ListToolsRequest\x1a\x17.saip.v1.ListToolsReply\x12\x37\n\x07GetTool\x12\x17.saip.v1.GetToolRequest\x1a\x13.saip.v1.ToolDetail\x12;\n\tCheckRisk\x12\x19.saip.v1.CheckRiskRequest\x1a\x13.saip.v1.RiskReport\x12?\n\tSaveDraft\x12\x19.saip.v1.SaveDraftRequest\x1a\x17.saip.v1.SaveDraftReply\x12\x39\n\x08TestTool\x12\x18.saip.v1.TestToolRequest\x1a\x13.saip.v1.TestReport\x12@\n\x0bPublishTool\x12\x1b.saip.v1.PublishToolRequest\x1a\x14.saip.v1.ToolSummary\x12\x42\n\nDeleteTool\x12\x1a.saip.v1.DeleteToolRequest\x1a\x18.saip.v1.DeleteToolReply\x12=\n\x0bGetExposure\x12\x1b.saip.v1.GetExposureRequest\x1a\x11.saip.v1.Exposure\x12=\n\x0bSetExposure\x12\x1b.saip.v1.SetExposureRequest\x1a\x11.saip.v1.Exposure\x12Q\n\x0fListServedTools\x12\x1f.saip.v1.ListServedToolsRequest\x1a\x1d.saip.v1.ListServedToolsReply\x12N\n\x0e\x43\x61llServedTool\x12\x1e.saip.v1.CallServedToolRequest\x1a\x1c.saip.v1.CallServedToolReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13saip/v1/tools.proto\x12\x07saip.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14saip/v1/common.proto\"\x91\x03\n\x0bToolSummary\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12!\n\x05state\x18\x03 \x01(\x0e\x32\x12.saip.v1.ToolState\x12#\n\x06source\x18\x04 \x01(\x0e\x32\x13.saip.v1.ToolSource\x12\x12\n\nrisk_level\x18\x05 \x01(\x05\x12\x14\n\x0cnetwork_mode\x18\x06 \x01(\t\x12\x13\n\x0bhosts_allow\x18\x07 \x03(\t\x12\x15\n\rhitl_required\x18\x08 \x01(\x08\x12\x0f\n\x07\x65xposed\x18\t \x01(\x08\x12\x13\n\x0bmissing_env\x18\n \x03(\t\x12\x10\n\x08revision\x18\x0b \x01(\x04\x12.\n\ncreated_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06tested\x18\x0e \x01(\x08\x12\x19\n\x11\x63onfiguration_key\x18\x0f \x01(\t\"\xfa\x01\n\nToolRecord\x12\x11\n\tspec_json\x18\x01 \x01(\t\x12!\n\x05state\x18\x02 \x01(\x0e\x32\x12.saip.v1.ToolState\x12.\n\ncreated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12$\n\tlast_test\x18\x05 \x01(\x0b\x32\x11.saip.v1.LastTest\x12\x30\n\x0cpublished_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x8d\x01\n\x08LastTest\x12\x0e\n\x06passed\x18\x01 \x01(\x08\x12&\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bspec_sha256\x18\x03 \x01(\t\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12\x13\n\x0b\x64uration_ms\x18\x05 \x01(\x03\x12\x10\n\x08revision\x18\x06 \x01(\x04\"@\n\x08\x45xposure\x12\x13\n\x0b\x61uto_expose\x18\x01 \x01(\x08\x12\r\n\x05tools\x18\x02 \x03(\t\x12\x10\n\x08revision\x18\x03 \x01(\x04\"+\n\x10ListToolsRequest\x12\x17\n\x0finclude_bundled\x18\x01 \x01(\x08\"5\n\x0eListToolsReply\x12#\n\x05tools\x18\x01 \x03(\x0b\x32\x14.saip.v1.ToolSummary\"\x1e\n\x0eGetToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x9c\x01\n\nToolDetail\x12%\n\x07summary\x18\x01 \x01(\x0b\x32\x14.saip.v1.ToolSummary\x12\x11\n\tspec_json\x18\x02 \x01(\t\x12$\n\tlast_test\x18\x03 \x01(\x0b\x32\x11.saip.v1.LastTest\x12\x16\n\x0epoisoning_hits\x18\x04 \x03(\t\x12\x16\n\x0e\x64\x65lete_refused\x18\x05 \x01(\t\"3\n\x10\x43heckRiskRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tspec_json\x18\x02 \x01(\t\"\xa9\x02\n\nRiskReport\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nrisk_level\x18\x02 \x01(\x05\x12\x0f\n\x07reasons\x18\x03 \x03(\t\x12\x14\n\x0cnetwork_mode\x18\x04 \x01(\t\x12\x13\n\x0bhosts_allow\x18\x05 \x03(\t\x12\x15\n\rhitl_required\x18\x06 \x01(\x08\x12\x16\n\x0e\x61\x62ove_baseline\x18\x07 \x01(\x08\x12\x18\n\x10weakens_approval\x18\x08 \x01(\x08\x12\x16\n\x0epoisoning_hits\x18\t \x03(\t\x12!\n\x05state\x18\n \x01(\x0e\x32\x12.saip.v1.ToolState\x12\x0e\n\x06tested\x18\x0b \x01(\x08\x12\x10\n\x08revision\x18\x0c \x01(\x04\x12\x17\n\x0fpublish_refused\x18\r \x01(\t\"@\n\x10SaveDraftRequest\x12\x11\n\tspec_json\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x02 \x01(\x04\"W\n\x0eSaveDraftReply\x12\"\n\x04tool\x18\x01 \x01(\x0b\x32\x14.saip.v1.ToolSummary\x12\x10\n\x08warnings\x18\x02 \x03(\t\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\"R\n\x0fTestToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x02 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x03 \x01(\x04\"-\n\nGuardBlock\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xd8\x01\n\nTestReport\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06passed\x18\x02 \x01(\x08\x12\x13\n\x0bresult_json\x18\x03 \x01(\t\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12\x0f\n\x07\x63onsole\x18\x05 \x03(\t\x12\x13\n\x0b\x64uration_ms\x18\x06 \x01(\x03\x12)\n\x0cguard_blocks\x18\x07 \x03(\x0b\x32\x13.saip.v1.GuardBlock\x12\x12\n\nlocal_pass\x18\x08 \x01(\x08\x12\x10\n\x08warnings\x18\t \x03(\t\x12\x11\n\tpublished\x18\n \x01(\x08\"=\n\x12PublishToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x02 \x01(\x04\"<\n\x11\x44\x65leteToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x02 \x01(\x04\"B\n\x0f\x44\x65leteToolReply\x12\x0c\n\x04name\x18\x01 \x01(\t\x12!\n\x05state\x18\x02 \x01(\x0e\x32\x12.saip.v1.ToolState\"\x14\n\x12GetExposureRequest\"\xd1\x01\n\x12SetExposureRequest\x12\x13\n\x0b\x61uto_expose\x18\x01 \x01(\x08\x12\r\n\x05tools\x18\x02 \x03(\t\x12\x19\n\x11\x65xpected_revision\x18\x03 \x01(\x04\x12\x46\n\x0e\x65xpected_tools\x18\x04 \x03(\x0b\x32..saip.v1.SetExposureRequest.ExpectedToolsEntry\x1a\x34\n\x12\x45xpectedToolsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x04:\x02\x38\x01*|\n\tToolState\x12\x1a\n\x16TOOL_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10TOOL_STATE_DRAFT\x10\x01\x12\x18\n\x14TOOL_STATE_PUBLISHED\x10\x02\x12#\n\x1fTOOL_STATE_MISSING_REQUIREMENTS\x10\x03*{\n\nToolSource\x12\x1b\n\x17TOOL_SOURCE_UNSPECIFIED\x10\x00\x12\x18\n\x14TOOL_SOURCE_AUTHORED\x10\x01\x12\x17\n\x13TOOL_SOURCE_BUNDLED\x10\x02\x12\x1d\n\x19TOOL_SOURCE_CONFIGURATION\x10\x03\x32\xe8\x05\n\x0cToolsService\x12?\n\tListTools\x12\x19.saip.v1.ListToolsRequest\x1a\x17.saip.v1.ListToolsReply\x12\x37\n\x07GetTool\x12\x17.saip.v1.GetToolRequest\x1a\x13.saip.v1.ToolDetail\x12;\n\tCheckRisk\x12\x19.saip.v1.CheckRiskRequest\x1a\x13.saip.v1.RiskReport\x12?\n\tSaveDraft\x12\x19.saip.v1.SaveDraftRequest\x1a\x17.saip.v1.SaveDraftReply\x12\x39\n\x08TestTool\x12\x18.saip.v1.TestToolRequest\x1a\x13.saip.v1.TestReport\x12@\n\x0bPublishTool\x12\x1b.saip.v1.PublishToolRequest\x1a\x14.saip.v1.ToolSummary\x12\x42\n\nDeleteTool\x12\x1a.saip.v1.DeleteToolRequest\x1a\x18.saip.v1.DeleteToolReply\x12=\n\x0bGetExposure\x12\x1b.saip.v1.GetExposureRequest\x1a\x11.saip.v1.Exposure\x12=\n\x0bSetExposure\x12\x1b.saip.v1.SetExposureRequest\x1a\x11.saip.v1.Exposure\x12Q\n\x0fListServedTools\x12\x1f.saip.v1.ListServedToolsRequest\x1a\x1d.saip.v1.ListServedToolsReply\x12N\n\x0e\x43\x61llServedTool\x12\x1e.saip.v1.CallServedToolRequest\x1a\x1c.saip.v1.CallServedToolReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,10 +35,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_SETEXPOSUREREQUEST_EXPECTEDTOOLSENTRY']._loaded_options = None
   _globals['_SETEXPOSUREREQUEST_EXPECTEDTOOLSENTRY']._serialized_options = b'8\001'
-  _globals['_TOOLSTATE']._serialized_start=2506
-  _globals['_TOOLSTATE']._serialized_end=2630
-  _globals['_TOOLSOURCE']._serialized_start=2632
-  _globals['_TOOLSOURCE']._serialized_end=2755
+  _globals['_TOOLSTATE']._serialized_start=2530
+  _globals['_TOOLSTATE']._serialized_end=2654
+  _globals['_TOOLSOURCE']._serialized_start=2656
+  _globals['_TOOLSOURCE']._serialized_end=2779
   _globals['_TOOLSUMMARY']._serialized_start=88
   _globals['_TOOLSUMMARY']._serialized_end=489
   _globals['_TOOLRECORD']._serialized_start=492
@@ -54,33 +54,33 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETTOOLREQUEST']._serialized_start=1054
   _globals['_GETTOOLREQUEST']._serialized_end=1084
   _globals['_TOOLDETAIL']._serialized_start=1087
-  _globals['_TOOLDETAIL']._serialized_end=1219
-  _globals['_CHECKRISKREQUEST']._serialized_start=1221
-  _globals['_CHECKRISKREQUEST']._serialized_end=1272
-  _globals['_RISKREPORT']._serialized_start=1275
-  _globals['_RISKREPORT']._serialized_end=1572
-  _globals['_SAVEDRAFTREQUEST']._serialized_start=1574
-  _globals['_SAVEDRAFTREQUEST']._serialized_end=1638
-  _globals['_SAVEDRAFTREPLY']._serialized_start=1640
-  _globals['_SAVEDRAFTREPLY']._serialized_end=1727
-  _globals['_TESTTOOLREQUEST']._serialized_start=1729
-  _globals['_TESTTOOLREQUEST']._serialized_end=1811
-  _globals['_GUARDBLOCK']._serialized_start=1813
-  _globals['_GUARDBLOCK']._serialized_end=1858
-  _globals['_TESTREPORT']._serialized_start=1861
-  _globals['_TESTREPORT']._serialized_end=2077
-  _globals['_PUBLISHTOOLREQUEST']._serialized_start=2079
-  _globals['_PUBLISHTOOLREQUEST']._serialized_end=2140
-  _globals['_DELETETOOLREQUEST']._serialized_start=2142
-  _globals['_DELETETOOLREQUEST']._serialized_end=2202
-  _globals['_DELETETOOLREPLY']._serialized_start=2204
-  _globals['_DELETETOOLREPLY']._serialized_end=2270
-  _globals['_GETEXPOSUREREQUEST']._serialized_start=2272
-  _globals['_GETEXPOSUREREQUEST']._serialized_end=2292
-  _globals['_SETEXPOSUREREQUEST']._serialized_start=2295
-  _globals['_SETEXPOSUREREQUEST']._serialized_end=2504
-  _globals['_SETEXPOSUREREQUEST_EXPECTEDTOOLSENTRY']._serialized_start=2452
-  _globals['_SETEXPOSUREREQUEST_EXPECTEDTOOLSENTRY']._serialized_end=2504
-  _globals['_TOOLSSERVICE']._serialized_start=2758
-  _globals['_TOOLSSERVICE']._serialized_end=3502
+  _globals['_TOOLDETAIL']._serialized_end=1243
+  _globals['_CHECKRISKREQUEST']._serialized_start=1245
+  _globals['_CHECKRISKREQUEST']._serialized_end=1296
+  _globals['_RISKREPORT']._serialized_start=1299
+  _globals['_RISKREPORT']._serialized_end=1596
+  _globals['_SAVEDRAFTREQUEST']._serialized_start=1598
+  _globals['_SAVEDRAFTREQUEST']._serialized_end=1662
+  _globals['_SAVEDRAFTREPLY']._serialized_start=1664
+  _globals['_SAVEDRAFTREPLY']._serialized_end=1751
+  _globals['_TESTTOOLREQUEST']._serialized_start=1753
+  _globals['_TESTTOOLREQUEST']._serialized_end=1835
+  _globals['_GUARDBLOCK']._serialized_start=1837
+  _globals['_GUARDBLOCK']._serialized_end=1882
+  _globals['_TESTREPORT']._serialized_start=1885
+  _globals['_TESTREPORT']._serialized_end=2101
+  _globals['_PUBLISHTOOLREQUEST']._serialized_start=2103
+  _globals['_PUBLISHTOOLREQUEST']._serialized_end=2164
+  _globals['_DELETETOOLREQUEST']._serialized_start=2166
+  _globals['_DELETETOOLREQUEST']._serialized_end=2226
+  _globals['_DELETETOOLREPLY']._serialized_start=2228
+  _globals['_DELETETOOLREPLY']._serialized_end=2294
+  _globals['_GETEXPOSUREREQUEST']._serialized_start=2296
+  _globals['_GETEXPOSUREREQUEST']._serialized_end=2316
+  _globals['_SETEXPOSUREREQUEST']._serialized_start=2319
+  _globals['_SETEXPOSUREREQUEST']._serialized_end=2528
+  _globals['_SETEXPOSUREREQUEST_EXPECTEDTOOLSENTRY']._serialized_start=2476
+  _globals['_SETEXPOSUREREQUEST_EXPECTEDTOOLSENTRY']._serialized_end=2528
+  _globals['_TOOLSSERVICE']._serialized_start=2782
+  _globals['_TOOLSSERVICE']._serialized_end=3526
 # @@protoc_insertion_point(module_scope)

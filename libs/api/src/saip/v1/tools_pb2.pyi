@@ -128,16 +128,18 @@ class GetToolRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ...) -> None: ...
 
 class ToolDetail(_message.Message):
-    __slots__ = ("summary", "spec_json", "last_test", "poisoning_hits")
+    __slots__ = ("summary", "spec_json", "last_test", "poisoning_hits", "delete_refused")
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     SPEC_JSON_FIELD_NUMBER: _ClassVar[int]
     LAST_TEST_FIELD_NUMBER: _ClassVar[int]
     POISONING_HITS_FIELD_NUMBER: _ClassVar[int]
+    DELETE_REFUSED_FIELD_NUMBER: _ClassVar[int]
     summary: ToolSummary
     spec_json: str
     last_test: LastTest
     poisoning_hits: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, summary: _Optional[_Union[ToolSummary, _Mapping]] = ..., spec_json: _Optional[str] = ..., last_test: _Optional[_Union[LastTest, _Mapping]] = ..., poisoning_hits: _Optional[_Iterable[str]] = ...) -> None: ...
+    delete_refused: str
+    def __init__(self, summary: _Optional[_Union[ToolSummary, _Mapping]] = ..., spec_json: _Optional[str] = ..., last_test: _Optional[_Union[LastTest, _Mapping]] = ..., poisoning_hits: _Optional[_Iterable[str]] = ..., delete_refused: _Optional[str] = ...) -> None: ...
 
 class CheckRiskRequest(_message.Message):
     __slots__ = ("name", "spec_json")

@@ -106,6 +106,10 @@ class Studio:
         )
         if entry.record is not None:
             detail.last_test.CopyFrom(entry.record.last_test)
+        try:
+            self._read_only(entry, "deleted")
+        except RuleRefused as exc:
+            detail.delete_refused = str(exc)
         return detail
 
     async def check_risk(self, name: str, document: str) -> tools_pb2.RiskReport:

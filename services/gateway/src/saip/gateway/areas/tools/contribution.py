@@ -283,6 +283,7 @@ class ToolsArea(Declared):
             Level.DESTRUCTIVE,
             f"delete the {state} '{name}'{served}",
             expected=Expected.of(Read(name, f"'{name}'", found.summary.revision)),
+            refused=found.delete_refused,
         )
 
     @tool(Level.DESTRUCTIVE, "Delete a tool", planner=plan_delete)
