@@ -228,6 +228,18 @@ async def test_an_exposure_approved_for_a_low_risk_tool_does_not_serve_its_risky
     assert await parts.exposure.read() == before
 
 
+async def unasked(h: Harness, era: str, tool: str, arguments: dict[str, Any]) -> str:
+    """What `tool` said to a call the person would approve, which must end before any question reaches them."""
+    questions: list[str] = []
+
+    async def nothing() -> None:
+        return None
+
+    said = await call(h, era, tool, arguments, meanwhile(nothing, questions))
+    assert questions == []
+    return said
+
+
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_publish_the_service_would_refuse_is_refused_before_the_person_is_asked(
     tmp_path: Path, era: str
@@ -235,14 +247,7 @@ async def test_a_publish_the_service_would_refuse_is_refused_before_the_person_i
     parts = fakes.studio()
     await parts.studio.save_draft(text("adder"), 0)  # never tested: no Local Pass
     _, tools = area(parts)
-    h = harness(tmp_path, others=[tools])
-    questions: list[str] = []
-
-    async def nothing() -> None:
-        return None
-
-    said = await call(h, era, "saip_tools_publish", {"name": "adder"}, meanwhile(nothing, questions))
-    assert questions == []
+    said = await unasked(harness(tmp_path, others=[tools]), era, "saip_tools_publish", {"name": "adder"})
     assert said == (
         "'adder' has no Local Pass for its current definition. Run saip_tools_test on it without arguments (its "
         "declared test values) until it passes, then publish."
@@ -252,14 +257,6 @@ async def test_a_publish_the_service_would_refuse_is_refused_before_the_person_i
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_delete_of_a_bundled_tool_is_refused_before_the_person_is_asked(tmp_path: Path, era: str) -> None:
-    parts = fakes.studio(bundled={"counter": fakes.tool("counter")})
-    _, tools = area(parts)
-    h = harness(tmp_path, others=[tools])
-    questions: list[str] = []
-
-    async def nothing() -> None:
-        return None
-
-    said = await call(h, era, "saip_tools_delete", {"name": "counter"}, meanwhile(nothing, questions))
-    assert questions == []
+    _, tools = area(fakes.studio(bundled={"counter": fakes.tool("counter")}))
+    said = await unasked(harness(tmp_path, others=[tools]), era, "saip_tools_delete", {"name": "counter"})
     assert said.startswith("'counter' is a bundled tool, and bundled tools cannot be deleted. Copy its spec")

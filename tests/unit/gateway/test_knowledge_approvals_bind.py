@@ -19,7 +19,7 @@ from saip.gateway.errors import ServiceRefused
 from saip.knowledge.errors import KnowledgeError
 from saip.v1 import knowledge_pb2 as pb
 from tests.unit.gateway.probe import harness
-from tests.unit.gateway.test_approvals_bind import ERAS, LEGACY, call, meanwhile
+from tests.unit.gateway.test_approvals_bind import ERAS, LEGACY, call, meanwhile, unasked
 from tests.unit.knowledge.fakes import Faked
 from tests.unit.knowledge.test_expected_fingerprints import PAYROLL, ops_over_runbook
 
@@ -166,14 +166,8 @@ async def test_a_delete_the_service_would_refuse_is_refused_before_the_person_is
 ) -> None:
     await rules.tools.publish("ops_answers", "Answers ops questions.", "Ops")
     h = harness(tmp_path, others=[KnowledgeArea(RulesClient(rules), set)])  # type: ignore[arg-type]
-    questions: list[str] = []
-
-    async def nothing() -> None:
-        return None
-
-    in_scope = await call(h, era, "saip_knowledge_delete_document", {"name": "Runbook"}, meanwhile(nothing, questions))
-    searched = await call(h, era, "saip_knowledge_delete_pipeline", {"name": "Ops"}, meanwhile(nothing, questions))
-    assert questions == []
+    in_scope = await unasked(h, era, "saip_knowledge_delete_document", {"name": "Runbook"})
+    searched = await unasked(h, era, "saip_knowledge_delete_pipeline", {"name": "Ops"})
     assert in_scope == (
         "'Runbook' is in the scope of the pipeline(s) 'Ops'; apply them without it (saip_knowledge_apply_pipeline) "
         "or delete them first"
