@@ -187,7 +187,13 @@ async def test_a_changed_definition_that_trips_the_poisoning_scan_says_so_and_as
                 upstream_pb2.ApplyExposureRequest(change=acknowledge, acknowledged_hashes={"notes": asked.new_hash})
             )
             after = await served(stub)
+            unguarded = upstream_pb2.ExposureChange(set_hitl=[upstream_pb2.HitlChange(alias="notes", hitl=False)])
+            [kept_on] = (await stub.PlanExposure(unguarded)).refused
     assert list(asked.poisoning) == ["exfiltration", "tool-redirect"]
+    assert kept_on.reason == (
+        "'notes' tripped the poisoning scan (exfiltration, tool-redirect), so every call of it asks the person; its "
+        "HITL cannot be switched off"
+    )
     assert before["notes"].hitl_required is False
     assert (after["notes"].description, after["notes"].hitl_required) == (rug, True)
 

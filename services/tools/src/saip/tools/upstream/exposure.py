@@ -224,7 +224,7 @@ class Composer:
             if not setting.hitl and entry.poisoning:
                 reason = (
                     f"'{setting.alias}' tripped the poisoning scan ({', '.join(entry.poisoning)}), so every call of it "
-                    "asks the person; its HITL cannot be switched off."
+                    "asks the person; its HITL cannot be switched off"
                 )
                 plan.refused.add(name=setting.alias, reason=reason)
                 continue

@@ -165,8 +165,9 @@ def summary(plan: pb.ExposurePlan) -> str:
 
 
 def refusals(plan: pb.ExposurePlan) -> str:
-    """Each refused name and why, in one sentence (the reasons are clauses)."""
-    return "; ".join(f"{refusal.name}: {refusal.reason}" for refusal in plan.refused)
+    """Each refused name and why, in one sentence (the reasons are clauses; one that ends a sentence of its own
+    loses its full stop, so the sentence has one)."""
+    return "; ".join(f"{refusal.name}: {refusal.reason.rstrip('.')}" for refusal in plan.refused)
 
 
 def _refuse_an_empty_change(arguments: Change) -> None:
