@@ -291,8 +291,11 @@ def test_the_tools_service_starts_without_the_sdks_client_side() -> None:
     assert {module for module in loaded if module == "mcp" or module.startswith("mcp.")} == set()
 
 
-async def composer_of(declared: dict[str, pb.Server] | None = None) -> tuple[Composer, ledger.Ledger, MemoryRecords]:
-    """A composition of one member, `echo` of the server `echoes` (registered, or declared in configuration)."""
+async def composer_of(
+    declared: dict[str, pb.Server] | None = None, cap: int = 3
+) -> tuple[Composer, ledger.Ledger, MemoryRecords]:
+    """A composition of one member, `echo` of the server `echoes` (registered, or declared in configuration), under
+    the risk cap `cap`."""
     metrics = ToolsMetrics(CollectorRegistry())
     records = MemoryRecords()
     servers = registry.Registry(records, declared or {}, "tools.upstream-servers")
@@ -303,7 +306,19 @@ async def composer_of(declared: dict[str, pb.Server] | None = None) -> tuple[Com
     members = [pb.Member(server_id="echoes", tool="echo")]
     await records.create(EXPOSURE_KEY, pb.Composition(members=members).SerializeToString())
     upstreams = Servers(servers, book, RecordedRisks(), metrics, Limits())
-    return Composer(records, upstreams, RecordedRisks(), metrics, 3), book, records
+    return Composer(records, upstreams, RecordedRisks(), metrics, cap), book, records
+
+
+async def test_a_member_whose_risk_is_above_the_cap_now_is_withheld_with_the_caps_sentence() -> None:
+    # Exposed under a higher cap (or before its server's trust or definition raised its level): not served while above.
+    served, _, _ = await composer_of()
+    first = await served.named("echo")
+    assert first is not None and first.withheld == "" and first.inherent >= 1
+    capped, _, _ = await composer_of(cap=first.inherent - 1)
+    withheld = await capped.named("echo")
+    assert withheld is not None and withheld.withheld == above_cap(first.inherent, first.inherent - 1)
+    [view] = (await capped.view()).tools
+    assert (view.served, view.withheld) == (False, above_cap(first.inherent, first.inherent - 1))
 
 
 async def test_a_call_reuses_its_members_composition_until_a_record_it_was_made_of_changes() -> None:

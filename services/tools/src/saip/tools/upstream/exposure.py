@@ -5,7 +5,9 @@ dry run (what would be added and under which names, which tools would run withou
 refused and why, which changed definitions an acknowledgement would accept, with their diff and hash) and `apply`
 is the same plan, then the write; the AI, the REST API and the command line reach the same two.
 
-The rules: a member's inherent level above the cap (`expose.risk-cap`, L3) is refused, HITL or not; a name starting
+The rules: a member's inherent level above the cap (`expose.risk-cap`, L3) is refused, HITL or not, and a member whose
+level comes to be above it (a new definition accepted, its server's trust or docs changed, the cap lowered) is
+withheld with the same sentence while it is; a name starting
 with `saip_`, or taken by another member or by any tool /mcp serves elsewhere, is refused; a tool whose input schema
 is not a valid JSON Schema is refused and never served, since no client could form its arguments; a tool whose
 definition tripped the poisoning scan always asks. A member is served only while its server is registered and its
@@ -153,6 +155,8 @@ class Composer:
                 f"the upstream changed its definition ({', '.join(row.changed_fields)}); it is withheld until the "
                 f"person accepts it: saip_expose_apply with acknowledgeChanged ['{name_of(member)}']"
             )
+        elif not withheld and level.level > self.cap:
+            withheld = above_cap(level.level, self.cap)
         return Composed(member, server, row, tool, level.level, hits, withheld)
 
     async def named(self, name: str) -> Composed | None:
