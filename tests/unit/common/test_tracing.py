@@ -306,10 +306,11 @@ class Collector(QuietHandler):
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         self.received.append(ExportTraceServiceRequest.FromString(body))
+        # Before the answer: the exporter returns as soon as it has the answer, and the test looks right after.
+        self.arrived.set()
         self.send_response(200)
         self.send_header("Content-Length", "0")
         self.end_headers()
-        self.arrived.set()
 
 
 async def test_with_an_otlp_endpoint_the_same_spans_also_go_to_the_trace_backend(

@@ -15,7 +15,7 @@ from typing import TypeVar
 import pytest
 
 from saip.gateway.areas.knowledge.contribution import KnowledgeArea
-from saip.gateway.errors import ServiceRefused
+from saip.gateway.errors import ServiceRefused, sentence
 from saip.knowledge.errors import KnowledgeError
 from saip.v1 import knowledge_pb2 as pb
 from tests.unit.gateway.probe import harness
@@ -79,7 +79,7 @@ async def rules(tmp_path: Path) -> Faked:
 
 def changed(tool: str, what: str, asked: str, now: str, reads: str, era: str) -> str:
     said = f"{what} changed since the question was asked (revision {asked}, now {now}); read it again and ask again"
-    return f"{said} ({reads} reads it)" if era == LEGACY else f"Tool '{tool}' was not run: {said}."
+    return sentence(f"{said} ({reads} reads it)") if era == LEGACY else f"Tool '{tool}' was not run: {said}."
 
 
 @pytest.mark.parametrize("era", ERAS)

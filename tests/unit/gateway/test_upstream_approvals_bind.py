@@ -16,7 +16,7 @@ import pytest
 from saip.common.vocabulary import changed_since_asked
 from saip.gateway.areas.expose.contribution import ExposeArea
 from saip.gateway.areas.mcp_register.contribution import McpRegisterArea
-from saip.gateway.errors import ServiceRefused
+from saip.gateway.errors import ServiceRefused, sentence
 from saip.v1 import upstream_pb2 as pb
 from tests.unit.gateway.probe import harness
 from tests.unit.gateway.test_approvals_bind import ERAS, LEGACY, call, meanwhile
@@ -73,7 +73,7 @@ def refusal(tool: str, what: str, asked: int, now: int, era: str) -> str:
     """2025-11-25: the service refuses the stale expectation; 2026-07-28: the retry's plan reads another revision
     than the one sealed in the question, and the gate refuses before anything runs."""
     said = changed_since_asked(what, asked, now)
-    return f"{said}." if era == LEGACY else f"Tool '{tool}' was not run: {said}."
+    return sentence(said) if era == LEGACY else f"Tool '{tool}' was not run: {said}."
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -39,7 +39,22 @@ class LiteralSecret(InvalidArguments):
 
 
 class ServiceRefused(GatewayError):
-    """The owning service refused; its message says which rule and what to do instead."""
+    """The owning service refused; its message says which rule and what to do instead, as a sentence (a service that
+    words its rules as clauses, "the query is empty; ask a question ...", gets its capital and its full stop here)."""
+
+    def __init__(self, message: str) -> None:
+        self.clause = message.strip().rstrip(".")  # the service's own words, for a sentence that quotes them
+        super().__init__(sentence(message))
+
+
+def sentence(text: str) -> str:
+    """`text` starting with a capital (unless it starts with a name or a quote) and ending with a full stop."""
+    text = text.strip()
+    if not text:
+        return text
+    if text[0].islower():
+        text = text[0].upper() + text[1:]
+    return text if text[-1] in ".!?" else f"{text}."
 
 
 class ServiceNotFound(ServiceRefused):

@@ -58,7 +58,7 @@ async def retrieve(client: KnowledgeClient, pipeline: str, prompt: str) -> Retri
     try:
         reply = await client.search(pb.SearchRequest(pipeline=pipeline, query=prompt[:QUERY_CHARS]))
     except ServiceRefused as exc:
-        raise ServiceRefused(REFUSED.format(pipeline=pipeline, reason=str(exc).rstrip("."))) from None
+        raise ServiceRefused(REFUSED.format(pipeline=pipeline, reason=exc.clause)) from None
     name = reply.pipeline.name or pipeline
     return _given(name, list(reply.hits))
 
