@@ -115,5 +115,5 @@ async def test_a_knowledge_tool_approved_over_the_runbook_never_serves_the_payro
             said = message(await client.call_tool("saip_knowledge_publish_tool", arguments))
         status = await other_session.GetStatus(knowledge_pb2.GetKnowledgeStatusRequest())
     assert "searching the pipeline 'Ops' over 'Runbook':" in questions[0]
-    assert f"the pipeline 'Ops' {CHANGED}" in said
+    assert f"he pipeline 'Ops' {CHANGED}" in said  # "The ..." in 2025-11-25, "... was not run: the ..." in 2026-07-28
     assert list(status.tools) == []

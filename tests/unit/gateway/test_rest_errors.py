@@ -82,3 +82,15 @@ def test_a_service_s_refusal_keeps_its_kind_and_its_sentence_on_the_way_to_rest(
     assert rest.answer(error).status_code == status
     if kind is not ServiceUnavailable:
         assert str(error) == "The sentence."
+
+
+def test_a_services_clause_becomes_a_sentence_and_a_name_keeps_its_case() -> None:
+    assert str(ServiceRefused("the query is empty; ask a question")) == "The query is empty; ask a question."
+    assert str(ServiceRefused("wipe_disk: Inherent risk L4 is above the cap L3")) == (
+        "wipe_disk: Inherent risk L4 is above the cap L3."
+    )
+    assert str(ServiceRefused("nothere: 'nothere' is not exposed; add it first")) == (
+        "nothere: 'nothere' is not exposed; add it first."
+    )
+    assert str(ServiceRefused("No tool named 'x'. Call saip_tools_list.")) == "No tool named 'x'. Call saip_tools_list."
+    assert ServiceRefused("the query is empty.").clause == "the query is empty"

@@ -15,6 +15,8 @@ GatewayError
 
 from __future__ import annotations
 
+import re
+
 from saip.common.settings import env_name
 from saip.common.vocabulary import RESERVED_PREFIX, is_reserved
 
@@ -48,13 +50,17 @@ class ServiceRefused(GatewayError):
 
 
 def sentence(text: str) -> str:
-    """`text` starting with a capital (unless it starts with a name or a quote) and ending with a full stop."""
+    """`text` starting with a capital and ending with a full stop. Only a first word of lower-case letters followed by
+    a space takes the capital: one followed by ':' or '_' is a name ("wipe_disk: ..."), and stays as it is."""
     text = text.strip()
     if not text:
         return text
-    if text[0].islower():
+    if _WORD.match(text):
         text = text[0].upper() + text[1:]
     return text if text[-1] in ".!?" else f"{text}."
+
+
+_WORD = re.compile(r"[a-z]+ ")
 
 
 class ServiceNotFound(ServiceRefused):
