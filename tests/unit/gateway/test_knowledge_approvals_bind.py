@@ -134,7 +134,9 @@ async def test_a_delete_approved_for_one_document_keeps_the_one_ingested_again(
         await rules.knowledge.delete_document("Payroll")
         await rules.knowledge.ingest("text", PAYROLL + "\n\nAnd their addresses.", "Payroll")
 
-    said = await call(h, era, "saip_knowledge_delete_document", {"name": "Payroll"}, meanwhile(reingest, []))
+    questions: list[str] = []
+    said = await call(h, era, "saip_knowledge_delete_document", {"name": "Payroll"}, meanwhile(reingest, questions))
+    assert "delete the document 'Payroll' and its one chunk." in questions[0]
     now = rules.knowledge.described("Payroll").fingerprint
     what, reads = "the document 'Payroll'", "saip_knowledge_list_documents"
     assert said == changed("saip_knowledge_delete_document", what, asked, now, reads, era)
