@@ -17,6 +17,7 @@ def server(name: str, version: int, state: str, running: int | None) -> dict[str
         "version": version,
         "state": state,
         "runningVersion": running,
+        "runningEarlierVersion": running if running and running != version and state != "stopped" else None,
         "target": "local" if running else None,
         "endpoint": endpoint,
         "outOfDate": False,

@@ -170,13 +170,13 @@ async def test_a_delete_the_service_would_refuse_is_refused_before_the_person_is
     h = harness(tmp_path, others=[KnowledgeArea(RulesClient(rules), set)])  # type: ignore[arg-type]
     in_scope = await unasked(h, era, "saip_knowledge_delete_document", {"name": "Runbook"})
     searched = await unasked(h, era, "saip_knowledge_delete_pipeline", {"name": "Ops"})
+    # The service's clauses, as a sentence: what the same refusal reads through the REST API.
     assert in_scope == (
         "'Runbook' is in the scope of the pipeline(s) 'Ops'; apply them without it (saip_knowledge_apply_pipeline) "
-        "or delete them first"
+        "or delete them first."
     )
-    assert (
-        searched
-        == "the knowledge tool(s) 'ops_answers' search 'Ops'; unpublish them first (saip_knowledge_unpublish_tool)"
+    assert searched == (
+        "The knowledge tool(s) 'ops_answers' search 'Ops'; unpublish them first (saip_knowledge_unpublish_tool)."
     )
     assert [document.name for document in rules.knowledge.documents()] == ["Runbook"]
     assert "Ops" in [pipeline.name for pipeline in rules.catalog.pipelines()]

@@ -31,17 +31,11 @@ def shipyard() -> None:
     """Shipped servers: standalone MCP servers of the tools built here (the saip_shipyard_* methods)."""
 
 
-def _earlier_running(server: dict[str, Any]) -> int | None:
-    """The version a live server runs when a later one was shipped meanwhile (its next run serves the latest)."""
-    ran = server["runningVersion"]
-    return ran if ran and ran != server["version"] and server["state"] not in ("shipped", "stopped") else None
-
-
 def _servers(data: list[dict[str, Any]]) -> None:
     for server in data:
         stale = "  (out of date)" if server["outOfDate"] else ""
         endpoint = (server["endpoint"] or "") + stale
-        ran = _earlier_running(server)
+        ran = server["runningEarlierVersion"]
         state = f"{server['state']} v{ran}" if ran else server["state"]
         SERVERS.echo(server["name"], f"v{server['version']}", state, server["target"] or "-", endpoint)
 
@@ -131,7 +125,7 @@ def shipyard_status(context: click.Context, name: str, as_json: bool) -> None:
                 ("State", data["state"] + (f", {data['restarts']} restarts" if data["restarts"] else "")),
                 *(
                     [("Running", f"v{ran}; v{data['version']} is shipped and not running (stop, then run, serves it)")]
-                    if (ran := _earlier_running(data))
+                    if (ran := data["runningEarlierVersion"])
                     else []
                 ),
                 ("Target", data["target"] or "-"),

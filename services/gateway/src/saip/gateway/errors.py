@@ -49,6 +49,9 @@ class ServiceRefused(GatewayError):
         super().__init__(sentence(message))
 
 
+_WORD = re.compile(r"[a-z]+ ")
+
+
 def sentence(text: str) -> str:
     """`text` starting with a capital and ending with a full stop. Only a first word of lower-case letters followed by
     a space takes the capital: one followed by ':' or '_' is a name ("wipe_disk: ..."), and stays as it is."""
@@ -58,9 +61,6 @@ def sentence(text: str) -> str:
     if _WORD.match(text):
         text = text[0].upper() + text[1:]
     return text if text[-1] in ".!?" else f"{text}."
-
-
-_WORD = re.compile(r"[a-z]+ ")
 
 
 class ServiceNotFound(ServiceRefused):

@@ -106,10 +106,8 @@ class Studio:
         )
         if entry.record is not None:
             detail.last_test.CopyFrom(entry.record.last_test)
-        try:
-            self._read_only(entry, "deleted")
-        except RuleRefused as exc:
-            detail.delete_refused = str(exc)
+        if (refused := self._read_only_refusal(entry, "deleted")) is not None:
+            detail.delete_refused = str(refused)
         return detail
 
     async def check_risk(self, name: str, document: str) -> tools_pb2.RiskReport:
@@ -144,12 +142,13 @@ class Studio:
     def _unpublishable(self, entry: Entry, expected_revision: int = 0) -> ToolsError | None:
         """Why publishing `entry` (at `expected_revision`, an approval's; 0: as it is now) would be refused, or None:
         the publish raises it, and the risk check says it, so that nobody is asked to approve what cannot happen."""
+        if (refused := self._read_only_refusal(entry, "published over")) is not None:
+            return refused
+        if entry.stored_state != DRAFT:
+            return AlreadyPublished(entry.name)
         try:
-            self._read_only(entry, "published over")
-            if entry.stored_state != DRAFT:
-                raise AlreadyPublished(entry.name)
             expect(entry, expected_revision)
-        except ToolsError as exc:
+        except Conflict as exc:
             return exc
         if not entry.tested:
             return RuleRefused(
@@ -160,16 +159,23 @@ class Studio:
         return RuleRefused(missing_text(entry.name, self._library.secrets, missing)) if missing else None
 
     def _read_only(self, entry: Entry, action: str) -> None:
+        if (refused := self._read_only_refusal(entry, action)) is not None:
+            raise refused
+
+    def _read_only_refusal(self, entry: Entry, action: str) -> RuleRefused | None:
+        """Why `entry` may not be `action` (deleted, published over, ...): configuration's and bundled tools are
+        read-only here; None for an authored tool."""
         if entry.source == CONFIGURATION:
-            raise RuleRefused(
+            return RuleRefused(
                 f"'{entry.name}' is managed by configuration; change it under {self._library.declared_key} in "
                 "saip.yaml (or SAIP_TOOLS_DECLARED) and restart the tools service instead."
             )
         if entry.source == BUNDLED:
-            raise RuleRefused(
+            return RuleRefused(
                 f"'{entry.name}' is a bundled tool, and bundled tools cannot be {action}. Copy its spec "
                 f"(saip://examples/{entry.name}) into a draft under another name to make your own version."
             )
+        return None
 
     async def save_draft(self, document: str, expected_revision: int) -> tools_pb2.SaveDraftReply:
         spec = specs.parse(document)

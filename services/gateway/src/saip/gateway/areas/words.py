@@ -1,12 +1,9 @@
-"""The words every area's JSON views share: a timestamp as the AI and the person read it, a counted noun."""
+"""The words every area's JSON views share: a timestamp as the AI and the person read it (a counted noun is every
+service's: `saip.common.words.plural`)."""
 
 from __future__ import annotations
 
 from google.protobuf.timestamp_pb2 import Timestamp
-
-from saip.common.words import plural
-
-__all__ = ["plural", "when"]
 
 
 def when(stamp: Timestamp) -> str | None:

@@ -16,7 +16,7 @@ from saip.common import tracing
 from saip.common.approval_form import seconds
 from saip.common.masking import Masker
 from saip.gateway.config import ApprovalMode
-from saip.gateway.errors import InvalidArguments, ServiceRefused, ServiceUnavailable
+from saip.gateway.errors import InvalidArguments, ServiceRefused, ServiceUnavailable, sentence
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.approval import (
     Approvals,
@@ -214,7 +214,7 @@ class Gate:
         if need is Need.REFUSE:
             return _refused(HIGH_RISK_UNDER_NONE.format(tool=name), Outcome.REFUSED)
         if approval.refused:  # the service would refuse it: nobody is asked to approve what cannot happen
-            return _refused(approval.refused, Outcome.ERROR)
+            return _refused(sentence(approval.refused), Outcome.ERROR)
         if need is Need.ASK:
             text = question(approval.level, call.caller, name, approval.summary, self.approvals.wait_seconds)
             verdict = await consult(self.approvals, interaction, call, text, approval.expected)

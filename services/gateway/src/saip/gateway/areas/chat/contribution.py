@@ -19,12 +19,12 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from pydantic import Field
 
 from saip.common.vocabulary import is_reserved
+from saip.common.words import plural
 from saip.gateway.areas.chat import views
 from saip.gateway.areas.chat.retrieval import Retrieved, retrieve
 from saip.gateway.areas.chat.store import Conversations
 from saip.gateway.areas.chat.turn import Ran, Status, Turn, TurnEnd, TurnInteraction, TurnState, timed_out
 from saip.gateway.areas.knowledge.client import KnowledgeClient
-from saip.gateway.areas.words import plural
 from saip.gateway.config import GatewaySettings
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.approval import Asked, Binding, Interaction, QuestionStore, new_nonce

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from saip.common.words import plural
 from saip.gateway.areas.knowledge.client import KnowledgeClient
-from saip.gateway.areas.words import plural
 from saip.gateway.errors import ServiceRefused
 from saip.v1 import gateway_pb2
 from saip.v1 import knowledge_pb2 as pb

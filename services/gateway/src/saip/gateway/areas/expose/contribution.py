@@ -22,9 +22,9 @@ from importlib import resources
 import mcp_types as types
 from pydantic import Field
 
+from saip.common.words import plural
 from saip.gateway.areas.expose import views
 from saip.gateway.areas.mcp.client import UpstreamClient
-from saip.gateway.areas.words import plural
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.declare import Declared, prompt, resource, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
@@ -165,9 +165,8 @@ def summary(plan: pb.ExposurePlan) -> str:
 
 
 def refusals(plan: pb.ExposurePlan) -> str:
-    """Each refused name and why, in one sentence (the reasons are clauses; one that ends a sentence of its own
-    loses its full stop, so the sentence has one)."""
-    return "; ".join(f"{refusal.name}: {refusal.reason.rstrip('.')}" for refusal in plan.refused)
+    """Each refused name and why, in one sentence (the reasons are clauses)."""
+    return "; ".join(f"{refusal.name}: {refusal.reason}" for refusal in plan.refused)
 
 
 def _refuse_an_empty_change(arguments: Change) -> None:

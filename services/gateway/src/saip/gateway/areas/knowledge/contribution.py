@@ -9,6 +9,7 @@ from importlib.resources import files
 
 import mcp_types as types
 
+from saip.common.words import plural
 from saip.gateway.areas.knowledge import views
 from saip.gateway.areas.knowledge.client import KnowledgeClient
 from saip.gateway.areas.knowledge.inputs import (
@@ -20,7 +21,6 @@ from saip.gateway.areas.knowledge.inputs import (
     SuggestInput,
     scope_words,
 )
-from saip.gateway.areas.words import plural
 from saip.gateway.errors import ReservedName, ServiceRefused, refuse_reserved
 from saip.gateway.surface.declare import Declared, prompt, resource, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read

@@ -8,9 +8,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from saip.common.words import plural
 from saip.gateway.areas.mcp import views
 from saip.gateway.areas.mcp.client import UpstreamClient
-from saip.gateway.areas.words import plural
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.declare import Declared, resource, tool
 from saip.gateway.surface.management import Input, Level, ManagementResult

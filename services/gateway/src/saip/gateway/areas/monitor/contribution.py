@@ -9,10 +9,10 @@ from typing import Any, Protocol
 
 from pydantic import Field
 
+from saip.common.words import plural
 from saip.gateway.areas.monitor import views
 from saip.gateway.areas.monitor.client import AuditClient
 from saip.gateway.areas.monitor.system import LogLevel, System
-from saip.gateway.areas.words import plural
 from saip.gateway.surface.declare import Declared, resource, tool
 from saip.gateway.surface.management import MAX_INTEGER, Input, Level, ManagementResult, OutcomeName
 from saip.gateway.surface.registrar import described

@@ -11,9 +11,9 @@ from typing import Literal
 import mcp_types as types
 from pydantic import Field
 
+from saip.common.words import plural
 from saip.gateway.areas.shipyard import views
 from saip.gateway.areas.shipyard.client import ShipyardClient
-from saip.gateway.areas.words import plural
 from saip.gateway.surface.declare import Declared, prompt, resource, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
 from saip.gateway.surface.management import Approval, Input, Level, ManagementResult
@@ -99,19 +99,12 @@ class DeleteInput(BoundInput):
         return pb.DeleteShippedServerRequest(name=self.name, expected_version=version, expected_sha256=sha256)
 
 
-def _earlier_running(found: pb.ServerStatus) -> int:
-    """The version the target runs when it is not the latest shipped one (a ship while it ran), else 0: a stopped
-    server runs the latest at its next run, so only a live one can be behind."""
-    ran = found.running_version
-    return ran if ran and ran != found.server.version and found.state not in ("shipped", "stopped") else 0
-
-
 def _status_line(found: pb.ServerStatus) -> str:
     where = f" on {found.target} at {found.endpoint}" if found.endpoint else ""
     stale = f"; out of date: {'; '.join(found.stale_parts)}" if found.out_of_date else ""
     withheld = f"; withholding {'; '.join(found.withheld)}" if found.withheld else ""
     name, latest = found.server.name, found.server.version
-    if ran := _earlier_running(found):
+    if ran := views.earlier_running(found):
         return (
             f"'{name}' v{ran} is {found.state}{where}{withheld}; v{latest} is shipped and not running: "
             f"saip_shipyard_stop, then saip_shipyard_run, serves it{stale}"
@@ -120,7 +113,7 @@ def _status_line(found: pb.ServerStatus) -> str:
 
 
 def _listed(found: pb.ServerStatus) -> str:
-    ran = _earlier_running(found)
+    ran = views.earlier_running(found)
     state = f"v{ran} {found.state}" if ran else found.state
     return f"{found.server.name} v{found.server.version} ({state})"
 

@@ -22,6 +22,13 @@ def server(found: pb.ShippedServer) -> dict[str, Any]:
     }
 
 
+def earlier_running(found: pb.ServerStatus) -> int:
+    """The version the target runs when it is not the latest shipped one (a ship while it ran), else 0: a stopped
+    server runs the latest at its next run, so only a live one can be behind."""
+    ran = found.running_version
+    return ran if ran and ran != found.server.version and found.state not in ("shipped", "stopped") else 0
+
+
 def status(found: pb.ServerStatus) -> dict[str, Any]:
     return {
         **server(found.server),
@@ -29,6 +36,7 @@ def status(found: pb.ServerStatus) -> dict[str, Any]:
         "target": found.target or None,
         "endpoint": found.endpoint or None,
         "runningVersion": found.running_version or None,
+        "runningEarlierVersion": earlier_running(found) or None,  # a later version shipped while this one runs
         "outOfDate": found.out_of_date,
         "staleParts": list(found.stale_parts),
         "withheld": list(found.withheld),

@@ -14,9 +14,9 @@ from mcp.shared.exceptions import MCPError
 from pydantic import Field, field_validator
 
 from saip.common import literals
+from saip.common.words import plural
 from saip.gateway.areas.tools import views
 from saip.gateway.areas.tools.client import ToolsClient
-from saip.gateway.areas.words import plural
 from saip.gateway.errors import LiteralSecret, ServiceRefused, ServiceUnavailable
 from saip.gateway.surface.declare import Declared, prompt, template, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
