@@ -3,8 +3,6 @@ the services publish (made by saip.common.tracing's spans and its export)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
@@ -106,26 +104,31 @@ def test_the_store_keeps_at_most_its_span_bound_in_all_dropping_the_traces_touch
     assert sum(len(trace.spans) for trace in store.recent()) == 5
 
 
-def test_the_text_spans_repeat_is_kept_once_however_many_batches_bring_it() -> None:
-    """JSON decodes each batch's strings anew: the trace id, names and attributes of the spans of one trace from two
-    services' batches are the same objects once kept (what a full store spends least on)."""
+def test_a_kept_span_reads_back_as_it_arrived_and_a_span_sent_again_reads_once() -> None:
+    """The store keeps a trace's spans as bytes and makes them anew for each read: every field comes back as it was,
+    and an exporter's retry of a span is one span to the reader."""
     trace = "0af7651916cd43dd8448eb211c80319c"
-    request = [trace, "b7ad6b7169203331", "", "mcp tools/call", "server", 1, 2, False, "", {}]
-    served = [trace, "00f067aa0ba902b7", "b7ad6b7169203331", "grpc CallServedTool", "server", 1, 2, False, "", {}]
-    served[-1] = {"saip.tool": "word-count"}
+    root = Span(trace, "b7ad6b7169203331", "", "mcp tools/call", "gateway", "server", 10, 90, True, "boom", {"k": "v"})
+    child = Span(trace, "00f067aa0ba902b7", root.span_id, "sandbox run", "tools", "internal", 20, 80)
+    store = TraceStore(10, 60.0, clock=Clock())
+    store.add([root])
+    store.add([child, root])
 
-    def batch(service: str, row: list[object]) -> bytes:
-        return json.dumps({"format": tracing.FORMAT, "service": service, "spans": [row]}).encode()
+    kept = store.get(trace)
+    assert kept is not None
+    assert kept.spans == {root.span_id: root, child.span_id: child}
+    assert [span.span_id for span, _ in kept.tree()] == [root.span_id, child.span_id]
+    assert (kept.duration_ms, kept.error, kept.services) == (pytest.approx(80e-6), True, ["gateway", "tools"])
 
-    (first,) = traces.decode(batch("gateway", request))
-    (second,) = traces.decode(batch("tools", served))
-    (again,) = traces.decode(batch("tools", served))
 
-    assert first.trace_id is second.trace_id
-    assert second.name is again.name and second.service is again.service and second.kind is again.kind
-    ((key, value),) = second.attributes.items()
-    ((key_again, value_again),) = again.attributes.items()
-    assert key is key_again and value is value_again
+def test_a_listing_filtered_by_tool_sees_a_span_that_arrived_after_it_was_asked() -> None:
+    store = TraceStore(10, 60.0, clock=Clock())
+    store.add([span("t", "a")])
+    assert store.recent(tool="adder") == []
+
+    store.add([span("t", "b", "a", **{"saip.tool": "adder", "saip.outcome": "ok"})])
+
+    assert [trace.trace_id for trace in store.recent(tool="adder", outcome="ok")] == ["t"]
 
 
 def test_the_listing_filters_by_tool_outcome_and_duration_newest_first() -> None:
