@@ -536,8 +536,10 @@ class JetStreamLedger:
                 while arrived:
                     yield arrived.popleft()
                 wake.clear()
+                # In this task: `wait_for` would make a task of its own for every wait, one per message under load.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), FOLLOW_HEARTBEAT)
+                    async with asyncio.timeout(FOLLOW_HEARTBEAT):
+                        await wake.wait()
                 if self._nc.is_closed:
                     raise StoreUnavailable("follow the ledger: the NATS connection is closed")
         finally:
