@@ -286,8 +286,8 @@ def decode(payload: bytes) -> list[Span]:
 
 
 def _span(row: list[Any], service: str) -> Span:
-    """One span of a batch, each field of the type it is kept as (the store keeps its fields as bytes, so nothing of
-    the batch's decoded text outlives its arrival)."""
+    """One span of a batch, each field of the type it is kept as. Nothing is interned: the store keeps the fields as
+    bytes, so of a batch's decoded text only each new trace's id outlives its arrival (as the store's key)."""
     trace_id, span_id, parent_id, name, kind, start_ns, end_ns, error, status, attributes = row
     return Span(
         trace_id=str(trace_id),
