@@ -1,4 +1,5 @@
-"""`make bench`: run every benchmark and print its figures (copy them into docs/BENCHMARKS.md)."""
+"""`make bench`: run every benchmark and print its figures (copy them into docs/BENCHMARKS.md), each between two
+readings of the machine's pace (bench/pace.py), so figures of two runs can be told apart from the machine's moment."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from bench import (
     launcher_lines,
     load,
     mcp_latency,
+    pace,
     proxy_latency,
     shipyard,
     stdio_lines,
@@ -47,7 +49,9 @@ def main() -> None:
         if len(sys.argv) > 1 and name not in sys.argv[1:]:
             continue
         print()
+        print(pace.line(f"before {name}"), flush=True)
         print(benchmark.run(), flush=True)
+        print(pace.line(f"after {name}"), flush=True)
 
 
 if __name__ == "__main__":
