@@ -37,7 +37,6 @@ CONCURRENCY = 64
 # Records published one at a time, each once the one before is chained: each its own batch, as READ calls one after
 # the other give the audit service.
 ALONE = 300
-CORES = os.cpu_count() or 1
 
 
 def _record(n: int) -> events_pb2.ManagementCall:
@@ -187,7 +186,7 @@ async def _run(home: Path, level: str) -> tuple[list[list[object]], list[object]
         nats.stop()
     logging = f"the service logging at {level}"
     budget = [_per_record(live_publishers), _per_record(live_cpu), _per_record(live_nats)]
-    ceiling = CORES / (sum(budget) / 1e6)
+    ceiling = procstat.CORES / (sum(budget) / 1e6)
     return [
         [f"acked into JetStream, no collector (baseline; {level} run)", RECORDS, RECORDS / acked_alone, "", ""],
         [f"chained by the collector, catching up ({logging})", RECORDS, catch_up, "", ""],
@@ -282,8 +281,9 @@ def run() -> str:
         rows,
     )
     budget = table(
-        f"CPU a record published and chained end to end (us), and what {CORES} cores give at that cost (records/s)",
-        ["", "publishers", "audit service", "nats-server", "all", f"{CORES} cores' ceiling"],
+        f"CPU a record published and chained end to end (us), and what {procstat.CORES} cores give at that cost"
+        " (records/s)",
+        ["", "publishers", "audit service", "nats-server", "all", f"{procstat.CORES} cores' ceiling"],
         budgets,
     )
     return f"{rates}\n\n{budget}"

@@ -221,14 +221,13 @@ def _spent(before: dict[str, float], after: dict[str, float], calls: int) -> dic
 def _budget(bare: dict[str, float], saip: dict[str, float], bare_rate: float) -> str:
     """The CPU a call cost each side under load, and what the stack may spend a call for half the bare server's
     calls/s on this machine's cores, with the load tool costing what it cost here."""
-    cores = os.cpu_count() or 1
     stack = sum(ms for name, ms in saip.items() if name != LOAD_TOOL)
-    allowed = cores * 1000 / (bare_rate / 2) - saip[LOAD_TOOL]
+    allowed = procstat.CORES * 1000 / (bare_rate / 2) - saip[LOAD_TOOL]
     rows: list[list[object]] = [
         ["bare MCP SDK server", bare[BARE], bare[LOAD_TOOL], bare[BARE] + bare[LOAD_TOOL]],
         ["saip, every process of the stack", stack, saip[LOAD_TOOL], stack + saip[LOAD_TOOL]],
         *([f"  {name}", ms, "", ""] for name, ms in sorted(saip.items()) if name != LOAD_TOOL and ms >= 0.05),
-        [f"saip at 50 % of the bare server's calls/s, on {cores} cores: at most", allowed, "", ""],
+        [f"saip at 50 % of the bare server's calls/s, on {procstat.CORES} cores: at most", allowed, "", ""],
     ]
     columns = ["ms of CPU a call", "the server side", "the load tool", "both"]
     return table("CPU a call cost under load (the server side's processes, and the load tool's clients)", columns, rows)

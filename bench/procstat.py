@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+CORES = os.cpu_count() or 1  # what a CPU budget of the whole machine divides
 MEMORY_FIELDS = ("VmRSS", "RssAnon", "VmHWM")
 
 

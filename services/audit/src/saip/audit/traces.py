@@ -151,6 +151,7 @@ class _Kept:
         room = max(0, SPANS_PER_TRACE - self.spans)
         kept, self.dropped = spans[:room], self.dropped + max(0, len(spans) - room)
         if kept:
+            # Each span's fields after its trace id, in `Span`'s order: `trace` makes the span again from them.
             fields = [
                 (
                     span.span_id,
@@ -180,21 +181,21 @@ class _Kept:
     def duration_ms(self) -> float:
         return max(0, self.end_ns - self.start_ns) / 1e6
 
-    def tool_and_outcome(self) -> tuple[str, str]:
+    def says(self, tool: str, outcome: str) -> bool:
+        """Whether its spans say `tool` and `outcome` (either any when empty), read once until another span arrives."""
+        if not tool and not outcome:
+            return True
         if self.said is None:
             trace = self.trace()
             self.said = (intern(trace.tool), intern(trace.outcome))  # a few names, kept by every trace asked
-        return self.said
+        said_tool, said_outcome = self.said
+        return (not tool or said_tool == tool) and (not outcome or said_outcome == outcome)
 
     def trace(self) -> Trace:
         spans: dict[str, Span] = {}
         for arrival in self.arrivals:
-            for span_id, parent_id, name, service, kind, start_ns, end_ns, error, status, attributes in marshal.loads(
-                arrival
-            ):
-                spans[span_id] = Span(
-                    self.trace_id, span_id, parent_id, name, service, kind, start_ns, end_ns, error, status, attributes
-                )
+            for fields in marshal.loads(arrival):
+                spans[fields[0]] = Span(self.trace_id, *fields)
         return Trace(self.trace_id, spans, self.dropped, self.touched)
 
 
@@ -254,17 +255,10 @@ class TraceStore:
         """The kept traces that match, newest start first (`tool`, `outcome` empty: any)."""
         self._expire()
         found = [
-            kept for kept in self._traces.values() if kept.duration_ms >= min_duration_ms and _says(kept, tool, outcome)
+            kept for kept in self._traces.values() if kept.duration_ms >= min_duration_ms and kept.says(tool, outcome)
         ]
         found.sort(key=lambda kept: kept.start_ns, reverse=True)
         return [kept.trace() for kept in found[:limit]]
-
-
-def _says(kept: _Kept, tool: str, outcome: str) -> bool:
-    if not tool and not outcome:
-        return True
-    said_tool, said_outcome = kept.tool_and_outcome()
-    return (not tool or said_tool == tool) and (not outcome or said_outcome == outcome)
 
 
 def _text(value: Any) -> str:

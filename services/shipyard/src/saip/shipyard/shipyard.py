@@ -119,8 +119,12 @@ class Shipyard:
         self._declared = {server.name.strip(): server for server in declared}
 
     def _writable(self, name: str) -> None:
-        if name.strip() in self._declared:
-            raise RuleRefused(MANAGED.format(name=name.strip()))
+        if refusal := self._declared_refusal(name):
+            raise RuleRefused(refusal)
+
+    def _declared_refusal(self, name: str) -> str:
+        """Why the server `name` may not be changed by a call (configuration declares it), or empty."""
+        return MANAGED.format(name=name.strip()) if name.strip() in self._declared else ""
 
     # -- reading ---------------------------------------------------------------------------------------------------
 
@@ -183,7 +187,7 @@ class Shipyard:
     async def _status(self, server: shipyard_pb2.ShippedServer) -> shipyard_pb2.ServerStatus:
         status = shipyard_pb2.ServerStatus(server=server, state="shipped")
         status.managed_by = SERVERS_KEY if server.name in self._declared else ""
-        status.delete_refused = MANAGED.format(name=server.name) if status.managed_by else ""
+        status.delete_refused = self._declared_refusal(server.name)
         try:
             stale = await bundles.stale(self._sources, server)
         except StoreUnavailable as exc:

@@ -65,9 +65,16 @@ class Entry:
 def expect(entry: Entry, expected_revision: int) -> None:
     """An approval described `expected_revision` of this tool (0: nothing expected): anything else is refused before
     anything changes, so what the person approved is what runs."""
+    if (refused := conflict(entry, expected_revision)) is not None:
+        raise refused
+
+
+def conflict(entry: Entry, expected_revision: int) -> Conflict | None:
+    """Why `expect` refuses `expected_revision` of this tool, or None."""
     if expected_revision and expected_revision != entry.revision:
         said = changed_since_asked(f"'{entry.name}'", expected_revision, entry.revision)
-        raise Conflict(f"{said} (saip_tools_get reads it).")
+        return Conflict(f"{said} (saip_tools_get reads it).")
+    return None
 
 
 def key_of(name: str) -> str:

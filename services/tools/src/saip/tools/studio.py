@@ -33,6 +33,7 @@ from saip.tools.library import (
     STATE_WORDS,
     Entry,
     Library,
+    conflict,
     expect,
     key_of,
     now,
@@ -146,10 +147,8 @@ class Studio:
             return refused
         if entry.stored_state != DRAFT:
             return AlreadyPublished(entry.name)
-        try:
-            expect(entry, expected_revision)
-        except Conflict as exc:
-            return exc
+        if (changed := conflict(entry, expected_revision)) is not None:
+            return changed
         if not entry.tested:
             return RuleRefused(
                 f"'{entry.name}' has no Local Pass for its current definition. Run saip_tools_test on it without "
