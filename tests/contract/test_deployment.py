@@ -23,8 +23,8 @@ from saip.audit.config import AuditSettings
 from saip.common import tracing
 from saip.common.grpc_server import LIVENESS
 from saip.common.settings import CONFIG_ENV, env_name, installed_services, read_config_file
+from saip.gateway.app import SESSION_IDLE_SECONDS
 from saip.gateway.config import GatewaySettings
-from saip.gateway.server import SESSION_IDLE_SECONDS
 from scripts.gen_env import SECRETS, generate, main
 from tests.contract.deployment import (
     DASHBOARDS,

@@ -8,7 +8,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from saip.common.natsd import LocalNats
-from saip.gateway.server import Gateway, create_app
+from saip.gateway.app import create_app
+from saip.gateway.server import Gateway
 from tests.integration.gateways import replica_settings
 
 pytestmark = pytest.mark.integration

@@ -27,7 +27,7 @@ from saip.gateway.server import Gateway
 from saip.gateway.serving import over_http
 from saip.v1 import common_pb2, events_pb2
 from tests.integration.audit_support import running_audit
-from tests.integration.gateways import ADMIN_HEADERS, replica_settings
+from tests.integration.gateways import ADMIN, ADMIN_HEADERS, replica_settings
 from tests.integration.knowledge_support import knowledge_settings, running_knowledge
 from tests.integration.shipyard_support import running_shipyard
 from tests.integration.tools_support import running_tools
@@ -101,9 +101,10 @@ async def test_every_route_answers_as_the_openapi_document_says(nats_server: Loc
         ):
             ports = Ports(audit=audit.port, tools=tools.port, knowledge=knowledge.port, shipyard=shipyard.port)
             contract = await _every_route(tmp_path, url, ports, model.url)
-    # Every route of the OpenAPI document answered as documented, with the admin token and without it.
+    # Every route of the OpenAPI document answered as documented, with the admin token and without it (but the
+    # console's question whether it is signed in, which any browser may ask).
     assert contract.unanswered(200) == set()
-    assert contract.unanswered(401) == set()
+    assert contract.unanswered(401) == {("GET", "/api/v1/session")}
 
 
 @dataclass(frozen=True)
@@ -142,9 +143,32 @@ async def _every_route(tmp_path: Path, url: str, ports: Ports, model: str) -> Co
         with started("http", tmp_path / "upstream.json", [ECHO]) as upstream:
             await _upstream_routes(api, contract, upstream.url)
         async with httpx.AsyncClient(base_url=str(api.base_url), timeout=10) as anonymous:
-            for method, route in sorted(contract.operations()):
+            await _console_routes(anonymous, contract)
+            for method, route in sorted(contract.operations() - SIGN_IN):
                 await contract.check(anonymous, method, route, 401)
     return contract
+
+
+# The console's sign-in answers without the admin token: it is how a browser gets its session.
+SIGN_IN = {("GET", "/api/v1/session"), ("POST", "/api/v1/session")}
+
+
+async def _console_routes(browser: httpx.AsyncClient, contract: Contract) -> None:
+    """The console's session and live feed, as a browser uses them (its cookie, its CSRF proof)."""
+    assert (await contract.check(browser, "GET", "/api/v1/session", 200)) == {"signedIn": False}
+    await contract.check(browser, "POST", "/api/v1/session", 401, json={"token": "w" * 40})
+    await contract.check(browser, "POST", "/api/v1/session", 422, json={})
+    csrf = (await contract.check(browser, "POST", "/api/v1/session", 200, json={"token": ADMIN}))["csrf"]
+    assert (await contract.check(browser, "GET", "/api/v1/session", 200))["signedIn"] is True
+    feed = contract.openapi["paths"]["/api/v1/events"]["get"]["responses"]["200"]["content"]
+    with anyio.fail_after(10):
+        async with browser.stream("GET", "/api/v1/events") as reply:
+            assert reply.status_code == 200 and reply.headers["content-type"].split(";")[0] in feed
+            assert await anext(reply.aiter_lines()) == "retry: 2000"
+    contract.answered.add(("GET", "/api/v1/events", 200))
+    await contract.check(browser, "DELETE", "/api/v1/session", 403)
+    await contract.check(browser, "DELETE", "/api/v1/session", 200, headers={"X-Saip-Csrf": csrf})
+    browser.cookies.clear()
 
 
 async def test_a_missing_service_a_service_away_a_configured_token_and_no_route_answer_in_the_same_shape(

@@ -7,8 +7,9 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 from prometheus_client import generate_latest
 
+from saip.gateway.app import Front, create_app
 from saip.gateway.config import GatewaySettings
-from saip.gateway.server import Gateway, McpFirst, create_app
+from saip.gateway.server import Gateway
 
 TOKEN = "m" * 32
 
@@ -28,7 +29,7 @@ def _gateway(tmp_path: Path) -> Gateway:
 def test_mcp_is_guarded_without_passing_the_rest_api(tmp_path: Path) -> None:
     gateway = _gateway(tmp_path)
     app = create_app(gateway)
-    assert isinstance(app, McpFirst)
+    assert isinstance(app, Front)
     client = TestClient(app)
     for path in ("/mcp", "/mcp/"):  # the exact path goes first; the slash still reaches the guard through the mount
         answer = client.post(path, json={}, headers={"Authorization": "Bearer wrong"})

@@ -9,9 +9,10 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 from prometheus_client import generate_latest
 
+from saip.gateway.app import create_app
 from saip.gateway.config import GatewaySettings
 from saip.gateway.rest import PREFIX
-from saip.gateway.server import Gateway, create_app
+from saip.gateway.server import Gateway
 
 
 def _gateway(tmp_path: Path) -> Gateway:

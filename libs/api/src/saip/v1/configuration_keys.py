@@ -17,6 +17,9 @@ KEYS: dict[str, str] = {
     'chat.api-key': "The endpoint's API key as a ${ENV} reference to a variable exported when starting saip (or the key itself); unset for endpoints without keys",
     'chat.base-url': 'Base URL of the OpenAI-compatible chat completions endpoint saip_chat_ask talks to (e.g. http://127.0.0.1:11434/v1 for Ollama); unset: no chat model',
     'chat.model': 'The model saip_chat_ask asks (it must support tool calling)',
+    'console.dir': 'Folder of the built web console served at /console; unset: the one `make install` builds',
+    'console.idle-minutes': 'A console session ends after this many minutes without a request',
+    'console.session-hours': 'A console session ends this many hours after sign-in, however busy',
     'expose.risk-cap': 'The highest inherent risk level an exposed upstream tool may have (HITL does not lift it)',
     'gateway.allowed-hosts': 'Host headers /mcp accepts (DNS-rebinding protection), host:port or host:*',
     'gateway.host': 'Interface the gateway listens on',
@@ -94,7 +97,7 @@ SERVICES: dict[str, dict[str, tuple[str, ...]]] = {
         'secrets_files': (),
     },
     'gateway': {
-        'keys': ('admin-token', 'approval.sealing-key', 'audit.addr', 'audit.max-age-hours', 'audit.max-bytes', 'audit.spool-dir', 'chat.api-key', 'chat.base-url', 'chat.model', 'gateway.allowed-hosts', 'gateway.host', 'gateway.port', 'gateway.replica', 'hitl.approval-wait-seconds', 'hitl.progress-interval-seconds', 'home', 'knowledge.addr', 'log-level', 'management.approval', 'management.enabled', 'management.exclude', 'management.limit-window-seconds', 'management.out-of-band-approvals', 'management.question-limit', 'management.rate-limit', 'management.tools', 'mcp-server.auth-token', 'mcp-server.max-result-bytes', 'mcp-server.transport', 'nats-replicas', 'nats-url', 'shipyard.addr', 'tools.addr', 'tracing.enabled', 'tracing.sample-ratio'),
+        'keys': ('admin-token', 'approval.sealing-key', 'audit.addr', 'audit.max-age-hours', 'audit.max-bytes', 'audit.spool-dir', 'chat.api-key', 'chat.base-url', 'chat.model', 'console.dir', 'console.idle-minutes', 'console.session-hours', 'gateway.allowed-hosts', 'gateway.host', 'gateway.port', 'gateway.replica', 'hitl.approval-wait-seconds', 'hitl.progress-interval-seconds', 'home', 'knowledge.addr', 'log-level', 'management.approval', 'management.enabled', 'management.exclude', 'management.limit-window-seconds', 'management.out-of-band-approvals', 'management.question-limit', 'management.rate-limit', 'management.tools', 'mcp-server.auth-token', 'mcp-server.max-result-bytes', 'mcp-server.transport', 'nats-replicas', 'nats-url', 'shipyard.addr', 'tools.addr', 'tracing.enabled', 'tracing.sample-ratio'),
         'variables': (),
         'variable_lists': (),
         'secrets_files': (),

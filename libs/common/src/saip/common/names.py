@@ -18,6 +18,10 @@ CHAT_BUCKET = "saip-chat"
 SERVERS_BUCKET = "saip-servers"
 # The fingerprint ledger of upstream tool definitions (one key per serverId::toolName, encoded: see upstream.proto).
 LEDGER_BUCKET = "saip-ledger"
+# The shipyard's shipped servers (`server.<name>`) and their last runs (`run.<name>`).
+SHIPYARD_BUCKET = "saip-shipyard"
+# Console sessions signed out before they expired, by session id (the value: when the session would have ended).
+SESSIONS_BUCKET = "saip-sessions"
 # The originals of ingested documents (the knowledge service), one object per ingest.
 DOCUMENTS_OBJECT_STORE = "saip-documents"
 

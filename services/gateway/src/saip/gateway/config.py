@@ -63,6 +63,9 @@ class GatewaySettings(SaipSettings):
         "gateway.port": "Port of /mcp, /api/v1, /healthz and /metrics",
         "gateway.allowed-hosts": "Host headers /mcp accepts (DNS-rebinding protection), host:port or host:*",
         "gateway.replica": "Name of this gateway replica in audit records; the host name and pid when unset",
+        "console.dir": "Folder of the built web console served at /console; unset: the one `make install` builds",
+        "console.idle-minutes": "A console session ends after this many minutes without a request",
+        "console.session-hours": "A console session ends this many hours after sign-in, however busy",
         "audit.addr": "Address (host:port) of the audit service's gRPC endpoint",
         "tools.addr": "Address (host:port) of the tools service's gRPC endpoint; unset serves no authored tools",
         "knowledge.addr": (
@@ -103,6 +106,9 @@ class GatewaySettings(SaipSettings):
     hitl_approval_wait_seconds: float = Field(default=180.0, gt=0, le=3600)
     hitl_progress_interval_seconds: float = Field(default=10.0, gt=0, le=600)
     approval_sealing_key: SecretStr
+    console_dir: Path | None = None
+    console_idle_minutes: float = Field(default=30.0, gt=0, le=24 * 60)
+    console_session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
     audit_addr: str = "127.0.0.1:50054"
     # The serving services; an unset address means that service's tools are not served.
     tools_addr: str | None = None

@@ -9,7 +9,10 @@ GatewayError
 ├── ServiceUnavailable        a service could not be reached within its deadline
 │   └── ServiceNotConfigured  the gateway has no address for the service (`<service>.addr` is unset)
 ├── TokenManagedByConfiguration  the MCP token is set in configuration, so the API cannot change it
-├── AdminTokenRequired        a REST request without the admin token
+├── AdminTokenRequired        a REST request without the admin token (or a console session)
+│   └── SignInRefused         a console sign-in with a token that is not the admin token
+├── CsrfProofMissing          a console session's change without its CSRF proof
+├── TooManySignIns            console sign-ins failing faster than a person types
 └── ReservedName              a chosen name starts with the reserved 'saip_' prefix
 """
 
@@ -99,7 +102,30 @@ class TokenManagedByConfiguration(GatewayError):
 
 class AdminTokenRequired(GatewayError):
     def __init__(self) -> None:
-        super().__init__("The REST API needs the admin token: send 'Authorization: Bearer <admin token>'.")
+        super().__init__(
+            "The REST API needs the admin token: send 'Authorization: Bearer <admin token>', or sign in to the "
+            "console at /console."
+        )
+
+
+class SignInRefused(AdminTokenRequired):
+    def __init__(self, message: str) -> None:
+        GatewayError.__init__(self, message)
+
+
+class CsrfProofMissing(GatewayError):
+    def __init__(self) -> None:
+        super().__init__(
+            "This change came without the console's CSRF proof (the X-Saip-Csrf header of its session): reload the "
+            "console and do it again."
+        )
+
+
+class TooManySignIns(GatewayError):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"Too many sign-ins failed in a short time; wait {seconds:.0f} s and sign in with the admin token again."
+        )
 
 
 class ReservedName(GatewayError):

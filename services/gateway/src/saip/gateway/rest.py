@@ -9,19 +9,18 @@ audit tail, a stream of NDJSON lines (docs/rest.md).
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, Protocol
 
 from fastapi import APIRouter, Depends, FastAPI, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
 from saip.gateway.errors import (
     AdminTokenRequired,
+    CsrfProofMissing,
     GatewayError,
     InvalidArguments,
     LiteralSecret,
@@ -29,18 +28,19 @@ from saip.gateway.errors import (
     ServiceNotFound,
     ServiceUnavailable,
     TokenManagedByConfiguration,
+    TooManySignIns,
 )
-from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.person import PersonCheck
 from saip.gateway.surface.management import ManagementResult, problems
 
 PREFIX = "/api/v1"
 METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="saip-admin"'}
-# The admin token, as /api/docs shows it (its Authorize button); a missing or wrong one is answered below, as 401.
-ADMIN = HTTPBearer(auto_error=False, scheme_name="adminToken", description="The admin token (SAIP_ADMIN_TOKEN)")
 # The statuses of the gateway's errors, the first class that matches wins (a subclass before its base).
 STATUSES: tuple[tuple[type[GatewayError], int], ...] = (
     (AdminTokenRequired, 401),
+    (CsrfProofMissing, 403),
+    (TooManySignIns, 429),
     (TokenManagedByConfiguration, 409),
     (LiteralSecret, 400),  # the rule the tools and knowledge services also say, with the same status
     (InvalidArguments, 422),
@@ -87,7 +87,8 @@ def failed(status: int, description: str) -> dict[int | str, dict[str, Any]]:
 
 # What any route can answer besides 200, and what a route of an area can (each area's router declares these).
 ANY_ERRORS = {
-    **failed(401, "No admin token, or a wrong one (WWW-Authenticate: Bearer)"),
+    **failed(401, "No admin token or console session, or a wrong one (WWW-Authenticate: Bearer)"),
+    **failed(403, "A console session's change without its CSRF proof (X-Saip-Csrf); nothing changed"),
     **failed(422, "The request does not fit the schema: the message names each problem"),
 }
 AREA_ERRORS = {
@@ -185,19 +186,12 @@ class Operations(Protocol):
     async def answer_approval(self, question_id: str, approve: bool) -> ManagementResult: ...
 
 
-def router(
-    *, admin_token: str, metrics: GatewayMetrics, operations: Operations, areas: Sequence[APIRouter]
-) -> APIRouter:
-    async def require_admin(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(ADMIN)]) -> None:
-        presented = credentials.credentials if credentials is not None else ""
-        if not presented or not hmac.compare_digest(presented.encode(), admin_token.encode()):
-            metrics.auth_rejected.labels("api").inc()
-            raise AdminTokenRequired()
-
+def router(*, person: PersonCheck, operations: Operations, areas: Sequence[APIRouter]) -> APIRouter:
+    """Every route of the person's API; each answers only the admin token or a console session (`person`)."""
     # Mounted under PREFIX by the app (`include_router(..., prefix=PREFIX)`): a router that holds included routers and
     # is included with no prefix has FastAPI (0.165) build every route's handler in them only to check that no path is
     # empty, and build them again when it routes a request (0.2 s of the gateway's start, `saip run`'s critical path).
-    api = APIRouter(dependencies=[Depends(require_admin)], responses=ANY_ERRORS)
+    api = APIRouter(dependencies=[Depends(person)], responses=ANY_ERRORS)
 
     @api.get("/status", summary="The gateway, its token, the management surface and the services it depends on")
     async def status(request: Request) -> Envelope:

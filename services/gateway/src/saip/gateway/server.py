@@ -1,5 +1,5 @@
-"""Wiring: one gateway replica's collaborators, its lifespan (`Gateway.running`), and its HTTP app (/mcp, /api/v1,
-/healthz, /metrics).
+"""Wiring: one gateway replica's collaborators and its lifespan (`Gateway.running`); its HTTP app is `app`, its own
+methods of the person's API are `operations`.
 
 A `Gateway` is built without I/O: every area of `AREAS` is opened over the gateway's one channel to its service (a
 channel connects on first use). `running()` connects NATS, opens the audit publisher, the registrar, the token watch
@@ -13,7 +13,6 @@ import asyncio
 import functools
 import logging
 import secrets
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
@@ -21,43 +20,42 @@ from importlib.metadata import version
 from typing import Any
 
 import anyio
-from fastapi import FastAPI, Response
-from fastapi.responses import JSONResponse
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.server.transport_security import TransportSecuritySettings
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from prometheus_client import CollectorRegistry
 
 from saip.common import bus, names, telemetry, tracing
 from saip.common.metrics import publish_build_info
 from saip.common.watch import Restarts, keep_alive
-from saip.gateway import rest
 from saip.gateway.areas import AREAS
 from saip.gateway.areas.base import OpenArea, Service, Surroundings
-from saip.gateway.auth import McpGuard, TokenService, TokenState
+from saip.gateway.auth import TokenService, TokenState
 from saip.gateway.clients import AuditPublisher, KvNonces, KvQuestions, KvTokenRecords, ServiceChannel
 from saip.gateway.config import GatewaySettings
+from saip.gateway.console import signouts
+from saip.gateway.console.feed import BUCKET_TOPICS, Feed
+from saip.gateway.console.session import Sessions
+from saip.gateway.console.signouts import SignOuts
+from saip.gateway.console.sources import follow_bucket, follow_trail
 from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.operations import GatewayOperations
 from saip.gateway.spool import Spool
 from saip.gateway.surface.approval import Approvals
 from saip.gateway.surface.audited import Auditor
 from saip.gateway.surface.gate import Gate
 from saip.gateway.surface.limits import WindowLimit
-from saip.gateway.surface.management import Contribution, ManagementResult
+from saip.gateway.surface.management import Contribution
 from saip.gateway.surface.mcp_server import LegacySessions, ListChangedNotifier, build_server
 from saip.gateway.surface.published import PublishedSource, PublishedTools, ServedToolsClient, source_of
 from saip.gateway.surface.questions import OutOfBand, Sweeper
-from saip.gateway.surface.registrar import Policy, Registrar, described
+from saip.gateway.surface.registrar import Policy, Registrar
 from saip.gateway.surface.registry import Registry, ServedTool
 
 logger = logging.getLogger(__name__)
 
 VERSION = version("saip-gateway")
-SESSION_IDLE_SECONDS = 30 * 60
-MCP_PATH = "/mcp"
 
 Extra = Callable[["Gateway"], list[Contribution]]
 Follow = Callable[[], Awaitable[None]]
@@ -93,7 +91,22 @@ class Gateway:
             metrics=self.metrics,
             max_result_bytes=settings.mcp_server_max_result_bytes,
         )
-        self.started = time.time()
+        self.operations = GatewayOperations(
+            replica=settings.gateway_replica,
+            version=VERSION,
+            management_status=self.management_status,
+            health=self.health,
+            token_service=lambda: self.token_service,
+            out_of_band=lambda: self.out_of_band,
+        )
+        # The console: its sessions (the same on every replica with the same keys) and its live feed.
+        self.console_sessions = Sessions(
+            sealing_key=settings.approval_sealing_key.get_secret_value(),
+            admin_token=settings.admin_token.get_secret_value(),
+            idle_seconds=settings.console_idle_minutes * 60,
+            lifetime_seconds=settings.console_session_hours * 3600,
+        )
+        self.feed = Feed()
         # One channel per service, whichever areas talk to it; one contribution and router per area.
         self.services = list(dict.fromkeys(area.service for area in AREAS if area.service is not None))
         self.channels = {
@@ -115,6 +128,7 @@ class Gateway:
         self.sweeper: Sweeper
         self.out_of_band: OutOfBand
         self.questions: KvQuestions
+        self.signouts: SignOuts
 
     def _channel(self, service: Service | None) -> ServiceChannel:
         """The channel to an area's service; an area that runs in the gateway gets one to nothing."""
@@ -170,13 +184,15 @@ class Gateway:
             ttl = timedelta(seconds=2 * self.state_ttl)
             # Asked for at once: each is a JetStream round trip, and they were five in a row on the start's critical
             # path (docs/BENCHMARKS.md, "Cold start").
-            _, _, auth_kv, nonces_kv, questions_kv = await asyncio.gather(
+            _, _, auth_kv, nonces_kv, questions_kv, sessions_kv = await asyncio.gather(
                 bus.ensure_stream(js, bus.audit_stream_config(settings)),
                 bus.ensure_stream(js, telemetry.logs_stream_config(replicas)),
                 bus.ensure_kv(js, names.AUTH_BUCKET, history=5, replicas=replicas),
                 bus.ensure_kv(js, names.APPROVALS_BUCKET, ttl=ttl, replicas=replicas),
                 bus.ensure_kv(js, names.QUESTIONS_BUCKET, ttl=ttl, replicas=replicas),
+                signouts.bucket(js, self.console_sessions.lifetime, replicas),
             )
+            self.signouts = SignOuts(sessions_kv, self.console_sessions)
             questions = self.questions = KvQuestions(questions_kv)
             spool = Spool(settings.spool_dir)
             stack.callback(spool.close)
@@ -223,6 +239,12 @@ class Gateway:
             watches: list[tuple[Follow, str]] = [
                 (functools.partial(self._follow_tokens, records), "token"),
                 (self.sweeper.follow, "questions"),
+                (self.signouts.follow, "console sign-outs"),
+                (functools.partial(follow_trail, self.nc, self.feed), "console audit trail"),
+            ]
+            watches += [
+                (functools.partial(follow_bucket, js, bucket, topic, self.feed), f"console {bucket}")
+                for bucket, topic in BUCKET_TOPICS.items()
             ]
             watches += await self._published(js, PublishedTools(approvals=approvals, auditor=auditor))
             publish_build_info("gateway", self.metrics.registry)
@@ -298,169 +320,3 @@ class Gateway:
         answers = await asyncio.gather(*(channel.healthy() for _, channel in asked))
         checks.update((name, "ok" if up else "unreachable") for (name, _), up in zip(asked, answers, strict=True))
         return checks
-
-    # The gateway's own methods of the REST API (rest.Operations) and `saip status`, `saip token`, `saip approvals`.
-
-    async def approvals(self) -> ManagementResult:
-        return await self.out_of_band.waiting()
-
-    async def answer_approval(self, question_id: str, approve: bool) -> ManagementResult:
-        result = await self.out_of_band.answer(question_id, approve)
-        logger.info("out-of-band approval answered", extra={"tool": result.data["tool"], "approved": approve})
-        return result
-
-    async def status(self, mcp_url: str) -> ManagementResult:
-        management = self.management_status()
-        services = await self.health()
-        away = [name for name, state in services.items() if state != "ok"]
-        data = {
-            "gateway": {
-                "replica": self.settings.gateway_replica,
-                "version": VERSION,
-                "uptimeSeconds": round(time.time() - self.started, 1),
-            },
-            "mcp": {"url": mcp_url, "token": management["token"]},
-            "management": management,
-            "services": services,
-        }
-        reach = f"unreachable: {', '.join(away)}" if away else "every service answers"
-        return ManagementResult(True, f"Management surface {described(management)}; {reach}.", data=data)
-
-    async def management(self) -> ManagementResult:
-        status = self.management_status()
-        return ManagementResult(True, f"Management surface {described(status)}.", data=status)
-
-    async def rotate_token(self) -> ManagementResult:
-        token = await self.token_service.rotate(created_by="api")
-        logger.info("mcp token rotated through the api")
-        message = "Generated a new MCP token; every replica requires it now. It is shown this once: keep it."
-        return ManagementResult(True, message, persisted=True, data={"token": token})
-
-    async def remove_token(self) -> ManagementResult:
-        await self.token_service.remove()
-        logger.info("mcp token removed through the api")
-        message = "Removed the MCP token: /mcp serves published tools only, without the management tools."
-        return ManagementResult(True, message, persisted=True, data={"removed": True})
-
-
-def create_app(gateway: Gateway) -> ASGIApp:
-    """The HTTP app: /mcp straight to the MCP transport (`McpFirst`), everything else to the REST app. The REST app's
-    own lifespan opens the gateway, for an ASGI server that runs lifespans (a test's client); `saip.gateway.serving`
-    opens the gateway itself and serves the app without it."""
-    settings = gateway.settings
-    mcp_app = gateway.mcp.streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        transport_security=TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=settings.gateway_allowed_hosts,
-            allowed_origins=[f"http://{host}" for host in settings.gateway_allowed_hosts]
-            + [f"https://{host}" for host in settings.gateway_allowed_hosts],
-        ),
-        session_idle_timeout=SESSION_IDLE_SECONDS,
-    )
-
-    @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with opened(gateway):
-            yield
-
-    app = FastAPI(
-        title="saip gateway",
-        version=VERSION,
-        description=(
-            "The person's REST API: the same methods the AI reaches through the saip_* tools. Every answer is the "
-            "envelope {ok, message, persisted, restartRequired, warnings, data}; the audit tail streams NDJSON."
-        ),
-        lifespan=lifespan,
-        docs_url="/api/docs",
-        openapi_url="/api/openapi.json",
-        redoc_url=None,
-    )
-
-    @app.get("/healthz", include_in_schema=False)
-    async def healthz() -> JSONResponse:
-        checks = await gateway.health()
-        healthy = all(value == "ok" for value in checks.values())
-        return JSONResponse({"status": "ok" if healthy else "unavailable", "checks": checks}, 200 if healthy else 503)
-
-    @app.get("/metrics", include_in_schema=False)
-    async def prometheus() -> Response:
-        return Response(generate_latest(gateway.metrics.registry), media_type=CONTENT_TYPE_LATEST)
-
-    rest.install(app)
-    app.include_router(
-        rest.router(
-            admin_token=settings.admin_token.get_secret_value(),
-            metrics=gateway.metrics,
-            operations=gateway,
-            areas=[area.router for area in gateway.areas],
-        ),
-        prefix=rest.PREFIX,
-    )
-    guarded = McpGuard(mcp_app, gateway.tokens, gateway.metrics)
-    # Any other path the REST API does not route (`/mcp/`, which the MCP app redirects) still reaches the MCP app.
-    app.mount("/", guarded)
-    app.add_middleware(RequestMetrics, metrics=gateway.metrics)
-    return McpFirst(app, guarded)
-
-
-class McpFirst:
-    """/mcp to the guarded MCP app at once, every other request (and the lifespan) to the REST app.
-
-    Through the REST app an MCP request passed FastAPI's middleware and was matched against every REST route before
-    the catch-all mount took it, on every call; none of that applies to /mcp (RequestMetrics leaves it out, the MCP
-    app has its own error handling), so it is skipped.
-    """
-
-    def __init__(self, rest: ASGIApp, mcp: ASGIApp) -> None:
-        self.rest = rest
-        self._mcp = mcp
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] == MCP_PATH:
-            await self._mcp(scope, receive, send)
-        else:
-            await self.rest(scope, receive, send)
-
-
-@asynccontextmanager
-async def opened(gateway: Gateway) -> AsyncIterator[Gateway]:
-    """The gateway running, with the MCP session manager the HTTP transport needs."""
-    async with gateway.running(), gateway.mcp.session_manager.run():
-        logger.info(
-            "gateway serving",
-            extra={"port": gateway.settings.gateway_port, "replica": gateway.settings.gateway_replica},
-        )
-        yield gateway
-
-
-class RequestMetrics:
-    """Counts and times REST API and health requests by route template (MCP requests have their own metrics)."""
-
-    def __init__(self, app: ASGIApp, metrics: GatewayMetrics) -> None:
-        self.app = app
-        self._metrics = metrics
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"].startswith("/mcp"):
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
-
-        async def sending(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, sending)
-        finally:
-            # Routing records the matched route in the scope; its template is a bounded label. A REST route's own
-            # template is the one in the router under the API's prefix (`rest.router`), so the prefix is put back.
-            route = getattr(scope.get("route"), "path", "") or "unmatched"
-            if scope["path"].startswith(f"{rest.PREFIX}/") and route != "unmatched":
-                route = rest.PREFIX + route
-            self._metrics.http_requests.labels(route, scope["method"], str(status)).inc()
-            self._metrics.http_request_seconds.labels(route, scope["method"]).observe(time.perf_counter() - started)

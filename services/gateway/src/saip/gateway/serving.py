@@ -20,8 +20,9 @@ from prometheus_client import REGISTRY
 
 from saip.common import lifecycle
 from saip.common.http_serving import HttpServer, listening
+from saip.gateway.app import create_app, opened
 from saip.gateway.config import GatewaySettings, Transport
-from saip.gateway.server import Extra, Gateway, create_app, opened
+from saip.gateway.server import Extra, Gateway
 from saip.gateway.spool import SpoolInUse
 
 logger = logging.getLogger(__name__)

@@ -27,12 +27,12 @@ from nats.js.errors import (
 from nats.js.kv import KeyValue
 from nats.js.object_store import ObjectStore
 
-from saip.common import bus, tracing
+from saip.common import bus, names, tracing
 from saip.shipyard.errors import Conflict, RuleRefused, StoreUnavailable
 from saip.v1 import knowledge_pb2, knowledge_pb2_grpc, tools_pb2, tools_pb2_grpc, upstream_pb2, upstream_pb2_grpc
 
 BUNDLES_OBJECT_STORE = "saip-bundles"
-SHIPYARD_BUCKET = "saip-shipyard"
+SHIPYARD_BUCKET = names.SHIPYARD_BUCKET
 CALL_WITHIN = 10.0
 SNAPSHOT_WITHIN = 300.0  # a snapshot of a large collection takes a while to write and to stream
 NATS_WITHIN = 10.0
