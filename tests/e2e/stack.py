@@ -31,7 +31,7 @@ READY_WITHIN = 75.0
 # How long the launcher gets to stop everything after SIGTERM (honcho SIGKILLs what is left after 5 s); past it the
 # whole process group is killed, and `stop` says so.
 STOP_WITHIN = 30.0
-BANNER = re.compile(r"^(MCP endpoint|MCP bearer token|Admin token): (.+)$")
+BANNER = re.compile(r"^(Console|MCP endpoint|MCP bearer token|Admin token): (.+)$")
 METRICS = re.compile(r"^Metrics: (.+)$")
 E2E_CLIENT = types.Implementation(name="e2e-client", version="1.0")
 
@@ -50,6 +50,11 @@ class Stack:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def console_url(self) -> str:
+        """The console's address as the banner prints it (what a person opens)."""
+        return self.banner["Console"].split(" ", 1)[0]
 
     @property
     def mcp_url(self) -> str:
@@ -84,7 +89,7 @@ class Stack:
 
     @property
     def ready(self) -> bool:
-        return len(self.banner) == 3
+        return len(self.banner) == 4
 
     def descendants(self) -> list[int]:
         """Every process the launcher started, at any depth (read from /proc)."""
@@ -188,10 +193,17 @@ def process_name(pid: int) -> str | None:
 
 
 @asynccontextmanager
-async def mcp_client(url: str, token: str | None, *, mode: str = "auto", **kwargs: Any) -> AsyncIterator[Client]:
+async def mcp_client(
+    url: str,
+    token: str | None,
+    *,
+    mode: str = "auto",
+    client_info: types.Implementation = E2E_CLIENT,
+    **kwargs: Any,
+) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http,
-        Client(streamable_http_client(url, http_client=http), mode=mode, client_info=E2E_CLIENT, **kwargs) as client,
+        Client(streamable_http_client(url, http_client=http), mode=mode, client_info=client_info, **kwargs) as client,
     ):
         yield client

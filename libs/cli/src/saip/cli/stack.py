@@ -276,6 +276,7 @@ def announce(
                 "",
                 f"saip is running (SAIP_HOME={stack.home})",
                 "Metrics: " + ", ".join(f"{name} {url}" for name, url in metrics_urls(stack).items()),
+                f"Console: {stack.gateway_url}/console/ (sign in with the admin token)",
                 f"MCP endpoint: {stack.gateway_url}/mcp",
                 token_line,
                 f"Admin token: {stack.admin_token}",

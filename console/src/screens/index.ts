@@ -1,0 +1,19 @@
+// The console's screens: where each lives, its name in the navigation, and its code (loaded when first shown).
+import type { FunctionComponent } from "preact";
+
+export interface ScreenProps {
+  params: Record<string, string>;
+}
+
+export interface Screen {
+  path: string;
+  title: string;
+  /** Shown in the navigation (a detail route, such as one trace, is not). */
+  nav: boolean;
+  load: () => Promise<{ default: FunctionComponent<ScreenProps> }>;
+}
+
+export const SCREENS: Screen[] = [
+  { path: "/", title: "Overview", nav: true, load: () => import("./Overview") },
+  { path: "/approvals", title: "Approvals", nav: true, load: () => import("./Approvals") },
+];
