@@ -103,3 +103,52 @@ export function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
 }
+
+export interface Progress {
+  done: number;
+  total: number;
+  message: string;
+}
+
+/** A change whose route streams its progress (NDJSON, Accept: application/x-ndjson): each progress line to
+ * `onProgress`, then the last line's envelope, as `call` would have answered it. */
+export async function callWithProgress<T>(
+  method: string,
+  path: string,
+  body: unknown,
+  onProgress: (progress: Progress) => void,
+): Promise<Envelope<T>> {
+  const headers: Record<string, string> = { Accept: "application/x-ndjson", "Content-Type": "application/json" };
+  if (csrf !== null) headers["X-Saip-Csrf"] = csrf;
+  let response: Response;
+  try {
+    response = await fetch(PREFIX + path, { method, headers, body: JSON.stringify(body), credentials: "same-origin" });
+  } catch {
+    throw new Refusal(0, envelopeOf(UNREACHABLE));
+  }
+  if (!response.ok || response.body === null) {
+    // Refused before it started (the request's shape, the session): an ordinary envelope.
+    const envelope = (await response.json().catch(() => envelopeOf(`The gateway answered ${response.status}.`))) as Envelope<null>;
+    if (response.status === 401) for (const listener of signedOutListeners) listener();
+    throw new Refusal(response.status, envelope);
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let pending = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    pending += value;
+    let newline = pending.indexOf("\n");
+    while (newline >= 0) {
+      const line = JSON.parse(pending.slice(0, newline)) as { progress?: Progress; status?: number; envelope?: Envelope<T> };
+      pending = pending.slice(newline + 1);
+      if (line.progress) onProgress(line.progress);
+      if (line.status !== undefined && line.envelope !== undefined) {
+        if (line.status >= 400) throw new Refusal(line.status, line.envelope as unknown as Envelope<null>);
+        return line.envelope;
+      }
+      newline = pending.indexOf("\n");
+    }
+  }
+  throw new Refusal(0, envelopeOf("The answer ended before it said how the change went; read the list again."));
+}

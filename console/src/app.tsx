@@ -95,7 +95,7 @@ function Frame({ onSignOut }: { onSignOut: () => void }) {
           <ul>
             {SCREENS.filter((screen) => screen.nav).map((screen) => (
               <li key={screen.path}>
-                <Link to={screen.path} current={found?.screen === screen}>
+                <Link to={screen.path} current={found?.screen === screen || (screen.path !== "/" && path.startsWith(`${screen.path}/`))}>
                   <span>{screen.title}</span>
                   {screen.path === "/approvals" && waitingCount > 0 && (
                     <span class="count" aria-label={`${waitingCount} waiting`}>

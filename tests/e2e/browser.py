@@ -54,6 +54,11 @@ async def person(browser: Browser, stack: Stack, **options: Any) -> AsyncIterato
     page = await context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    # Chromium reports what the Content-Security-Policy refused (an inline style, a script) as a console error.
+    page.on(
+        "console",
+        lambda message: errors.append(message.text) if "Content Security Policy" in message.text else None,
+    )
     try:
         await page.goto(stack.console_url)
         await page.get_by_label("Admin token").fill(stack.admin_token)
@@ -62,7 +67,7 @@ async def person(browser: Browser, stack: Stack, **options: Any) -> AsyncIterato
         yield page
     finally:
         await context.close()
-    assert errors == [], f"the console threw: {errors}"
+    assert errors == [], f"the console threw, or its policy refused something: {errors}"
 
 
 async def accessibility_violations(page: Page) -> list[dict[str, Any]]:

@@ -5,6 +5,8 @@ route must have answered 200 and 401 by the end."""
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 import uuid
 from collections.abc import AsyncIterator
@@ -361,6 +363,33 @@ async def _knowledge_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     await contract.check(api, "DELETE", "/api/v1/knowledge/documents/{name}", 200, name="ops/shifts")
     await contract.check(api, "DELETE", "/api/v1/knowledge/documents/{name}", 404, name="ghost")
     await contract.check(api, "POST", "/api/v1/knowledge/documents", 422, json={})
+    await _uploads(api, contract)
+
+
+async def _uploads(api: httpx.AsyncClient, contract: Contract) -> None:
+    """A file sent with the request (the console's upload), its progress streamed when the request asks for it."""
+    file = {"filename": "rota.md", "contentBase64": base64.b64encode(b"# Rota\n\nAda takes Mondays.").decode()}
+    async with api.stream(
+        "POST", "/api/v1/knowledge/documents", json={"upload": file}, headers={"Accept": "application/x-ndjson"}
+    ) as reply:
+        assert reply.status_code == 200 and reply.headers["content-type"] == "application/x-ndjson"
+        lines = [json.loads(line) async for line in reply.aiter_lines()]
+    assert lines[0]["progress"]["message"] == "'rota.md' read: 1 chunk to index"
+    assert lines[-1]["status"] == 200 and lines[-1]["envelope"]["data"]["document"]["sourceKind"] == "upload"
+    # The same file again, streamed: the service's refusal is the last line, under the status the route would give.
+    async with api.stream(
+        "POST", "/api/v1/knowledge/documents", json={"upload": file}, headers={"Accept": "application/x-ndjson"}
+    ) as reply:
+        last = json.loads([line async for line in reply.aiter_lines()][-1])
+    assert last["status"] == 409 and last["envelope"]["message"].startswith("A document named 'rota.md' exists")
+    bad = {"upload": {"filename": "rota.exe", "contentBase64": file["contentBase64"]}, "name": "other"}
+    refused = await api.post("/api/v1/knowledge/documents", json=bad)
+    assert refused.status_code == 400 and "'rota.exe' has '.exe', an unsupported type" in refused.json()["message"]
+    garbled = await contract.check(
+        api, "POST", "/api/v1/knowledge/documents", 422, json={"upload": {"filename": "a.md", "contentBase64": "%%"}}
+    )
+    assert garbled is None
+    await contract.check(api, "DELETE", "/api/v1/knowledge/documents/{name}", 200, name="rota.md")
 
 
 async def _shipyard_routes(api: httpx.AsyncClient, contract: Contract) -> None:

@@ -16,4 +16,7 @@ export interface Screen {
 export const SCREENS: Screen[] = [
   { path: "/", title: "Overview", nav: true, load: () => import("./Overview") },
   { path: "/approvals", title: "Approvals", nav: true, load: () => import("./Approvals") },
+  { path: "/knowledge", title: "Knowledge", nav: true, load: () => import("./Knowledge") },
+  { path: "/traces", title: "Traces", nav: true, load: () => import("./Traces") },
+  { path: "/traces/:id", title: "Trace", nav: false, load: () => import("./Trace") },
 ];

@@ -295,3 +295,29 @@ async def test_documents_the_index_lost_are_reindexed_from_their_originals(rules
     assert await rules.knowledge.reindex() == ["Compaction"]
     assert await rules.index.count(document.ingest_id) == document.chunks
     assert await rules.knowledge.reindex() == []
+
+
+async def test_an_uploaded_file_is_read_by_its_name_s_kind_and_kept_as_an_upload(rules: Faked) -> None:
+    loaded = rules.knowledge.uploaded("C:\\notes\\runbook.md", RUNBOOK.encode())
+    document, _ = await rules.knowledge.ingest_loaded(loaded)
+    assert (document.name, document.source_kind, document.source, document.media_type) == (
+        "runbook.md",
+        "upload",
+        "runbook.md",
+        "text/markdown",
+    )
+
+
+@pytest.mark.parametrize(
+    ("filename", "data", "said"),
+    [
+        ("", b"x", "the upload has no file name"),
+        ("tool.exe", b"x", "'tool.exe' has '.exe', an unsupported type"),
+        ("empty.md", b"", "'empty.md' is empty"),
+    ],
+)
+def test_an_upload_without_a_name_a_kind_or_content_is_refused(
+    rules: Faked, filename: str, data: bytes, said: str
+) -> None:
+    with pytest.raises(InvalidRequest, match=said):
+        rules.knowledge.uploaded(filename, data)

@@ -91,16 +91,26 @@ class KnowledgeTool(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., pipeline_id: _Optional[str] = ..., published_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., pipeline_name: _Optional[str] = ..., fingerprint: _Optional[str] = ...) -> None: ...
 
 class IngestDocumentRequest(_message.Message):
-    __slots__ = ("path", "url", "text", "name")
+    __slots__ = ("path", "url", "text", "upload", "name")
     PATH_FIELD_NUMBER: _ClassVar[int]
     URL_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    UPLOAD_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     path: str
     url: str
     text: str
+    upload: Upload
     name: str
-    def __init__(self, path: _Optional[str] = ..., url: _Optional[str] = ..., text: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    def __init__(self, path: _Optional[str] = ..., url: _Optional[str] = ..., text: _Optional[str] = ..., upload: _Optional[_Union[Upload, _Mapping]] = ..., name: _Optional[str] = ...) -> None: ...
+
+class Upload(_message.Message):
+    __slots__ = ("filename", "content")
+    FILENAME_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    filename: str
+    content: bytes
+    def __init__(self, filename: _Optional[str] = ..., content: _Optional[bytes] = ...) -> None: ...
 
 class IngestProgress(_message.Message):
     __slots__ = ("done", "total", "message")

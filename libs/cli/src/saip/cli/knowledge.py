@@ -3,6 +3,7 @@ saip_knowledge_* tools call)."""
 
 from __future__ import annotations
 
+import base64
 import os
 import sys
 from pathlib import Path
@@ -62,12 +63,26 @@ def local_path(source: str) -> str:
 @click.argument("source")
 @click.option("--name", help="A unique name; the file or URL name when omitted.")
 @click.option("--text", "is_text", is_flag=True, help="SOURCE is the text itself ('-' reads standard input).")
+@click.option(
+    "--upload", is_flag=True, help="SOURCE is a file here, sent with the request (up to 3 MiB), wherever saip runs."
+)
 @json_option
 @click.pass_context
-def knowledge_ingest(context: click.Context, source: str, name: str | None, is_text: bool, as_json: bool) -> None:
-    """Ingest SOURCE: an absolute path inside an ingest root, an http(s) URL, or text with --text."""
+def knowledge_ingest(
+    context: click.Context, source: str, name: str | None, is_text: bool, upload: bool, as_json: bool
+) -> None:
+    """Ingest SOURCE: an absolute path inside an ingest root, an http(s) URL, text with --text, or a file of this
+    machine with --upload."""
     if is_text:
         body: dict[str, Any] = {"text": sys.stdin.read() if source == "-" else source}
+    elif upload:
+        file = Path(source)
+        if not file.is_file():
+            raise click.BadParameter(
+                f"{source} is not a file here; give the path of the file to send", param_hint="SOURCE"
+            )
+        content = base64.b64encode(file.read_bytes()).decode()
+        body = {"upload": {"filename": file.name, "contentBase64": content}}
     elif "://" in source:  # a URL of any scheme: the service says which it takes
         body = {"url": source}
     else:

@@ -154,10 +154,15 @@ def _fits(template: str, path: str) -> bool:
     )
 
 
+def status_of(exc: GatewayError) -> int:
+    """The HTTP status of one of the gateway's errors."""
+    return next(code for kind, code in STATUSES if isinstance(exc, kind))
+
+
 def answer(exc: Exception) -> JSONResponse:
     """The one place an error becomes an HTTP status and a Failure envelope whose message says what to do instead."""
     if isinstance(exc, GatewayError):
-        status = next(code for kind, code in STATUSES if isinstance(exc, kind))
+        status = status_of(exc)
         return failure(status, str(exc), CHALLENGE if status == 401 else None)
     if isinstance(exc, RequestValidationError | ValidationError):
         return failure(422, f"Invalid request: {problems(exc.errors())}. Send it again as /api/docs describes.")

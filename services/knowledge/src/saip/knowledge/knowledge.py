@@ -24,6 +24,7 @@ import anyio
 from saip.common import concurrently, literals
 from saip.common.netguard import Binding
 from saip.common.secret_source import SecretSource
+from saip.common.words import plural
 from saip.knowledge import chunking, paths, readers, sparse
 from saip.knowledge.config import SECRETS_KEY
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, KnowledgeError, NotFound, Refused
@@ -36,7 +37,7 @@ logger = logging.getLogger(__name__)
 BATCH = 256  # chunks encoded and indexed per step (one progress report each)
 
 Progress = Callable[[int, int, str], Awaitable[None]]
-SourceKind = Literal["path", "url", "text"]
+SourceKind = Literal["path", "url", "text", "upload"]
 
 
 async def no_progress(done: int, total: int, message: str) -> None:
@@ -105,6 +106,21 @@ class Knowledge:
             )
         return Loaded(data, readers.MARKDOWN, f"text-{hashlib.sha256(data).hexdigest()[:8]}", "text", "text")
 
+    def uploaded(self, filename: str, data: bytes) -> Loaded:
+        """A file the person sent (the console's upload): its bytes as they came, its kind from its name."""
+        name = PurePosixPath(filename.replace("\\", "/")).name.strip()
+        if not name:
+            raise InvalidRequest("the upload has no file name; send the file's name (its extension says its kind)")
+        media_type = readers.media_type_of_name(name)
+        if not data:
+            raise InvalidRequest(f"'{name}' is empty; send a file with something in it")
+        if len(data) > self.max_bytes:
+            raise InvalidRequest(
+                f"'{name}' is {len(data)} bytes, more than the ingest limit of {self.max_bytes} bytes "
+                "(knowledge.max-document-bytes)"
+            )
+        return Loaded(data, media_type, name, "upload", name)
+
     def _bindings(self, url: str) -> list[Binding]:
         """A URL's secrets: a literal one is refused; each `${NAME}` must be a secret of knowledge.secrets bound to
         the URL's host, and is resolved only in the request (the document keeps the URL as written)."""
@@ -158,7 +174,7 @@ class Knowledge:
         parsed = await anyio.to_thread.run_sync(readers.read, loaded.data, loaded.media_type, name)
         chunks = await anyio.to_thread.run_sync(_chunk, parsed.text, loaded.media_type)
         total = len(chunks)
-        await progress(0, total, f"'{name}' read: {total} chunks to index")
+        await progress(0, total, f"'{name}' read: {plural(total, 'chunk')} to index")
         ingest_id = uuid.uuid4().hex
         document = knowledge_pb2.Document(
             id=document_id,

@@ -90,7 +90,8 @@ class KnowledgeServicer:
     async def IngestDocument(self, request: Any, context: Any) -> None:
         kind = request.WhichOneof("source")
         if kind is None:
-            raise InvalidRequest("give one of path (absolute, inside an ingest root), url or text")
+            raise InvalidRequest("give one of path (absolute, inside an ingest root), url, text or an uploaded file")
+        knowledge = self._rules.knowledge
 
         async def progress(done: int, total: int, message: str) -> None:
             step = knowledge_pb2.IngestProgress(done=done, total=total, message=message)
@@ -99,9 +100,13 @@ class KnowledgeServicer:
         started = time.perf_counter()
         try:
             # A caller that goes away cancels the call, and with it the ingest, which cleans up after itself.
-            document, created = await self._rules.knowledge.ingest(
-                kind, getattr(request, kind), request.name, progress=progress
-            )
+            if kind == "upload":
+                loaded = knowledge.uploaded(request.upload.filename, request.upload.content)
+                document, created = await knowledge.ingest_loaded(loaded, request.name, progress=progress)
+            else:
+                document, created = await knowledge.ingest(
+                    kind, getattr(request, kind), request.name, progress=progress
+                )
         except (InvalidRequest, NotFound, AlreadyExists, Refused):
             self._metrics.ingests.labels(kind, "refused").inc()
             raise

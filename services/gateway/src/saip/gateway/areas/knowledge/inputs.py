@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+import base64
+import binascii
+from typing import ClassVar
+
+from pydantic import Field, field_validator, model_validator
 
 from saip.common import literals
 from saip.gateway.errors import LiteralSecret
@@ -11,6 +15,8 @@ from saip.v1 import knowledge_pb2 as pb
 
 # Larger documents go by path or URL: a gRPC message is at most 4 MiB, and a character up to 4 bytes.
 MAX_TEXT = 1_000_000
+# A file sent with the request (the console's upload) travels in one gRPC message too.
+MAX_UPLOAD = 3 * 1024 * 1024
 
 
 class IngestInput(Input):
@@ -29,11 +35,14 @@ class IngestInput(Input):
         description="A unique name for the document; the file or URL name (or text-<hash>) when omitted.",
     )
 
+    SOURCES: ClassVar[tuple[str, ...]] = ("path", "url", "text")
+
     @model_validator(mode="after")
     def _one_source(self) -> IngestInput:
-        given = [key for key in ("path", "url", "text") if getattr(self, key) is not None]
+        given = [key for key in self.SOURCES if getattr(self, key) is not None]
         if len(given) != 1:
-            raise ValueError(f"give exactly one of path, url or text (got {', '.join(given) or 'none'})")
+            *first, last = self.SOURCES
+            raise ValueError(f"give exactly one of {', '.join(first)} or {last} (got {', '.join(given) or 'none'})")
         refused = literals.url_refusal(self.url, literals.KNOWLEDGE_SOURCE) if self.url is not None else None
         if refused is not None:
             raise LiteralSecret(refused)
@@ -57,6 +66,53 @@ class IngestInput(Input):
         else:
             what = f"{len(self.text or '')} characters of text"
         return f"ingest {what}" + (f" as '{self.name}'" if self.name else "")
+
+
+class Upload(Input):
+    filename: str = Field(
+        min_length=1,
+        max_length=255,
+        description="The file's name; its extension says its kind (.md, .txt, .html, .json, .pdf).",
+    )
+    contentBase64: str = Field(
+        min_length=1, max_length=(MAX_UPLOAD + 2) // 3 * 4, description="The file's bytes, base64 (up to 3 MiB)."
+    )
+
+    @field_validator("contentBase64")
+    @classmethod
+    def _decodes(cls, value: str) -> str:
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("is not base64; send the file's bytes base64-encoded") from None
+        return value
+
+    @property
+    def content(self) -> bytes:
+        return base64.b64decode(self.contentBase64)
+
+
+class DocumentInput(IngestInput):
+    """POST /knowledge/documents: what saip_knowledge_ingest_document takes, or a file sent with the request
+    (`upload`; a file larger than 3 MiB goes by path, into an ingest root)."""
+
+    SOURCES: ClassVar[tuple[str, ...]] = ("path", "url", "text", "upload")
+
+    upload: Upload | None = Field(default=None, description="A file sent with the request, up to 3 MiB.")
+
+    def request(self) -> pb.IngestDocumentRequest:
+        if self.upload is None:
+            return super().request()
+        file = pb.Upload(filename=self.upload.filename, content=self.upload.content)
+        return pb.IngestDocumentRequest(name=self.name or "", upload=file)
+
+    def described(self) -> str:
+        if self.upload is None:
+            return super().described()
+        size = len(self.upload.content)
+        return f"ingest the uploaded file {self.upload.filename} ({size} bytes)" + (
+            f" as '{self.name}'" if self.name else ""
+        )
 
 
 class NamedInput(Input):

@@ -1,0 +1,119 @@
+// Traces: the recent traces the audit service keeps, filtered by tool, outcome and duration; one opens as a span
+// waterfall (screens/Trace.tsx).
+import { useState } from "preact/hooks";
+import { get } from "../api";
+import { useResource } from "../resource";
+import { Badge, Field, Link, Time } from "../ui/controls";
+import { LoadError } from "../ui/notice";
+import { type Column, Table } from "../ui/table";
+
+export interface TraceSummary {
+  traceId: string;
+  name: string;
+  tool: string | null;
+  outcome: string | null;
+  start: string;
+  durationMs: number;
+  spanCount: number;
+  services: string[];
+  error: boolean;
+  complete: boolean;
+}
+
+export const OUTCOMES = ["OK", "ERROR", "REFUSED", "DECLINED", "DENIED", "TIMEOUT"];
+
+export function outcomeTone(outcome: string | null): "ok" | "bad" | "warn" | "plain" {
+  if (outcome === "OK") return "ok";
+  if (outcome === "ERROR") return "bad";
+  return outcome ? "warn" : "plain";
+}
+
+export default function Traces() {
+  const [tool, setTool] = useState("");
+  const [outcome, setOutcome] = useState("");
+  const [minimum, setMinimum] = useState("");
+  const [limit, setLimit] = useState(20);
+  const listing = useResource(
+    (signal) =>
+      get<{ traces: TraceSummary[]; kept: number }>(
+        "/traces",
+        { tool: tool.trim(), outcome, minDurationMs: minimum === "" ? null : Number(minimum), limit },
+        signal,
+      ),
+    [tool, outcome, minimum, limit],
+    ["audit"],
+  );
+  const traces = listing.envelope?.data.traces ?? [];
+  const columns: Column<TraceSummary>[] = [
+    { title: "Started", cell: (row) => <Time iso={row.start} /> },
+    {
+      title: "Trace",
+      cell: (row) => (
+        <Link to={`/traces/${row.traceId}`} label={`Trace ${row.name} ${row.traceId.slice(0, 8)}`}>
+          {row.name}
+        </Link>
+      ),
+    },
+    { title: "Tool", cell: (row) => row.tool ?? <span class="muted">—</span> },
+    { title: "Outcome", cell: (row) => (row.outcome ? <Badge tone={outcomeTone(row.outcome)}>{row.outcome}</Badge> : "—") },
+    { title: "Duration", cell: (row) => `${row.durationMs.toFixed(1)} ms`, className: "num" },
+    { title: "Spans", cell: (row) => row.spanCount, className: "num" },
+    { title: "Services", cell: (row) => row.services.join(", ") },
+  ];
+  return (
+    <>
+      <div class="page-head">
+        <h1>Traces</h1>
+      </div>
+      <form class="inline-fields" role="search" aria-label="Filter the traces" onSubmit={(event) => event.preventDefault()}>
+        <Field label="Tool">
+          {(id) => <input id={id} value={tool} maxLength={128} onInput={(event) => setTool(event.currentTarget.value)} />}
+        </Field>
+        <Field label="Outcome">
+          {(id) => (
+            <select id={id} value={outcome} onChange={(event) => setOutcome(event.currentTarget.value)}>
+              <option value="">any</option>
+              {OUTCOMES.map((name) => (
+                <option key={name} value={name}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="At least (ms)">
+          {(id) => (
+            <input
+              id={id}
+              type="number"
+              min={0}
+              step="any"
+              value={minimum}
+              onInput={(event) => setMinimum(event.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <Field label="Show">
+          {(id) => (
+            <select id={id} value={limit} onChange={(event) => setLimit(Number(event.currentTarget.value))}>
+              {[20, 50, 100, 500].map((count) => (
+                <option key={count} value={count}>
+                  {count}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+      </form>
+      <LoadError error={listing.error} retry={listing.reload} />
+      {listing.envelope && <p role="status">{listing.envelope.message}</p>}
+      <Table
+        caption="The recent traces, newest first"
+        columns={columns}
+        rows={traces}
+        rowKey={(row) => row.traceId}
+        empty="No trace fits these filters yet."
+      />
+    </>
+  );
+}
