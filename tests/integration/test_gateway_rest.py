@@ -401,6 +401,8 @@ async def _shipyard_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     await contract.check(api, "GET", "/api/v1/shipyard/servers", 200)
     await contract.check(api, "GET", "/api/v1/shipyard/shippable", 200)
     await contract.check(api, "GET", "/api/v1/shipyard/targets", 200)
+    plan = await contract.check(api, "GET", "/api/v1/shipyard/servers/{name}/plan", 200, name="contract")
+    assert plan["version"] == 1 and plan["command"] and plan["refused"] is None
     running = await contract.check(api, "POST", "/api/v1/shipyard/servers/{name}/run", 200, name="contract", json={})
     assert running["state"] == "running" and "token" not in running
     await contract.check(api, "GET", "/api/v1/shipyard/servers/{name}", 200, name="contract")

@@ -17,6 +17,7 @@ export const SCREENS: Screen[] = [
   { path: "/", title: "Overview", nav: true, load: () => import("./Overview") },
   { path: "/approvals", title: "Approvals", nav: true, load: () => import("./Approvals") },
   { path: "/knowledge", title: "Knowledge", nav: true, load: () => import("./Knowledge") },
+  { path: "/shipyard", title: "Shipyard", nav: true, load: () => import("./Shipyard") },
   { path: "/traces", title: "Traces", nav: true, load: () => import("./Traces") },
   { path: "/traces/:id", title: "Trace", nav: false, load: () => import("./Trace") },
 ];

@@ -96,6 +96,18 @@ def shipyard_ship(
     report(_shipyard(context, "POST", "/servers", json=body, timeout=SHIP_TIMEOUT), as_json)
 
 
+@shipyard.command("plan")
+@click.argument("name")
+@click.option("--target", type=click.Choice(["local", "compose", "kubernetes"]), default="local", show_default=True)
+@click.option("--port", type=click.IntRange(1024, 65535), help="Local target: the port; a free one when omitted.")
+@json_option
+@click.pass_context
+def shipyard_plan(context: click.Context, name: str, target: str, port: int | None, as_json: bool) -> None:
+    """The exact command `saip shipyard run NAME` would run on a target, and why it would be refused; runs nothing."""
+    params = {"target": target, **({"port": port} if port else {})}
+    report(_shipyard(context, "GET", _server(name, "/plan"), params=params), as_json)
+
+
 @shipyard.command("run")
 @click.argument("name")
 @click.option("--target", type=click.Choice(["local", "compose", "kubernetes"]), default="local", show_default=True)

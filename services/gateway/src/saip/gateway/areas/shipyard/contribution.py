@@ -205,6 +205,21 @@ class ShipyardArea(Declared):
         expected = described(plan.name, plan.version, plan.bundle_sha256)
         return Approval(Level.DESTRUCTIVE, summary, expected=expected, refused=plan.refused)
 
+    async def run_plan(self, arguments: RunInput) -> ManagementResult:
+        """The person's preview of a run (REST, `saip shipyard plan`, the console's Run): the exact command, the
+        version and bundle it runs, and why the service would refuse it now; nothing starts."""
+        plan = await self.client.plan_run(arguments.request())
+        data = {
+            "name": plan.name,
+            "target": plan.target,
+            "version": plan.version,
+            "bundleSha256": plan.bundle_sha256,
+            "command": plan.command,
+            "refused": plan.refused or None,
+        }
+        said = f"Running '{plan.name}' v{plan.version} on the {plan.target} target runs `{plan.command}`"
+        return ManagementResult(True, f"{said}; {plan.refused}" if plan.refused else f"{said}.", data=data)
+
     @tool(Level.DESTRUCTIVE, "Run a shipped server", planner=plan_run)
     async def run(self, arguments: RunInput, expected: Expected = NOTHING) -> ManagementResult:
         """Run a shipped server on a target: local (a supervised process, restarted on a crash), compose or

@@ -14,6 +14,7 @@ from saip.gateway.areas.shipyard.contribution import (
     RunInput,
     ServerInput,
     ShipyardArea,
+    Target,
 )
 from saip.gateway.rest import Envelope, area_router
 from saip.gateway.surface.management import Input
@@ -54,6 +55,17 @@ def router(area: ShipyardArea) -> APIRouter:
     @api.get("/servers/{name}/logs", summary="The last lines of a local shipped server (masked)")
     async def logs(name: Name, lines: Annotated[int, Query(ge=1, le=1000)] = 100) -> Envelope:
         return Envelope.of(await area.logs(LogsInput(name=name, lines=lines)))
+
+    @api.get(
+        "/servers/{name}/plan",
+        summary="What a run would do, without running it: the exact command, the version and why it would be refused",
+    )
+    async def plan(
+        name: Name,
+        target: Annotated[Target, Query()] = "local",
+        port: Annotated[int | None, Query(ge=1024, le=65535)] = None,
+    ) -> Envelope:
+        return Envelope.of(await area.run_plan(RunInput(name=name, target=target, port=port)))
 
     @api.post("/servers/{name}/run", summary="Run a shipped server on a target")
     async def run(name: Name, body: RunBody) -> Envelope:
