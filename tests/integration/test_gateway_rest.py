@@ -310,6 +310,11 @@ async def _chat_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     assert answered["answer"] == "The sky is blue."
     listed = await contract.check(api, "GET", "/api/v1/chat/conversations", 200)
     assert [entry["conversationId"] for entry in listed["conversations"]] == [answered["conversationId"]]
+    whole = await contract.check(
+        api, "GET", "/api/v1/chat/conversations/{conversation_id}", 200, name=answered["conversationId"]
+    )
+    assert [turn["answer"] for turn in whole["turns"]] == ["The sky is blue."]
+    await contract.check(api, "GET", "/api/v1/chat/conversations/{conversation_id}", 404, name="nobody")
     await contract.check(api, "POST", "/api/v1/chat/ask", 422, json={"prompt": ""})
 
 

@@ -19,5 +19,6 @@ export const SCREENS: Screen[] = [
   { path: "/knowledge", title: "Knowledge", nav: true, load: () => import("./Knowledge") },
   { path: "/shipyard", title: "Shipyard", nav: true, load: () => import("./Shipyard") },
   { path: "/traces", title: "Traces", nav: true, load: () => import("./Traces") },
+  { path: "/chat", title: "Chat", nav: true, load: () => import("./Chat") },
   { path: "/traces/:id", title: "Trace", nav: false, load: () => import("./Trace") },
 ];

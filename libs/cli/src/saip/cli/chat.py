@@ -4,6 +4,7 @@ tools call). A turn asked here has no channel for approval questions, so a tool 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import click
 
@@ -63,3 +64,27 @@ def chat_conversations(context: click.Context, limit: int, as_json: bool) -> Non
 
     envelope = call(context, "GET", "/chat/conversations", params={"limit": limit, "turns": 0})
     listing(envelope, as_json, show, entries="conversations")
+
+
+@chat.command("show")
+@click.argument("conversation")
+@json_option
+@click.pass_context
+def chat_show(context: click.Context, conversation: str, as_json: bool) -> None:
+    """The conversation CONVERSATION (its id) turn by turn: who asked, the prompt, the tools it called, the answer."""
+
+    def show(data: dict[str, Any]) -> None:
+        for turn in data["turns"]:
+            called = ", ".join(f"{call['name']} ({call['outcome']})" for call in turn["toolCalls"])
+            click.echo(f"{turn['at']}  {turn['client']}  [{turn['status']}]")
+            click.echo(f"> {turn['prompt']}")
+            if called:
+                click.echo(f"  tools: {called}")
+            click.echo(turn["answer"])
+            click.echo()
+
+    envelope = call(context, "GET", f"/chat/conversations/{quote(conversation, safe='')}")
+    if as_json:
+        report(envelope, as_json)
+    else:
+        show(envelope["data"])

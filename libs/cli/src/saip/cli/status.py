@@ -33,6 +33,7 @@ def status(context: click.Context, as_json: bool) -> None:
                     TOKEN_SOURCES.get(token["source"], f"set by {token['source']}") if token["set"] else "not set",
                 ),
                 ("Management tools", surface),
+                ("Published tools", ", ".join(tool["name"] for tool in data["mcp"]["published"]) or "none"),
                 ("Approval", f"{management['approval']}, wait {management['approvalWaitSeconds']:g} s"),
                 ("Services", ", ".join(f"{name} {state}" for name, state in data["services"].items())),
             ]

@@ -25,6 +25,7 @@ class GatewayOperations:
         replica: str,
         version: str,
         management_status: Callable[[], dict[str, Any]],
+        published: Callable[[], list[dict[str, str]]],
         health: Callable[[], Awaitable[dict[str, str]]],
         token_service: Callable[[], TokenService],
         out_of_band: Callable[[], OutOfBand],
@@ -33,6 +34,7 @@ class GatewayOperations:
         self._version = version
         self._started = time.time()
         self._management_status = management_status
+        self._published = published
         self._health = health
         self._token_service = token_service
         self._out_of_band = out_of_band
@@ -55,7 +57,7 @@ class GatewayOperations:
                 "version": self._version,
                 "uptimeSeconds": round(time.time() - self._started, 1),
             },
-            "mcp": {"url": mcp_url, "token": management["token"]},
+            "mcp": {"url": mcp_url, "token": management["token"], "published": self._published()},
             "management": management,
             "services": services,
         }

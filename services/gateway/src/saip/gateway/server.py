@@ -95,6 +95,7 @@ class Gateway:
             replica=settings.gateway_replica,
             version=VERSION,
             management_status=self.management_status,
+            published=self.published_tools,
             health=self.health,
             token_service=lambda: self.token_service,
             out_of_band=lambda: self.out_of_band,
@@ -150,6 +151,20 @@ class Gateway:
 
     def _configured(self, service: Service | None) -> bool:
         return service is None or self.channels[service.addressed].configured
+
+    def published_tools(self) -> list[dict[str, str]]:
+        """What /mcp serves beside the management tools, by name: each tool's title, description and source."""
+        found = []
+        for service in self.services:
+            if service.serves is None:
+                continue
+            for name in self.registry.tool_names(source_of(service.name)):
+                served = self.registry.tool(name)
+                if served is not None:
+                    definition = served.definition
+                    described = {"title": definition.title or "", "description": definition.description or ""}
+                    found.append({"name": name, **described, "source": service.name})
+        return sorted(found, key=lambda tool: tool["name"])
 
     def published_tool(self, name: str) -> ServedTool | None:
         """A tool a serving service publishes on /mcp (never a management tool)."""

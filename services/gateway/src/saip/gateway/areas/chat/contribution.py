@@ -22,11 +22,11 @@ from saip.common.vocabulary import is_reserved
 from saip.common.words import plural
 from saip.gateway.areas.chat import views
 from saip.gateway.areas.chat.retrieval import Retrieved, retrieve
-from saip.gateway.areas.chat.store import Conversations
+from saip.gateway.areas.chat.store import MAX_TURNS, Conversations
 from saip.gateway.areas.chat.turn import Ran, Status, Turn, TurnEnd, TurnInteraction, TurnState, timed_out
 from saip.gateway.areas.knowledge.client import KnowledgeClient
 from saip.gateway.config import GatewaySettings
-from saip.gateway.errors import ServiceRefused
+from saip.gateway.errors import ServiceNotFound, ServiceRefused
 from saip.gateway.surface.approval import Asked, Binding, Interaction, QuestionStore, new_nonce
 from saip.gateway.surface.declare import Declared, resource, tool
 from saip.gateway.surface.management import Caller, Deadline, Input, Level, ManagementResult
@@ -231,6 +231,14 @@ class ChatArea(Declared):
         warnings = [] if self._configured_model() else [_no_model(self._settings)]
         message = f"{plural(len(shown), 'conversation')}, most recently updated first."
         return ManagementResult(True, message, warnings=warnings, data={"conversations": shown, "count": len(shown)})
+
+    async def conversation(self, conversation_id: str) -> ManagementResult:
+        """One conversation with every turn it keeps (the person's reading: REST, `saip chat show`, the console)."""
+        found = await self._conversations.get(conversation_id)
+        if found is None:
+            raise ServiceNotFound(f"No conversation '{conversation_id}'; `saip chat conversations` lists them.")
+        view = views.conversation(found[0], turns=MAX_TURNS)
+        return ManagementResult(True, f"'{view['title']}': {plural(view['turnCount'], 'turn')}.", data=view)
 
     @resource(GUIDE_URI, "Chat guide")
     async def guide(self) -> str:

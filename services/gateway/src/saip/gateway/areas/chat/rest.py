@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 
 from saip.gateway.areas.chat.contribution import AskInput, ChatArea, ListInput
 from saip.gateway.rest import Envelope, area_router
@@ -26,5 +26,11 @@ def router(area: ChatArea) -> APIRouter:
         turns: Annotated[int, Query(ge=0, le=50)] = 3, limit: Annotated[int, Query(ge=1, le=200)] = 20
     ) -> Envelope:
         return Envelope.of(await area.list_conversations(ListInput(turns=turns, limit=limit)))
+
+    @api.get("/conversations/{conversation_id}", summary="One conversation with every turn it keeps")
+    async def conversation(
+        conversation_id: Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9-]+$")],
+    ) -> Envelope:
+        return Envelope.of(await area.conversation(conversation_id))
 
     return api
