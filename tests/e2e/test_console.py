@@ -22,7 +22,7 @@ pytestmark = pytest.mark.e2e
 
 EXPOSE = {"autoExpose": False, "tools": []}
 # Every screen of the console's navigation, by its path.
-SCREENS = ["/", "/approvals", "/knowledge", "/shipyard", "/traces", "/chat"]
+SCREENS = ["/", "/approvals", "/safety", "/knowledge", "/shipyard", "/traces", "/chat"]
 
 
 @pytest.fixture(scope="module")

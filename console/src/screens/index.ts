@@ -16,6 +16,7 @@ export interface Screen {
 export const SCREENS: Screen[] = [
   { path: "/", title: "Overview", nav: true, load: () => import("./Overview") },
   { path: "/approvals", title: "Approvals", nav: true, load: () => import("./Approvals") },
+  { path: "/safety", title: "Safety", nav: true, load: () => import("./Safety") },
   { path: "/knowledge", title: "Knowledge", nav: true, load: () => import("./Knowledge") },
   { path: "/shipyard", title: "Shipyard", nav: true, load: () => import("./Shipyard") },
   { path: "/traces", title: "Traces", nav: true, load: () => import("./Traces") },
