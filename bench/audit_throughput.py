@@ -23,7 +23,7 @@ from saip.audit.chain import decode_entry
 from saip.audit.clients import REQUEST_TIMEOUT, JetStreamLedger, JetStreamRecords
 from saip.audit.collector import BATCH, Collector
 from saip.audit.metrics import AuditMetrics
-from saip.common import bus, logs, names, telemetry
+from saip.common import bus, jetstream, logs, names, telemetry
 from saip.common.masking import Masker
 from saip.common.natsd import LocalNats, free_port
 from saip.common.settings import SaipSettings
@@ -153,7 +153,7 @@ async def _run(home: Path, level: str) -> tuple[list[list[object]], list[object]
     nc = await bus.connect(nats.url, "bench", within=10)
     spool = Spool(home / f"spool-{level}")
     try:
-        await bus.ensure_stream(nc.jetstream(), bus.audit_stream_config(SaipSettings.load(home=home)))
+        await jetstream.ensure_stream(nc.jetstream(), jetstream.audit_stream_config(SaipSettings.load(home=home)))
         publisher = AuditPublisher(nc, spool)
         acked_alone = await _publish(publisher, RECORDS)
 
@@ -214,7 +214,7 @@ async def _collector_alone(home: Path, batch: int, lines: bool = False) -> tuple
     stack = contextlib.ExitStack()
     try:
         js = nc.jetstream(timeout=REQUEST_TIMEOUT)
-        await bus.ensure_stream(js, bus.audit_stream_config(SaipSettings.load(home=home)))
+        await jetstream.ensure_stream(js, jetstream.audit_stream_config(SaipSettings.load(home=home)))
         await _publish(AuditPublisher(nc, spool), RECORDS)
         source = JetStreamRecords(nc)
         await source.open()

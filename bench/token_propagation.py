@@ -19,7 +19,7 @@ import anyio
 import httpx
 
 from bench.stats import summary, table
-from saip.common import bus
+from saip.common import bus, jetstream
 from saip.common.natsd import LocalNats
 from tests.integration.gateways import ADMIN_HEADERS, GatewayProcess, ready, start_replica
 
@@ -83,7 +83,7 @@ async def _kv_delivery(url: str) -> list[float]:
     reader = await bus.connect(url, "bench-reader")
     samples = []
     try:
-        kv = await bus.ensure_kv(writer.jetstream(), "bench-baseline")
+        kv = await jetstream.ensure_kv(writer.jetstream(), "bench-baseline")
         watched = await (await reader.jetstream().key_value("bench-baseline")).watch("key", include_history=False)
         for n in range(WARMUP + ROUNDS):
             started = time.perf_counter()

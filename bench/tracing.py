@@ -160,7 +160,7 @@ async def _saip() -> tuple[dict[str, float], list[Any]]:
         for _ in range(tracing.BATCH):
             spans.record("bench", time.time_ns(), attributes=ATTRIBUTES)
         # Taken before the export's next turn (no await between): what one batch holds.
-        batch = list(tracing._opened["probe"][-1].ended)
+        batch = list(tracing.spans.OPENED["probe"][-1].ended)
     return summary(samples), batch
 
 

@@ -23,7 +23,7 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from saip.audit import records
 from saip.audit.server import STOP_WITHIN
-from saip.common import bus, names
+from saip.common import jetstream, names
 from saip.common.natsd import LocalNats, free_port
 from saip.common.settings import SaipSettings
 from saip.gateway.clients import AuditPublisher
@@ -150,7 +150,7 @@ async def test_what_a_former_run_spooled_is_published_at_the_start_without_waiti
     nats_client: NatsClient, tmp_path: Path
 ) -> None:
     js = nats_client.jetstream(timeout=2)
-    await bus.ensure_stream(js, bus.audit_stream_config(SaipSettings.load(home=tmp_path)))
+    await jetstream.ensure_stream(js, jetstream.audit_stream_config(SaipSettings.load(home=tmp_path)))
     left = batch("left", 3)
     former = Spool(tmp_path / "spool")  # a gateway that spooled while NATS was away, then was stopped
     for record in left:

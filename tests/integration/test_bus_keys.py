@@ -11,7 +11,7 @@ import pytest
 from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KV_DEL, KeyValue
 
-from saip.common import bus
+from saip.common import bus, jetstream
 from saip.common.natsd import LocalNats
 
 pytestmark = pytest.mark.integration
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 
 async def test_the_keys_are_those_the_stream_holds_by_prefix_and_sorted(nats_server: LocalNats) -> None:
     async with bus.connection(nats_server.url, "keys-test") as nc:
-        kv = await bus.ensure_kv(nc.jetstream(), "keys-listed")
+        kv = await jetstream.ensure_kv(nc.jetstream(), "keys-listed")
         assert await bus.kv_keys(kv) == []
         for key in ("conversation.b", "conversation.a", "other.c"):
             await kv.put(key, b"x")
@@ -32,7 +32,7 @@ async def test_the_keys_are_those_the_stream_holds_by_prefix_and_sorted(nats_ser
 
 async def test_a_key_is_listed_as_soon_as_its_write_is_acknowledged(nats_server: LocalNats) -> None:
     async with bus.connection(nats_server.url, "keys-test") as nc:
-        kv = await bus.ensure_kv(nc.jetstream(), "keys-at-once")
+        kv = await jetstream.ensure_kv(nc.jetstream(), "keys-at-once")
         for n in range(200):
             await kv.put(f"conversation.{n:03d}", b"x")
             assert len(await bus.kv_keys(kv, "conversation.")) == n + 1
@@ -57,7 +57,7 @@ async def test_a_watch_gives_every_current_entry_before_it_says_no_more(nats_ser
     """Opened right after each write (200 times), as a service's watch opens on a bucket being written: nats-py's
     watcher alone put its None ahead of entries already sent about one time in twenty."""
     async with bus.connection(nats_server.url, "updates-test") as nc:
-        kv = await bus.ensure_kv(nc.jetstream(), "updates-at-once")
+        kv = await jetstream.ensure_kv(nc.jetstream(), "updates-at-once")
         for n in range(200):
             await kv.put(f"record.{n:03d}", b"x")
             before, after = await _current(kv, f"after.{n:03d}")
@@ -69,7 +69,7 @@ async def test_a_watch_gives_every_current_entry_before_it_says_no_more(nats_ser
 
 async def test_a_deleted_key_comes_as_its_deletion_before_no_more(nats_server: LocalNats) -> None:
     async with bus.connection(nats_server.url, "updates-test") as nc:
-        kv = await bus.ensure_kv(nc.jetstream(), "updates-deleted")
+        kv = await jetstream.ensure_kv(nc.jetstream(), "updates-deleted")
         before, _ = await _current(kv, "after.first")
         assert before == []  # an empty bucket says "no more" at once
         await kv.put("kept", b"1")
@@ -93,7 +93,7 @@ async def test_no_more_is_said_when_a_listed_key_does_not_come(
     monkeypatch.setattr(bus, "kv_keys", with_a_ghost)
     monkeypatch.setattr(bus, "MARKER_WITHIN", 0.3)
     async with bus.connection(nats_server.url, "updates-test") as nc:
-        kv = await bus.ensure_kv(nc.jetstream(), "updates-ghost")
+        kv = await jetstream.ensure_kv(nc.jetstream(), "updates-ghost")
         before, after = await _current(kv, "after.ghost")
         assert before == []
         assert after is not None and after.key == "after.ghost"

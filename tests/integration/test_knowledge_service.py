@@ -21,7 +21,7 @@ import pytest
 from nats.aio.client import Client as NatsClient
 from nats.js.errors import NotFoundError
 
-from saip.common import bus, names
+from saip.common import bus, jetstream, names
 from saip.common.natsd import LocalNats
 from saip.common.netguard import NetworkMode
 from saip.common.watch import keep_alive
@@ -424,7 +424,7 @@ async def test_two_replicas_on_one_bucket_see_each_other_s_writes(
 async def test_the_bucket_records_are_the_contract_messages(app: Running, stub: Stub, nats_client: NatsClient) -> None:
     await ingest(stub, text="# Kept\n\nRecords in the bucket are protobuf.", name="kept")
     js = nats_client.jetstream()
-    kv = await bus.ensure_kv(js, names.KNOWLEDGE_BUCKET)
+    kv = await jetstream.ensure_kv(js, names.KNOWLEDGE_BUCKET)
     record = knowledge_pb2.Document.FromString((await kv.get("document.kept")).value)
     pipeline = knowledge_pb2.Pipeline.FromString((await kv.get("pipeline.all-documents-simple")).value)
     assert (record.name, record.chunks, pipeline.name) == ("kept", 1, "All documents (simple)")

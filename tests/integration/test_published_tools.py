@@ -13,7 +13,7 @@ from mcp import Client
 from mcp.client import ClientRequestContext
 from nats.aio.client import Client as NatsClient
 
-from saip.common import bus, names
+from saip.common import jetstream, names
 from saip.common.natsd import LocalNats, free_port
 from saip.gateway.server import Gateway
 from saip.v1 import audit_pb2, common_pb2
@@ -46,7 +46,7 @@ def text_of(result: types.CallToolResult) -> str:
 
 async def touch(nc: NatsClient, key: str) -> None:
     """What a serving service does after changing what it serves: a write to its bucket."""
-    kv = await bus.ensure_kv(nc.jetstream(), names.TOOLS_BUCKET, history=5)
+    kv = await jetstream.ensure_kv(nc.jetstream(), names.TOOLS_BUCKET, history=5)
     await kv.put(key, b"changed")
 
 

@@ -11,7 +11,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from nats.aio.client import Client as NatsClient
 
-from saip.common import bus, names
+from saip.common import jetstream, names
 from saip.common.grpc_server import LIVENESS
 from saip.common.natsd import LocalNats
 from saip.tools.clients import HISTORY, KvRecords
@@ -81,7 +81,7 @@ async def _status_is(port: int, wanted: int) -> bool:
 
 async def test_the_watched_keys_show_each_write_as_soon_as_it_returns(nats_client: NatsClient) -> None:
     js = nats_client.jetstream()
-    kv = await bus.ensure_kv(js, names.TOOLS_BUCKET, history=HISTORY)
+    kv = await jetstream.ensure_kv(js, names.TOOLS_BUCKET, history=HISTORY)
     records = KvRecords(kv, js)
     async with anyio.create_task_group() as group:
         group.start_soon(records.watch)

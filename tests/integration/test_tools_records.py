@@ -15,7 +15,7 @@ import grpc
 import pytest
 from nats.js.kv import KeyValue
 
-from saip.common import bus, names
+from saip.common import jetstream, names
 from saip.common.natsd import LocalNats
 from saip.tools.clients import KvRecords
 from saip.v1 import common_pb2, tools_pb2
@@ -46,7 +46,7 @@ async def watched(nats_client: Any) -> AsyncIterator[tuple[KvRecords, CountedGet
     """KvRecords over the tools bucket with its watch running, the counted bucket under it, and the bucket itself
     (for writes from outside, as another replica's would be)."""
     js = nats_client.jetstream()
-    kv = await bus.ensure_kv(js, names.TOOLS_BUCKET, history=5)
+    kv = await jetstream.ensure_kv(js, names.TOOLS_BUCKET, history=5)
     counted = CountedGets(kv)
     records = KvRecords(counted, js)  # type: ignore[arg-type]  # the real bucket behind a counter
     async with anyio.create_task_group() as group:
@@ -97,7 +97,7 @@ async def test_another_writer_s_change_reaches_the_copy_through_the_watch(nats_c
 
 async def test_until_the_watch_has_read_the_bucket_a_read_goes_to_nats(nats_client: Any) -> None:
     js = nats_client.jetstream()
-    kv = await bus.ensure_kv(js, names.TOOLS_BUCKET, history=5)
+    kv = await jetstream.ensure_kv(js, names.TOOLS_BUCKET, history=5)
     revision = await kv.put("tool.adder", b"stored before the service started")
     counted = CountedGets(kv)
     records = KvRecords(counted, js)  # type: ignore[arg-type]  # the real bucket behind a counter

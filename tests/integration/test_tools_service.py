@@ -12,7 +12,7 @@ import grpc
 import pytest
 from nats.js.errors import NoKeysError
 
-from saip.common import bus, names
+from saip.common import bus, jetstream, names
 from saip.common.natsd import LocalNats
 from saip.tools.clients import KvRecords
 from saip.tools.errors import Conflict
@@ -150,7 +150,7 @@ async def test_a_write_against_a_moved_revision_is_refused(nats_server: LocalNat
 async def test_a_delete_against_a_moved_revision_is_a_conflict_not_an_outage(nats_client: Any) -> None:
     """The bucket's compare-and-set delete (what a delete an approval described relies on) loses as a Conflict."""
     js = nats_client.jetstream()
-    kv = await bus.ensure_kv(js, names.TOOLS_BUCKET)
+    kv = await jetstream.ensure_kv(js, names.TOOLS_BUCKET)
     records = KvRecords(kv, js)
     async with anyio.create_task_group() as group:
         group.start_soon(records.watch)  # a write returns once the service's watch shows it
@@ -360,7 +360,7 @@ async def test_the_bucket_is_shared_with_the_gateways(nats_server: LocalNats) ->
     """Whoever starts first creates saip-tools; the other opens it as it is."""
     nc = await bus.connect(nats_server.url, "gateway", within=10)
     try:
-        kv = await bus.ensure_kv(nc.jetstream(), names.TOOLS_BUCKET, history=5)
+        kv = await jetstream.ensure_kv(nc.jetstream(), names.TOOLS_BUCKET, history=5)
         async with running_tools(nats_server.url) as app, tools_client(app.port) as stub:
             await save(stub, document())
         assert (await kv.get("tool.adder")).revision
@@ -369,7 +369,7 @@ async def test_the_bucket_is_shared_with_the_gateways(nats_server: LocalNats) ->
 
 
 async def test_an_unreadable_record_is_left_out_and_named_not_fatal(nats_server: LocalNats, nats_client: Any) -> None:
-    kv = await bus.ensure_kv(nats_client.jetstream(), names.TOOLS_BUCKET, history=5)
+    kv = await jetstream.ensure_kv(nats_client.jetstream(), names.TOOLS_BUCKET, history=5)
     await kv.put("tool.mangled", b"\xff\x00 not a record")
     async with running_tools(nats_server.url) as app, tools_client(app.port) as stub:
         await publish_tested(stub, document())

@@ -13,11 +13,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from saip.cli import zygote
+from saip.cli import forkserver
 from saip.cli.group import AREAS, cli
 from saip.cli.stack import NATS, StackError, Supervisor, ended_line, healthy, held, plan
 from saip.common import natsd
-from saip.common.configuration import service_environment
+from saip.common.launching import service_environment
 from saip.common.settings import ConfigurationError, SaipSettings, installed_services
 from saip.shipyard.config import ShipyardSettings
 from saip.tools.config import ToolsSettings
@@ -59,7 +59,7 @@ def test_no_process_gets_the_shell_s_other_secrets(shell: dict[str, str]) -> Non
 def test_the_fork_server_gets_only_what_every_forked_service_gets_alike(shell: dict[str, str]) -> None:
     # Started before the plan, from the shell: what the shared modules read at import must be each service's.
     shell = {**shell, "OTEL_SERVICE_NAME": "saip", "LC_ALL": "C.UTF-8", "PYTHONUNBUFFERED": "0", "GRPC_TRACE": "http"}
-    given = zygote.environment(shell)
+    given = forkserver.environment(shell)
     assert {"PATH", "OTEL_SERVICE_NAME", "LC_ALL", "GRPC_TRACE"} <= set(given) and given["PYTHONUNBUFFERED"] == "1"
     assert not {variable for variable in given if variable.startswith("SAIP_")} | (set(given) & set(SHELL_SECRETS))
     stack = plan(shell)
@@ -164,12 +164,12 @@ def test_saip_run_plans_the_stack_without_pydantic_any_service_or_the_other_comm
 
 
 def test_saip_run_starts_its_fork_server_before_click_any_command_or_the_package_metadata_is_imported() -> None:
-    # Whatever `saip.cli.main` and the fork server's module import comes before the fork server's start, on the
-    # start's critical path (docs/BENCHMARKS.md, "Cold start").
-    entry = "import sys; import saip.cli.main, saip.cli.zygote; print(sorted(sys.modules))"
+    # Whatever `saip.cli.main` and the launcher's side of the fork server import comes before the fork server's start,
+    # on the start's critical path (docs/BENCHMARKS.md, "Cold start").
+    entry = "import sys; import saip.cli.main, saip.cli.launch; print(sorted(sys.modules))"
     done = subprocess.run([sys.executable, "-c", entry], capture_output=True, text=True, check=True)
     loaded = set(done.stdout.strip().strip("[]").replace("'", "").split(", "))
-    assert "saip.cli.zygote" in loaded
+    assert "saip.cli.forkserver" in loaded
     assert {"click", "saip.cli.group", "saip.cli.stack", "honcho", "importlib.metadata"} & loaded == set()
 
 

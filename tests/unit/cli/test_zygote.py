@@ -26,9 +26,10 @@ from typing import Any, BinaryIO
 import pytest
 from honcho.process import Popen, Process
 
+from saip.cli.forkserver import MESSAGE_BYTES, STAGES, Forked, ForkServer, NotForked, Schedule, Stage
 from saip.cli.lines import Prefix
 from saip.cli.stack import Plan, Spawn
-from saip.cli.zygote import MESSAGE_BYTES, STAGES, Forked, ForkServer, NotForked, Schedule, Stage, _Staging
+from saip.cli.zygote import _Staging
 
 ENDS_WITHIN = 30.0
 
@@ -121,10 +122,10 @@ def ends(output: BinaryIO) -> bool:
 
 def test_no_stage_of_imports_starts_a_thread() -> None:
     probe = (
-        "import importlib, os, sys, threading; from saip.cli import zygote; zygote.preload(); "
+        "import importlib, os, sys, threading; from saip.cli import forkserver, zygote; zygote.preload(); "
         "assert 'grpc.aio' in sys.modules and 'saip.v1.tools_pb2_grpc' in sys.modules; "
         "print(len(threading.enumerate()), len(os.listdir('/proc/self/task'))); "
-        "[importlib.import_module(name) for stage in zygote.STAGES for name in stage.imports]; "
+        "[importlib.import_module(name) for stage in forkserver.STAGES for name in stage.imports]; "
         "assert 'mcp_types' in sys.modules; "
         "print(len(threading.enumerate()), len(os.listdir('/proc/self/task')))"
     )
@@ -417,7 +418,7 @@ SUPERVISED = """
 import os, sys
 from pathlib import Path
 from saip.cli.stack import Plan, supervise
-from saip.cli.zygote import ForkServer
+from saip.cli.forkserver import ForkServer
 folder, home = sys.argv[1:]
 given = {"PATH": os.environ["PATH"], "PYTHONPATH": folder, "PYTHONUNBUFFERED": "1"}
 processes = {"one": ("python -m talker", given), "two": ("python -m probe", {**given, "PROBE_WAIT": "1"})}

@@ -11,7 +11,7 @@ import click
 
 from saip.cli.client import default_admin_token, default_url
 from saip.cli.commands import Target
-from saip.cli.main import run_stack
+from saip.cli.launch import run_stack
 
 # Each area's command, imported when it is run (or listed by --help): `saip run` starts the stack without importing
 # the areas (protobuf among them), whose CPU would come before anything else starts (docs/BENCHMARKS.md, "Cold start").

@@ -1,7 +1,7 @@
 """The embedded default (`make run`): NATS and every service as local processes, supervised by honcho.
 
 Only the gateway's port is fixed (SAIP_GATEWAY_PORT); NATS and the internal services take free ports chosen here, so
-two stacks can run side by side. Each process gets only the environment it needs (`configuration.service_environment`,
+two stacks can run side by side. Each process gets only the environment it needs (`launching.service_environment`,
 read from the key manifest: the launcher builds no settings model and imports no service): its own settings and the
 variables they name, never the whole shell, so a secret exported for something else is not within reach of any
 service. Once the gateway is healthy, the MCP URL and the tokens are printed. Ctrl-C or SIGTERM stops every process
@@ -40,19 +40,11 @@ from honcho.manager import KILL_WAIT, Manager
 from honcho.process import Popen
 
 from saip.cli.client import ADMIN_TOKEN_FILE, ApiError, GatewayApi
+from saip.cli.forkserver import Forked, ForkServer, NotForked
 from saip.cli.lines import Prefix, launcher_output
-from saip.cli.zygote import Forked, ForkServer, NotForked
 from saip.common import natsd, processes
-from saip.common.configuration import (
-    BASIC_PREFIXES,
-    BASIC_VARIABLES,
-    ConfigurationError,
-    config_file,
-    configured,
-    env_name,
-    installed_service_names,
-    service_environment,
-)
+from saip.common.configuration import ConfigurationError, config_file, configured, env_name, installed_service_names
+from saip.common.launching import BASIC_PREFIXES, BASIC_VARIABLES, service_environment
 from saip.common.tokens import fingerprint, token_hash
 
 MCP_TOKEN_FILE = "mcp-token"

@@ -1,16 +1,18 @@
-"""The fork server of `saip run` (`python -m saip.cli.zygote FD...`): one interpreter imports what every Python
-service imports before its own code (gRPC, protobuf and saip.v1's generated modules, nats-py, anyio, Pydantic and
-pydantic-settings, prometheus-client, OpenTelemetry, saip.common: 0.5-0.7 s of CPU a service on this machine kind),
-once, and forks each service from itself, so the services share those pages and skip those imports. Compose and k8s
-keep one process per container: each service's own `python -m saip.<service>` is unchanged and is what a forked
-child runs (`runpy`, as `-m` does).
+"""The fork server of `saip run` (`python -m saip.cli.zygote FD`), the fork side: one interpreter imports what every
+Python service imports before its own code (gRPC, protobuf and saip.v1's generated modules, nats-py, anyio, Pydantic
+and pydantic-settings, prometheus-client, OpenTelemetry, saip.common: 0.5-0.7 s of CPU a service on this machine
+kind), once, and forks each service from itself, so the services share those pages and skip those imports. Compose
+and k8s keep one process per container: each service's own `python -m saip.<service>` is unchanged and is what a
+forked child runs (`runpy`, as `-m` does). The launcher's side, and the protocol between them, is
+`saip.cli.forkserver`.
 
-It imports in stages (`STAGES`), forking each service as soon as what it shares with others is in: the audit,
-knowledge and shipyard services right after the shared set, while the zygote goes on to import what the tools service
-and the gateway both import beyond it (the MCP SDK's types and httpx2: 0.35 s of CPU on this machine kind, paid once
-rather than in each), then forks those two. So the small services run on the core the zygote's serial imports leave
-idle, and the gateway, the start's critical path, waits for nothing it would not have imported itself. A request for
-a service whose stage is not reached yet waits for it; requests are served in the order they came. Nothing only one
+It imports in stages (`forkserver.STAGES`), forking each service as soon as what it shares with others is in: the
+audit, knowledge and shipyard services right after the shared set, while the zygote goes on to import what the tools
+service and the gateway both import beyond it (the MCP SDK's types and httpx2: 0.35 s of CPU on this machine kind,
+paid once rather than in each), then forks those two. So the small services run on the core the zygote's serial
+imports leave idle, and the gateway, the start's critical path, waits for nothing it would not have imported itself.
+A request for a service whose stage is not reached yet waits for it; requests are served in the order they came, and
+a channel may ask again once its service has ended (the launcher restarts a service that dies). Nothing only one
 service imports is imported here: it would be the same CPU on the same path, with the zygote holding it.
 
 Why forking here is safe, checked rather than assumed:
@@ -25,42 +27,28 @@ Why forking here is safe, checked rather than assumed:
   is started as its own interpreter, said on stderr). The variable is neither set nor needed.
 - No asyncio loop and no thread exist before a fork: the zygote is one thread in a blocking `selectors` loop; each
   child starts its own loop (`anyio.run`) in its own code, as a fresh interpreter would.
-- Environment: the zygote gets only what every service it forks gets alike (`environment`: the basics, the
+- Environment: the zygote gets only what every service it forks gets alike (`forkserver.environment`: the basics, the
   OpenTelemetry SDK's OTEL_* and unbuffered output, which each one's environment from the key manifest holds with the
   same values), so what the shared modules read at import (locale, OTEL_*, PYTHON* at the interpreter's start) is
   what each service would have read; a child's environment is replaced by exactly its own (`os.environ`, which sets
-  the C environment too) before its own imports or settings read it. Its working directory is the launcher's, as
-  before.
+  the C environment too) before its own imports or settings read it. Its working directory is the launcher's.
 - Output: each child's descriptors 1 and 2 are the pipe its launcher worker reads (passed over the socket with
   SCM_RIGHTS), and it holds no other service's (so each pipe ends when its own service does); stdin is /dev/null.
   When the request also carries the launcher's output and the prefix honcho would print, the child's `sys.stdout`
   and `sys.stderr` write their lines there themselves, prefixed (`saip.cli.lines`: what it guarantees is said
-  there), and only what bypasses them goes through the pipe; so its lines come out under its name as before.
+  there), and only what bypasses them goes through the pipe; so its lines come out under its name.
 - Signals: each child is a session and process-group leader (`setsid`), as honcho makes every process it starts, so
   the launcher's SIGTERM to its group reaches it (and the sandbox workers it spawned) and a terminal's Ctrl-C reaches
   only the launcher; its signal handlers are the interpreter's defaults (the zygote's SIGCHLD handler and wakeup fd
   are undone in the child). A `kill -9` of one service takes no other process down: the zygote reaps it and tells its
-  worker the exit code (-9), which the launcher reports and then stops the rest gracefully, as before.
+  worker the exit code (-9), which the launcher reports before it restarts the service (`saip.cli.stack`).
 - State made at import that a fork would copy: none that matters. `random` reseeds itself in a forked child, and no
   shared module keeps a generator of its own (no module-level `Random()`: checked); pids, loggers' handlers, the
   OpenTelemetry provider, NATS client ids and gRPC's core are all made by the service at its start, in the child.
-- Processes a service spawns (the tools service's sandbox workers, stdio upstream servers) are exec'd by `subprocess`
-  as before: they inherit nothing of the zygote but what their parent gives them.
+- Processes a service spawns (the tools service's sandbox workers, stdio upstream servers) are exec'd by
+  `subprocess`: they inherit nothing of the zygote but what their parent gives them.
 - Identity: a child's command line in /proc is the zygote's, so it renames its thread to `saip.<service>` (what `ps
-  -e` and /proc/<pid>/comm show); the launcher prints each service's pid (`<name> started (pid=N)`) as before.
-
-The protocol. The launcher starts the zygote first of all (`ForkServer`, from `saip.cli.main` before click, the commands
-or honcho are imported and before it plans the stack), so the shared set is imported while the launcher plans; its one
-argument is a control socket's descriptor. Once the launcher has planned, it sends one message on it
-(`ForkServer.schedule`): a JSON `Schedule` (the module each service's channel will ask for, and the later stages: it
-imports only those some service needs) carrying one SOCK_SEQPACKET socket a service, whose other end honcho's worker for
-that service holds (inherited: honcho starts its workers with multiprocessing's fork, Python 3.11's default on Linux); a
-launcher that stops before it planned (a port in use, say) closes the control socket, and the zygote exits. A request is
-one JSON message (module, environment, working directory, and the prefix when the child writes its lines itself)
-carrying the pipe's write end (and then the launcher's output after it); the zygote forks, answers
-`{"pid": N}`, and `{"returncode": N}` once it has reaped the child (negative: the signal that ended it, as subprocess
-says), or `{"refused": why}` when it forks nothing more. The zygote exits once every channel is closed (the launcher and
-its workers are gone) and every child it forked has been reaped.
+  -e` and /proc/<pid>/comm show); the launcher prints each service's pid (`<name> started (pid=N)`).
 """
 
 from __future__ import annotations
@@ -75,15 +63,13 @@ import runpy
 import selectors
 import signal
 import socket
-import subprocess
 import sys
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from saip.cli.forkserver import MESSAGE_BYTES, MOST_SERVICES, Schedule, Stage
 from saip.cli.lines import Prefix, PrefixedLines
-from saip.common.configuration import BASIC_PREFIXES, BASIC_VARIABLES, TRACING_PREFIX
 
 # What every Python service imports before its own code, found by intersecting the modules each service's
 # `python -m` has loaded when it starts serving (the gRPC server's modules too: the gateway, which has none, pays
@@ -111,26 +97,6 @@ SHARED = (
     "saip.common.telemetry",
     "saip.common.tracing",
 )
-
-
-@dataclass(frozen=True)
-class Stage:
-    """What the zygote imports after the shared set, and the services (by module) it forks only once that is in."""
-
-    imports: tuple[str, ...]
-    services: tuple[str, ...]
-
-
-# Found as SHARED was, between pairs of services: what the tools service and the gateway both import beyond the shared
-# set (`python -X importtime`; what the gateway shares with the audit, knowledge and shipyard services beyond it is
-# under 0.1 s, not worth their waiting). Each stage is imported with everything before it.
-STAGES = (Stage(("mcp_types", "httpx2", "saip.common.approval_form"), ("saip.tools", "saip.gateway")),)
-# A request's largest size: a service's environment is a few kilobytes.
-MESSAGE_BYTES = 1 << 20
-# The most channels a schedule carries: one a service, far more than saip has.
-MOST_SERVICES = 64
-# How long the fork server gets to exit once every service has stopped and the launcher let go of its channels.
-STOP_WITHIN = 5.0
 PR_SET_NAME = 15  # prctl(2): the calling thread's name, 15 bytes at most
 
 
@@ -155,46 +121,6 @@ def preload() -> None:
     for entry in sorted(name for folder in saip.v1.__path__ for name in os.listdir(folder)):
         if entry.endswith(("_pb2.py", "_pb2_grpc.py")):
             importlib.import_module(f"saip.v1.{entry.removesuffix('.py')}")
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """The zygote's argument: the module each channel (by descriptor) will ask for, and the stages after the shared
-    set."""
-
-    channels: dict[int, str]
-    stages: tuple[Stage, ...] = STAGES
-
-    def encode(self) -> bytes:
-        """The message, sent with the channels' descriptors in the same order as its modules."""
-        stages = [{"imports": stage.imports, "services": stage.services} for stage in self.stages]
-        return json.dumps({"modules": list(self.channels.values()), "stages": stages}).encode()
-
-    @classmethod
-    def decode(cls, message: bytes, descriptors: list[int]) -> Schedule:
-        given = json.loads(message)
-        stages = tuple(Stage(tuple(stage["imports"]), tuple(stage["services"])) for stage in given["stages"])
-        return cls(dict(zip(descriptors, given["modules"], strict=True)), stages)
-
-    def stage_of(self, module: str) -> int:
-        """The stages a service waits for: 0 for the shared set alone, n for the n-th later stage."""
-        return next((number for number, stage in enumerate(self.stages, 1) if module in stage.services), 0)
-
-    def needed(self) -> tuple[Stage, ...]:
-        """The later stages to import: up to the last one a service that will ask needs (each needs those before)."""
-        return self.stages[: max((self.stage_of(module) for module in self.channels.values()), default=0)]
-
-
-def environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The fork server's environment: what `configuration.launch_environment` gives every service of the launcher's
-    alike (the basics and OTEL_*), with the unbuffered output `saip run` gives each (a child keeps the zygote's
-    `sys.stdout`, made at the interpreter's start)."""
-    given = {
-        name: value
-        for name, value in environ.items()
-        if name in BASIC_VARIABLES or name.startswith((*BASIC_PREFIXES, TRACING_PREFIX))
-    }
-    return {**given, "PYTHONUNBUFFERED": "1"}
 
 
 def threads() -> tuple[int, int]:
@@ -377,106 +303,6 @@ def become(job: Job) -> None:
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NAME, ctypes.c_char_p(name), 0, 0, 0)
     sys.argv = ["-m"]  # what `python -m` holds until runpy puts the module's path there
     runpy.run_module(job.module, run_name="__main__", alter_sys=True)
-
-
-class ForkServer:
-    """The running zygote, started before the launcher plans the stack, and the launcher's end of each forked
-    service's channel once `schedule` has made them (inherited by honcho's worker for that service, which makes the
-    request)."""
-
-    def __init__(self, cwd: str, environ: Mapping[str, str]) -> None:
-        self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.channels: dict[str, socket.socket] = {}
-        with theirs:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "saip.cli.zygote", str(theirs.fileno())],
-                env=environment(environ),
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                pass_fds=[theirs.fileno()],
-                start_new_session=True,  # a terminal's Ctrl-C is the launcher's to handle, as for every service
-            )
-
-    def schedule(self, forked: Mapping[str, str], stages: tuple[Stage, ...] = STAGES) -> None:
-        """Give the zygote one channel for each service it will fork (name -> module), and the stages."""
-        pairs = {name: socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) for name in forked}
-        self.channels = {name: pair[0] for name, pair in pairs.items()}
-        theirs = {pair[1].fileno(): forked[name] for name, pair in pairs.items()}
-        # A zygote already gone answers no request: each service then starts as its own interpreter (`NotForked`).
-        with contextlib.suppress(OSError):
-            socket.send_fds(self._control, [Schedule(theirs, stages).encode()], list(theirs))
-        self._control.close()
-        for _, held in pairs.values():
-            held.close()
-
-    def stop(self) -> None:
-        """Let go of the channels (the zygote exits once it has reaped every service), then wait for it. One never
-        given a schedule has forked nothing: it is ended at once rather than waited for through its imports."""
-        self._control.close()
-        for channel in self.channels.values():
-            channel.close()
-        if not self.channels:
-            self.process.terminate()
-        try:
-            self.process.wait(timeout=STOP_WITHIN)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
-class NotForked(Exception):
-    """The zygote did not fork a service: it is gone (it exited, or was killed), or it forks nothing more."""
-
-
-class Forked:
-    """A service forked by the zygote, as honcho's Process drives a Popen: `pid`, `stdout`, `wait()`, `returncode`.
-    Made in the launcher's worker for that service, which reads its output and waits for it. Given `lines` (the
-    launcher's output and the prefix), the service writes its own lines there, and `stdout` carries only the rest."""
-
-    def __init__(
-        self,
-        channel: socket.socket,
-        module: str,
-        environment: dict[str, str],
-        cwd: str,
-        lines: tuple[int, Prefix] | None = None,
-    ) -> None:
-        read, write = os.pipe()
-        given: dict[str, Any] = {"module": module, "environment": environment, "cwd": cwd}
-        descriptors = [write]
-        if lines is not None:
-            output, prefix = lines
-            given["prefix"] = {"name": prefix.name, "colour": prefix.colour}
-            descriptors.append(output)
-        request = json.dumps(given).encode()
-        try:
-            socket.send_fds(channel, [request], descriptors)
-            reply = channel.recv(MESSAGE_BYTES)
-        except OSError as exc:
-            os.close(read)
-            raise NotForked(f"the fork server did not take the request for {module}: {exc}") from exc
-        finally:
-            os.close(write)
-        answer: dict[str, Any] = json.loads(reply) if reply else {"refused": "it exited first"}
-        if "refused" in answer:
-            os.close(read)
-            raise NotForked(f"the fork server did not fork {module}: {answer['refused']}")
-        self.pid: int = answer["pid"]
-        self.stdout = os.fdopen(read, "rb")
-        self.returncode: int | None = None
-        self._channel = channel
-
-    def wait(self) -> int:
-        """The child's exit code once the zygote has reaped it (honcho calls this after its output ended). Without
-        the zygote nobody can know it: 1, said on stderr."""
-        if self.returncode is None:
-            reply = self._channel.recv(MESSAGE_BYTES)
-            if reply:
-                self.returncode = json.loads(reply)["returncode"]
-            else:
-                print(f"saip run: the fork server is gone, so {self.pid}'s exit code is unknown: 1", file=sys.stderr)
-                self.returncode = 1
-        return self.returncode
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
-"""NATS helpers: connecting with retries (and a connection a lifespan opens and drains), and creating the buckets and
-streams a service needs."""
+"""NATS helpers: connecting with retries (and a connection a lifespan opens and drains), and reading a bucket's keys
+and its changes. What a service creates in JetStream is `saip.common.jetstream`'s."""
 
 from __future__ import annotations
 
@@ -7,41 +7,20 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from datetime import timedelta
 
 import nats
 from nats.aio.client import Client as NatsClient
 from nats.errors import Error as NatsError
 from nats.errors import NoServersError
-from nats.errors import TimeoutError as RequestTimeout
-from nats.js import JetStreamContext
-from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
-from nats.js.errors import BadRequestError, BucketNotFoundError
 from nats.js.kv import KeyValue
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, stop_after_delay, wait_exponential
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
-from saip.common import lifecycle, names, telemetry
-from saip.common.settings import SaipSettings
+from saip.common import lifecycle, telemetry
 
 logger = logging.getLogger(__name__)
 
-STREAM_IN_USE = 10058  # JetStream: "stream name already in use with a different configuration"
 CLOSE_WITHIN = 1.0  # seconds a connection's close gets once its drain is over
 MARKER_WITHIN = 2.0  # seconds a watch's held "no more" waits for a key listed as it opened (kv_updates)
-CREATION_ATTEMPTS = 4
-
-
-def _creating() -> AsyncRetrying:
-    """Retries of a bucket's or stream's creation that timed out. A clustered JetStream (nats-replicas above 1)
-    answers a creation once the new stream's replicas have elected its leader, which a loaded cluster can take
-    longer for than one API request's timeout; asking again is safe: what was created meanwhile is found, or
-    brought to this configuration."""
-    return AsyncRetrying(
-        retry=retry_if_exception_type(RequestTimeout),
-        wait=wait_exponential(multiplier=0.2, max=2.0),
-        stop=stop_after_attempt(CREATION_ATTEMPTS),
-        reraise=True,
-    )
 
 
 async def connect(
@@ -147,22 +126,6 @@ def closes_within(grace: float) -> float:
     return grace + lifecycle.CANCEL_WITHIN + CLOSE_WITHIN + lifecycle.CANCEL_WITHIN
 
 
-async def ensure_kv(
-    js: JetStreamContext, bucket: str, *, history: int = 1, ttl: timedelta | None = None, replicas: int = 1
-) -> KeyValue:
-    """The bucket, created on first use with this history, per-entry age limit and number of copies (nats-replicas)."""
-    async for attempt in _creating():
-        with attempt:
-            try:
-                return await js.key_value(bucket)
-            except BucketNotFoundError:
-                seconds = ttl.total_seconds() if ttl else None
-                return await js.create_key_value(
-                    bucket=bucket, history=history, ttl=seconds, storage=StorageType.FILE, replicas=replicas
-                )
-    raise AssertionError("unreachable: tenacity reraises the last error")
-
-
 async def kv_keys(kv: KeyValue, prefix: str = "") -> list[str]:
     """The bucket's keys that start with `prefix`, sorted, as the stream holds them right now; a key deleted or purged
     is among them until its marker goes (its `get` says so). nats-py's `KeyValue.keys()` lists them through a watcher
@@ -209,33 +172,3 @@ async def kv_updates(kv: KeyValue, *, meta_only: bool = False) -> AsyncGenerator
                 yield None
     finally:
         await watcher.stop()  # type: ignore[no-untyped-call]
-
-
-async def ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
-    """Create the stream, or bring an existing one to this configuration."""
-    async for attempt in _creating():
-        with attempt:
-            try:
-                await js.add_stream(config)
-            except BadRequestError as exc:
-                if exc.err_code != STREAM_IN_USE:
-                    raise
-                await js.update_stream(config)
-
-
-def audit_stream_config(settings: SaipSettings) -> StreamConfig:
-    """SAIP_AUDIT: every audit record and the chain, kept by age and size from the configuration."""
-    return StreamConfig(
-        name=names.AUDIT_STREAM,
-        subjects=[names.AUDIT_SUBJECTS],
-        retention=RetentionPolicy.LIMITS,
-        storage=StorageType.FILE,
-        discard=DiscardPolicy.OLD,
-        max_age=settings.audit_max_age_hours * 3600,
-        max_bytes=settings.audit_max_bytes,
-        # A record redelivered after a crash is recognised by its id for this long.
-        duplicate_window=600.0,
-        # The audit collector appends the chain in atomic batches (all of a batch or none of it).
-        allow_atomic=True,
-        num_replicas=settings.nats_replicas,
-    )

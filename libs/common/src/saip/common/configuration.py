@@ -1,10 +1,9 @@
-"""The configuration's names, its file and what each service is given of the environment, read without Pydantic.
+"""The configuration's names and its file, read without Pydantic.
 
 A key `a.b-c` of `saip.yaml` is the field `a_b_c` and the variable `SAIP_A_B_C` (upper case, dots and dashes become
 underscores). `saip.common.settings` builds the validated settings models on these rules; a launcher (`saip run`)
-needs only the rules and the generated key manifest to give each process its environment, so it starts every
-service without importing Pydantic or any service's settings class (about half a second of CPU before anything
-started; docs/BENCHMARKS.md, "Cold start").
+needs only the rules and the generated key manifest to give each process its environment
+(`saip.common.launching`), so it starts every service without importing Pydantic or any service's settings class.
 """
 
 from __future__ import annotations
@@ -12,8 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +21,6 @@ SERVICES_GROUP = "saip.services"
 
 # A key's value that names a variable instead of holding the value: `${OPENAI_API_KEY}`.
 REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
-# What any process needs of the environment it is started from, whatever it runs (and nothing a secret lives in).
-BASIC_VARIABLES = frozenset(
-    {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "PYTHONPATH", "VIRTUAL_ENV"}
-    | {"SSL_CERT_FILE", "SSL_CERT_DIR", "PYTHONUNBUFFERED"}
-)
-BASIC_PREFIXES = ("LC_", "GRPC_")  # the locale; gRPC's own settings (GRPC_VERBOSITY, GRPC_TRACE, ...)
-# The OpenTelemetry SDK's own settings (OTEL_EXPORTER_OTLP_ENDPOINT, ...), which every service's tracing reads.
-TRACING_PREFIX = "OTEL_"
 
 # The keys every service reads (SaipSettings); each service's class adds its own.
 COMMON_KEYS: dict[str, str] = {
@@ -184,52 +174,6 @@ def configured(key: str, environ: Mapping[str, str]) -> Any:
     return None if value is None else resolve_reference(field_name(key), value, environ)
 
 
-@dataclass(frozen=True)
-class Reads:
-    """The variables a service reads besides its own keys', by what names them, declared on its settings class
-    (`reads`) and copied into the key manifest by `make proto`: a launcher gives the service these and no others."""
-
-    variables: tuple[str, ...] = ()  # read by their own names (the knowledge service's plain QDRANT_URL)
-    variable_lists: tuple[str, ...] = ()  # fields listing variables the service hands on (tools.upstream-variables)
-    secrets_files: tuple[str, ...] = ()  # fields naming a secrets file, whose `env:` entries name variables
-
-    def named(self, values: Mapping[str, Any]) -> set[str]:
-        """The variables read, given the service's keys' values by field name (before any `${VAR}` is resolved):
-        those the values name, those listed, and those the secrets files read."""
-        from saip.common import secret_source  # it reads this module's names
-
-        named = {
-            match.group(1) for value in values.values() if isinstance(value, str) and (match := REFERENCE.match(value))
-        }
-        named |= set(self.variables)
-        for field in self.variable_lists:
-            named |= listed_names(values, field)
-        for field in self.secrets_files:
-            path = values.get(field)
-            if isinstance(path, str | Path):
-                named |= set(secret_source.variables(Path(path), key_of(field)))
-        return named
-
-
-def launch_environment(keys: Iterable[str], reads: Reads, environ: Mapping[str, str]) -> dict[str, str]:
-    """What a launcher gives a process of a service out of `environ`: the basics, the service's own keys' variables
-    (and SAIP_CONFIG), the OpenTelemetry SDK's OTEL_* variables, and the variables its configuration names; never
-    the rest of the shell."""
-    keys = tuple(keys)  # a class's mapping of keys, or the manifest's tuple
-    own = {env_name(key) for key in keys} | {CONFIG_ENV}
-    path = config_file(environ)
-    from_file = read_config_file(path) if path is not None else {}
-    fields = {field_name(key) for key in keys}
-    values = {name: value for name, value in from_file.items() if name in fields}
-    values |= {field_name(key): environ[env_name(key)] for key in keys if env_name(key) in environ}
-    wanted = own | reads.named(values)
-    return {
-        name: value
-        for name, value in environ.items()
-        if name in wanted or name in BASIC_VARIABLES or name.startswith((*BASIC_PREFIXES, TRACING_PREFIX))
-    }
-
-
 def installed_service_names() -> list[str]:
     """The services installed beside this process (their `saip.services` entry points), without importing any."""
     # importlib.metadata is imported here, not with this module: `saip run` imports this module's constants before it
@@ -238,21 +182,3 @@ def installed_service_names() -> list[str]:
     from importlib.metadata import entry_points
 
     return sorted({point.name for point in entry_points(group=SERVICES_GROUP)})
-
-
-def service_environment(service: str, environ: Mapping[str, str]) -> dict[str, str]:
-    """`launch_environment` of an installed service, from the key manifest rather than its settings class."""
-    from saip.v1.configuration_keys import SERVICES  # generated by `make proto`
-
-    declared = SERVICES.get(service)
-    if declared is None:
-        raise ConfigurationError(
-            f"the key manifest (saip.v1.configuration_keys) does not know the installed service {service}: run "
-            "'make proto'"
-        )
-    reads = Reads(
-        variables=declared["variables"],
-        variable_lists=declared["variable_lists"],
-        secrets_files=declared["secrets_files"],
-    )
-    return launch_environment(declared["keys"], reads, environ)

@@ -25,17 +25,14 @@ from pydantic import BeforeValidator, Field, SecretStr, ValidationError, model_v
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
-# The names, the file and the launch environment live in `configuration`, which needs no Pydantic (a launcher reads
-# them); they are named here too, where the services have always imported them from.
+# The names and the file live in `configuration`, the launch environment in `launching`, which need no Pydantic (a
+# launcher reads them); they are named here too, where the services import them from.
 from saip.common.configuration import (
-    BASIC_PREFIXES,
-    BASIC_VARIABLES,
     COMMON_KEYS,
     CONFIG_ENV,
     REFERENCE,
     SERVICES_GROUP,
     ConfigurationError,
-    Reads,
     config_file,
     endpoint_keys,
     env_name,
@@ -43,12 +40,12 @@ from saip.common.configuration import (
     is_own_variable,
     key_of,
     known_keys,
-    launch_environment,
     listed_environment,
     listed_names,
     read_config_file,
     resolve_reference,
 )
+from saip.common.launching import BASIC_PREFIXES, BASIC_VARIABLES, Reads, launch_environment
 
 __all__ = [
     "BASIC_PREFIXES",
@@ -172,7 +169,7 @@ class SaipSettings(BaseSettings):
 
     @classmethod
     def environment(cls, environ: Mapping[str, str]) -> dict[str, str]:
-        """What a launcher gives a process of this service out of `environ` (`configuration.launch_environment` of
+        """What a launcher gives a process of this service out of `environ` (`launching.launch_environment` of
         its keys and `reads`); `saip run` reads the same out of the key manifest, without this class."""
         return launch_environment(cls.keys, cls.reads, environ)
 

@@ -41,7 +41,7 @@ from nats.errors import Error as NatsError
 from nats.js.api import DiscardPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
-from saip.common import names
+from saip.common import jetstream, names
 from saip.v1 import common_pb2
 
 BUFFER = 1000  # lines kept while NATS is away (the oldest dropped first)
@@ -231,14 +231,12 @@ def _rss(peak_kib: int) -> int:
 
 async def beat(nc: NatsClient, service: str) -> None:
     """Put this process's heartbeat in saip-system every BEAT seconds, until cancelled."""
-    from saip.common import bus  # bus opens the connection this runs on
-
     key = f"{service}.{replica()}"
     kv = None
     while True:
         with contextlib.suppress(NatsError, OSError, TimeoutError):
             if kv is None:
-                kv = await bus.ensure_kv(nc.jetstream(), names.SYSTEM_BUCKET, ttl=BEAT_TTL)
+                kv = await jetstream.ensure_kv(nc.jetstream(), names.SYSTEM_BUCKET, ttl=BEAT_TTL)
             await kv.put(key, heartbeat(service).SerializeToString())
         await asyncio.sleep(BEAT)
 

@@ -32,7 +32,7 @@ from saip.audit.collector import BATCH, Appended
 from saip.audit.errors import BatchRefused, ChainMoved, StoreUnavailable
 from saip.audit.traces import TraceStore, decode
 from saip.audit.views import Window
-from saip.common import bus, names
+from saip.common import jetstream, names
 from saip.common.settings import SaipSettings
 from saip.v1 import events_pb2
 
@@ -549,7 +549,7 @@ class JetStreamLedger:
 async def ensure_audit_stream(js: JetStreamContext, settings: SaipSettings) -> None:
     """Create SAIP_AUDIT, or bring it to the configured limits."""
     with _store("create the audit stream"):
-        await bus.ensure_stream(js, bus.audit_stream_config(settings))
+        await jetstream.ensure_stream(js, jetstream.audit_stream_config(settings))
 
 
 async def keep_traces(nc: NatsClient, store: TraceStore) -> None:

@@ -26,7 +26,7 @@ from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 from prometheus_client import CollectorRegistry
 
-from saip.common import bus, names, telemetry, tracing
+from saip.common import bus, jetstream, names, telemetry, tracing
 from saip.common.metrics import publish_build_info
 from saip.common.watch import Restarts, keep_alive
 from saip.gateway.areas import AREAS
@@ -175,7 +175,7 @@ class Gateway:
 
     async def bucket(self, name: str) -> KeyValue:
         """A bucket of this replica's NATS connection, created on first use with the configured copies."""
-        return await bus.ensure_kv(self.nc.jetstream(), name, history=1, replicas=self.settings.nats_replicas)
+        return await jetstream.ensure_kv(self.nc.jetstream(), name, history=1, replicas=self.settings.nats_replicas)
 
     def management_status(self) -> dict[str, Any]:
         status = self.registrar.status.as_dict()
@@ -200,11 +200,11 @@ class Gateway:
             # Asked for at once: each is a JetStream round trip, and they were five in a row on the start's critical
             # path (docs/BENCHMARKS.md, "Cold start").
             _, _, auth_kv, nonces_kv, questions_kv, sessions_kv = await asyncio.gather(
-                bus.ensure_stream(js, bus.audit_stream_config(settings)),
-                bus.ensure_stream(js, telemetry.logs_stream_config(replicas)),
-                bus.ensure_kv(js, names.AUTH_BUCKET, history=5, replicas=replicas),
-                bus.ensure_kv(js, names.APPROVALS_BUCKET, ttl=ttl, replicas=replicas),
-                bus.ensure_kv(js, names.QUESTIONS_BUCKET, ttl=ttl, replicas=replicas),
+                jetstream.ensure_stream(js, jetstream.audit_stream_config(settings)),
+                jetstream.ensure_stream(js, telemetry.logs_stream_config(replicas)),
+                jetstream.ensure_kv(js, names.AUTH_BUCKET, history=5, replicas=replicas),
+                jetstream.ensure_kv(js, names.APPROVALS_BUCKET, ttl=ttl, replicas=replicas),
+                jetstream.ensure_kv(js, names.QUESTIONS_BUCKET, ttl=ttl, replicas=replicas),
                 signouts.bucket(js, self.console_sessions.lifetime, replicas),
             )
             self.signouts = SignOuts(sessions_kv, self.console_sessions)
@@ -291,7 +291,7 @@ class Gateway:
             source = PublishedSource(client=client, registry=self.registry, notifier=self.notifier, gate=gate)
             watches.append((source.keep_listing, f"{service.name} listing"))
             for bucket in service.serves.buckets:
-                kv = await bus.ensure_kv(js, bucket, history=5, replicas=self.settings.nats_replicas)
+                kv = await jetstream.ensure_kv(js, bucket, history=5, replicas=self.settings.nats_replicas)
                 watches.append((functools.partial(source.follow, kv), f"{service.name} bucket {bucket}"))
         return watches
 

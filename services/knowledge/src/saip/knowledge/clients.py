@@ -18,7 +18,7 @@ from nats.js.errors import BucketNotFoundError, KeyWrongLastSequenceError, NotFo
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 from nats.js.object_store import ObjectStore
 
-from saip.common import bus, names
+from saip.common import bus, jetstream, names
 from saip.common.netguard import Binding, GuardBlocked, NetPolicy, NetworkMode, guarded_fetch
 from saip.common.risk import SANDBOX_GUARD_BLOCKED, WARN, RiskPublisher
 from saip.common.watch import Applied
@@ -67,7 +67,7 @@ class KvCatalog:
 
     @classmethod
     async def open(cls, js: JetStreamContext) -> KvCatalog:
-        kv = await _nats(bus.ensure_kv(js, names.KNOWLEDGE_BUCKET, history=5))
+        kv = await _nats(jetstream.ensure_kv(js, names.KNOWLEDGE_BUCKET, history=5))
         return cls(js, kv)
 
     # reads --------------------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import anyio
 import grpc
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from saip.common import bus, jsondepth, lifecycle, tracing
+from saip.common import bus, jetstream, jsondepth, lifecycle, tracing
 from saip.common.grpc_server import Endpoints, RpcEdge, endpoints
 from saip.common.netguard import NetworkMode
 from saip.common.risk import RiskPublisher
@@ -274,7 +274,7 @@ async def lifespan(
         )
         await stack.enter_async_context(tracing.traced(settings, nc))
         js = nc.jetstream()
-        await bus.ensure_stream(js, bus.audit_stream_config(settings))  # risk events go to the audit stream
+        await jetstream.ensure_stream(js, jetstream.audit_stream_config(settings))  # risk events go to the audit stream
         catalog = await KvCatalog.open(js)
         catalog.on_change = lambda: metrics.count(catalog)
         group = await lifecycle.background(stack)

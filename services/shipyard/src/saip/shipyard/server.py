@@ -18,7 +18,7 @@ from typing import Any
 import grpc
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from saip.common import bus, lifecycle, tracing
+from saip.common import bus, jetstream, lifecycle, tracing
 from saip.common.grpc_server import Endpoints, RpcEdge, endpoints
 from saip.shipyard.clients import SHIPYARD_BUCKET, GrpcSources, KvRecords, ObjectArchives
 from saip.shipyard.config import ShipyardSettings
@@ -131,7 +131,7 @@ async def lifespan(settings: ShipyardSettings, *, registry: CollectorRegistry = 
         )
         await stack.enter_async_context(tracing.traced(settings, nc))
         js = nc.jetstream()
-        kv = await bus.ensure_kv(js, SHIPYARD_BUCKET, replicas=settings.nats_replicas)
+        kv = await jetstream.ensure_kv(js, SHIPYARD_BUCKET, replicas=settings.nats_replicas)
         archives = await ObjectArchives.open(js)
         sources = GrpcSources(settings.tools_addr, settings.knowledge_addr)
         stack.push_async_callback(sources.close)

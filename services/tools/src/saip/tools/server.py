@@ -17,7 +17,7 @@ import anyio
 from nats.aio.client import Client as NatsClient
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from saip.common import bus, lifecycle, names, tracing
+from saip.common import bus, jetstream, lifecycle, names, tracing
 from saip.common.grpc_server import Endpoints, endpoints
 from saip.common.risk import RiskPublisher
 from saip.common.watch import Restarts, keep_alive
@@ -146,8 +146,8 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
         )
         await stack.enter_async_context(tracing.traced(settings, nc))
         js = nc.jetstream()
-        await bus.ensure_stream(js, bus.audit_stream_config(settings))
-        kv = await bus.ensure_kv(js, names.TOOLS_BUCKET, history=HISTORY)
+        await jetstream.ensure_stream(js, jetstream.audit_stream_config(settings))
+        kv = await jetstream.ensure_kv(js, names.TOOLS_BUCKET, history=HISTORY)
         records = KvRecords(kv, js)
         group = await lifecycle.background(stack)
         group.start_soon(functools.partial(keep_alive, records.watch, "tools bucket", restarts=restarts))

@@ -8,7 +8,7 @@ from datetime import timedelta
 from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
-from saip.common import bus, names
+from saip.common import bus, jetstream, names
 from saip.common.watch import WatchEnded
 from saip.gateway.console.session import Sessions
 
@@ -16,7 +16,7 @@ from saip.gateway.console.session import Sessions
 async def bucket(js: JetStreamContext, lifetime_seconds: float, replicas: int) -> KeyValue:
     """The bucket, its entries kept a little longer than any session lives."""
     ttl = timedelta(seconds=lifetime_seconds + 60)
-    return await bus.ensure_kv(js, names.SESSIONS_BUCKET, ttl=ttl, replicas=replicas)
+    return await jetstream.ensure_kv(js, names.SESSIONS_BUCKET, ttl=ttl, replicas=replicas)
 
 
 class SignOuts:

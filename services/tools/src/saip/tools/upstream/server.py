@@ -18,7 +18,7 @@ from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
-from saip.common import bus, names
+from saip.common import jetstream, names
 from saip.common.watch import Restarts, keep_alive
 from saip.tools.clients import HISTORY, KvRecords
 from saip.tools.config import UPSTREAM_SERVERS_KEY, ToolsSettings
@@ -161,8 +161,8 @@ async def opened(
     """The upstream side running: its buckets, the connection of every registered server, the registry's watch, and
     the subject other replicas forward resumes of this one's parked calls to."""
     declared = registry.declared(settings.tools_upstream_servers, UPSTREAM_SERVERS_KEY)
-    servers_kv = await bus.ensure_kv(js, names.SERVERS_BUCKET, history=HISTORY, replicas=settings.nats_replicas)
-    ledger_kv = await bus.ensure_kv(js, names.LEDGER_BUCKET, history=HISTORY, replicas=settings.nats_replicas)
+    servers_kv = await jetstream.ensure_kv(js, names.SERVERS_BUCKET, history=HISTORY, replicas=settings.nats_replicas)
+    ledger_kv = await jetstream.ensure_kv(js, names.LEDGER_BUCKET, history=HISTORY, replicas=settings.nats_replicas)
     # Like Tool Studio's bucket, each is listed from the watch the service keeps (a listing leaves no consumer).
     records = KvRecords(servers_kv, js, bucket=names.SERVERS_BUCKET)
     fingerprints = KvRecords(ledger_kv, js, bucket=names.LEDGER_BUCKET)
