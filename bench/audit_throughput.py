@@ -20,7 +20,9 @@ from prometheus_client import CollectorRegistry
 from bench import procstat
 from bench.stats import table
 from saip.audit.chain import decode_entry
-from saip.audit.clients import REQUEST_TIMEOUT, JetStreamLedger, JetStreamRecords
+from saip.audit.clients.consumer import JetStreamRecords
+from saip.audit.clients.ledger import JetStreamLedger
+from saip.audit.clients.store import REQUEST_TIMEOUT
 from saip.audit.collector import BATCH, Collector
 from saip.audit.metrics import AuditMetrics
 from saip.common import bus, jetstream, logs, names, telemetry

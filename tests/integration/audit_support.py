@@ -20,7 +20,8 @@ from prometheus_client import CollectorRegistry
 
 from saip.audit import records
 from saip.audit.chain import LedgerMessage, decode_entry
-from saip.audit.clients import JetStreamLedger, ensure_audit_stream
+from saip.audit.clients.ledger import JetStreamLedger
+from saip.audit.clients.store import ensure_audit_stream
 from saip.audit.config import AuditSettings
 from saip.audit.server import Running, lifespan
 from saip.common.natsd import LocalNats

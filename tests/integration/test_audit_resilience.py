@@ -16,7 +16,9 @@ from prometheus_client import CollectorRegistry
 
 from saip.audit import chain, records, views
 from saip.audit.chain import GENESIS
-from saip.audit.clients import JetStreamLedger, JetStreamRecords, NatsDelivery, ensure_audit_stream
+from saip.audit.clients.consumer import JetStreamRecords, NatsDelivery
+from saip.audit.clients.ledger import JetStreamLedger
+from saip.audit.clients.store import ensure_audit_stream
 from saip.audit.collector import Collector, Linked
 from saip.audit.errors import BatchRefused, ChainMoved
 from saip.audit.metrics import AuditMetrics

@@ -6,7 +6,7 @@ import pytest
 from nats.aio.msg import Msg
 from nats.errors import NotJSMessageError
 
-from saip.audit.clients import stream_sequence
+from saip.audit.clients.store import stream_sequence
 
 V1 = "$JS.ACK.SAIP_AUDIT.audit-collector.1.12345.12000.1733380000000000000.42"
 V2 = "$JS.ACK._.ABCHASH.SAIP_AUDIT.audit-collector.2.777.12001.1733380000000000000.0.k3Jx"

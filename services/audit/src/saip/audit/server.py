@@ -22,14 +22,10 @@ from prometheus_client import REGISTRY, CollectorRegistry
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from saip.audit import records, traces, views
-from saip.audit.clients import (
-    ACK_WAIT,
-    REQUEST_TIMEOUT,
-    JetStreamLedger,
-    JetStreamRecords,
-    ensure_audit_stream,
-    keep_traces,
-)
+from saip.audit.clients.consumer import ACK_WAIT, JetStreamRecords
+from saip.audit.clients.ledger import JetStreamLedger
+from saip.audit.clients.store import REQUEST_TIMEOUT, ensure_audit_stream
+from saip.audit.clients.trace_keeper import keep_traces
 from saip.audit.collector import Collector
 from saip.audit.config import AuditSettings
 from saip.audit.errors import AuditError, InvalidRequest, StoreUnavailable, TailTooSlow, TraceNotFound
