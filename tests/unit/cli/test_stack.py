@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from saip.cli import forkserver
 from saip.cli.group import AREAS, cli
-from saip.cli.stack import NATS, StackError, Supervisor, ended_line, healthy, held, plan
+from saip.cli.stack import StackError, healthy, held, plan
 from saip.common import natsd
 from saip.common.launching import service_environment
 from saip.common.settings import ConfigurationError, SaipSettings, installed_services
@@ -204,56 +204,6 @@ def test_the_gateway_is_healthy_only_once_it_answers_200() -> None:
     finally:
         server.shutdown()
         server.server_close()
-
-
-# A stand-in for NATS and for a service, each a real process under honcho: NATS notes when it is told to stop; the
-# service, told to stop, looks whether NATS still runs (its stop still speaks to NATS) and notes what it saw.
-NATS_STAND_IN = """
-import signal, sys, time
-from pathlib import Path
-signal.signal(signal.SIGTERM, lambda *_: (Path(sys.argv[1]).write_text("stopped"), sys.exit(0)))
-while True:
-    time.sleep(0.05)
-"""
-SERVICE_STAND_IN = """
-import signal, sys, time
-from pathlib import Path
-def stop(*_):
-    time.sleep(0.5)  # a service's drain
-    Path(sys.argv[2]).write_text("nats ran" if not Path(sys.argv[1]).exists() else "nats had stopped")
-    sys.exit(0)
-signal.signal(signal.SIGTERM, stop)
-while True:
-    time.sleep(0.05)
-"""
-
-
-def test_the_stack_stops_nats_after_the_services(tmp_path: Path) -> None:
-    nats, seen = tmp_path / "nats-stopped", tmp_path / "service-saw"
-    (tmp_path / "nats.py").write_text(NATS_STAND_IN)
-    (tmp_path / "service.py").write_text(SERVICE_STAND_IN)
-    manager = Supervisor()
-    python = sys.executable
-    manager.add_process(NATS, f"{python} {tmp_path / 'nats.py'} {nats}")
-    manager.add_process("audit", f"{python} {tmp_path / 'service.py'} {nats} {seen}")
-    manager.add_process("quitter", f"{python} -c 'import time; time.sleep(1)'")  # its exit stops the stack
-    manager.loop()
-    assert seen.read_text() == "nats ran"
-    assert nats.read_text() == "stopped"  # then NATS was stopped too, with SIGTERM: before honcho's SIGKILL
-
-
-def test_the_process_whose_own_end_stopped_the_stack_is_named_last(tmp_path: Path) -> None:
-    manager = Supervisor()
-    python = sys.executable
-    manager.add_process("audit", f"{python} -c 'import time; time.sleep(30)'")
-    manager.add_process("tools", f"{python} -c 'import sys, time; time.sleep(0.5); sys.exit(3)'")
-    manager.loop()
-    assert manager.ended_first == ("tools", 3)
-    assert ended_line(("tools", 3), ready=False) == (
-        "saip run: tools exited with 3 before saip was ready (its lines above say why); everything else was stopped."
-    )
-    killed = ended_line(("audit", -9), ready=True)
-    assert killed == "saip run: audit was killed by SIGKILL; everything else was stopped."
 
 
 def test_one_saip_run_holds_a_saip_home_and_a_second_is_refused_naming_it(tmp_path: Path) -> None:

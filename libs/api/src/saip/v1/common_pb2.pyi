@@ -218,7 +218,7 @@ class CallServedToolReply(_message.Message):
     def __init__(self, is_error: _Optional[bool] = ..., text: _Optional[str] = ..., structured_json: _Optional[str] = ...) -> None: ...
 
 class ServiceHeartbeat(_message.Message):
-    __slots__ = ("service", "replica", "version", "started_at", "at", "cpu_seconds", "rss_bytes", "open_fds", "open_connections", "threads")
+    __slots__ = ("service", "replica", "version", "started_at", "at", "cpu_seconds", "rss_bytes", "open_fds", "open_connections", "threads", "restarts")
     SERVICE_FIELD_NUMBER: _ClassVar[int]
     REPLICA_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -229,6 +229,7 @@ class ServiceHeartbeat(_message.Message):
     OPEN_FDS_FIELD_NUMBER: _ClassVar[int]
     OPEN_CONNECTIONS_FIELD_NUMBER: _ClassVar[int]
     THREADS_FIELD_NUMBER: _ClassVar[int]
+    RESTARTS_FIELD_NUMBER: _ClassVar[int]
     service: str
     replica: str
     version: str
@@ -239,4 +240,5 @@ class ServiceHeartbeat(_message.Message):
     open_fds: int
     open_connections: int
     threads: int
-    def __init__(self, service: _Optional[str] = ..., replica: _Optional[str] = ..., version: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., cpu_seconds: _Optional[float] = ..., rss_bytes: _Optional[int] = ..., open_fds: _Optional[int] = ..., open_connections: _Optional[int] = ..., threads: _Optional[int] = ...) -> None: ...
+    restarts: int
+    def __init__(self, service: _Optional[str] = ..., replica: _Optional[str] = ..., version: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., cpu_seconds: _Optional[float] = ..., rss_bytes: _Optional[int] = ..., open_fds: _Optional[int] = ..., open_connections: _Optional[int] = ..., threads: _Optional[int] = ..., restarts: _Optional[int] = ...) -> None: ...

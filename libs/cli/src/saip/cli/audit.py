@@ -12,6 +12,7 @@ from saip.cli.client import ApiError
 from saip.cli.commands import api, call, refusal
 from saip.cli.output import Table, json_option, listing, page, report
 from saip.common.vocabulary import OUTCOMES
+from saip.common.words import plural
 
 CALL = Table((0, 24, 32, 11, 8, 0, 0))  # time, client, tool, level or source, outcome, duration and approval, summary
 RISK = Table((0, 0, 4, 22, 0))  # time, "risk", severity, type, summary
@@ -105,7 +106,7 @@ def system(context: click.Context, as_json: bool) -> None:
                     entry["health"],
                     replica.get("version", "-"),
                     f"up {replica['uptimeSeconds']:.0f} s" if replica else "no heartbeat",
-                    f"{replica['memoryBytes'] >> 20} MiB, {replica['openConnections']} sockets" if replica else "",
+                    _process(replica) if replica else "",
                 )
         for consumer in data["nats"]["consumers"]:
             click.echo(f"consumer {consumer['stream']}/{consumer['name']}: {consumer['pending']} pending")
@@ -134,6 +135,13 @@ def logs(context: click.Context, service: str | None, level: str, text: str | No
             click.echo(json.dumps(entry, ensure_ascii=False))
 
     listing(envelope, as_json, show, entries="lines")
+
+
+def _process(replica: dict[str, Any]) -> str:
+    """A process's memory and sockets, and the times `saip run` restarted its service before it, when it did."""
+    shown = f"{replica['memoryBytes'] >> 20} MiB, {replica['openConnections']} sockets"
+    restarts = replica.get("restarts", 0)
+    return f"{shown}, restarted {plural(restarts, 'time')}" if restarts else shown
 
 
 def _given(query: dict[str, Any]) -> dict[str, Any]:

@@ -36,13 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from honcho.manager import KILL_WAIT, Manager
 from honcho.process import Popen
 
 from saip.cli.client import ADMIN_TOKEN_FILE, ApiError, GatewayApi
 from saip.cli.forkserver import Forked, ForkServer, NotForked
 from saip.cli.lines import Prefix, launcher_output
-from saip.common import natsd, processes
+from saip.cli.supervisor import NATS, Supervisor, ended_line
+from saip.common import natsd
 from saip.common.configuration import ConfigurationError, config_file, configured, env_name, installed_service_names
 from saip.common.launching import BASIC_PREFIXES, BASIC_VARIABLES, service_environment
 from saip.common.tokens import fingerprint, token_hash
@@ -54,7 +54,7 @@ READY_WITHIN = 90.0
 # How often the launcher asks the gateway's /healthz until every service answers: the connection lines come out at
 # most this late (each ask is a few milliseconds of the gateway's time).
 HEALTH_EVERY = 0.05
-GATEWAY, NATS = "gateway", "nats"
+GATEWAY = "gateway"
 
 
 class StackError(Exception):
@@ -243,9 +243,7 @@ def mcp_token_line(home: Path, api: GatewayApi) -> str:
     return "MCP bearer token: set through the API; `saip token rotate` prints a new one"
 
 
-def announce(
-    stack: Plan, manager: Manager, stopping: threading.Event, failed: threading.Event, ready: threading.Event
-) -> None:
+def announce(stack: Plan, manager: Supervisor, stopping: threading.Event, failed: threading.Event) -> None:
     """Runs beside the supervisor: waits for the gateway, settles the token, prints how to connect."""
     # The client is made while the services start: httpx's import and its TLS context (0.2 s of CPU, py-spy) would
     # otherwise come after the gateway answers, right before the lines.
@@ -279,17 +277,7 @@ def announce(
         ),
         flush=True,
     )
-    ready.set()
-
-
-def ended_line(ended: tuple[str, int], ready: bool) -> str:
-    """The launcher's last line when a process's own end stopped the stack: which, how, and where to look; the
-    lines before it are the other processes stopping, so the reason would be far above otherwise."""
-    name, code = ended
-    how = processes.ended(code)
-    if not ready:
-        return f"saip run: {name} {how} before saip was ready (its lines above say why); everything else was stopped."
-    return f"saip run: {name} {how}; everything else was stopped."
+    manager.ready.set()
 
 
 @dataclass
@@ -308,55 +296,6 @@ class Spawn:
         except NotForked as exc:
             print(f"saip run: {exc}; starting it as its own interpreter", file=sys.stderr, flush=True)
             return Popen(cmd, env=env, cwd=cwd)
-
-
-# NATS's SIGTERM comes at the latest this long after the services' own, so that it stops cleanly before honcho's
-# SIGKILL of whatever is left (KILL_WAIT after the first SIGTERM).
-NATS_LAST_WITHIN = KILL_WAIT - 1.5
-
-
-class Supervisor(Manager):  # type: ignore[misc]  # honcho ships no type hints
-    """honcho's Manager, stopping NATS after the services. A service's stop still speaks to NATS (it drains its
-    subscriptions and flushes what it publishes, the audit service acknowledges the records it chained), so a NATS
-    stopping at the same moment made each of them fail its stop with connection errors and exit 1. The SIGTERM goes
-    to every process but NATS; NATS gets its own once they have all stopped, or `NATS_LAST_WITHIN` s later."""
-
-    ended_first: tuple[str, int] | None = None  # the process whose own end stopped the stack, and how it ended
-    _stopping = False
-
-    def _killall(self, force: bool = False) -> None:
-        if not self._stopping:  # the stop begins: a process ended by itself, or the launcher got a signal
-            self._stopping = True
-            ended = [
-                (name, process["returncode"]) for name, process in self._processes.items() if "returncode" in process
-            ]
-            self.ended_first = ended[0] if ended else None
-        nats = self._processes.get(NATS)
-        if force or nats is None or "returncode" in nats:
-            super()._killall(force)  # SIGKILL for all, no NATS of ours, or a NATS that stopped first
-            return
-        for name, process in list(self._processes.items()):
-            if name != NATS and "returncode" not in process:
-                self._system_print(f"sending SIGTERM to {name} (pid {process['pid']})\n")
-                self._procmgr.terminate(process["pid"])
-        threading.Thread(target=self._stop_nats_last, args=(nats,), name="nats-last", daemon=True).start()
-
-    def lines(self, name: str) -> tuple[int, Prefix]:
-        """Where honcho prints (the launcher's output) and what it puts before the lines of process `name`, once every
-        process is added: where, and how, a forked service writes its own lines."""
-        return self._printer.output.fileno(), Prefix(
-            name.ljust(self._printer.width), self._processes[name]["obj"].colour
-        )
-
-    def _stop_nats_last(self, nats: dict[str, object]) -> None:
-        deadline = time.monotonic() + NATS_LAST_WITHIN
-        while time.monotonic() < deadline and any(
-            "returncode" not in process for name, process in list(self._processes.items()) if name != NATS
-        ):
-            time.sleep(0.05)
-        if "returncode" not in nats:
-            self._system_print(f"sending SIGTERM to {NATS} (pid {nats['pid']})\n")
-            self._procmgr.terminate(nats["pid"])
 
 
 def run(zygote: ForkServer) -> int:
@@ -389,8 +328,8 @@ def _supervise(stack: Plan, zygote: ForkServer) -> int:
     }
     for name, module in stack.forked.items():
         added[name]._child_ctor = Spawn(zygote.channels[name], module, manager.lines(name))
-    stopping, failed, ready = threading.Event(), threading.Event(), threading.Event()
-    announcer = threading.Thread(target=announce, args=(stack, manager, stopping, failed, ready), daemon=True)
+    stopping, failed = threading.Event(), threading.Event()
+    announcer = threading.Thread(target=announce, args=(stack, manager, stopping, failed), daemon=True)
     announcer.start()
     try:
         manager.loop()
@@ -398,7 +337,8 @@ def _supervise(stack: Plan, zygote: ForkServer) -> int:
         stopping.set()
         announcer.join(timeout=5)
     if manager.ended_first is not None:
-        print(ended_line(manager.ended_first, ready.is_set()), file=sys.stderr, flush=True)
+        said = ended_line(manager.ended_first, manager.ready.is_set(), crash_loop=manager.crash_loop)
+        print(said, file=sys.stderr, flush=True)
     if failed.is_set():
         return 1
     return manager.returncode or 0

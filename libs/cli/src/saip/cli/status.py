@@ -6,8 +6,10 @@ from typing import Any
 
 import click
 
-from saip.cli.commands import call
+from saip.cli.client import ApiError
+from saip.cli.commands import api, call
 from saip.cli.output import fields, json_option, listing, report
+from saip.cli.wording import for_person
 
 # Where the MCP token in force comes from, as the gateway names it.
 TOKEN_SOURCES = {
@@ -20,7 +22,7 @@ TOKEN_SOURCES = {
 @json_option
 @click.pass_context
 def status(context: click.Context, as_json: bool) -> None:
-    """The gateway, its MCP token, the management surface and the services it depends on."""
+    """The gateway, its MCP token, the management surface, the services it depends on and their restarts."""
 
     def show(data: dict[str, Any]) -> None:
         management, token = data["management"], data["mcp"]["token"]
@@ -36,10 +38,27 @@ def status(context: click.Context, as_json: bool) -> None:
                 ("Published tools", ", ".join(tool["name"] for tool in data["mcp"]["published"]) or "none"),
                 ("Approval", f"{management['approval']}, wait {management['approvalWaitSeconds']:g} s"),
                 ("Services", ", ".join(f"{name} {state}" for name, state in data["services"].items())),
+                ("Restarts", restarts(context)),
             ]
         )
 
     listing(call(context, "GET", "/status"), as_json, show)
+
+
+def restarts(context: click.Context) -> str:
+    """How many times `saip run` restarted each service that it did restart, from the services' heartbeats (the
+    highest count among a service's processes: a process that ended beats on for a few seconds); what kept them
+    from being read, when they could not be (NATS away)."""
+    with api(context) as gateway:
+        try:
+            system = gateway.call("GET", "/audit/system")["data"]
+        except ApiError as exc:
+            return f"unknown: {for_person(str(exc))}"
+    counts = {
+        entry["service"]: max((replica.get("restarts", 0) for replica in entry["replicas"]), default=0)
+        for entry in system["services"]
+    }
+    return ", ".join(f"{name} {count}" for name, count in sorted(counts.items()) if count) or "none"
 
 
 @click.group()

@@ -9,7 +9,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -203,8 +203,12 @@ async def endpoints(
         metrics.stop()
 
 
-Unary = Callable[[Any, Any, Any], Awaitable[Any]]
-Streaming = Callable[[Any, Any, Any], AsyncIterator[Any]]
+# A servicer's method, as the generated base class declares it: the servicer, the request message, the call's context.
+Servicer = TypeVar("Servicer")
+Request = TypeVar("Request")
+Reply = TypeVar("Reply")
+Unary = Callable[[Servicer, Request, grpc.aio.ServicerContext], Awaitable[Reply]]
+Streaming = Callable[[Servicer, Request, grpc.aio.ServicerContext], AsyncIterator[Reply]]
 
 
 class RpcEdge:
@@ -237,9 +241,9 @@ class RpcEdge:
         await context.abort(grpc.StatusCode.INTERNAL, f"unexpected error in the {self.service} service; see its log")
         raise AssertionError("unreachable: abort raises")
 
-    def unary(self, method: Unary) -> Unary:
+    def unary(self, method: Unary[Servicer, Request, Reply]) -> Unary[Servicer, Request, Reply]:
         @functools.wraps(method)
-        async def call(servicer: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        async def call(servicer: Servicer, request: Request, context: grpc.aio.ServicerContext) -> Reply:
             try:
                 return await method(servicer, request, context)
             except Exception as exc:  # the RPC edge: every error leaves as a status
@@ -247,9 +251,9 @@ class RpcEdge:
 
         return call
 
-    def streaming(self, method: Streaming) -> Streaming:
+    def streaming(self, method: Streaming[Servicer, Request, Reply]) -> Streaming[Servicer, Request, Reply]:
         @functools.wraps(method)
-        async def call(servicer: Any, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        async def call(servicer: Servicer, request: Request, context: grpc.aio.ServicerContext) -> AsyncIterator[Reply]:
             try:
                 async for item in method(servicer, request, context):
                     yield item

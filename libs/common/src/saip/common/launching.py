@@ -30,6 +30,9 @@ BASIC_VARIABLES = frozenset(
 BASIC_PREFIXES = ("LC_", "GRPC_")  # the locale; gRPC's own settings (GRPC_VERBOSITY, GRPC_TRACE, ...)
 # The OpenTelemetry SDK's own settings (OTEL_EXPORTER_OTLP_ENDPOINT, ...), which every service's tracing reads.
 TRACING_PREFIX = "OTEL_"
+# How many times `saip run` restarted the service before this process of it, given by the launcher to the instance it
+# starts again (not a key: a person sets nothing here); its heartbeat carries it. Compose and k8s count their own.
+RESTARTS_ENV = "SAIP_RESTARTS"
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ extra process: its JSON log lines and a heartbeat.
   which is what `saip_monitor_logs_tail` reads. The same path works in compose and Kubernetes, beside whatever
   collector reads the containers' stdout.
 - **Heartbeat.** Every `BEAT` seconds a `ServiceHeartbeat` (version, start, CPU, memory, descriptors, sockets,
-  threads) goes to the `saip-system` bucket under `<service>.<replica>`; entries expire after `BEAT_TTL`, so a process
-  that stopped is gone from `saip_monitor_system` within it.
+  threads, and the times `saip run` restarted the service before this process, from `SAIP_RESTARTS`) goes to the
+  `saip-system` bucket under `<service>.<replica>`; entries expire after `BEAT_TTL`, so a process that stopped is
+  gone from `saip_monitor_system` within it.
 
 Both start with `bus.connection` (every service's lifespan opens one) in a process whose logs were set up for a
 service (`lifecycle.main`); in a test process, which sets up no service, nothing is shipped.
@@ -42,6 +43,7 @@ from nats.js.api import DiscardPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
 from saip.common import jetstream, names
+from saip.common.launching import RESTARTS_ENV
 from saip.v1 import common_pb2
 
 BUFFER = 1000  # lines kept while NATS is away (the oldest dropped first)
@@ -208,7 +210,15 @@ def heartbeat(service: str) -> common_pb2.ServiceHeartbeat:
         open_fds=len(descriptors),
         open_connections=sum(1 for target in descriptors if target.startswith("socket:")),
         threads=threading.active_count(),
+        restarts=restarts(),
     )
+
+
+def restarts() -> int:
+    """The times `saip run` restarted this service before this process (`launching.RESTARTS_ENV`); 0 when it did not
+    start it, or a value that is not a count."""
+    given = os.environ.get(RESTARTS_ENV, "")
+    return int(given) if given.isdigit() else 0
 
 
 def _descriptors() -> list[str]:

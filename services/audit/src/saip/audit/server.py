@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Protocol, TypeVar
 
 import anyio
 import grpc
@@ -68,6 +68,13 @@ _SIDE_OF_LABEL = {label: value for value, label in records.HITL_SIDE_LABELS.item
 R = TypeVar("R")
 
 
+class Paged(Protocol):
+    """A listing's request: how many entries a page holds, and the cursor of the page before it."""
+
+    limit: int
+    before_seq: int
+
+
 def _chained(entry: views.Chained) -> audit_pb2.ChainedRecord:
     return audit_pb2.ChainedRecord(index=entry.index, seq=entry.seq, record=entry.record)
 
@@ -76,7 +83,7 @@ def _risk(entry: views.RiskView) -> audit_pb2.RiskEventEntry:
     return audit_pb2.RiskEventEntry(index=entry.index, seq=entry.seq, event=entry.event)
 
 
-def _calls(request: Any) -> Callable[[views.Chained], bool]:
+def _calls(request: audit_pb2.ListManagementCallsRequest) -> Callable[[views.Chained], bool]:
     """Management calls of the requested tool (any when empty) with the requested outcome (any when unspecified)."""
 
     def matches(entry: views.Chained) -> bool:
@@ -87,7 +94,7 @@ def _calls(request: Any) -> Callable[[views.Chained], bool]:
     return matches
 
 
-def _tools(request: Any) -> Callable[[views.Chained], bool]:
+def _tools(request: audit_pb2.ListToolCallsRequest) -> Callable[[views.Chained], bool]:
     """Tool calls of the requested tool and source (either any when empty)."""
 
     def matches(entry: views.Chained) -> bool:
@@ -95,6 +102,10 @@ def _tools(request: Any) -> Callable[[views.Chained], bool]:
         return (not request.tool or call.tool == request.tool) and (not request.source or call.source == request.source)
 
     return matches
+
+
+def _risks(request: audit_pb2.ListRiskEventsRequest) -> Callable[[views.RiskView], bool]:
+    return lambda entry: not request.type or entry.event.type == request.type
 
 
 def _summary(trace: traces.Trace) -> audit_pb2.TraceSummary:
@@ -129,37 +140,10 @@ def _span(span: traces.Span, depth: int, trace_start_ns: int) -> audit_pb2.Trace
     )
 
 
-def _risks(request: Any) -> Callable[[views.RiskView], bool]:
-    return lambda entry: not request.type or entry.event.type == request.type
-
-
-def _listing(
-    reply: Callable[..., Any],
-    ring: Callable[[views.AuditViews], views.Ring[views.T]],
-    view: Callable[[views.Chained], views.T | None],
-    matching: Callable[[Any], Callable[[views.T], bool]],
-    shown: Callable[[views.T], Any],
-) -> Any:
-    """One of the paged listings: the entries of a ring (or, below its horizon, of the ledger) that match the
-    request, newest first, and the cursor of the next page."""
-
-    @_unary
-    async def listing(servicer: AuditServicer, request: Any, context: Any) -> Any:
-        found = await views.page(
-            ring(servicer.audit_views),
-            view,
-            matching(request),
-            servicer.ledger,
-            limit=views.page_size(request.limit),
-            before_seq=request.before_seq,
-        )
-        return reply(entries=[shown(item) for item in found.items], next_before_seq=found.next_before_seq)
-
-    return listing
-
-
-class AuditServicer:
-    """saip.v1.AuditService over the views, the ledger and the collector's consumer."""
+class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
+    """saip.v1.AuditService over the views, the ledger and the collector's consumer: each RPC of the contract is a
+    method here, taking its request message (one the service does not implement would answer UNIMPLEMENTED, by the
+    generated base class)."""
 
     def __init__(
         self,
@@ -179,7 +163,9 @@ class AuditServicer:
         self._hitl: tuple[tuple[int, ...], audit_pb2.GetHitlSummaryResponse] | None = None  # _hitl_counted's
 
     @_unary
-    async def GetOverview(self, request: Any, context: Any) -> audit_pb2.GetOverviewResponse:
+    async def GetOverview(
+        self, request: audit_pb2.GetOverviewRequest, context: grpc.aio.ServicerContext
+    ) -> audit_pb2.GetOverviewResponse:
         pending = await self._source.pending()
         outcomes = self.audit_views.outcome_counts()
         risk_types = self.audit_views.risk_type_counts()
@@ -203,14 +189,47 @@ class AuditServicer:
         response.collector_since.FromDatetime(self._since)
         return response
 
-    ListManagementCalls = _listing(
-        audit_pb2.ListManagementCallsResponse, lambda v: v.management, views.as_management, _calls, _chained
-    )
-    ListToolCalls = _listing(audit_pb2.ListToolCallsResponse, lambda v: v.tools, views.as_tool_call, _tools, _chained)
-    ListRiskEvents = _listing(audit_pb2.ListRiskEventsResponse, lambda v: v.risks, views.as_risk, _risks, _risk)
+    @_unary
+    async def ListManagementCalls(
+        self, request: audit_pb2.ListManagementCallsRequest, context: grpc.aio.ServicerContext
+    ) -> audit_pb2.ListManagementCallsResponse:
+        found = await self._page(self.audit_views.management, views.as_management, _calls(request), request)
+        entries = [_chained(entry) for entry in found.items]
+        return audit_pb2.ListManagementCallsResponse(entries=entries, next_before_seq=found.next_before_seq)
 
     @_unary
-    async def GetHitlSummary(self, request: Any, context: Any) -> audit_pb2.GetHitlSummaryResponse:
+    async def ListToolCalls(
+        self, request: audit_pb2.ListToolCallsRequest, context: grpc.aio.ServicerContext
+    ) -> audit_pb2.ListToolCallsResponse:
+        found = await self._page(self.audit_views.tools, views.as_tool_call, _tools(request), request)
+        entries = [_chained(entry) for entry in found.items]
+        return audit_pb2.ListToolCallsResponse(entries=entries, next_before_seq=found.next_before_seq)
+
+    @_unary
+    async def ListRiskEvents(
+        self, request: audit_pb2.ListRiskEventsRequest, context: grpc.aio.ServicerContext
+    ) -> audit_pb2.ListRiskEventsResponse:
+        found = await self._page(self.audit_views.risks, views.as_risk, _risks(request), request)
+        return audit_pb2.ListRiskEventsResponse(
+            entries=[_risk(entry) for entry in found.items], next_before_seq=found.next_before_seq
+        )
+
+    async def _page(
+        self,
+        ring: views.Ring[views.T],
+        view: Callable[[views.Chained], views.T | None],
+        matching: Callable[[views.T], bool],
+        request: Paged,
+    ) -> views.Page[views.T]:
+        """One page of a listing: the entries of a ring (or, below its horizon, of the ledger) that match the
+        request, newest first, and the cursor of the next page."""
+        limit = views.page_size(request.limit)
+        return await views.page(ring, view, matching, self.ledger, limit=limit, before_seq=request.before_seq)
+
+    @_unary
+    async def GetHitlSummary(
+        self, request: audit_pb2.GetHitlSummaryRequest, context: grpc.aio.ServicerContext
+    ) -> audit_pb2.GetHitlSummaryResponse:
         recent = views.page_size(request.recent, name="recent", default=10)
         response = audit_pb2.GetHitlSummaryResponse()
         response.CopyFrom(self._hitl_counted())
@@ -238,7 +257,9 @@ class AuditServicer:
         return self._hitl[1]
 
     @_unary
-    async def VerifyChain(self, request: Any, context: Any) -> audit_pb2.VerifyChainResponse:
+    async def VerifyChain(
+        self, request: audit_pb2.VerifyChainRequest, context: grpc.aio.ServicerContext
+    ) -> audit_pb2.VerifyChainResponse:
         first, last = await self.ledger.bounds()
         if last == 0:
             return audit_pb2.VerifyChainResponse(ok=True)
@@ -254,7 +275,9 @@ class AuditServicer:
         return response
 
     @_unary
-    async def ListTraces(self, request: Any, context: Any) -> audit_pb2.ListTracesResponse:
+    async def ListTraces(
+        self, request: audit_pb2.ListTracesRequest, context: grpc.aio.ServicerContext
+    ) -> audit_pb2.ListTracesResponse:
         if request.min_duration_ms < 0:
             raise InvalidRequest("min_duration_ms must be 0 or more")
         found = self.traces.recent(
@@ -271,7 +294,9 @@ class AuditServicer:
         )
 
     @_unary
-    async def GetTrace(self, request: Any, context: Any) -> audit_pb2.GetTraceResponse:
+    async def GetTrace(
+        self, request: audit_pb2.GetTraceRequest, context: grpc.aio.ServicerContext
+    ) -> audit_pb2.GetTraceResponse:
         trace_id = request.trace_id.strip().lower()
         if not TRACE_ID.fullmatch(trace_id):
             raise InvalidRequest("trace_id must be the 32 hex digits a trace listing shows")
@@ -286,7 +311,9 @@ class AuditServicer:
         )
 
     @_streaming
-    async def TailEntries(self, request: Any, context: Any) -> AsyncIterator[audit_pb2.ChainedRecord]:
+    async def TailEntries(
+        self, request: audit_pb2.TailEntriesRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[audit_pb2.ChainedRecord]:
         backlog = views.page_size(request.backlog, name="backlog")
         with self.audit_views.tail(backlog) as (entries, tail):
             for entry in entries:

@@ -213,5 +213,6 @@ def heartbeat(beat: common_pb2.ServiceHeartbeat) -> dict[str, Any]:
         "openFiles": beat.open_fds,
         "openConnections": beat.open_connections,
         "threads": beat.threads,
+        "restarts": beat.restarts,
         "lastBeat": when(beat.at),
     }
