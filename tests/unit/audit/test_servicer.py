@@ -21,7 +21,7 @@ METHODS = tuple(audit_pb2.DESCRIPTOR.services_by_name["AuditService"].methods)
 
 def test_the_servicer_subclasses_the_generated_base() -> None:
     assert issubclass(AuditServicer, audit_pb2_grpc.AuditServiceServicer)
-    assert SERVICE_NAME == audit_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name
+    assert audit_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name == SERVICE_NAME
 
 
 @pytest.mark.parametrize("method", METHODS, ids=lambda method: method.name)
