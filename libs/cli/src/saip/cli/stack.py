@@ -1,22 +1,24 @@
-"""The embedded default (`make run`): NATS and every service as local processes, supervised by honcho.
+"""The embedded default (`make run`): NATS and every service as local processes, planned here, kept by the
+supervisor (`saip.cli.supervisor`: honcho's, restarting a process that dies once the stack is ready).
 
 Only the gateway's port is fixed (SAIP_GATEWAY_PORT); NATS and the internal services take free ports chosen here, so
-two stacks can run side by side. Each process gets only the environment it needs (`launching.service_environment`,
-read from the key manifest: the launcher builds no settings model and imports no service): its own settings and the
-variables they name, never the whole shell, so a secret exported for something else is not within reach of any
-service. Once the gateway is healthy, the MCP URL and the tokens are printed. Ctrl-C or SIGTERM stops every process
-this started (honcho sends SIGTERM to each process group, then SIGKILL after 5 s), NATS last (`Supervisor`).
+two stacks can run side by side, and a restarted process takes its own again. Each process gets only the environment
+it needs (`launching.service_environment`, read from the key manifest: the launcher builds no settings model and
+imports no service): its own settings and the variables they name, never the whole shell, so a secret exported for
+something else is not within reach of any service. Once the gateway is healthy, the MCP URL and the tokens are
+printed and the stack is ready. Ctrl-C or SIGTERM stops every process this started (SIGTERM to each process group,
+NATS last, then SIGKILL after 5 s).
 
 The Python services are forked by a fork server (`saip.cli.zygote`, what it guarantees is said there), started before
-anything else (by `saip.cli.main`, before this module is imported), which imports once what each of them imports
-first while the launcher plans; honcho drives each forked service through the
-process it is given (`Process._child_ctor`, honcho's own seam for its tests; a unit test drives it) as it
-would drive `python -m saip.<service>`: its pid (the service's own, a process-group leader), its exit code, and what it
-writes to its descriptors 1 and 2. Its Python code's lines (its logs) it writes to this process's output itself, with
-the prefix honcho would print (`saip.cli.lines`), rather than have honcho's worker read each from a pipe and pass it
-to this process through a queue (0.4-0.75 ms of CPU a READ call, whose audit record is a line); honcho still prints
-its own lines (started, stopped, sending SIGTERM), a process's it starts itself (NATS, a service the fork server did
-not fork) and what a forked one writes past `sys.stdout` and `sys.stderr`.
+anything else (by `saip.cli.launch`, before this module is imported), which imports once what each of them imports
+first while the launcher plans; honcho drives each forked service through the process it is given
+(`Process._child_ctor`, honcho's own seam for its tests; a unit test drives it) as it would drive `python -m
+saip.<service>`: its pid (the service's own, a process-group leader), its exit code, and what it writes to its
+descriptors 1 and 2. Its Python code's lines (its logs) it writes to this process's output itself, with the prefix
+honcho would print (`saip.cli.lines`), rather than have honcho's worker read each from a pipe and pass it to this
+process through a queue (a READ call's audit record is a line); honcho still prints its own lines (started, stopped,
+sending SIGTERM), a process's it starts itself (NATS, a service the fork server did not fork) and what a forked one
+writes past `sys.stdout` and `sys.stderr`.
 """
 
 from __future__ import annotations
@@ -140,7 +142,7 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     if nats_url is None:
         nats_port = next(ports)
         nats_url = f"nats://127.0.0.1:{nats_port}"
-        result.processes[NATS] = (shlex.join(natsd.command(nats_port, home / "nats")), common)
+        result.processes[NATS] = (_command(natsd.command(nats_port, home / "nats")), common)
     common["SAIP_NATS_URL"] = nats_url
     # Every service installed beside the launcher runs, each on free ports (its `<name>.port` and
     # `<name>.metrics-port`); the gateway, the front door, learns where each one listens (`<name>.addr`).
@@ -148,7 +150,7 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     for name in backends:
         grpc_port, metrics_port = next(ports), next(ports)
         result.processes[name] = (
-            shlex.join([python, "-m", f"saip.{name}"]),
+            _command([python, "-m", f"saip.{name}"]),
             {**common, _variable(name, "port"): str(grpc_port), _variable(name, "metrics-port"): str(metrics_port)},
         )
         addresses[_variable(name, "addr")] = f"127.0.0.1:{grpc_port}"
@@ -157,7 +159,7 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
         if name != NATS:
             result.processes[name] = (command, {**variables, **addresses})
     gateway = (
-        shlex.join([python, "-m", f"saip.{GATEWAY}"]),
+        _command([python, "-m", f"saip.{GATEWAY}"]),
         {
             **common,
             **addresses,
@@ -173,6 +175,12 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
         given = _basics(variables) if name == NATS else service_environment(name, variables)
         result.processes[name] = (command, given)
     return result
+
+
+def _command(argv: list[str]) -> str:
+    """The shell command honcho runs for `argv`: the shell replaced by the program (`exec`), so the pid honcho has,
+    prints and signals is the program's own, and its end (a `kill -9` of that pid) is the process's end."""
+    return "exec " + shlex.join(argv)
 
 
 def _basics(environ: dict[str, str]) -> dict[str, str]:
@@ -283,8 +291,8 @@ def announce(stack: Plan, manager: Supervisor, stopping: threading.Event, failed
 @dataclass
 class Spawn:
     """honcho's way to start one forked service (`Process._child_ctor`, called in its worker with the command line,
-    environment and directory): a fork of the zygote, writing its lines to `lines` (an output and the prefix) itself
-    when given; `python -m` of the command, as before, if it forks no more."""
+    environment and directory, at its start and at each restart): a fork of the zygote, writing its lines to `lines`
+    (an output and the prefix) itself when given; `python -m` of the command if it forks no more."""
 
     channel: socket.socket
     module: str

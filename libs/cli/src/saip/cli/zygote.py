@@ -289,7 +289,7 @@ def become(job: Job) -> None:
     os.close(job.output)
     if job.lines is not None:
         output, prefix = job.lines
-        os.set_inheritable(output, False)  # what the service spawns writes where the service tells it, as before
+        os.set_inheritable(output, False)  # what the service spawns writes where the service tells it
         coloured = os.isatty(output)  # honcho's Printer colours only on a terminal
         own = PrefixedLines(output, prefix, sys.stdout, coloured=coloured)
         errors = PrefixedLines(output, prefix, sys.stderr, coloured=coloured)
