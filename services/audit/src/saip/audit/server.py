@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import grpc
@@ -193,38 +193,37 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
     async def ListManagementCalls(
         self, request: audit_pb2.ListManagementCallsRequest, context: grpc.aio.ServicerContext
     ) -> audit_pb2.ListManagementCallsResponse:
-        found = await self._page(self.audit_views.management, views.as_management, _calls(request), request)
-        entries = [_chained(entry) for entry in found.items]
-        return audit_pb2.ListManagementCallsResponse(entries=entries, next_before_seq=found.next_before_seq)
+        listed = self.audit_views.management, views.as_management, _calls(request), _chained
+        return await self._page(audit_pb2.ListManagementCallsResponse, *listed, request)
 
     @_unary
     async def ListToolCalls(
         self, request: audit_pb2.ListToolCallsRequest, context: grpc.aio.ServicerContext
     ) -> audit_pb2.ListToolCallsResponse:
-        found = await self._page(self.audit_views.tools, views.as_tool_call, _tools(request), request)
-        entries = [_chained(entry) for entry in found.items]
-        return audit_pb2.ListToolCallsResponse(entries=entries, next_before_seq=found.next_before_seq)
+        listed = self.audit_views.tools, views.as_tool_call, _tools(request), _chained
+        return await self._page(audit_pb2.ListToolCallsResponse, *listed, request)
 
     @_unary
     async def ListRiskEvents(
         self, request: audit_pb2.ListRiskEventsRequest, context: grpc.aio.ServicerContext
     ) -> audit_pb2.ListRiskEventsResponse:
-        found = await self._page(self.audit_views.risks, views.as_risk, _risks(request), request)
-        return audit_pb2.ListRiskEventsResponse(
-            entries=[_risk(entry) for entry in found.items], next_before_seq=found.next_before_seq
-        )
+        listed = self.audit_views.risks, views.as_risk, _risks(request), _risk
+        return await self._page(audit_pb2.ListRiskEventsResponse, *listed, request)
 
     async def _page(
         self,
+        reply: Callable[..., R],
         ring: views.Ring[views.T],
         view: Callable[[views.Chained], views.T | None],
         matching: Callable[[views.T], bool],
+        shown: Callable[[views.T], Any],
         request: Paged,
-    ) -> views.Page[views.T]:
+    ) -> R:
         """One page of a listing: the entries of a ring (or, below its horizon, of the ledger) that match the
-        request, newest first, and the cursor of the next page."""
+        request, newest first, each as `shown` makes it, and the cursor of the next page."""
         limit = views.page_size(request.limit)
-        return await views.page(ring, view, matching, self.ledger, limit=limit, before_seq=request.before_seq)
+        found = await views.page(ring, view, matching, self.ledger, limit=limit, before_seq=request.before_seq)
+        return reply(entries=[shown(item) for item in found.items], next_before_seq=found.next_before_seq)
 
     @_unary
     async def GetHitlSummary(
