@@ -14,14 +14,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import grpc
 from prometheus_client import REGISTRY, CollectorRegistry
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
-from saip.audit import records, traces, views
+from saip.audit import records, replies, traces, views
 from saip.audit.clients.consumer import ACK_WAIT, JetStreamRecords
 from saip.audit.clients.ledger import JetStreamLedger
 from saip.audit.clients.store import REQUEST_TIMEOUT, ensure_audit_stream
@@ -35,7 +35,7 @@ from saip.common import bus, lifecycle, tracing
 from saip.common.grpc_server import Endpoints, RpcEdge, endpoints
 from saip.common.masking import Masker
 from saip.common.watch import Restarts, keep_alive
-from saip.v1 import audit_pb2, audit_pb2_grpc, common_pb2
+from saip.v1 import audit_pb2, audit_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -66,78 +66,6 @@ _DECISION_OF_LABEL = {label: value for value, label in records.HITL_DECISION_LAB
 _SIDE_OF_LABEL = {label: value for value, label in records.HITL_SIDE_LABELS.items()}
 
 R = TypeVar("R")
-
-
-class Paged(Protocol):
-    """A listing's request: how many entries a page holds, and the cursor of the page before it."""
-
-    limit: int
-    before_seq: int
-
-
-def _chained(entry: views.Chained) -> audit_pb2.ChainedRecord:
-    return audit_pb2.ChainedRecord(index=entry.index, seq=entry.seq, record=entry.record)
-
-
-def _risk(entry: views.RiskView) -> audit_pb2.RiskEventEntry:
-    return audit_pb2.RiskEventEntry(index=entry.index, seq=entry.seq, event=entry.event)
-
-
-def _calls(request: audit_pb2.ListManagementCallsRequest) -> Callable[[views.Chained], bool]:
-    """Management calls of the requested tool (any when empty) with the requested outcome (any when unspecified)."""
-
-    def matches(entry: views.Chained) -> bool:
-        call = entry.record.management
-        tool_ok = not request.tool or call.tool == request.tool
-        return tool_ok and request.outcome in (common_pb2.OUTCOME_UNSPECIFIED, call.outcome)
-
-    return matches
-
-
-def _tools(request: audit_pb2.ListToolCallsRequest) -> Callable[[views.Chained], bool]:
-    """Tool calls of the requested tool and source (either any when empty)."""
-
-    def matches(entry: views.Chained) -> bool:
-        call = entry.record.tool_call
-        return (not request.tool or call.tool == request.tool) and (not request.source or call.source == request.source)
-
-    return matches
-
-
-def _risks(request: audit_pb2.ListRiskEventsRequest) -> Callable[[views.RiskView], bool]:
-    return lambda entry: not request.type or entry.event.type == request.type
-
-
-def _summary(trace: traces.Trace) -> audit_pb2.TraceSummary:
-    summary = audit_pb2.TraceSummary(
-        trace_id=trace.trace_id,
-        name=trace.root.name,
-        tool=trace.tool,
-        outcome=trace.outcome,
-        duration_ms=trace.duration_ms,
-        span_count=len(trace.spans),
-        services=trace.services,
-        error=trace.error,
-        complete=trace.complete,
-    )
-    summary.start_time.FromNanoseconds(trace.start_ns)
-    return summary
-
-
-def _span(span: traces.Span, depth: int, trace_start_ns: int) -> audit_pb2.TraceSpan:
-    return audit_pb2.TraceSpan(
-        span_id=span.span_id,
-        parent_span_id=span.parent_id,
-        name=span.name,
-        service=span.service,
-        kind=span.kind,
-        start_offset_ms=(span.start_ns - trace_start_ns) / 1e6,
-        duration_ms=span.duration_ms,
-        error=span.error,
-        status_message=span.status_message,
-        attributes=span.attributes,
-        depth=depth,
-    )
 
 
 class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
@@ -193,21 +121,21 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
     async def ListManagementCalls(
         self, request: audit_pb2.ListManagementCallsRequest, context: grpc.aio.ServicerContext
     ) -> audit_pb2.ListManagementCallsResponse:
-        listed = self.audit_views.management, views.as_management, _calls(request), _chained
+        listed = self.audit_views.management, views.as_management, replies.management_calls(request), replies.chained
         return await self._page(audit_pb2.ListManagementCallsResponse, *listed, request)
 
     @_unary
     async def ListToolCalls(
         self, request: audit_pb2.ListToolCallsRequest, context: grpc.aio.ServicerContext
     ) -> audit_pb2.ListToolCallsResponse:
-        listed = self.audit_views.tools, views.as_tool_call, _tools(request), _chained
+        listed = self.audit_views.tools, views.as_tool_call, replies.tool_calls(request), replies.chained
         return await self._page(audit_pb2.ListToolCallsResponse, *listed, request)
 
     @_unary
     async def ListRiskEvents(
         self, request: audit_pb2.ListRiskEventsRequest, context: grpc.aio.ServicerContext
     ) -> audit_pb2.ListRiskEventsResponse:
-        listed = self.audit_views.risks, views.as_risk, _risks(request), _risk
+        listed = self.audit_views.risks, views.as_risk, replies.risk_events(request), replies.risk
         return await self._page(audit_pb2.ListRiskEventsResponse, *listed, request)
 
     async def _page(
@@ -217,7 +145,7 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         view: Callable[[views.Chained], views.T | None],
         matching: Callable[[views.T], bool],
         shown: Callable[[views.T], Any],
-        request: Paged,
+        request: replies.Paged,
     ) -> R:
         """One page of a listing: the entries of a ring (or, below its horizon, of the ledger) that match the
         request, newest first, each as `shown` makes it, and the cursor of the next page."""
@@ -232,7 +160,7 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         recent = views.page_size(request.recent, name="recent", default=10)
         response = audit_pb2.GetHitlSummaryResponse()
         response.CopyFrom(self._hitl_counted())
-        response.recent.extend(_chained(entry) for entry in self.audit_views.recent_decisions(recent))
+        response.recent.extend(replies.chained(entry) for entry in self.audit_views.recent_decisions(recent))
         return response
 
     def _hitl_counted(self) -> audit_pb2.GetHitlSummaryResponse:
@@ -286,7 +214,7 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
             limit=views.page_size(request.limit),
         )
         return audit_pb2.ListTracesResponse(
-            traces=[_summary(trace) for trace in found],
+            traces=[replies.summary(trace) for trace in found],
             kept=len(self.traces),
             capacity=self.traces.capacity,
             max_age_minutes=self.traces.max_age / 60,
@@ -304,8 +232,8 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
             raise TraceNotFound(trace_id)
         start = trace.start_ns
         return audit_pb2.GetTraceResponse(
-            trace=_summary(trace),
-            spans=[_span(span, depth, start) for span, depth in trace.tree()],
+            trace=replies.summary(trace),
+            spans=[replies.trace_span(span, depth, start) for span, depth in trace.tree()],
             dropped_spans=trace.dropped,
         )
 
@@ -316,9 +244,9 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         backlog = views.page_size(request.backlog, name="backlog")
         with self.audit_views.tail(backlog) as (entries, tail):
             for entry in entries:
-                yield _chained(entry)
+                yield replies.chained(entry)
             while True:
-                yield _chained(await tail.next())
+                yield replies.chained(await tail.next())
 
 
 @dataclass(frozen=True)
