@@ -275,6 +275,22 @@ def test_a_child_killed_with_9_is_reported_and_takes_nothing_down(
     assert ended(two) == -signal.SIGTERM
 
 
+def test_a_service_that_ended_is_forked_again_on_its_channel_as_a_restart_asks(
+    zygote: tuple[ForkServer, Plan], tmp_path: Path
+) -> None:
+    server, stack = zygote
+    given = {**stack.processes["one"][1], "PROBE_WAIT": "1"}
+    first = Forked(server.channels["one"], "probe", given, str(tmp_path))
+    report(first)
+    os.kill(first.pid, signal.SIGKILL)
+    assert ended(first) == -signal.SIGKILL
+    again = Forked(server.channels["one"], "probe", {**given, "SAIP_RESTARTS": "1"}, str(tmp_path))
+    seen = report(again)
+    assert seen["pid"] == again.pid != first.pid and seen["environment"]["SAIP_RESTARTS"] == "1"
+    os.killpg(again.pid, signal.SIGTERM)
+    assert ended(again) == -signal.SIGTERM
+
+
 def test_honcho_drives_a_forked_service_as_a_process_it_started(
     zygote: tuple[ForkServer, Plan], tmp_path: Path
 ) -> None:
