@@ -3,7 +3,8 @@ is in (and only the stages some service needs are imported), and each child it f
 service would have been (its own environment, directory, output, process group, exit code), driven by honcho as a
 process it started; given the launcher's output, it writes its own lines there as honcho prints them, whole, and
 honcho's worker reads only what bypasses sys.stdout and sys.stderr; a child killed with -9 takes nothing else down,
-and without the fork server, or once a stage failed, a service still starts."""
+and its channel may ask for it again (a restart); without the fork server, or once a stage failed, a service still
+starts."""
 
 from __future__ import annotations
 
