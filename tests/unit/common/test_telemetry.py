@@ -1,5 +1,5 @@
-"""What a process says of itself (saip.common.telemetry): its heartbeat, and the log lines it keeps for NATS while
-the connection is away, bounded and formatted as stdout has them."""
+"""What a process says of itself (saip.common.telemetry): its heartbeat (with the restarts `saip run` gave it), and
+the log lines it keeps for NATS while the connection is away, bounded and formatted as stdout has them."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import io
 import json
 import logging
 import os
+
+import pytest
 
 from saip.common import logs, telemetry
 from saip.common.logs import JsonFormatter
@@ -18,6 +20,15 @@ def test_the_heartbeat_describes_this_process() -> None:
     assert beat.version == "0.1.0"
     assert beat.rss_bytes > 0 and beat.open_fds > 0 and beat.threads >= 1 and beat.cpu_seconds > 0
     assert beat.started_at.ToNanoseconds() <= beat.at.ToNanoseconds()
+
+
+def test_the_heartbeat_carries_the_restarts_saip_run_gave_the_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SAIP_RESTARTS", raising=False)
+    assert telemetry.heartbeat("tools").restarts == 0  # not restarted, or not started by saip run
+    monkeypatch.setenv("SAIP_RESTARTS", "3")
+    assert telemetry.heartbeat("tools").restarts == 3
+    monkeypatch.setenv("SAIP_RESTARTS", "three")
+    assert telemetry.heartbeat("tools").restarts == 0
 
 
 def test_a_forked_process_reports_its_own_start_not_its_parent_s_import() -> None:
