@@ -1,8 +1,8 @@
-"""The upstream side's rules over in-memory ports: SPEC.md's server and tool scores and floors, HITL and the cap's
-words, the fingerprint ledger (key encoding, first sight, mismatch, acceptance bound to a hash), the registry's
-validation of references, the reason a connection failed, the catalog search, what a relayed answer becomes
-upstream, the input-schema check, a call's member composed once while its records are unchanged, and which answers'
-bodies the bounded transport counts."""
+"""The upstream side's rules over in-memory ports: the server and tool scores and floors (saip://guide/risk-levels),
+HITL and the cap's words, the fingerprint ledger (key encoding, first sight, mismatch, acceptance bound to a hash),
+the registry's validation of references, the reason a connection failed, the catalog search, what a relayed answer
+becomes upstream, the input-schema check, a call's member composed once while its records are unchanged, and which
+answers' bodies the bounded transport counts."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ MANAGEMENT_RISK_TYPE = "MANAGEMENT"
 SANDBOX_GUARD_BLOCKED = "sandbox-guard-blocked"
 POISONING_HIT = "poisoning-hit"
 HASH_LEDGER_MISMATCH = "hash-ledger-mismatch"
-# The risk types services raise today (SPEC.md); others are accepted and counted under their own name.
+# The risk types the services raise; others are accepted and counted under their own name.
 KNOWN_RISK_TYPES = (
     "server-risk-computed",
     "tool-publish-risk-computed",

@@ -1,4 +1,4 @@
-"""The fingerprint ledger of upstream tool definitions (SPEC.md "Fingerprint ledger"), in the bucket saip-ledger.
+"""The fingerprint ledger of upstream tool definitions (docs/upstream.md, "The fingerprint ledger"), in saip-ledger.
 
 A definition's fingerprint is the SHA-256 of the canonical JSON (sorted keys, compact) of its name, description,
 input schema and annotations. The ledger is keyed `serverId::toolName`; NATS KV keys cannot hold `:` (nor most other

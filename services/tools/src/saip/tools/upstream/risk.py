@@ -1,4 +1,4 @@
-"""The risk of upstream servers and of their tools (SPEC.md "Risk levels"), and where a server's address leads.
+"""The risk of upstream servers and of their tools (the guide saip://guide/risk-levels), and where an address leads.
 
 Server score = the sum of its axes (transport: a private-LAN host 1; auth: none, stdio or loopback 0, key or bearer
 1, custom OAuth 2; trust: catalog vendor 0, catalog community 1, unknown 2; docs: no docs URL 1), bucketed <=0 L1,
