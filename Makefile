@@ -25,8 +25,8 @@ $(VENV)/.installed: $(UV) uv.lock pyproject.toml $(wildcard libs/*/pyproject.tom
 	@touch $@
 
 # Bytecode of every module, written here once: where PYTHONDONTWRITEBYTECODE is set (CI, a shared machine), nothing
-# else writes it for the launcher, and every process of a first start compiled its modules from source (16 s of CPU
-# against 9 s; docs/BENCHMARKS.md, "Cold start"). Stamps of their own, so an existing .venv gets it too: the
+# else writes it for the launcher, and every process of a first start would compile its modules from source, nearly
+# doubling the start's CPU (docs/BENCHMARKS.md, "Cold start"). Stamps of their own, so an existing .venv gets it too: the
 # libraries' after each sync, saip's own sources (editable, not in site-packages) whenever one changes, which
 # compileall redoes file by file. A package's file that does not compile (an example in Python 2, say) is named and
 # passed over, as uv's --compile-bytecode does: it only costs its own compile if it is ever imported.

@@ -206,7 +206,7 @@ async def _run(home: Path, level: str) -> tuple[list[list[object]], list[object]
 
 async def _collector_alone(home: Path, batch: int, lines: bool = False) -> tuple[float, float, float]:
     """The collector in this process, on a backlog of RECORDS on a fresh server: records a second when it appends
-    `batch` records at a time (1 is the former design: one JetStream round trip per record), and this process's and
+    `batch` records at a time (1: one JetStream round trip per record, no batches), and this process's and
     nats-server's CPU per record meanwhile. With `lines`, this process logs as the service does at INFO: a JSON line
     for every record, to stdout (here /dev/null) and to NATS."""
     nats = LocalNats(home / f"nats-{batch}-{lines}")
@@ -270,7 +270,7 @@ def run() -> str:
             rows += rates
             budgets.append(budget)
         for batch, lines, label in (
-            (1, False, "one record per append (the former design)"),
+            (1, False, "one record per append (no batches)"),
             (BATCH, False, f"batches of up to {BATCH}"),
             (BATCH, True, f"batches of up to {BATCH}, a log line a record (INFO)"),
         ):

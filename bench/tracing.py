@@ -3,10 +3,10 @@ default: spans made and exported over NATS) against the same stack with `tracing
 once and called in turn, a call at a time (which stack goes first alternating from pair to pair), so a change in the
 machine's load falls on both, with the CPU each stack's processes spent per call, all of them and each of those a call
 moves (what the calls cost beside their latency, on a machine whose other work makes latencies noisy); and
-in-process, what one span costs on the call path (saip's span, made current and queued for export; the SDK's span
-into its batch processor, the former path; a no-op span), and what exporting a span costs beside the calls (encoding
-it in a batch, saip's rows against the OTLP protobuf the SDK's batch thread encoded; the audit service's decoding and
-keeping of it)."""
+in-process, what one span costs on the call path (saip's span, made current and queued for export; the OpenTelemetry
+SDK's span into its batch processor; a no-op span), and what exporting a span costs beside the calls (encoding it in
+a batch, saip's rows against the OTLP protobuf the SDK's exporter encodes; the audit service's decoding and keeping
+of it)."""
 
 from __future__ import annotations
 
@@ -179,14 +179,14 @@ def _spans() -> list[list[object]]:
     store = TraceStore(100_000, 3600.0)
     return [
         row(f"saip span, made current and queued ({SPANS} spans)", made),
-        row(f"SDK span + batch queue, the former path ({SPANS} spans)", sdk),
+        row(f"SDK span + batch queue ({SPANS} spans)", sdk),
         row(f"no-op span, tracing off ({SPANS} spans)", nothing),
         row(
             f"encoding, saip's rows (per span, {BATCHES} batches of {tracing.BATCH})",
             _timed(lambda: tracing.encode("probe", ended), BATCHES, tracing.BATCH),
         ),
         row(
-            f"encoding, OTLP protobuf, the former export (per span, {BATCHES} batches of {tracing.BATCH})",
+            f"encoding, OTLP protobuf, the SDK's export (per span, {BATCHES} batches of {tracing.BATCH})",
             _timed(lambda: encode_spans(otlp).SerializeToString(), BATCHES, tracing.BATCH),
         ),
         row(

@@ -1,8 +1,8 @@
 """No request leaves server-side state behind, and health says when Tool Studio cannot serve: 5,000 listings (READ
 calls, no question) against the real tools service on a real nats-server leave the JetStream consumer count where
-it was (each key listing used to leave an ephemeral consumer for 300 s, until the account's limit took Tool Studio
-down), the watched keys that replace those listings show every write as soon as it returns, and a service cut off
-from NATS answers NOT_SERVING until it is back (its liveness SERVING throughout)."""
+it was (a key listing through `kv.keys()` would leave an ephemeral consumer for 300 s each, until the account's limit
+took Tool Studio down), the watched keys that stand for such listings show every write as soon as it returns, and a
+service cut off from NATS answers NOT_SERVING until it is back (its liveness SERVING throughout)."""
 
 from __future__ import annotations
 

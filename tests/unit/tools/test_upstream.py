@@ -282,8 +282,8 @@ def test_a_failure_is_saips_own_rule_wherever_the_sdk_group_lists_it() -> None:
 
 
 def test_the_tools_service_starts_without_the_sdks_client_side() -> None:
-    # About 1 s of CPU at every start of a service that may have no upstream server (docs/BENCHMARKS.md, "Cold
-    # start"): the first connection imports it.
+    # CPU at every start of a service that may have no upstream server (docs/BENCHMARKS.md, "Cold start"): the first
+    # connection imports it.
     started = "import sys; import saip.tools.__main__, saip.tools.server; print(sorted(sys.modules))"
     done = subprocess.run([sys.executable, "-c", started], capture_output=True, text=True, check=True)
     loaded = set(done.stdout.strip().strip("[]").replace("'", "").split(", "))

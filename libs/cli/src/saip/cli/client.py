@@ -46,8 +46,8 @@ class GatewayApi:
             raise ApiError(
                 "no admin token: set SAIP_ADMIN_TOKEN (make run prints it and keeps it in $SAIP_HOME/admin-token)"
             )
-        # httpx (0.13 s of CPU) is imported by the first client, not with this module: `saip run` reads this module
-        # before it starts the fork server, and needs a client only once the gateway answers.
+        # httpx is imported by the first client, not with this module: `saip run` reads this module before it starts
+        # the fork server, whose start its import would delay, and needs a client only once the gateway answers.
         import httpx
 
         self.url = url.rstrip("/")

@@ -2,12 +2,12 @@
 
 honcho relays a process's output through three hops: its worker for that process reads each line from the pipe, puts
 it on a multiprocessing queue (pickled, by a feeder thread), and the launcher takes it off and prints it with the
-prefix. For a service that logs a line a call (the audit service: one a chained record) that was 0.4-0.75 ms of CPU a
-call in two more processes (docs/BENCHMARKS.md, "saip run's lines"). A forked service now writes what its Python code
-writes (`sys.stdout`, `sys.stderr`: the JSON log lines, tracebacks, warnings) to the launcher's own output itself, each
-line prefixed as honcho's `Printer` prefixes it (`HH:MM:SS name | `, the name padded to the longest, in the process's
-colour when that output is a terminal); what reaches its descriptors 1 and 2 some other way (a C library's own
-messages, `sys.stdout.buffer`, faulthandler) still goes to the pipe honcho reads, and comes out as before.
+prefix: two more processes woken for every line, and a service that logs a line a call (the audit service: one a
+chained record) would wake them for every call (docs/BENCHMARKS.md, "saip run's lines"). So a forked service writes
+what its Python code writes (`sys.stdout`, `sys.stderr`: the JSON log lines, tracebacks, warnings) to the launcher's
+own output itself, each line prefixed as honcho's `Printer` prefixes it (`HH:MM:SS name | `, the name padded to the
+longest, in the process's colour when that output is a terminal); what reaches its descriptors 1 and 2 some other way
+(a C library's own messages, `sys.stdout.buffer`, faulthandler) goes to the pipe honcho reads, and honcho prints it.
 
 Whole lines: the text is written only up to its last newline (a line waits for its end, as honcho's `readline` makes
 it wait), in writes of whole lines of at most `PIPE_BUF` bytes together (4096 on Linux; a longer line is one write of
@@ -17,11 +17,11 @@ The launcher's own output is written the same way while the stack runs (`launche
 unbuffered stream (PYTHONUNBUFFERED) is two writes, its text and then its newline, and a service's line could come
 between them.
 
-What differs from the relay: a line's time is when the service wrote it, not when honcho read it; a service's first
-line no longer waits behind honcho's `<name> started` (it comes after the service's own imports, in practice far
-later), and what honcho relays for it may come out after its lines written later; an output that is not read (a
-`less` held on a page, a terminal held with Ctrl-S) holds the service's write once its buffer is full, where the relay
-held the line in the launcher's queue, in memory without bound.
+What differs from honcho's relay: a line's time is when the service wrote it, not when honcho read it; a service's
+first line does not wait for honcho's `<name> started` (which comes first anyway: the service's own imports come
+before its first line), and what honcho relays for it may come out after its lines written later; an output that is
+not read (a `less` held on a page, a terminal held with Ctrl-S) holds the service's write once its buffer is full,
+rather than the line waiting in the launcher's memory without bound.
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ class PrefixedLines(WholeLines):
         self._text = ""
 
     def isatty(self) -> bool:
-        return False  # a service's output was honcho's pipe, and it still sees what it saw there
+        return False  # no terminal, as a service started as its own interpreter sees on honcho's pipe
 
     def _head(self) -> str:
         now = self._now()

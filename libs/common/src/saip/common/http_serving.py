@@ -18,11 +18,11 @@ def listening(host: str, port: int, remedy: str) -> Iterator[socket.socket]:
 
     It listens from here, before the app is built and served: a connection made meanwhile waits in the backlog and is
     answered once uvicorn serves, rather than refused. `saip run` asks the gateway's /healthz until it answers, and a
-    refused ask was asked again 50 ms later, on the start's critical path (docs/BENCHMARKS.md, "Cold start").
+    refused ask is asked again only at its next poll, on the start's critical path (docs/BENCHMARKS.md, "Cold start").
 
     The protocol is named, not left at 0: asyncio turns Nagle's algorithm off only on the connections of a socket
-    whose `proto` is TCP, and without that every answer uvicorn writes in two pieces (head, then body) waited for the
-    client's delayed ACK on a kept-alive connection, 40 ms on Linux.
+    whose `proto` is TCP, and without that every answer uvicorn writes in two pieces (head, then body) would wait for
+    the client's delayed ACK on a kept-alive connection (40 ms on Linux).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)

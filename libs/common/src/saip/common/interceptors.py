@@ -1,8 +1,9 @@
 """The shape of saip's gRPC server interceptors: each method's handler wrapped once, at its first call.
 
 gRPC asks every interceptor at every call. A handler made anew per call costs its making, and an interceptor outside
-it, which keeps its own by the handler it wraps, then makes its own anew as well: the metrics interceptor inside the
-spans one did that to every call of every service (20 µs a call in-process for the two, 7 now).
+it, which keeps its own by the handler it wraps, then makes its own anew as well: with the metrics interceptor inside
+the spans one, every call of every service would pay both (docs/BENCHMARKS.md, "Added latency of a READ management
+call").
 """
 
 from __future__ import annotations

@@ -39,7 +39,8 @@ R = TypeVar("R")
 # batch, JetStream's limit).
 BATCH = 256
 # A batch of this many records or more is appended atomically: one round trip, and one sync to disk (JetStream syncs
-# an atomic batch's commit, about 5 ms with its file store). Fewer go one append each, a fraction of a millisecond.
+# an atomic batch's commit, which costs more than a few plain appends). Fewer go one append each.
+# docs/BENCHMARKS.md, "Audit records per second", has both costs.
 ATOMIC_FROM = 16
 # Record ids remembered as chained: a redelivery is of a record chained within the ack wait (some seconds, tens of
 # thousands at full rate); one older than that is still recognised by its message id.
@@ -407,9 +408,9 @@ class Collector:
         """Run `operation` until the store answers (NATS restarts and reconnects are waited out), waiting 50 ms after
         the first failure and twice as long after each next one, 2 s at most.
 
-        A loop of its own rather than tenacity's `AsyncRetrying`, which took 35-40 µs of the service's CPU to set up
-        around every operation that succeeds at once (two a batch: the fetch and the append, so two a call when calls
-        come one at a time)."""
+        A loop of its own rather than tenacity's `AsyncRetrying`, whose set-up around every operation costs more than
+        this whole loop when the operation succeeds at once, as nearly every one does (two a batch: the fetch and the
+        append, so two a call when calls come one at a time)."""
         attempt, wait = 1, RETRY_WAIT_FIRST
         while True:
             try:

@@ -171,8 +171,8 @@ class AuditMetrics(Metrics):
     def hitl_counts(self) -> dict[tuple[str, str], int]:
         """The HITL decision counter's current values, by (side, decision): what Grafana reads.
 
-        Kept beside the counter, which goes up only in `chained`, by the same counts: collecting the counter to read
-        its values back took 70-77 µs of the service's CPU on every `saip_monitor_hitl` call (its ten children's
-        samples made and thrown away), a copy of these takes under 1.
+        Kept beside the counter, which goes up only in `chained`, by the same counts: reading the counter back means
+        collecting it (its ten children's samples made and thrown away) on every `saip_monitor_hitl` call, where a
+        copy of these is a dict's.
         """
         return dict(self._hitl_counts)

@@ -9,10 +9,9 @@ And the store keeps at most `SPANS_KEPT` spans in all, so its memory has a bound
 
 A kept trace is bytes, not objects: each arrival of its spans (one service's batch holds a few spans of each trace)
 is one `marshal` string of their fields, and a `Trace` with `Span` objects is made from them only when it is read
-(a listing makes only the traces it returns). That is about 0.28 KiB of the process's memory a span, against 0.62 as
-objects: 4.4 MiB for 2,000 traces of the load benchmark's 8 spans, against 10.0, and 11.9 MiB at `SPANS_KEPT`, against
-33.3 (docs/audit.md "Memory"). The listing's filters read what each kept trace keeps beside its bytes: its start and
-end, and its tool and outcome once asked.
+(a listing makes only the traces it returns), which takes well under half the memory of the same spans kept as
+objects (docs/audit.md, "Memory"). The listing's filters read what each kept trace keeps beside its bytes: its start
+and end, and its tool and outcome once asked.
 
 A trace's tool and outcome are what its spans say (`saip.tool`, `saip.outcome`: the gateway's gate span sets both),
 the root's first, so a listing can be filtered by them. Every audit replica subscribes, so each keeps the same
@@ -40,7 +39,7 @@ OUTCOME = "saip.outcome"
 @dataclass(slots=True)
 class Span:
     """One finished span, as a batch brings it and a read shows it (never changed once made: not frozen only because a
-    frozen dataclass's `__init__` sets each field through `object.__setattr__`, 13 µs a span where this takes 1, and
+    frozen dataclass's `__init__` sets each field through `object.__setattr__`, many times the cost of this one's, and
     the audit service makes one of every span every service ends)."""
 
     trace_id: str

@@ -295,9 +295,9 @@ def _publish(subject: str) -> dict[str, str | int | float | bool]:
 
 
 # gRPC waits 1 s before it tries a refused connection again, then 1.6 times longer each time: a service that started
-# just after the gateway's first health check was seen up to a second late (0.9 s measured), on a stack start meant
-# to take three. The services are on the same host or in the same cluster, so trying again sooner costs nothing; the
-# attempts still space out, to one every 2 s.
+# just after the gateway's first health check would be seen up to a second late, on a stack start meant to take
+# three. The services are on the same host or in the same cluster, so trying again sooner costs nothing; the attempts
+# still space out, to one every 2 s.
 RECONNECT = (("grpc.initial_reconnect_backoff_ms", 100), ("grpc.max_reconnect_backoff_ms", 2000))
 
 

@@ -17,8 +17,8 @@ from saip.common.settings import ConfigurationError, SaipSettings, StrList, fiel
 CATEGORIES = ("tools", "mcp", "mcp-register", "expose", "knowledge", "shipyard", "monitor", "chat")
 DEFAULT_OFF_CATEGORIES = frozenset({"mcp-register"})
 # The bounds of mcp-server.max-result-bytes, here rather than beside the results they bound (surface/results.py): the
-# launcher reads every service's settings before it starts anything, and the results module imports the MCP SDK's
-# types (about 0.5 s of CPU).
+# settings are read before anything opens (and by `make proto`, for the key manifest), and the results module imports
+# the MCP SDK's types, which reading them does not need.
 RESULT_LIMIT = 512 * 1024
 # The largest limit that still fits the SDK client's 1 MiB SSE event, with room for the JSON-RPC framing.
 MAX_RESULT_LIMIT = 1_000_000

@@ -141,5 +141,5 @@ class KnowledgeSettings(SaipSettings):
 
     @property
     def qdrant_path(self) -> Path:
-        """Where an earlier build kept qdrant-client's local mode (migrated into Qdrant Edge on first start)."""
+        """The folder of qdrant-client's local mode, whose documents are indexed into Qdrant Edge at the start."""
         return self.home.resolve() / "qdrant"

@@ -1,6 +1,6 @@
 """The embedded vector store: Qdrant Edge (`qdrant_edge`, the Qdrant engine as an in-process library), one shard
 per collection under the data folder; its snapshots (what a shipped knowledge tool carries); and the retirement of
-the folder an earlier build kept with qdrant-client's local mode.
+a folder of qdrant-client's local mode, whose documents are indexed into Edge again.
 
 The engine is synchronous and holds the GIL while it works, so every call runs on the index's own thread, one at a
 time and in order, and a write is cut into slices (`UPSERT_SLICE`): the service's event loop waits at most one slice
@@ -39,7 +39,7 @@ from saip.v1 import knowledge_pb2
 
 logger = logging.getLogger(__name__)
 
-UPSERT_SLICE = 64  # points per engine call: about 10 ms of engine time, the longest the event loop waits on a write
+UPSERT_SLICE = 64  # points per engine call, short enough that the event loop never waits long on a write
 PAGE = 256  # points per page when a snapshot reads them out
 CONFIG_FILE = "edge_config.json"  # what the engine writes into a shard folder it created
 MANIFEST = "saip-snapshot.json"  # our own description of a snapshot, beside the engine's files in the archive
@@ -315,7 +315,7 @@ def read_manifest(snapshot: Path) -> SnapshotManifest:
 
 @dataclass(frozen=True)
 class LocalModeFolder:
-    """The folder where an earlier build kept its chunks with qdrant-client's local mode ($SAIP_HOME/qdrant).
+    """The folder of chunks kept with qdrant-client's local mode ($SAIP_HOME/qdrant), retired into Edge.
 
     Its chunks are not read: the knowledge service re-indexes every document the Edge shard lacks from its stored
     original (`Knowledge.reindex`), and the folder is removed once every document is complete. If one cannot be

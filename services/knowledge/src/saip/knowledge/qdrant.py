@@ -48,9 +48,10 @@ _LIVE_IDF = models.SearchParams(idf=models.IdfCorpusParams(corpus=models.Filter(
 class _LocalLoop:
     """A thread with an event loop of its own, where Qdrant's local mode runs.
 
-    Local mode is a pure-Python engine: its async client scans every point of a search without ever yielding, for
-    about 0.1 ms a chunk. On the service's own loop that would stall every other call (gRPC health checks included)
-    for the length of each search; here the scan holds only this thread, and its calls run one at a time, in order.
+    Local mode is a pure-Python engine: its async client scans every point of a search without ever yielding, for a
+    time that grows with the collection (docs/knowledge.md). On the service's own loop that would stall every other
+    call (gRPC health checks included) for the length of each search; here the scan holds only this thread, and its
+    calls run one at a time, in order.
     """
 
     def __init__(self) -> None:
@@ -73,8 +74,8 @@ class _LocalLoop:
 class QdrantIndex:
     """Chunks in one collection of a Qdrant server (QDRANT_URL) with a sparse vector whose IDF Qdrant applies (and a
     dense one with the dense encoder). The same calls run in qdrant-client's local mode (a folder, one process),
-    which the behaviour tests use in place of a server and which an earlier build used as its embedded engine; there
-    every call runs on the index's own thread (`_LocalLoop`)."""
+    which the behaviour tests use in place of a server; there every call runs on the index's own thread
+    (`_LocalLoop`)."""
 
     def __init__(
         self,

@@ -287,8 +287,8 @@ async def lifespan(
         index: QdrantIndex | EdgeIndex
         earlier: LocalModeFolder | None = None
         if settings.qdrant_location:
-            # Imported only for a Qdrant server: qdrant-client takes about 0.9 s of CPU to import, which the embedded
-            # default (Edge) would otherwise pay at every start.
+            # Imported only for a Qdrant server: qdrant-client's import is CPU the embedded default (Edge) would
+            # otherwise spend at every start (docs/BENCHMARKS.md, "Cold start").
             from saip.knowledge.qdrant import QdrantIndex
 
             index = await QdrantIndex.open(settings.qdrant_location, settings.qdrant_path, dense=shape)

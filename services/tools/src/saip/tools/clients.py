@@ -33,7 +33,7 @@ class KvRecords:
     call reads its record and the exposure from here. A write returns once the watch has shown it, so a caller reads
     and lists its own writes, and a publish or a delete is in force on this replica before it returns; another
     replica's write arrives with its watch (well under a millisecond on one NATS server), and a write against a copy
-    that is behind is refused by its revision, as before. While the watch is not following (before its first full
+    that is behind is refused by its revision. While the watch is not following (before its first full
     read, or restarting after NATS came back), a read goes to the bucket itself.
     """
 

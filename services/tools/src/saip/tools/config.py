@@ -79,7 +79,7 @@ class ToolsSettings(SaipSettings):
     tools_port: Port = 50051
     tools_metrics_port: Port = 9101
     tools_sandbox_workers: int = Field(default=2, ge=1, le=64)
-    # Each spare holds about 1 MiB of memory and 10 MiB of address space (its heap is capped like a call's).
+    # Each spare holds memory and address space while it waits (its heap is capped like a call's; docs/tools.md).
     tools_sandbox_spares: int = Field(default=1, ge=0, le=8)
     tools_sandbox_timeout_seconds: float = Field(default=30.0, gt=0, le=300)
     tools_sandbox_memory_mb: int = Field(default=128, ge=16, le=4096)

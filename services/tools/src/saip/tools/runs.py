@@ -97,7 +97,7 @@ def parse_arguments(spec: ToolSpec, arguments_json: str) -> dict[str, Any]:
 @functools.lru_cache(maxsize=VALIDATORS)
 def _validator(schema_json: str) -> Draft202012Validator:
     """The validator of an input schema, made once for each schema (its text is the key, so a tool whose parameters
-    change gets its own): making one took more CPU than checking a call's arguments with it."""
+    change gets its own): making one costs more CPU than checking a call's arguments with it."""
     return Draft202012Validator(json.loads(schema_json))
 
 

@@ -55,7 +55,7 @@ class Serving:
     async def call(self, name: str, arguments_json: str) -> common_pb2.CallServedToolReply:
         """Run a served tool; arguments that do not fit and unset requirements are the tool's error result."""
         # One read after the other: both come from the copy the bucket's watch keeps, with no round trip to wait
-        # for (two tasks to await them at once took a third of this method's CPU). Only while the watch is not
+        # for, and two tasks to await them at once would cost more than the reads. Only while the watch is not
         # following, a moment after NATS came back, does each read go to the bucket.
         entry = await self._library.required(name)
         exposure = await self._exposure.read()

@@ -16,9 +16,9 @@ person saw.
 
 A call finds its member with `named`, which reuses the member's last composition while nothing it was made of has
 changed (the composition's record, the server's record and revision, the ledger row, the other names): composing
-checks the input schema against the JSON Schema meta-schema and runs the poisoning scan, which was most of saip's own
-CPU in a proxied call (docs/BENCHMARKS.md, "Where a proxied call's time goes") for what is the same answer until one
-of those records changes.
+checks the input schema against the JSON Schema meta-schema and runs the poisoning scan, the largest part of saip's
+own CPU in a proxied call if made at every call (docs/BENCHMARKS.md, "Where a proxied call's time goes"), for what
+is the same answer until one of those records changes.
 """
 
 from __future__ import annotations

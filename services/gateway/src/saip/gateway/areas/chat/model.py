@@ -1,6 +1,6 @@
 """The chat's model as the turn sees it: one round's request and answer (`Model`), whatever serves it. The adapter to
-an OpenAI-compatible endpoint is `openai_model`, imported at the first turn: the `openai` library takes about 0.75 s
-of CPU to import, which every gateway start would otherwise pay before answering anything."""
+an OpenAI-compatible endpoint is `openai_model`, imported at the first turn: the `openai` library's import is CPU
+every gateway start would otherwise spend before answering anything (docs/BENCHMARKS.md, "Cold start")."""
 
 from __future__ import annotations
 

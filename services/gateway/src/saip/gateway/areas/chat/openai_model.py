@@ -20,8 +20,8 @@ NO_KEY = "not-needed"
 
 @functools.cache
 def _tls() -> ssl.SSLContext:
-    """The TLS context every turn's client shares: building one reads the CA bundle, about 80 ms a turn otherwise
-    (bench/chat_turn.py)."""
+    """The TLS context every turn's client shares: building one reads the CA bundle, which each turn would otherwise
+    pay for (docs/BENCHMARKS.md, "A chat turn's cost over the model's")."""
     return ssl.create_default_context(cafile=certifi.where())
 
 
