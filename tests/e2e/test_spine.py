@@ -17,6 +17,7 @@ import mcp_types as types
 import pytest
 
 from tests.e2e.stack import SAIP, Stack, mcp_client
+from tests.results import envelope
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.e2e
@@ -35,12 +36,6 @@ MONITOR_TOOLS = {
     "saip_monitor_traces",
     "saip_monitor_trace_get",
 }
-
-
-def envelope(result: types.CallToolResult) -> dict[str, Any]:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return json.loads(block.text)  # type: ignore[no-any-return]
 
 
 def cli(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:

@@ -21,6 +21,7 @@ from mcp.client import ClientRequestContext
 
 from tests.e2e.real_clients import Mcpdo
 from tests.e2e.stack import SAIP, Stack, mcp_client
+from tests.results import envelope
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.e2e
@@ -53,12 +54,6 @@ def spec(name: str) -> dict[str, Any]:
         "humanInTheLoop": {"mode": "REQUIRED", "promptTemplate": "Count the words of '{text}'"},
         "code": "console.log('counting'); return { words: text.trim().split(/\\s+/).length };",
     }
-
-
-def envelope(result: types.CallToolResult) -> dict[str, Any]:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return json.loads(block.text)  # type: ignore[no-any-return]
 
 
 class Person:

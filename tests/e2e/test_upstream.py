@@ -16,8 +16,9 @@ import pytest
 
 from tests.e2e.stack import ChatStack, Stack, chat_stack, mcp_client
 from tests.e2e.test_spine import cli
-from tests.integration.answers import Painter, Person, envelope, text
+from tests.integration.answers import Painter, Person
 from tests.model_server import call, say
+from tests.results import envelope, text
 from tests.upstreams.running import ECHO, started, tool
 from tests.waiting import eventually
 

@@ -1,16 +1,15 @@
 """Shared by the integration tests that drive /mcp with the SDK client (it holds no tests itself): a person who
-accepts every question, a 2026-07-28 call and retry as the SDK hands them to a handler, and the result envelope of a
-management tool."""
+accepts every question, and a 2026-07-28 call and retry as the SDK hands them to a handler."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import mcp_types as types
 from mcp.client import ClientRequestContext
 
 from saip.gateway.surface.approval import Answer
+from tests.results import envelope as envelope  # for the modules that take it from here with Person
 
 
 class Person:
@@ -57,16 +56,3 @@ class Retry(Roundtrip):
 
     def __init__(self, state: str, answer: Answer) -> None:
         super().__init__(state, answer)
-
-
-def text(result: Any) -> str:
-    """The first text block of a tool's result."""
-    assert isinstance(result, types.CallToolResult)
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-def envelope(result: Any) -> dict[str, Any]:
-    """A management tool's answer: the envelope {ok, message, persisted, ...} its text holds."""
-    return json.loads(text(result))  # type: ignore[no-any-return]

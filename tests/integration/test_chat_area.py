@@ -35,6 +35,7 @@ from tests.integration.gateways import replica_settings
 from tests.integration.knowledge_support import ingest, knowledge_settings, knowledge_stub, running_knowledge
 from tests.integration.serving import Catalog, served, serving
 from tests.model_server import MODEL, ScriptedModel, Step, call, garbage, hang, say, scripted_model
+from tests.results import envelope
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -87,13 +88,6 @@ class Away(Person):
         self.questions.append(params.message)
         await anyio.sleep_forever()
         raise AssertionError("a question nobody answers has no result")
-
-
-def envelope(result: Any) -> dict[str, Any]:
-    assert isinstance(result, types.CallToolResult)
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return json.loads(block.text)  # type: ignore[no-any-return]
 
 
 async def records(port: int, kind: str, count: int) -> list[Any]:

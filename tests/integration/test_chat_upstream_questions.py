@@ -32,12 +32,13 @@ from saip.gateway.surface.approval import Answer, Binding
 from saip.gateway.surface.management import Caller
 from saip.tools.server import Running
 from saip.v1 import audit_pb2, common_pb2
-from tests.integration.answers import Painter, Retry, envelope
+from tests.integration.answers import Painter, Retry
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.exposure_support import exposed
 from tests.integration.gateways import replica_settings
 from tests.integration.tools_support import calls, parked_now, running_tools
 from tests.model_server import MODEL, ScriptedModel, Step, call, say, scripted_model
+from tests.results import envelope
 from tests.upstreams.running import started, tool
 from tests.waiting import eventually
 

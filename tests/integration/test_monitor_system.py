@@ -23,19 +23,13 @@ from saip.common.natsd import LocalNats
 from saip.gateway.server import Gateway
 from tests.integration.audit_support import running_audit
 from tests.integration.gateways import replica_settings
+from tests.results import envelope
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
 CLIENT = types.Implementation(name="monitor-client", version="2.2")
 TOKEN = "t" * 24
-
-
-def envelope(result: Any) -> dict[str, Any]:
-    assert isinstance(result, types.CallToolResult) and not result.is_error, result
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return json.loads(block.text)  # type: ignore[no-any-return]
 
 
 @asynccontextmanager

@@ -20,6 +20,7 @@ from saip.v1 import audit_pb2, common_pb2
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.gateways import replica_settings
 from tests.integration.serving import Catalog, served, serving
+from tests.results import text
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -36,12 +37,6 @@ def answering(action: str, approve: bool, questions: list[str]) -> Any:
         return types.ElicitResult(action=action, content={"approve": ["run"] if approve else []})  # type: ignore[arg-type]
 
     return answer
-
-
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 async def touch(nc: NatsClient, key: str) -> None:
@@ -98,14 +93,14 @@ async def test_a_hitl_tool_asks_then_runs_and_every_call_is_audited(
                 failed = await client.call_tool("echo", {"text": "fail"})
 
             assert isinstance(echoed, types.CallToolResult) and not echoed.is_error
-            assert json.loads(text_of(echoed)) == {"result": "echo: hi"} == echoed.structured_content
+            assert json.loads(text(echoed)) == {"result": "echo: hi"} == echoed.structured_content
             assert isinstance(shouted, types.CallToolResult) and not shouted.is_error
             assert questions == [
                 "[risk L3] published-client 2.0 wants to run shout: Shout 'token=***' to the room?. "
                 "Answer within 180 s, or the call is refused."
             ]
             assert isinstance(failed, types.CallToolResult) and failed.is_error
-            assert text_of(failed) == "The tool failed: it was asked to."
+            assert text(failed) == "The tool failed: it was asked to."
             assert [(name, caller) for name, _, caller in catalog.calls] == [
                 ("echo", "published-client"),
                 ("shout", "published-client"),
@@ -155,13 +150,13 @@ async def test_a_declined_or_unaskable_hitl_tool_does_not_run(
                 denied = await headless.call_tool("shout", {"text": "hi"})
 
     assert isinstance(unticked, types.CallToolResult) and unticked.is_error
-    assert text_of(unticked) == "Tool 'shout' was not run: the user declined. Do not retry it for this request."
+    assert text(unticked) == "Tool 'shout' was not run: the user declined. Do not retry it for this request."
     assert questions == [
         '[risk L0] published-client 2.0 wants to run shout: run it with {"text": "hi"}. '
         "Answer within 180 s, or the call is refused."
     ]
     assert isinstance(denied, types.CallToolResult) and denied.is_error
-    assert text_of(denied).startswith("Tool 'shout' was not run: it needs human approval and this client cannot ask")
+    assert text(denied).startswith("Tool 'shout' was not run: it needs human approval and this client cannot ask")
     assert catalog.calls == []
 
 

@@ -17,9 +17,10 @@ from mcp.shared.exceptions import MCPError
 from saip.common.natsd import LocalNats
 from saip.gateway.server import Gateway
 from saip.gateway.surface.registry import ServedSet, ServedTool
-from tests.integration.answers import Person, envelope
+from tests.integration.answers import Person
 from tests.integration.gateways import replica_settings
 from tests.integration.tools_support import running_tools
+from tests.results import envelope
 from tests.unit.tools.specs import document
 from tests.waiting import eventually
 

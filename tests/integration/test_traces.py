@@ -17,11 +17,11 @@ from mcp import Client
 from saip.common.natsd import LocalNats
 from saip.gateway.server import Gateway
 from saip.v1 import audit_pb2, audit_pb2_grpc, knowledge_pb2
-from tests.integration.answers import envelope
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.gateways import replica_settings
 from tests.integration.knowledge_support import ingest, knowledge_settings, knowledge_stub, running_knowledge
 from tests.integration.tools_support import publish_tested, running_tools, tools_client
+from tests.results import envelope
 from tests.unit.tools.specs import document
 from tests.waiting import eventually
 

@@ -36,11 +36,12 @@ from saip.gateway.surface.management import Caller, Deadline
 from saip.gateway.surface.published import ServedToolsClient
 from saip.tools.server import Running
 from saip.v1 import audit_pb2, common_pb2, upstream_pb2, upstream_pb2_grpc
-from tests.integration.answers import Painter, Person, Roundtrip, envelope, text
+from tests.integration.answers import Painter, Person, Roundtrip
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.exposure_support import exposed, upstream_connected
 from tests.integration.gateways import replica_settings
 from tests.integration.tools_support import calls, parked_now, running_tools
+from tests.results import envelope, text
 from tests.upstreams.running import ECHO, started, tool
 from tests.waiting import eventually
 

@@ -540,7 +540,9 @@ async def test_a_servers_risk_and_a_poisoned_definition_are_raised_once_across_r
             async with service(nats_server.url) as (_, one), service(nats_server.url) as (_, other):
                 await connected(one, "notes-server")
                 await connected(other, "notes-server")
-                await asyncio.sleep(1.0)  # several listings each (every 0.2 s): time for any event to be raised
+                # Several listings of each replica (every 0.2 s), each of which would raise an event it found new.
+                listed = upstream.listings()
+                await eventually(lambda: upstream.listings() >= listed + 10)
             computed, hits = await events("server-risk-computed"), await events("poisoning-hit")
     assert [entry.event.subject for entry in computed] == ["notes-server"]
     assert [entry.event.subject for entry in hits] == ["notes-server::notes"]

@@ -47,6 +47,11 @@ class Upstream:
         written.write_text(json.dumps(tools), encoding="utf-8")
         os.replace(written, self.tools_file)
 
+    def listings(self) -> int:
+        """How many times the upstream has listed its tools so far."""
+        listed = self.tools_file.with_name(self.tools_file.name + ".listed")
+        return len(listed.read_text(encoding="utf-8").splitlines()) if listed.exists() else 0
+
     def server(self, server_id: str, transport: upstream_pb2.Transport, **fields: Any) -> upstream_pb2.Server:
         return upstream_pb2.Server(
             id=server_id, transport=transport, url=self.url, docs_url="https://example.com/docs", **fields

@@ -6,7 +6,8 @@ JSON-RPC and answers nothing: past a small `tools.upstream-max-response-bytes`, 
 `garbage` (an HTTP endpoint on /mcp that answers every request with JSON that is not JSON-RPC).
 
 Its tools are read from the JSON file on every tools/list (a list of MCP tool definitions), so a test changes a
-tool's description by rewriting the file: the rug pull. What a call does depends on the tool's name:
+tool's description by rewriting the file: the rug pull; each listing adds a line to `<tools file>.listed`, which a
+test counts. What a call does depends on the tool's name:
 
 - `echo`: the arguments back, as text and structured content;
 - `env`: the value of the variable named by the argument `name` (the stdio server's clean environment);
@@ -140,6 +141,8 @@ def build(tools_file: Path, wire: anyio.AsyncFile[str] | None = None) -> Server[
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
         tools = json.loads(await anyio.Path(tools_file).read_text(encoding="utf-8"))
+        async with await anyio.open_file(f"{tools_file}.listed", "a", encoding="utf-8") as listed:
+            await listed.write("listed\n")
         return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in tools])
 
     async def call_tool(

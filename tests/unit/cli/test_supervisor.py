@@ -154,25 +154,38 @@ def test_before_the_stack_is_ready_an_end_stops_everything(tmp_path: Path, print
     assert len(records(seen)) == 1 and manager.ended_first == ("probe", 3) and not manager.crash_loop
 
 
-# A stand-in for NATS and for a service, each a real process under honcho: NATS notes when it is told to stop; the
-# service, told to stop, looks whether NATS still runs (its stop still speaks to NATS) and notes what it saw.
+# Stand-ins for NATS and for a service, each a real process under honcho, which says it is ready (its file
+# `<argv[1]>.ready`) once its SIGTERM handler is in: NATS notes when it is told to stop; the service, told to stop,
+# looks whether NATS still runs (its stop still speaks to NATS) and notes what it saw.
 NATS_STAND_IN = """
-import signal, sys, time
+import signal, sys
 from pathlib import Path
 signal.signal(signal.SIGTERM, lambda *_: (Path(sys.argv[1]).write_text("stopped"), sys.exit(0)))
+Path(sys.argv[1] + ".ready").touch()
 while True:
-    time.sleep(0.05)
+    signal.pause()
 """
 SERVICE_STAND_IN = """
 import signal, sys, time
 from pathlib import Path
 def stop(*_):
-    time.sleep(0.5)  # a service's drain
+    time.sleep(0.5)  # a service's drain, which NATS must outlast
     Path(sys.argv[2]).write_text("nats ran" if not Path(sys.argv[1]).exists() else "nats had stopped")
     sys.exit(0)
 signal.signal(signal.SIGTERM, stop)
+Path(sys.argv[2] + ".ready").touch()
 while True:
+    signal.pause()
+"""
+# A process that ends by itself, with the code argv[1], once the files argv[2:] are there (20 s at most).
+ENDS_ONCE_READY = """
+import sys, time
+from pathlib import Path
+for _ in range(400):
+    if all(Path(ready).exists() for ready in sys.argv[2:]):
+        sys.exit(int(sys.argv[1]))
     time.sleep(0.05)
+sys.exit("the other processes never said they were ready")
 """
 
 
@@ -180,21 +193,26 @@ def test_the_stack_stops_nats_after_the_services(tmp_path: Path) -> None:
     nats, seen = tmp_path / "nats-stopped", tmp_path / "service-saw"
     (tmp_path / "nats.py").write_text(NATS_STAND_IN)
     (tmp_path / "service.py").write_text(SERVICE_STAND_IN)
+    (tmp_path / "ends.py").write_text(ENDS_ONCE_READY)
     manager = Supervisor()
     python = sys.executable
     manager.add_process(NATS, f"{python} {tmp_path / 'nats.py'} {nats}")
     manager.add_process("audit", f"{python} {tmp_path / 'service.py'} {nats} {seen}")
-    manager.add_process("quitter", f"{python} -c 'import time; time.sleep(1)'")  # its exit stops the stack
+    # Its exit stops the stack, once both stand-ins are ready to be told.
+    manager.add_process("quitter", f"{python} {tmp_path / 'ends.py'} 0 {nats}.ready {seen}.ready")
     manager.loop()
     assert seen.read_text() == "nats ran"
     assert nats.read_text() == "stopped"  # then NATS was stopped too, with SIGTERM: before honcho's SIGKILL
 
 
 def test_the_process_whose_own_end_stopped_the_stack_is_named_last(tmp_path: Path) -> None:
+    (tmp_path / "nats.py").write_text(NATS_STAND_IN)
+    (tmp_path / "ends.py").write_text(ENDS_ONCE_READY)
+    audit = tmp_path / "audit-stopped"
     manager = Supervisor()
     python = sys.executable
-    manager.add_process("audit", f"{python} -c 'import time; time.sleep(30)'")
-    manager.add_process("tools", f"{python} -c 'import sys, time; time.sleep(0.5); sys.exit(3)'")
+    manager.add_process("audit", f"{python} {tmp_path / 'nats.py'} {audit}")  # it waits to be stopped
+    manager.add_process("tools", f"{python} {tmp_path / 'ends.py'} 3 {audit}.ready")
     manager.loop()
     assert manager.ended_first == ("tools", 3)
     assert ended_line(("tools", 3), ready=False) == (

@@ -50,10 +50,10 @@ async def test_an_expected_start_failure_is_one_line_and_exit_1(caplog: pytest.L
 
 
 async def test_a_background_fault_closes_the_lifespan_and_exits_1(caplog: pytest.LogCaptureFixture) -> None:
-    closed = anyio.Event()
+    closed, serving = anyio.Event(), anyio.Event()
 
     async def fails() -> None:
-        await anyio.sleep(0.01)
+        await serving.wait()  # a fault while the service serves, not one of its start
         raise RuntimeError("the watch broke")
 
     @asynccontextmanager
@@ -61,6 +61,7 @@ async def test_a_background_fault_closes_the_lifespan_and_exits_1(caplog: pytest
         async with anyio.create_task_group() as group:
             group.start_soon(fails)
             try:
+                serving.set()
                 yield
             finally:
                 closed.set()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from mcp.client import ClientRequestContext
 
 from saip.gateway.config import ApprovalMode
 from saip.v1 import common_pb2
+from tests.results import envelope
 from tests.unit.gateway.probe import Harness, harness
 from tests.waiting import eventually
 
@@ -32,14 +32,6 @@ def answering(action: str, content: dict[str, Any] | None, questions: list[str])
         return types.ElicitResult(action=action, content=content)  # type: ignore[arg-type]
 
     return answer
-
-
-def envelope(result: types.CallToolResult) -> dict[str, Any]:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    data = json.loads(block.text)
-    assert data == result.structured_content
-    return data  # type: ignore[no-any-return]
 
 
 async def call(
@@ -141,7 +133,7 @@ async def test_unanswered_question_times_out_after_reporting_the_wait(tmp_path: 
     progress: list[tuple[float, float | None, str | None]] = []
 
     async def never(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-        await anyio.sleep(30)
+        await anyio.sleep_forever()  # the person never answers: the gate's wait ends the call
         raise AssertionError("the gate should have stopped waiting")
 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
@@ -192,13 +184,14 @@ async def test_a_waiting_question_reports_progress_every_interval(tmp_path: Path
 
 
 async def test_late_answer_in_the_modern_era_times_out(tmp_path: Path) -> None:
-    h = harness(tmp_path, wait=0.2)
+    clock = [1_000.0]
+    h = harness(tmp_path, wait=0.2, clock=lambda: clock[0])
 
-    async def slow(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-        await anyio.sleep(0.4)
+    async def late(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        clock[0] += 0.4  # the person answers after the wait the question gave them
         return types.ElicitResult(action="accept", content={"approve": ["run"]})
 
-    result = await call(h, MODERN, "saip_probe_delete", {"name": "cafe"}, slow)
+    result = await call(h, MODERN, "saip_probe_delete", {"name": "cafe"}, late)
     assert envelope(result)["message"].startswith("Tool 'saip_probe_delete' was not run: no approval within 0.2 s.")
     assert h.probe.runs == []
     assert h.audit.records[0].outcome == common_pb2.OUTCOME_TIMEOUT
