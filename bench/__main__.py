@@ -10,6 +10,7 @@ from bench import (
     audit_throughput,
     chat_turn,
     cold_start,
+    console,
     hops,
     isolate_runtime,
     knowledge_search,
@@ -44,6 +45,7 @@ def main() -> None:
         ("stdio_lines", stdio_lines),
         ("isolate_runtime", isolate_runtime),
         ("hops", hops),
+        ("console", console),
     )
     for name, benchmark in benchmarks:
         if len(sys.argv) > 1 and name not in sys.argv[1:]:

@@ -5,6 +5,8 @@ names with markup shown as text, and axe-core's check of every screen in light a
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +18,7 @@ from playwright.async_api import Page, expect
 from saip.gateway.console.routes import MCP_TOKEN
 from tests.e2e.browser import accessibility_violations, chromium, described, person, screenshot
 from tests.e2e.stack import Stack, mcp_client, start_stack
+from tests.e2e.test_local_stack import started
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.e2e
@@ -162,3 +165,20 @@ def _answered(stack: Stack, client: str) -> bool:
     with stack.api() as api:
         waiting = api.get("/api/v1/approvals").json()["data"]["approvals"]
     return not any(question["client"].startswith(client) for question in waiting)
+
+
+async def test_the_console_follows_a_gateway_restart_without_a_reload(stack: Stack) -> None:
+    """Last in this module: it kills the stack's gateway (saip run starts it again)."""
+    async with chromium() as browser, person(browser, stack) as page:
+        live = page.get_by_role("status").filter(has_text="Live")
+        await expect(live).to_be_visible()
+        fingerprint = page.locator("dd code").nth(1)  # the MCP token's fingerprint, on the Overview
+        before = await fingerprint.text_content()
+        os.kill(started(stack)["gateway"], signal.SIGKILL)
+        await expect(page.get_by_role("status").filter(has_text="Reconnecting")).to_be_visible()
+        await expect(live).to_be_visible(timeout=90_000)  # started again, and the feed opened again
+        with stack.api() as api:  # a change made after the restart, through the REST API
+            token = api.post("/api/v1/mcp-token").json()["data"]["token"]
+        stack.banner["MCP bearer token"] = token
+        await expect(fingerprint).not_to_have_text(before or "")  # told by the feed, with no reload
+        await expect(page.get_by_role("heading", name="Overview", level=1)).to_be_visible()  # still signed in
