@@ -1,5 +1,5 @@
-"""`saip run`: the fork server first, which imports what the services share (0.5 s of CPU, the start's critical path)
-while this process imports honcho and plans the stack; then the stack, until it stops. Both the entry point
+"""`saip run`: the fork server first, which imports what the services share (the start's critical path) while this
+process imports honcho and plans the stack; then the stack, until it stops. Both the entry point
 (`saip.cli.main`, for `saip run` as `make run` types it) and the click group's `run` start it here."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`saip`'s entry point. `saip run` as `make run` types it starts the stack before click or any command is imported:
-their 0.1 s of CPU came before the fork server's start, on the start's critical path (docs/BENCHMARKS.md, "Cold
+their imports would come before the fork server's start, on the start's critical path (docs/BENCHMARKS.md, "Cold
 start"). Every other command line, `saip run` with the group's options or `--help` included, is the click group's
 (`saip.cli.group`), whose `run` is the same `saip.cli.launch.run_stack`."""
 

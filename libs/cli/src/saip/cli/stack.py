@@ -210,8 +210,8 @@ def _display(host: str) -> str:
 
 def healthy(url: str) -> bool:
     """Whether the gateway at `url` (plain HTTP: the one this launcher started) says every service answers. The
-    standard library's client: an httpx client would import its transport and load the CA certificates (0.1 s of
-    CPU, spent while every service starts) for a loopback request that never uses TLS."""
+    standard library's client: an httpx client would import its transport and load the CA certificates (CPU spent
+    while every service starts) for a loopback request that never uses TLS."""
     address = urlsplit(url)
     connection = http.client.HTTPConnection(address.hostname or "127.0.0.1", address.port, timeout=2.0)
     try:
@@ -253,8 +253,8 @@ def mcp_token_line(home: Path, api: GatewayApi) -> str:
 
 def announce(stack: Plan, manager: Supervisor, stopping: threading.Event, failed: threading.Event) -> None:
     """Runs beside the supervisor: waits for the gateway, settles the token, prints how to connect."""
-    # The client is made while the services start: httpx's import and its TLS context (0.2 s of CPU, py-spy) would
-    # otherwise come after the gateway answers, right before the lines.
+    # The client is made while the services start: httpx's import and its TLS context would otherwise come after the
+    # gateway answers, right before the lines.
     with GatewayApi(stack.gateway_url, stack.admin_token) as api:
         if not wait_until_healthy(stack.gateway_url, READY_WITHIN, stopping):
             if not stopping.is_set():

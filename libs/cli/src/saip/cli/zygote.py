@@ -1,15 +1,15 @@
 """The fork server of `saip run` (`python -m saip.cli.zygote FD`), the fork side: one interpreter imports what every
 Python service imports before its own code (gRPC, protobuf and saip.v1's generated modules, nats-py, anyio, Pydantic
-and pydantic-settings, prometheus-client, OpenTelemetry, saip.common: 0.5-0.7 s of CPU a service on this machine
-kind), once, and forks each service from itself, so the services share those pages and skip those imports. Compose
+and pydantic-settings, prometheus-client, OpenTelemetry, saip.common: the larger part of a service's start), once,
+and forks each service from itself, so the services share those pages and skip those imports. Compose
 and k8s keep one process per container: each service's own `python -m saip.<service>` is unchanged and is what a
 forked child runs (`runpy`, as `-m` does). The launcher's side, and the protocol between them, is
 `saip.cli.forkserver`.
 
 It imports in stages (`forkserver.STAGES`), forking each service as soon as what it shares with others is in: the
 audit, knowledge and shipyard services right after the shared set, while the zygote goes on to import what the tools
-service and the gateway both import beyond it (the MCP SDK's types and httpx2: 0.35 s of CPU on this machine kind,
-paid once rather than in each), then forks those two. So the small services run on the core the zygote's serial
+service and the gateway both import beyond it (the MCP SDK's types and httpx2, paid once rather than in each), then
+forks those two. So the small services run on the core the zygote's serial
 imports leave idle, and the gateway, the start's critical path, waits for nothing it would not have imported itself.
 A request for a service whose stage is not reached yet waits for it; requests are served in the order they came, and
 a channel may ask again once its service has ended (the launcher restarts a service that dies). Nothing only one

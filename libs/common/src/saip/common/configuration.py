@@ -177,7 +177,7 @@ def configured(key: str, environ: Mapping[str, str]) -> Any:
 def installed_service_names() -> list[str]:
     """The services installed beside this process (their `saip.services` entry points), without importing any."""
     # importlib.metadata is imported here, not with this module: `saip run` imports this module's constants before it
-    # starts its fork server, and the metadata's 0.03-0.07 s of CPU (the email package) would come before that start,
+    # starts its fork server, and the metadata's import (it brings the email package) would come before that start,
     # on the stack's critical path (docs/BENCHMARKS.md, "Cold start").
     from importlib.metadata import entry_points
 

@@ -3,7 +3,7 @@ NATS for saip_monitor_logs_tail (saip.common.telemetry).
 
 The lines an event loop's thread writes in one turn of the loop go to the stream in one write at the end of the turn
 (`TurnWriter`): the audit service writes a line for every record it chains, a batch of them at a time, and a write
-and flush each was a system call a line. A line written where no loop runs (another thread, the start, the exit) is
+and flush each would be a system call a line. A line written where no loop runs (another thread, the start, the exit) is
 written at once, after any still pending.
 """
 

@@ -28,7 +28,7 @@ from urllib.parse import urljoin, urlsplit
 
 import anyio
 
-# httpx (with the command line it imports when it can: about 0.1 s of CPU) is imported by the first fetch: every
+# httpx (with the command line it imports when it can) is imported by the first fetch, not at the start: every
 # service and sandbox worker that may fetch imports this module at its start, and most starts never fetch.
 if TYPE_CHECKING:
     import httpx

@@ -7,7 +7,7 @@ extra process: its JSON log lines and a heartbeat.
   its lines). The lines written in one turn of the event loop go as one message, its lines separated by newlines
   (`batches`, bounded by `MESSAGE_LINES` and `MESSAGE_BYTES`; `lines_of` splits one, and a message of one line is
   the line itself): the audit service writes a line for every record it chains, thousands a second, and a message
-  a line was one more message for the NATS client and for nats-server to handle per record. The `SAIP_LOGS` stream
+  a line would be one more message for the NATS client and for nats-server to handle per record. The `SAIP_LOGS` stream
   keeps the last `LOG_MESSAGES` messages of each service (`logs_stream_config`; the first process up creates it),
   which is what `saip_monitor_logs_tail` reads. The same path works in compose and Kubernetes, beside whatever
   collector reads the containers' stdout.

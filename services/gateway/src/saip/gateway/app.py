@@ -105,7 +105,7 @@ class Front:
     """/mcp to the guarded MCP app at once, /console to the console's files, every other request (and the lifespan)
     to the REST app.
 
-    Through the REST app an MCP request passed FastAPI's middleware and was matched against every REST route before
+    Through the REST app an MCP request would pass FastAPI's middleware and be matched against every REST route before
     the catch-all mount took it, on every call; none of that applies to /mcp (RequestMetrics leaves it out, the MCP
     app has its own error handling), so it is skipped. The console's files are static, and need no route either.
     """

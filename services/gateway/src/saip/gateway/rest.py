@@ -195,7 +195,7 @@ def router(*, person: PersonCheck, operations: Operations, areas: Sequence[APIRo
     """Every route of the person's API; each answers only the admin token or a console session (`person`)."""
     # Mounted under PREFIX by the app (`include_router(..., prefix=PREFIX)`): a router that holds included routers and
     # is included with no prefix has FastAPI (0.165) build every route's handler in them only to check that no path is
-    # empty, and build them again when it routes a request (0.2 s of the gateway's start, `saip run`'s critical path).
+    # empty, and build them again when it routes a request, on the gateway's start (`saip run`'s critical path).
     api = APIRouter(dependencies=[Depends(person)], responses=ANY_ERRORS)
 
     @api.get("/status", summary="The gateway, its token, the management surface and the services it depends on")

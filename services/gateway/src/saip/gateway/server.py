@@ -197,8 +197,8 @@ class Gateway:
             js = self.nc.jetstream()
             replicas = settings.nats_replicas
             ttl = timedelta(seconds=2 * self.state_ttl)
-            # Asked for at once: each is a JetStream round trip, and they were five in a row on the start's critical
-            # path (docs/BENCHMARKS.md, "Cold start").
+            # Asked for at once: each is a JetStream round trip, which one after the other would add up on the start's
+            # critical path (docs/BENCHMARKS.md, "Cold start").
             _, _, auth_kv, nonces_kv, questions_kv, sessions_kv = await asyncio.gather(
                 jetstream.ensure_stream(js, jetstream.audit_stream_config(settings)),
                 jetstream.ensure_stream(js, telemetry.logs_stream_config(replicas)),

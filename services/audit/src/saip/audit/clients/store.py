@@ -52,7 +52,7 @@ def store(action: str) -> Iterator[None]:
 
 def stream_sequence(msg: Msg) -> int:
     """The stream sequence of a message a JetStream consumer delivered, read from its reply subject alone: nats-py's
-    `msg.metadata` also makes a datetime and three frozen dataclasses (3.9 µs a message, against 0.4), and the
+    `msg.metadata` also makes a datetime and three frozen dataclasses, several times the cost of this split, and the
     audit service reads it twice a record (the collector's delivery, the views' follower)."""
     tokens = (msg.reply or "").split(".")
     if tokens[:2] == [Msg.Ack.Prefix0, Msg.Ack.Prefix1]:
