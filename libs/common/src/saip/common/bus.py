@@ -100,9 +100,9 @@ async def close(nc: NatsClient, *, within: float = 5.0) -> None:
     A drain cut short is cancelled until it ends: nats-py's drain takes the first cancellation for its own end and
     then waits, in a `finally`, up to 10 s for a PONG (its flush's fixed timeout), so
     `asyncio.wait_for(drain, within)` would take `within` + 10 s when NATS does not answer. Its subscriptions are
-    given up by nats-py before that cancel, when
-    `nc` was connected with `grace=within` (see `connect`). The close after it is bounded too: the transport's
-    close waits for its buffer to be written, which a server that reads nothing never lets happen.
+    given up by nats-py before that cancel, when `nc` was connected with `grace=within` (see `connect`). The close
+    after it is bounded too: the transport's close waits for its buffer to be written, which a server that reads
+    nothing never lets happen.
     """
     if nc.is_closed:
         return
