@@ -62,6 +62,13 @@ class Contract:
         """Send one request to `route` (its path parameter, {name}, {question_id} or {serverId}, filled in by `name=`),
         expect `status`, validate the body; returns the envelope's data. The name is sent percent-encoded, as the
         command line sends it, so a name with a slash is one path parameter."""
+        return (await self._answer(api, method, route, status, **request))["data"]
+
+    async def refusal(self, api: httpx.AsyncClient, method: str, route: str, status: int, **request: Any) -> str:
+        """`check` for a refusal: its message."""
+        return str((await self._answer(api, method, route, status, **request))["message"])
+
+    async def _answer(self, api: httpx.AsyncClient, method: str, route: str, status: int, **request: Any) -> Any:
         name = quote(request.pop("name", "x"), safe="")
         reply = await api.request(method, re.sub(r"\{\w+\}", name, route), **request)
         assert reply.status_code == status, f"{method} {route}: {reply.status_code} {reply.text}"
@@ -71,7 +78,7 @@ class Contract:
         body = reply.json()
         Draft202012Validator({**schema, "components": self.openapi["components"]}).validate(body)
         self.answered.add((method, route, status))
-        return body["data"]
+        return body
 
     def fails(self, reply: httpx.Response, status: int) -> None:
         """An answer no route documents (an unknown path) is still a Failure envelope."""
@@ -416,6 +423,21 @@ async def _shipyard_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     assert len(token["token"]) >= 32 and token["endpoint"] == running["endpoint"]
     await contract.check(api, "POST", "/api/v1/shipyard/servers/{name}/stop", 200, name="contract")
     await contract.check(api, "POST", "/api/v1/shipyard/servers/{name}/stop", 400, name="contract")
+    compose = {"target": "compose"}
+    exported = await contract.check(
+        api, "GET", "/api/v1/shipyard/servers/{name}/export", 200, name="contract", params=compose
+    )
+    assert exported["command"] == "docker compose -f compose.yaml -p saip-shipped-contract up -d"
+    await contract.check(api, "GET", "/api/v1/shipyard/servers/{name}/export", 422, name="contract")
+    archive = await api.get("/api/v1/shipyard/servers/contract/export/archive", params=compose)
+    documented = contract.openapi["paths"]["/api/v1/shipyard/servers/{name}/export/archive"]["get"]["responses"]
+    assert archive.status_code == 200 and archive.headers["content-type"] in documented["200"]["content"]
+    contract.answered.add(("GET", "/api/v1/shipyard/servers/{name}/export/archive", 200))
+    # A name no server can have is the rule's refusal on every route that takes one, never the service away.
+    for method, route in sorted(contract.operations()):
+        if route.startswith("/api/v1/shipyard/servers/{name}"):
+            refused = await contract.refusal(api, method, route, 400, name="Ñ", params=compose, json={})
+            assert "is not a server name; use 1 to 40 lower-case letters" in refused, (method, route)
     await contract.check(api, "DELETE", "/api/v1/shipyard/servers/{name}", 200, name="contract")
     await contract.check(api, "GET", "/api/v1/shipyard/servers/{name}", 404, name="contract")
     await contract.check(api, "POST", "/api/v1/shipyard/validate", 422, json={})

@@ -199,24 +199,60 @@ async def test_status_read_while_a_new_version_starts_shows_the_process_not_the_
         await y.shipyard.Stop(ops)
         await y.shipyard.Ship(proposal())  # v2
         records = y.running.shipyard._records
-        put = records.put
+        put_run = records.put_run
         between: list[shipyard_pb2.ServerStatus] = []
 
-        async def put_after_a_status(key: str, value: bytes, revision: int | None = None) -> int:
-            if key == "run.ops":
-                between.append(await y.shipyard.GetStatus(ops))
-            return await put(key, value, revision)
+        async def put_after_a_status(record: shipyard_pb2.RunRecord) -> None:
+            between.append(await y.shipyard.GetStatus(ops))
+            await put_run(record)
 
-        records.put = put_after_a_status  # type: ignore[method-assign]
+        records.put_run = put_after_a_status  # type: ignore[method-assign]
         try:
             second = await y.shipyard.Run(shipyard_pb2.RunRequest(name="ops"))
         finally:
-            records.put = put  # type: ignore[method-assign]
+            records.put_run = put_run  # type: ignore[method-assign]
         await y.shipyard.Stop(ops)
 
     assert first.running_version == 1 and second.running_version == 2
     [status] = between
     assert (status.state, status.running_version, status.endpoint) == ("running", 2, second.endpoint)
+
+
+async def test_a_run_starts_exactly_the_command_its_plan_quoted(nats_server: LocalNats, tmp_path: Any) -> None:
+    """What the approval quotes is the argv that runs: host, port and the stop with the shipyard's stdin included."""
+    ops = shipyard_pb2.ShippedServerRequest(name="ops")
+    async with yard(nats_server.url, tmp_path) as y:
+        await y.shipyard.Ship(proposal())
+        plan = await y.shipyard.PlanRun(shipyard_pb2.RunRequest(name="ops"))
+        status = await y.shipyard.Run(shipyard_pb2.RunRequest(name="ops", port=plan.port))
+        local = y.running.local.get("ops")
+        await y.shipyard.Stop(ops)
+
+    assert status.command == plan.command and local is not None and local.argv == shlex.split(plan.command)
+    assert status.endpoint == f"http://127.0.0.1:{plan.port}/mcp"
+    assert shlex.split(plan.command)[-5:] == ["--host", "127.0.0.1", "--port", str(plan.port), "--stop-with-stdin"]
+
+
+async def test_a_name_no_server_can_have_is_refused_with_the_rule_on_every_call_never_as_an_outage(
+    nats_server: LocalNats, tmp_path: Any
+) -> None:
+    async with yard(nats_server.url, tmp_path) as y:
+        calls = {
+            "GetStatus": lambda name: y.shipyard.GetStatus(shipyard_pb2.ShippedServerRequest(name=name)),
+            "GetLogs": lambda name: y.shipyard.GetLogs(shipyard_pb2.LogsRequest(name=name, lines=5)),
+            "GetToken": lambda name: y.shipyard.GetToken(shipyard_pb2.ShippedServerRequest(name=name)),
+            "PlanRun": lambda name: y.shipyard.PlanRun(shipyard_pb2.RunRequest(name=name)),
+            "Run": lambda name: y.shipyard.Run(shipyard_pb2.RunRequest(name=name)),
+            "Stop": lambda name: y.shipyard.Stop(shipyard_pb2.ShippedServerRequest(name=name)),
+            "Delete": lambda name: y.shipyard.Delete(shipyard_pb2.DeleteShippedServerRequest(name=name)),
+        }
+        for name in ("Ñ", "ops\u00e9", "a b"):
+            for rpc, call in calls.items():
+                refusal = await refused(call(name), grpc.StatusCode.INVALID_ARGUMENT)
+                assert refusal == (
+                    f"'{name}' is not a server name; use 1 to 40 lower-case letters, digits, '_' or '-', starting "
+                    "with a letter"
+                ), rpc
 
 
 async def test_a_stdio_server_speaks_to_the_sdk_in_both_eras(nats_server: LocalNats, tmp_path: Any) -> None:

@@ -248,7 +248,7 @@ class RunRecord(_message.Message):
     def __init__(self, name: _Optional[str] = ..., target: _Optional[str] = ..., version: _Optional[int] = ..., bundle_sha256: _Optional[str] = ..., endpoint: _Optional[str] = ..., command: _Optional[str] = ..., token: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., stopped: _Optional[bool] = ...) -> None: ...
 
 class RunPlan(_message.Message):
-    __slots__ = ("name", "target", "version", "bundle_sha256", "command", "usable", "reason", "refused")
+    __slots__ = ("name", "target", "version", "bundle_sha256", "command", "usable", "reason", "refused", "port")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -257,6 +257,7 @@ class RunPlan(_message.Message):
     USABLE_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     REFUSED_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
     name: str
     target: str
     version: int
@@ -265,7 +266,8 @@ class RunPlan(_message.Message):
     usable: bool
     reason: str
     refused: str
-    def __init__(self, name: _Optional[str] = ..., target: _Optional[str] = ..., version: _Optional[int] = ..., bundle_sha256: _Optional[str] = ..., command: _Optional[str] = ..., usable: _Optional[bool] = ..., reason: _Optional[str] = ..., refused: _Optional[str] = ...) -> None: ...
+    port: int
+    def __init__(self, name: _Optional[str] = ..., target: _Optional[str] = ..., version: _Optional[int] = ..., bundle_sha256: _Optional[str] = ..., command: _Optional[str] = ..., usable: _Optional[bool] = ..., reason: _Optional[str] = ..., refused: _Optional[str] = ..., port: _Optional[int] = ...) -> None: ...
 
 class DeleteShippedServerRequest(_message.Message):
     __slots__ = ("name", "expected_version", "expected_sha256")
@@ -294,3 +296,45 @@ class TokenReply(_message.Message):
     token: str
     endpoint: str
     def __init__(self, name: _Optional[str] = ..., token: _Optional[str] = ..., endpoint: _Optional[str] = ...) -> None: ...
+
+class ExportRequest(_message.Message):
+    __slots__ = ("name", "target", "port")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    target: str
+    port: int
+    def __init__(self, name: _Optional[str] = ..., target: _Optional[str] = ..., port: _Optional[int] = ...) -> None: ...
+
+class ExportHeader(_message.Message):
+    __slots__ = ("name", "target", "version", "bundle_sha256", "command")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_SHA256_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    target: str
+    version: int
+    bundle_sha256: str
+    command: str
+    def __init__(self, name: _Optional[str] = ..., target: _Optional[str] = ..., version: _Optional[int] = ..., bundle_sha256: _Optional[str] = ..., command: _Optional[str] = ...) -> None: ...
+
+class ExportChunk(_message.Message):
+    __slots__ = ("path", "mode", "data")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    mode: int
+    data: bytes
+    def __init__(self, path: _Optional[str] = ..., mode: _Optional[int] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class ExportPiece(_message.Message):
+    __slots__ = ("header", "chunk")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_FIELD_NUMBER: _ClassVar[int]
+    header: ExportHeader
+    chunk: ExportChunk
+    def __init__(self, header: _Optional[_Union[ExportHeader, _Mapping]] = ..., chunk: _Optional[_Union[ExportChunk, _Mapping]] = ...) -> None: ...

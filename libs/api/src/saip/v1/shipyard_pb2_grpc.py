@@ -94,6 +94,11 @@ class ShipyardServiceStub:
                 request_serializer=saip_dot_v1_dot_shipyard__pb2.ShippedServerRequest.SerializeToString,
                 response_deserializer=saip_dot_v1_dot_shipyard__pb2.TokenReply.FromString,
                 _registered_method=True)
+        self.Export = channel.unary_stream(
+                '/saip.v1.ShipyardService/Export',
+                request_serializer=saip_dot_v1_dot_shipyard__pb2.ExportRequest.SerializeToString,
+                response_deserializer=saip_dot_v1_dot_shipyard__pb2.ExportPiece.FromString,
+                _registered_method=True)
 
 
 class ShipyardServiceServicer:
@@ -173,6 +178,14 @@ class ShipyardServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Export(self, request, context):
+        """The person's side only: the files a compose or kubernetes run of the latest version would use, streamed (a
+        header, then each file in chunks), with a new bearer token of their own; nothing is run or recorded.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ShipyardServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -235,6 +248,11 @@ def add_ShipyardServiceServicer_to_server(servicer, server):
                     servicer.GetToken,
                     request_deserializer=saip_dot_v1_dot_shipyard__pb2.ShippedServerRequest.FromString,
                     response_serializer=saip_dot_v1_dot_shipyard__pb2.TokenReply.SerializeToString,
+            ),
+            'Export': grpc.unary_stream_rpc_method_handler(
+                    servicer.Export,
+                    request_deserializer=saip_dot_v1_dot_shipyard__pb2.ExportRequest.FromString,
+                    response_serializer=saip_dot_v1_dot_shipyard__pb2.ExportPiece.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -561,6 +579,33 @@ class ShipyardService:
             '/saip.v1.ShipyardService/GetToken',
             saip_dot_v1_dot_shipyard__pb2.ShippedServerRequest.SerializeToString,
             saip_dot_v1_dot_shipyard__pb2.TokenReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Export(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/saip.v1.ShipyardService/Export',
+            saip_dot_v1_dot_shipyard__pb2.ExportRequest.SerializeToString,
+            saip_dot_v1_dot_shipyard__pb2.ExportPiece.FromString,
             options,
             channel_credentials,
             insecure,

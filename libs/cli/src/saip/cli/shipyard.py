@@ -1,18 +1,23 @@
 """`saip shipyard ...`: shipped servers (validate, ship, run, status, logs, stop, delete) through the REST API (the
-methods the saip_shipyard_* tools call), and `saip shipyard token NAME`, the person's way to a server's token."""
+methods the saip_shipyard_* tools call), and the person's own: `saip shipyard token NAME`, a server's token, and
+`saip shipyard export NAME`, its compose or Kubernetes files written into a folder."""
 
 from __future__ import annotations
 
+import base64
+import os
+from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
 import click
 
 from saip.cli.commands import call, listed, on_name
-from saip.cli.output import Table, fields, json_option, listing, report
+from saip.cli.output import Table, echo_json, fields, json_option, listing, report
 
 SHIP_TIMEOUT = 660.0  # the gateway gives a ship 600 s: each knowledge tool's collection is snapshotted
 RUN_TIMEOUT = 360.0
+EXPORT_TIMEOUT = 150.0  # the gateway gives an export 120 s: the bundle's snapshots are part of it
 SERVERS = Table((24, 4, 12, 12, 0))  # name, version, state, target, endpoint
 SHIPPABLE = Table((32, 10, 3, 0))  # name, kind, risk, ready or why not
 TARGETS = Table((12, 0))
@@ -177,6 +182,55 @@ def shipyard_token(context: click.Context, name: str, as_json: bool) -> None:
         fields([("Endpoint", data["endpoint"]), ("Bearer token", data["token"])])
 
     listing(_shipyard(context, "GET", _server(name, "/token")), as_json, show)
+
+
+@shipyard.command("export")
+@click.argument("name")
+@click.option("--target", type=click.Choice(["compose", "kubernetes"]), required=True)
+@click.option("--port", type=click.IntRange(1024, 65535), help="Compose: the host port; 8383 when omitted.")
+@click.option(
+    "-o",
+    "--into",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A new or empty folder to write them in; saip-shipped-NAME-TARGET when omitted.",
+)
+@json_option
+@click.pass_context
+def shipyard_export(
+    context: click.Context, name: str, target: str, port: int | None, into: Path | None, as_json: bool
+) -> None:
+    """Write the compose project or Kubernetes manifests of the shipped server NAME, with its bundle and a bearer
+    token of their own, into a folder, to apply on another host."""
+    params: dict[str, Any] = {"target": target, **({"port": port} if port else {})}
+    envelope = _shipyard(context, "GET", _server(name, "/export"), params=params, timeout=EXPORT_TIMEOUT)
+    data = envelope["data"]
+    folder = into or Path(data["folder"])
+    _write(folder, data["files"])
+    if as_json:
+        echo_json(envelope)
+        return
+    click.echo(f"Wrote {len(data['files'])} files into {folder}.")
+    click.echo(f"Apply them there with: {data['command']}")
+    click.echo(f"Their bearer token is in {folder / 'token.env'}.")
+
+
+def _write(folder: Path, files: list[dict[str, Any]]) -> None:
+    """Each file under `folder`, with its mode; a folder that holds anything already is refused, so nothing is
+    overwritten, and so is a path that would leave it."""
+    if folder.exists() and any(folder.iterdir()):
+        raise click.ClickException(f"{folder} is not empty; name a new or empty folder with --into")
+    for file in files:
+        relative = PurePosixPath(file["path"])
+        if relative.is_absolute() or ".." in relative.parts:
+            raise click.ClickException(f"the export names a file outside its folder ({file['path']}); nothing written")
+    for file in files:
+        path = folder / PurePosixPath(file["path"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        content = file["content"]
+        data = base64.b64decode(content) if file["encoding"] == "base64" else content.encode()
+        # Created with its mode (the token's file is never readable by others, not even for a moment), never over one.
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, int(file["mode"], 8)), "wb") as out:
+            out.write(data)
 
 
 for command in (

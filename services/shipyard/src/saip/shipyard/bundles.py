@@ -65,16 +65,21 @@ class Validation:
     tools: list[Checked] = field(default_factory=list)
 
 
+def name_problem(name: str) -> str:
+    """Why no shipped server can be named `name` (the characters a name may have), or empty."""
+    if SERVER_NAME.match(name):
+        return ""
+    return f"'{name}' is not a server name; use 1 to 40 lower-case letters, digits, '_' or '-', starting with a letter"
+
+
 def proposal_problems(proposal: shipyard_pb2.BundleProposal) -> list[str]:
     """What is wrong with the proposal itself, before any tool is read."""
     problems = []
     name = proposal.name.strip()
     if is_reserved(name):
         problems.append(RESERVED.format(name=name))
-    elif not SERVER_NAME.match(name):
-        problems.append(
-            f"'{name}' is not a server name; use 1 to 40 lower-case letters, digits, '_' or '-', starting with a letter"
-        )
+    elif problem := name_problem(name):
+        problems.append(problem)
     if not proposal.description.strip() or len(proposal.description) > 1024:
         problems.append("a shipped server needs a description of 1 to 1024 characters that says what it is for")
     if proposal.transport and proposal.transport not in TRANSPORTS:

@@ -18,6 +18,7 @@ from nats.js import JetStreamContext
 from nats.js.api import ObjectMeta, ObjectStoreConfig, StorageType
 from nats.js.errors import (
     BucketNotFoundError,
+    InvalidKeyError,
     KeyDeletedError,
     KeyNotFoundError,
     KeyWrongLastSequenceError,
@@ -28,7 +29,7 @@ from nats.js.kv import KeyValue
 from nats.js.object_store import ObjectStore
 
 from saip.common import bus, names, tracing
-from saip.shipyard.errors import Conflict, RuleRefused, StoreUnavailable
+from saip.shipyard.errors import Conflict, InvalidProposal, RuleRefused, StoreUnavailable
 from saip.v1 import knowledge_pb2, knowledge_pb2_grpc, tools_pb2, tools_pb2_grpc, upstream_pb2, upstream_pb2_grpc
 
 BUNDLES_OBJECT_STORE = "saip-bundles"
@@ -148,9 +149,15 @@ def _error(service: str, exc: grpc.aio.AioRpcError) -> Exception:
 
 
 async def _nats(operation: Any, *, within: float = NATS_WITHIN) -> Any:
+    """Await one NATS operation; only NATS not answering is StoreUnavailable (a key the library refuses is the
+    caller's input, never an outage)."""
     try:
         with anyio.fail_after(within):
             return await operation
+    except InvalidKeyError:
+        raise InvalidProposal(
+            "no record can be kept under that name: a NATS key holds only ASCII letters, digits and '-/_=.'"
+        ) from None
     except (NatsError, TimeoutError) as exc:
         if isinstance(exc, KeyWrongLastSequenceError | KeyNotFoundError | KeyDeletedError):
             raise

@@ -1,12 +1,12 @@
 """The generated deployments of a shipped server, written beside its bundle: a compose project (the image, the
 bundle mounted read-only, the token from an env file, a healthcheck) and Kubernetes manifests (a Deployment and a
 Service hardened like `k8s/`, the token in a Secret, the bundle in a ConfigMap, a kustomization that generates both).
-Each comes with the exact command that starts it, which the approval of `saip_shipyard_run` quotes.
+`compose_command` and `kubectl` build the commands that start and stop them (the approval of `saip_shipyard_run`
+quotes the one a run starts); the files are written into any folder, the run's beside its bundle or an export's.
 """
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -67,21 +67,20 @@ def compose_project(bundle: Bundle, image: str, port: int) -> dict[str, Any]:
     }
 
 
-def write_compose(folder: Path, bundle: Bundle, image: str, port: int, token: str) -> list[str]:
-    """Write the compose project into `folder` (its bundle copied beside it) and return the command that starts it."""
+def write_compose(folder: Path, bundle: Bundle, image: str, port: int, token: str) -> None:
+    """Write the compose project into `folder`, its bundle copied beside it; `compose_command` starts it."""
     folder.mkdir(parents=True, exist_ok=True)
     _copy_bundle(bundle, folder / "bundle")
     (folder / "compose.yaml").write_text(yaml.safe_dump(compose_project(bundle, image, port), sort_keys=False))
     _secret_file(folder / "token.env", f"{TOKEN_ENV}={token}\n")
-    return compose_command(folder, bundle)
 
 
-def compose_command(folder: Path, bundle: Bundle) -> list[str]:
-    return ["docker", "compose", "-f", str(folder / "compose.yaml"), "-p", resource_name(bundle.name), "up", "-d"]
+def compose_command(folder: Path, server: str) -> list[str]:
+    return ["docker", "compose", "-f", str(folder / "compose.yaml"), "-p", resource_name(server), "up", "-d"]
 
 
-def compose_down(folder: Path, bundle: Bundle) -> list[str]:
-    return ["docker", "compose", "-f", str(folder / "compose.yaml"), "-p", resource_name(bundle.name), "down"]
+def compose_down(folder: Path, server: str) -> list[str]:
+    return ["docker", "compose", "-f", str(folder / "compose.yaml"), "-p", resource_name(server), "down"]
 
 
 def kubernetes_manifests(bundle: Bundle, image: str) -> list[dict[str, Any]]:
@@ -173,8 +172,9 @@ def _bundle_items(bundle: Bundle) -> list[dict[str, str]]:
     return items
 
 
-def write_kubernetes(folder: Path, bundle: Bundle, image: str, token: str, context: str | None) -> list[str]:
-    """Write the manifests and their kustomization into `folder`; return the command that applies them."""
+def write_kubernetes(folder: Path, bundle: Bundle, image: str, token: str) -> None:
+    """Write the manifests and their kustomization into `folder`; `kubectl(context, "apply", "-k", folder)` applies
+    them."""
     folder.mkdir(parents=True, exist_ok=True)
     _copy_bundle(bundle, folder / "bundle")
     name = resource_name(bundle.name)
@@ -192,15 +192,10 @@ def write_kubernetes(folder: Path, bundle: Bundle, image: str, token: str, conte
         "secretGenerator": [{"name": f"{name}-token", "envs": ["token.env"]}],
     }
     (folder / "kustomization.yaml").write_text(yaml.safe_dump(kustomization, sort_keys=False))
-    return kubectl(context, "apply", "-k", str(folder))
 
 
 def kubectl(context: str | None, *arguments: str) -> list[str]:
     return ["kubectl", *(["--context", context] if context else []), *arguments]
-
-
-def quoted(argv: list[str]) -> str:
-    return shlex.join(argv)
 
 
 def _copy_bundle(bundle: Bundle, target: Path) -> None:

@@ -35,19 +35,14 @@ FIRST_BACKOFF, MAX_BACKOFF = 0.5, 10.0
 LOCAL = "local"
 
 
-def runtime_command(bundle_file: Path, port: int) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "saip.shipped",
-        "--bundle",
-        str(bundle_file),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--stop-with-stdin",  # its stdin is a pipe this process holds, closed when the shipyard dies, even by SIGKILL
-    ]
+def runtime_command(bundle_file: Path, port: int | None) -> list[str]:
+    """The runtime's command line: over HTTP on 127.0.0.1:`port` as this service's child, or (None) the stdio
+    command its client starts."""
+    command = [sys.executable, "-m", "saip.shipped", "--bundle", str(bundle_file)]
+    if port is None:
+        return command
+    # Its stdin is a pipe this process holds, closed when the shipyard dies, even by SIGKILL.
+    return [*command, "--host", "127.0.0.1", "--port", str(port), "--stop-with-stdin"]
 
 
 @dataclass
@@ -96,13 +91,14 @@ class LocalRuns:
         return sum(1 for server in self._servers.values() if server.state in ("running", "restarting", "starting"))
 
     async def start(
-        self, name: str, version: int, bundle_file: Path, port: int, env: Mapping[str, str], secrets: list[str]
+        self, name: str, version: int, argv: list[str], port: int, env: Mapping[str, str], secrets: list[str]
     ) -> LocalServer:
-        """Start the server and wait until it answers its health check, or fails to (then it is removed)."""
+        """Start `argv` (`runtime_command`) and wait until it answers its health check on `port`, or fails to (then
+        it is removed)."""
         server = LocalServer(
             name=name,
             version=version,
-            argv=runtime_command(bundle_file, port),
+            argv=argv,
             env={**os.environ, **env, "PYTHONUNBUFFERED": "1"},
             port=port,
             masker=Masker(secrets),
@@ -117,10 +113,10 @@ class LocalRuns:
         self._gauge()
         return server
 
-    async def stop(self, name: str) -> LocalServer | None:
+    async def stop(self, name: str) -> None:
         server = self._servers.get(name)
         if server is None:
-            return None
+            return
         server.stopping = True
         server.wake.set()
         if server.process is not None and server.process.returncode is None:
@@ -132,7 +128,6 @@ class LocalRuns:
             await server.done.wait()
         server.state = "stopped"
         self._gauge()
-        return server
 
     def forget(self, name: str) -> None:
         self._servers.pop(name, None)

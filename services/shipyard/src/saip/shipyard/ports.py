@@ -1,12 +1,14 @@
 """What the shipyard rules need from outside, as protocols: the sources of what ships (the tools and knowledge
 services over gRPC, the upstream members the tools service exposes among them, `clients.GrpcSources`), the records
 (the saip-shipyard bucket, `clients.KvRecords`), the bundle archives (the saip-bundles object store,
-`clients.ObjectBundles`) and the host's commands (`targets.HostCommands`, which runs `docker` and `kubectl`).
-tests/unit/shipyard/fakes.py holds in-memory ones."""
+`clients.ObjectArchives`), the host's commands (`targets.HostCommands`, which runs `docker` and `kubectl`) and the
+local target's supervisor of running servers (`local.LocalRuns`). tests/unit/shipyard/fakes.py holds in-memory ones."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -59,3 +61,54 @@ class Commands(Protocol):
 
     def which(self, program: str) -> str | None: ...
     async def run(self, argv: list[str], *, within: float) -> Completed: ...
+
+
+class Supervised(Protocol):
+    """What status shows of one server the local target runs."""
+
+    @property
+    def version(self) -> int: ...
+    @property
+    def argv(self) -> list[str]:
+        """The command line it was started with: the one its run's approval quoted."""
+        ...
+
+    @property
+    def state(self) -> str:
+        """starting, running, restarting, failed or stopped."""
+        ...
+
+    @property
+    def restarts(self) -> int: ...
+    @property
+    def last_error(self) -> str: ...
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def lines(self) -> Sequence[str]:
+        """Its last lines of output, masked."""
+        ...
+
+    @property
+    def endpoint(self) -> str: ...
+
+
+class Supervisor(Protocol):
+    """The local target: each server a supervised process of this service, by name."""
+
+    def get(self, name: str) -> Supervised | None: ...
+    async def start(
+        self, name: str, version: int, argv: list[str], port: int, env: Mapping[str, str], secrets: list[str]
+    ) -> Supervised:
+        """Start `argv` (listening on `port`) and return once it answers its health check, or failed to (then its
+        state is `failed` and it is not kept)."""
+        ...
+
+    async def stop(self, name: str) -> None: ...
+    def forget(self, name: str) -> None:
+        """Drop what is kept of a stopped server."""
+        ...
+
+    async def withheld(self, name: str) -> list[str]:
+        """The upstream members the running server withholds now (`member: reason`)."""
+        ...

@@ -13,7 +13,6 @@ import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
 from prometheus_client import REGISTRY, CollectorRegistry
@@ -32,7 +31,8 @@ from saip.shipyard.errors import (
 )
 from saip.shipyard.local import LocalRuns
 from saip.shipyard.metrics import ShipyardMetrics
-from saip.shipyard.shipyard import Places, Shipyard
+from saip.shipyard.packing import Places
+from saip.shipyard.shipyard import Shipyard
 from saip.shipyard.targets import HostCommands
 from saip.v1 import shipyard_pb2, shipyard_pb2_grpc
 
@@ -55,60 +55,91 @@ _EDGE = RpcEdge(
 _unary = _EDGE.unary
 
 
-class ShipyardServicer:
-    """saip.v1.ShipyardService over the shipyard."""
+class ShipyardServicer(shipyard_pb2_grpc.ShipyardServiceServicer):
+    """saip.v1.ShipyardService over the shipyard: an RPC it does not implement answers UNIMPLEMENTED (the base's)."""
 
     def __init__(self, shipyard: Shipyard, environment: Callable[[], dict[str, str]]) -> None:
         self._shipyard = shipyard
         self._environment = environment  # what a shipped server may be given (shipyard.variables), read per run
 
     @_unary
-    async def ListServers(self, request: Any, context: Any) -> shipyard_pb2.ListShippedServersReply:
+    async def ListServers(
+        self, request: shipyard_pb2.ListShippedServersRequest, context: grpc.aio.ServicerContext
+    ) -> shipyard_pb2.ListShippedServersReply:
         return shipyard_pb2.ListShippedServersReply(servers=await self._shipyard.list_servers())
 
     @_unary
-    async def ListShippable(self, request: Any, context: Any) -> shipyard_pb2.ListShippableReply:
+    async def ListShippable(
+        self, request: shipyard_pb2.ListShippableRequest, context: grpc.aio.ServicerContext
+    ) -> shipyard_pb2.ListShippableReply:
         return shipyard_pb2.ListShippableReply(tools=await self._shipyard.list_shippable())
 
     @_unary
-    async def Validate(self, request: Any, context: Any) -> shipyard_pb2.ValidationReport:
+    async def Validate(
+        self, request: shipyard_pb2.BundleProposal, context: grpc.aio.ServicerContext
+    ) -> shipyard_pb2.ValidationReport:
         return await self._shipyard.validate(request)
 
     @_unary
-    async def Ship(self, request: Any, context: Any) -> shipyard_pb2.ShipReply:
+    async def Ship(
+        self, request: shipyard_pb2.BundleProposal, context: grpc.aio.ServicerContext
+    ) -> shipyard_pb2.ShipReply:
         return await self._shipyard.ship(request)
 
     @_unary
-    async def GetStatus(self, request: Any, context: Any) -> shipyard_pb2.ServerStatus:
+    async def GetStatus(
+        self, request: shipyard_pb2.ShippedServerRequest, context: grpc.aio.ServicerContext
+    ) -> shipyard_pb2.ServerStatus:
         return await self._shipyard.status(request.name)
 
     @_unary
-    async def GetLogs(self, request: Any, context: Any) -> shipyard_pb2.LogsReply:
+    async def GetLogs(
+        self, request: shipyard_pb2.LogsRequest, context: grpc.aio.ServicerContext
+    ) -> shipyard_pb2.LogsReply:
         return await self._shipyard.logs(request.name, request.lines)
 
     @_unary
-    async def ListTargets(self, request: Any, context: Any) -> shipyard_pb2.ListTargetsReply:
+    async def ListTargets(
+        self, request: shipyard_pb2.ListTargetsRequest, context: grpc.aio.ServicerContext
+    ) -> shipyard_pb2.ListTargetsReply:
         return shipyard_pb2.ListTargetsReply(targets=await self._shipyard.targets())
 
     @_unary
-    async def PlanRun(self, request: Any, context: Any) -> shipyard_pb2.RunPlan:
+    async def PlanRun(
+        self, request: shipyard_pb2.RunRequest, context: grpc.aio.ServicerContext
+    ) -> shipyard_pb2.RunPlan:
         return await self._shipyard.plan_run(request, self._environment())
 
     @_unary
-    async def Run(self, request: Any, context: Any) -> shipyard_pb2.ServerStatus:
+    async def Run(
+        self, request: shipyard_pb2.RunRequest, context: grpc.aio.ServicerContext
+    ) -> shipyard_pb2.ServerStatus:
         return await self._shipyard.run(request, self._environment())
 
     @_unary
-    async def Stop(self, request: Any, context: Any) -> shipyard_pb2.ServerStatus:
+    async def Stop(
+        self, request: shipyard_pb2.ShippedServerRequest, context: grpc.aio.ServicerContext
+    ) -> shipyard_pb2.ServerStatus:
         return await self._shipyard.stop(request.name)
 
     @_unary
-    async def Delete(self, request: Any, context: Any) -> shipyard_pb2.DeleteShippedServerReply:
+    async def Delete(
+        self, request: shipyard_pb2.DeleteShippedServerRequest, context: grpc.aio.ServicerContext
+    ) -> shipyard_pb2.DeleteShippedServerReply:
         return await self._shipyard.delete(request)
 
     @_unary
-    async def GetToken(self, request: Any, context: Any) -> shipyard_pb2.TokenReply:
+    async def GetToken(
+        self, request: shipyard_pb2.ShippedServerRequest, context: grpc.aio.ServicerContext
+    ) -> shipyard_pb2.TokenReply:
         return await self._shipyard.token(request.name)
+
+    @_EDGE.streaming
+    async def Export(
+        self, request: shipyard_pb2.ExportRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[shipyard_pb2.ExportPiece]:
+        async for piece in self._shipyard.export(request):
+            yield piece
 
 
 @dataclass(frozen=True)
@@ -143,7 +174,7 @@ async def lifespan(settings: ShipyardSettings, *, registry: CollectorRegistry = 
         places = Places(settings.home.resolve(), settings.shipyard_image, settings.shipyard_kube_context)
         shipyard = Shipyard(
             sources, KvRecords(kv), archives, local, HostCommands(), metrics, places, settings.shipyard_servers
-        )
+        )  # `local` is the local target's supervisor
         environment = functools.partial(settings.shipped_environment, os.environ)
         await shipyard.resume(environment())
         group.start_soon(shipyard.declare, environment())

@@ -3,12 +3,24 @@ command line share."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from saip.gateway.clients import ServiceChannel
 from saip.v1 import shipyard_pb2 as pb
 from saip.v1.shipyard_pb2_grpc import ShipyardServiceStub
 
 SHIP_DEADLINE = 600.0  # a ship snapshots every knowledge tool's collection
 RUN_DEADLINE = 330.0  # a run waits for the server's health check, or for docker compose / kubectl
+EXPORT_DEADLINE = 120.0  # the bundle's snapshots are part of an export
+
+
+@dataclass
+class Export:
+    """An export as the shipyard streamed it: its header, and each file's mode and content by path, in order."""
+
+    header: pb.ExportHeader = field(default_factory=pb.ExportHeader)
+    modes: dict[str, int] = field(default_factory=dict)
+    contents: dict[str, bytearray] = field(default_factory=dict)
 
 
 class ShipyardClient:
@@ -53,3 +65,13 @@ class ShipyardClient:
 
     async def token(self, name: str) -> pb.TokenReply:
         return await self._channel.call(self._stub().GetToken, pb.ShippedServerRequest(name=name))
+
+    async def export(self, request: pb.ExportRequest) -> Export:
+        found = Export()
+        async for piece in self._channel.stream(lambda: self._stub().Export(request, timeout=EXPORT_DEADLINE)):
+            if piece.HasField("header"):
+                found.header = piece.header
+            else:
+                found.modes[piece.chunk.path] = piece.chunk.mode
+                found.contents.setdefault(piece.chunk.path, bytearray()).extend(piece.chunk.data)
+        return found

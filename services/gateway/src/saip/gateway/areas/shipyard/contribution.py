@@ -13,7 +13,7 @@ from pydantic import Field
 
 from saip.common.words import plural
 from saip.gateway.areas.shipyard import views
-from saip.gateway.areas.shipyard.client import ShipyardClient
+from saip.gateway.areas.shipyard.client import Export, ShipyardClient
 from saip.gateway.surface.declare import Declared, prompt, resource, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
 from saip.gateway.surface.management import Approval, Input, Level, ManagementResult
@@ -71,13 +71,21 @@ class BoundInput(ServerInput):
         return version, described.revision(_bundle(self.name), "")
 
 
-def described(name: str, version: int, sha256: str) -> Expected:
-    """What a run or delete question names of a shipped server: its version and its bundle's hash."""
-    return Expected.of(Read(name, f"'{name}'", version), Read(_bundle(name), f"the bundle of '{name}'", sha256))
+def described(name: str, version: int, sha256: str, port: int = 0) -> Expected:
+    """What a run or delete question names of a shipped server: its version and its bundle's hash, and the port a
+    run's command listens on (chosen by the plan when none was asked)."""
+    reads = [Read(name, f"'{name}'", version), Read(_bundle(name), f"the bundle of '{name}'", sha256)]
+    if port:
+        reads.append(Read(_port(name), f"the port of '{name}'", port))
+    return Expected.of(*reads)
 
 
 def _bundle(name: str) -> str:
     return f"{name}#bundle"
+
+
+def _port(name: str) -> str:
+    return f"{name}#port"
 
 
 class RunInput(BoundInput):
@@ -87,10 +95,19 @@ class RunInput(BoundInput):
     )
 
     def request(self, expected: Expected = NOTHING) -> pb.RunRequest:
+        """The run the approval described: its version, its bundle, and the port its command names."""
         version, sha256 = self.expected(expected)
+        port = self.port or expected.revision(_port(self.name), 0)
         return pb.RunRequest(
-            name=self.name, target=self.target, port=self.port or 0, expected_version=version, expected_sha256=sha256
+            name=self.name, target=self.target, port=port, expected_version=version, expected_sha256=sha256
         )
+
+
+class ExportInput(ServerInput):
+    target: Literal["compose", "kubernetes"] = Field(description="The target whose files to export.")
+    port: int | None = Field(
+        default=None, ge=1024, le=65535, description="Compose: the host port; the container's (8383) when omitted."
+    )
 
 
 class DeleteInput(BoundInput):
@@ -195,14 +212,14 @@ class ShipyardArea(Declared):
         return ManagementResult(True, message, persisted=True, data=server)
 
     async def plan_run(self, arguments: RunInput) -> Approval:
-        """The exact command and the version and bundle hash it runs; the run is bound to them (a ship meanwhile
-        makes the service refuse it)."""
+        """The exact command, the version and bundle hash it runs and the port it listens on; the run is bound to
+        them (a ship meanwhile makes the service refuse it; the port is the one the command names)."""
         plan = await self.client.plan_run(arguments.request())
         summary = (
             f"run '{plan.name}' v{plan.version} (bundle {plan.bundle_sha256[:12]}) on the {plan.target} target: "
             f"`{plan.command}`"
         )
-        expected = described(plan.name, plan.version, plan.bundle_sha256)
+        expected = described(plan.name, plan.version, plan.bundle_sha256, plan.port)
         return Approval(Level.DESTRUCTIVE, summary, expected=expected, refused=plan.refused)
 
     async def run_plan(self, arguments: RunInput) -> ManagementResult:
@@ -251,13 +268,33 @@ class ShipyardArea(Declared):
         message = f"Deleted '{reply.server.name}' and {plural(reply.versions_deleted, 'bundle version')}."
         return ManagementResult(True, message, persisted=True, data=views.server(reply.server))
 
-    # The person's side only: the bearer token of a running server (REST and `saip shipyard token`).
+    # The person's side only: the bearer token of a running server (REST and `saip shipyard token`), and an export
+    # (REST and `saip shipyard export`), whose files carry a token of their own.
 
     async def token(self, name: str) -> ManagementResult:
         """The bearer token and endpoint of a running shipped server, for the person's MCP client."""
         reply = await self.client.token(name)
         data = {"name": reply.name, "token": reply.token, "endpoint": reply.endpoint}
         return ManagementResult(True, f"The bearer token of '{reply.name}'.", data=data)
+
+    async def export(self, arguments: ExportInput) -> ManagementResult:
+        """The files a run of the latest version on a compose or kubernetes target writes, to apply elsewhere."""
+        found = await self._export(arguments)
+        header = found.header
+        message = (
+            f"{plural(len(found.contents), 'file')} of '{header.name}' v{header.version} for {header.target}; apply "
+            f"them from their folder with `{header.command}` (token.env holds the bearer token of their own)."
+        )
+        return ManagementResult(True, message, data=views.export(found))
+
+    async def export_archive(self, arguments: ExportInput) -> tuple[str, bytes]:
+        """The same files as one gzipped tar of their folder: its file name and its bytes."""
+        found = await self._export(arguments)
+        return f"{views.folder(found)}.tar.gz", views.archive(found)
+
+    async def _export(self, arguments: ExportInput) -> Export:
+        request = pb.ExportRequest(name=arguments.name, target=arguments.target, port=arguments.port or 0)
+        return await self.client.export(request)
 
     @resource(GUIDE_URI, "Shipyard guide")
     async def guide(self) -> str:

@@ -1,14 +1,16 @@
-"""The person's side of the shipyard area under /api/v1/shipyard: the methods the saip_shipyard_* tools call, and
-the bearer token of a running server, which only the person reads."""
+"""The person's side of the shipyard area under /api/v1/shipyard: the methods the saip_shipyard_* tools call, the
+bearer token of a running server, which only the person reads, and the export of a server's deployment files (in
+the envelope, or as one archive to download)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Response
 
 from saip.gateway.areas.shipyard.contribution import (
     DeleteInput,
+    ExportInput,
     LogsInput,
     ProposalInput,
     RunInput,
@@ -20,6 +22,9 @@ from saip.gateway.rest import Envelope, area_router
 from saip.gateway.surface.management import Input
 
 Name = Annotated[str, Path(min_length=1, max_length=40, description="The shipped server's name")]
+ExportTarget = Annotated[Literal["compose", "kubernetes"], Query(description="The target whose files to export")]
+HostPort = Annotated[int | None, Query(ge=1024, le=65535, description="Compose: the host port; 8383 when omitted")]
+GZIP = "application/gzip"
 
 
 class RunBody(Input):
@@ -83,5 +88,26 @@ def router(area: ShipyardArea) -> APIRouter:
     @api.get("/servers/{name}/token", summary="The bearer token of a running shipped server (the person's only)")
     async def token(name: Name) -> Envelope:
         return Envelope.of(await area.token(name))
+
+    @api.get(
+        "/servers/{name}/export",
+        summary="The compose or kubernetes files of a shipped server (data: command, folder, files), to apply "
+        "elsewhere; the person's only",
+    )
+    async def export(name: Name, target: ExportTarget, port: HostPort = None) -> Envelope:
+        return Envelope.of(await area.export(ExportInput(name=name, target=target, port=port)))
+
+    @api.get(
+        "/servers/{name}/export/archive",
+        summary="The same files as one .tar.gz of their folder, to download; the person's only",
+        response_class=Response,
+        responses={
+            200: {"content": {GZIP: {"schema": {"type": "string", "format": "binary"}}}, "description": "The archive"}
+        },
+    )
+    async def export_archive(name: Name, target: ExportTarget, port: HostPort = None) -> Response:
+        filename, data = await area.export_archive(ExportInput(name=name, target=target, port=port))
+        disposition = f'attachment; filename="{filename}"'
+        return Response(data, media_type=GZIP, headers={"Content-Disposition": disposition})
 
     return api

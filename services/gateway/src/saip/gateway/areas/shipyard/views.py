@@ -1,9 +1,14 @@
-"""The JSON of the shipyard's replies, as the AI and the person both read them (camelCase, RFC 3339 times)."""
+"""The JSON of the shipyard's replies, as the AI and the person both read them (camelCase, RFC 3339 times), and an
+export as one archive."""
 
 from __future__ import annotations
 
+import base64
+import io
+import tarfile
 from typing import Any
 
+from saip.gateway.areas.shipyard.client import Export
 from saip.gateway.areas.words import when
 from saip.v1 import shipyard_pb2 as pb
 
@@ -81,3 +86,40 @@ def shippable(found: pb.Shippable) -> dict[str, Any]:
 
 def target(found: pb.Target) -> dict[str, Any]:
     return {"name": found.name, "usable": found.usable, "reason": found.reason or None, "remedy": found.remedy or None}
+
+
+def export(found: Export) -> dict[str, Any]:
+    """An export's header and files: a text file's content as it is (`utf-8`), any other's in base64."""
+    header = found.header
+    files = []
+    for path, content in found.contents.items():
+        try:
+            text, encoding = content.decode(), "utf-8"
+        except UnicodeDecodeError:
+            text, encoding = base64.b64encode(content).decode(), "base64"
+        files.append({"path": path, "mode": f"{found.modes[path]:04o}", "encoding": encoding, "content": text})
+    return {
+        "name": header.name,
+        "target": header.target,
+        "version": header.version,
+        "bundleSha256": header.bundle_sha256,
+        "command": header.command,
+        "folder": folder(found),
+        "files": files,
+    }
+
+
+def folder(found: Export) -> str:
+    """The folder an export's files go in: one per server and target."""
+    return f"saip-shipped-{found.header.name}-{found.header.target}"
+
+
+def archive(found: Export) -> bytes:
+    """The export as one gzipped tar of its folder, each file with its mode."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for path, content in found.contents.items():
+            member = tarfile.TarInfo(f"{folder(found)}/{path}")
+            member.size, member.mode = len(content), found.modes[path]
+            tar.addfile(member, io.BytesIO(bytes(content)))
+    return buffer.getvalue()
