@@ -73,8 +73,15 @@ class PlannedClient:
         self.sent: list[Any] = []
 
     async def plan_run(self, request: pb.RunRequest) -> pb.RunPlan:
+        port = request.port or 41234  # the plan chooses a port when none was asked
         return pb.RunPlan(
-            name="ops", target="local", version=2, bundle_sha256="ab" * 32, command="python -m x", usable=True
+            name="ops",
+            target="local",
+            version=2,
+            bundle_sha256="ab" * 32,
+            command=f"python -m x --port {port}",
+            usable=True,
+            port=port,
         )
 
     async def run(self, request: pb.RunRequest) -> pb.ServerStatus:
@@ -89,20 +96,23 @@ class PlannedClient:
         return pb.DeleteShippedServerReply(server=pb.ShippedServer(name="ops", version=2), versions_deleted=2)
 
 
-async def test_run_and_delete_are_bound_to_the_version_and_hash_the_approval_described() -> None:
+async def test_run_and_delete_are_bound_to_the_version_hash_and_port_the_approval_described() -> None:
     client = PlannedClient()
     area = ShipyardArea(client)  # type: ignore[arg-type]
     tools = {tool.name: tool for tool in area.tools()}
     run = tools["saip_shipyard_run"]
     arguments = run.bind({"name": "ops"})
     approval = await run.approval_for(arguments)
-    assert approval.summary == f"run 'ops' v2 (bundle {'ab' * 6}) on the local target: `python -m x`"
+    assert approval.summary == f"run 'ops' v2 (bundle {'ab' * 6}) on the local target: `python -m x --port 41234`"
     await run.handler(arguments, Caller(), approval.expected)
+    asked = run.bind({"name": "ops", "port": 18000})
+    await run.handler(asked, Caller(), (await run.approval_for(asked)).expected)
     delete = tools["saip_shipyard_delete"]
     removal = delete.bind({"name": "ops"})
     await delete.handler(removal, Caller(), (await delete.approval_for(removal)).expected)
-    ran, deleted = client.sent
-    assert (ran.expected_version, ran.expected_sha256) == (2, "ab" * 32)
+    ran, ran_on_its_port, deleted = client.sent
+    assert (ran.expected_version, ran.expected_sha256, ran.port) == (2, "ab" * 32, 41234)
+    assert ran_on_its_port.port == 18000
     assert (deleted.expected_version, deleted.expected_sha256) == (2, "cd" * 32)
 
 
