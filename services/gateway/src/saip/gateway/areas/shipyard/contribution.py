@@ -232,6 +232,7 @@ class ShipyardArea(Declared):
             "version": plan.version,
             "bundleSha256": plan.bundle_sha256,
             "command": plan.command,
+            "port": plan.port or None,  # a run asked with it runs this very command
             "refused": plan.refused or None,
         }
         said = f"Running '{plan.name}' v{plan.version} on the {plan.target} target runs `{plan.command}`"
