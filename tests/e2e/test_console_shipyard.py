@@ -1,8 +1,11 @@
 """The console's Shipyard screen in Chromium, against a stack as `make run` starts it: a server shipped from a
 published tool, run after the person read the exact command, its log lines seen as they come, its token revealed on
-click, then stopped."""
+click, then stopped, and its compose project downloaded."""
 
 from __future__ import annotations
+
+import tarfile
+from pathlib import Path
 
 import pytest
 from playwright.async_api import expect
@@ -26,7 +29,7 @@ def published(stack: Stack, name: str) -> None:
             assert answer.status_code == 200 and answer.json()["ok"], answer.text
 
 
-async def test_a_server_is_shipped_run_followed_and_stopped_from_the_console(stack: Stack) -> None:
+async def test_a_server_is_shipped_run_followed_and_stopped_from_the_console(stack: Stack, tmp_path: Path) -> None:
     published(stack, "console_adder")
     async with chromium() as browser, person(browser, stack) as page:
         await page.get_by_role("link", name="Shipyard").click()
@@ -51,3 +54,10 @@ async def test_a_server_is_shipped_run_followed_and_stopped_from_the_console(sta
         await screenshot(page, "shipyard")
         await page.get_by_role("button", name="Stop").click()
         await expect(servers.get_by_role("row").filter(has_text="adding v1")).to_contain_text("stopped")
+        async with page.expect_download() as downloading:
+            await page.get_by_role("link", name="Download the compose project").click()
+        archive = tmp_path / "adding.tar.gz"
+        await (await downloading.value).save_as(archive)
+    with tarfile.open(archive) as files:
+        names = files.getnames()
+    assert any(name.endswith("compose.yaml") for name in names), names

@@ -22,7 +22,10 @@ export function Server({ server, targets }: { server: Shipped; targets: Target[]
   const [port, setPort] = useState("");
   const [plan, setPlan] = useState<Plan | null>(null);
   const preview = useAction(() => get<Plan>(`${path}/plan`, { target, port: port === "" ? null : Number(port) }));
-  const run = useAction(() => post(`${path}/run`, { target, ...(port === "" ? {} : { port: Number(port) }) }));
+  // The run asks for the port its plan named, so the command that starts is the one the person read.
+  const run = useAction((planned: Plan) =>
+    post(`${path}/run`, { target: planned.target, ...(planned.port === null ? {} : { port: planned.port }) }),
+  );
   const stop = useAction(() => post(`${path}/stop`));
   const remove = useAction(() => del(path));
   const running = server.state === "running" || server.state === "starting";
@@ -127,7 +130,7 @@ export function Server({ server, targets }: { server: Shipped; targets: Target[]
                 class="primary"
                 disabled={run.pending}
                 onClick={async () => {
-                  await run.run();
+                  await run.run(plan);
                   setPlan(null);
                 }}
               >
@@ -144,6 +147,19 @@ export function Server({ server, targets }: { server: Shipped; targets: Target[]
       <Notice outcome={run.outcome} onClose={run.clear} />
       <Notice outcome={stop.outcome} onClose={stop.clear} />
       <Notice outcome={remove.outcome} onClose={remove.clear} />
+      <h3>Deploy it elsewhere</h3>
+      <p class="hint">
+        The files a compose or Kubernetes run would use, with a bearer token of their own, ready to apply where an engine
+        runs.
+      </p>
+      <div class="actions">
+        <a class="button" href={`/api/v1${path}/export/archive?target=compose`} download>
+          Download the compose project
+        </a>
+        <a class="button" href={`/api/v1${path}/export/archive?target=kubernetes`} download>
+          Download the Kubernetes manifests
+        </a>
+      </div>
       <Token path={path} name={server.name} endpoint={server.endpoint} running={running} />
       <Logs path={path} running={running} />
     </section>

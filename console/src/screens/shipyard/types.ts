@@ -61,5 +61,7 @@ export interface Plan {
   version: number;
   bundleSha256: string;
   command: string;
+  /** The port the command names (local target): a run asked with it runs this very command. */
+  port: number | null;
   refused: string | null;
 }
