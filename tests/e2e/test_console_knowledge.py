@@ -67,7 +67,7 @@ async def test_a_call_s_trace_opens_as_a_span_waterfall(stack: Stack) -> None:
         await client.call_tool("saip_monitor_overview", {})
     async with chromium() as browser, person(browser, stack) as page:
         await page.get_by_role("link", name="Traces").click()
-        await page.get_by_label("Tool").fill("saip_monitor_overview")
+        await page.get_by_label("Tool", exact=True).fill("saip_monitor_overview")
         first = page.get_by_role("table", name="The recent traces, newest first").get_by_role("link").first
         await first.click()
         await expect(page.get_by_role("heading", level=1)).to_contain_text("Trace")
