@@ -8,7 +8,11 @@ applies, except to a host listed exactly, which the person granted by name. `ope
 
 The connection goes to the address that was checked (the name is sent as Host and TLS server name), so a second DNS
 answer cannot swap in a private address. Redirects are followed here, each hop checked again, at most
-`max_redirects`; the body is read up to `max_body` bytes; the whole exchange has one deadline.
+`max_redirects`, as the Fetch standard (and browsers, and httpx) follow them: a hop to another origin (scheme, host,
+port) is sent without the caller's `Authorization`, `Cookie` and `Proxy-Authorization`, and no later hop gets them
+back; the method becomes GET, without the body and its `Content-*` headers, on a 303 (but for HEAD) and on a 301 or
+302 answering a POST, and is kept, body and all, otherwise (307, 308). The body is read up to `max_body` bytes; the
+whole exchange has one deadline.
 
 A secret travels only here (`Binding`): the caller's request carries a marker in its place (a tool's per-run
 placeholder, a knowledge URL's `${NAME}`), and each hop to a host the secret is bound to gets the value in its URL,
@@ -37,6 +41,11 @@ IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 MIB = 1024 * 1024
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# What the caller's request carries for its own origin only: dropped on a hop to another (the Fetch standard's
+# `Authorization`, with the cookie and the proxy's credentials, which a browser never lets a script set).
+CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+# What describes a body (the Fetch standard's request-body-header names, and its length): gone with the body.
+BODY_HEADERS = frozenset({"content-encoding", "content-language", "content-location", "content-type", "content-length"})
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 
 
@@ -281,12 +290,34 @@ async def _follow(
         if response.status not in REDIRECTS or not location:
             return response
         # The next hop starts from the request as the caller wrote it: its markers are substituted for its host.
-        request = replace(request, url=urljoin(request.url, location))
-        if response.status in (301, 302, 303) and method != "HEAD":
-            method, request = "GET", replace(request, body=None)
+        request, method = redirected(request, method, response.status, urljoin(request.url, location))
     raise GuardBlocked(
         Reason.TOO_MANY_REDIRECTS, f"More than {policy.max_redirects} redirects; fetch the final URL directly."
     )
+
+
+def redirected(request: _Request, method: str, status: int, location: str) -> tuple[_Request, str]:
+    """The request a redirect makes of `request`, and its method (the Fetch standard's HTTP-redirect fetch)."""
+    headers = request.headers
+    if origin(location) != origin(request.url):
+        headers = {name: value for name, value in headers.items() if name.lower() not in CREDENTIAL_HEADERS}
+    body = request.body
+    if (status == 303 and method not in ("GET", "HEAD")) or (status in (301, 302) and method == "POST"):
+        method, body = "GET", None
+        headers = {name: value for name, value in headers.items() if name.lower() not in BODY_HEADERS}
+    return _Request(location, headers, body), method
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """A URL's origin: its scheme, host and port (the scheme's default when it names none; None when it is not a
+    port, which the hop's check refuses)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(scheme)
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").rstrip("."), port
 
 
 async def _send(
