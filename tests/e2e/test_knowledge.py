@@ -149,6 +149,27 @@ async def test_tutorial_21_an_ai_builds_searches_and_publishes_knowledge(stack: 
         assert [doc["name"] for doc in documents] == ["faq.html", "Vectors"]
 
 
+async def test_a_document_nested_too_deep_is_refused_by_its_rule_never_as_the_service_away(stack: Stack) -> None:
+    """5,000 nested arrays or objects: the person gets a 4xx and the AI the refusal, each naming the 64-level rule."""
+    root = stack.home / "ingest"
+    (root / "arrays.json").write_bytes(b"[" * 5000 + b"]" * 5000)
+    (root / "objects.json").write_bytes(b'{"a":' * 5000 + b"1" + b"}" * 5000)
+    rule = (
+        "is refused: the JSON is nested more than 64 levels deep, which saip does not read; send flatter data (a "
+        "list of items rather than items inside items)."
+    )
+    async with mcp_client(stack.mcp_url, stack.mcp_token, mode="legacy", elicitation_callback=Person()) as client:
+        for name in ("arrays.json", "objects.json"):
+            with stack.api() as api:
+                answer = api.post("/api/v1/knowledge/documents", json={"path": str(root / name)})
+            assert answer.status_code == 400 and answer.json()["message"] == f"'{name}' {rule}"
+            refused = await call(client, "saip_knowledge_ingest_document", {"path": str(root / name)})
+            assert (refused["ok"], refused["message"]) == (False, f"'{name}' {rule}")
+            assert "not reachable" not in refused["message"]
+        listed = await call(client, "saip_knowledge_list_documents", {})
+    assert not {"arrays.json", "objects.json"} & {document["name"] for document in listed["data"]["documents"]}
+
+
 def test_the_person_reaches_the_same_methods_from_the_command_line(stack: Stack) -> None:
     ingested = cli(
         stack, "knowledge", "ingest", "--text", "# Shifts\n\nThe night shift restarts the broker.", "--name", "shifts"

@@ -160,6 +160,8 @@ async def test_files_that_cannot_be_ingested_leave_nothing_behind(stub: Stub, ro
     (root / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     (root / "binary.txt").write_bytes(b"\x00\x01\x02binary")
     (root / "huge.txt").write_bytes(b"a " * (6 << 20))
+    (root / "deep.json").write_bytes(b"[" * 5000 + b"]" * 5000)
+    (root / "deeper.json").write_bytes(b'{"a":' * 5000 + b"1" + b"}" * 5000)
     (tmp_path / "secret.md").write_text("# Secret\n")
     os.symlink(tmp_path / "secret.md", root / "escape.md")
     cases = {
@@ -168,6 +170,8 @@ async def test_files_that_cannot_be_ingested_leave_nothing_behind(stub: Stub, ro
         "binary.txt": (grpc.StatusCode.INVALID_ARGUMENT, "looks binary"),
         "huge.txt": (grpc.StatusCode.INVALID_ARGUMENT, "more than the ingest limit"),
         "escape.md": (grpc.StatusCode.FAILED_PRECONDITION, "a symlink cannot leave them"),
+        "deep.json": (grpc.StatusCode.INVALID_ARGUMENT, "nested more than 64 levels deep"),
+        "deeper.json": (grpc.StatusCode.INVALID_ARGUMENT, "nested more than 64 levels deep"),
     }
     for name, (code, words) in cases.items():
         refused = await refusal(stub, path=str(root / name))

@@ -67,6 +67,10 @@ def test_pdf_pages_are_separated_by_form_feeds_and_counted() -> None:
     assert (parsed.pages, parsed.title) == (2, "Ops")
 
 
+# The rule a document nested past saip.common.jsondepth's limit is refused by, in its own words.
+DEEP = "nested more than 64 levels deep, which saip does not read; send flatter data"
+
+
 @pytest.mark.parametrize(
     ("data", "media_type", "reason"),
     [
@@ -78,6 +82,8 @@ def test_pdf_pages_are_separated_by_form_feeds_and_counted() -> None:
         pytest.param(b"hello, not a pdf", readers.PDF, "is not a PDF", id="fake-pdf"),
         pytest.param(b"%PDF-1.4\ngarbage", readers.PDF, "cannot be read as a PDF", id="broken-pdf"),
         pytest.param(pdf([""]), readers.PDF, "no extractable text", id="scanned-pdf"),
+        pytest.param(b"[" * 5000 + b"]" * 5000, readers.JSON, DEEP, id="deep-arrays"),
+        pytest.param(b'{"a":' * 5000 + b"1" + b"}" * 5000, readers.JSON, DEEP, id="deep-objects"),
     ],
 )
 def test_unreadable_content_is_refused_with_the_reason(data: bytes, media_type: str, reason: str) -> None:

@@ -10,6 +10,7 @@ from saip.common.settings import ConfigurationError
 from saip.sandbox.isolate import run_job
 from saip.sandbox.job import Job
 from saip.tools import catalog
+from saip.tools.config import ToolsSettings
 from saip.tools.risk import assess
 from tests.unit.tools.specs import document
 
@@ -54,3 +55,12 @@ def test_a_declared_tool_that_is_not_a_valid_spec_stops_the_start_naming_the_key
         catalog.declared([document("first"), {"name": "second", "code": "return 1"}], "tools.declared")
     with pytest.raises(ConfigurationError, match="'twice' is declared twice"):
         catalog.declared([document("twice"), document("twice")], "tools.declared")
+
+
+@pytest.mark.parametrize("variable", ["SAIP_TOOLS_DECLARED", "SAIP_TOOLS_UPSTREAM_SERVERS"])
+def test_a_declared_list_nested_thousands_deep_stops_the_start_naming_the_key(
+    variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(variable, "[" * 5000 + "]" * 5000)
+    with pytest.raises(ConfigurationError, match=rf"\({variable}\): the JSON is nested more than 64 levels deep"):
+        ToolsSettings.load()

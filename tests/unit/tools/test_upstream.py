@@ -32,6 +32,7 @@ from saip.tools.upstream.connections import (
     failure,
 )
 from saip.tools.upstream.exposure import EXPOSURE_KEY, Composer, above_cap, schema_problem
+from saip.tools.upstream.proxy import Proxy
 from saip.tools.upstream.relay import answer_of
 from saip.tools.upstream.servers import Servers
 from saip.v1 import common_pb2
@@ -254,6 +255,11 @@ def test_the_catalog_is_searched_by_words_and_every_entry_is_valid() -> None:
         (common_pb2.ServedAnswer(id=1, action="accept", content_json="{not json"), "cancel", None),
         (common_pb2.ServedAnswer(id=1, action="accept", content_json='{"nested": {"a": 1}}'), "cancel", None),
         (common_pb2.ServedAnswer(id=1, action="maybe"), "cancel", None),
+        (
+            common_pb2.ServedAnswer(id=1, action="accept", content_json='{"a":' * 5000 + "1" + "}" * 5000),
+            "cancel",
+            None,
+        ),
     ],
 )
 def test_a_relayed_answer_reaches_the_upstream_as_accept_decline_or_else_cancel(
@@ -293,7 +299,7 @@ def test_the_tools_service_starts_without_the_sdks_client_side() -> None:
 
 async def composer_of(
     declared: dict[str, pb.Server] | None = None, cap: int = 3
-) -> tuple[Composer, ledger.Ledger, MemoryRecords]:
+) -> tuple[Composer, ledger.Ledger, MemoryRecords, Servers]:
     """A composition of one member, `echo` of the server `echoes` (registered, or declared in configuration), under
     the risk cap `cap`."""
     metrics = ToolsMetrics(CollectorRegistry())
@@ -306,15 +312,15 @@ async def composer_of(
     members = [pb.Member(server_id="echoes", tool="echo")]
     await records.create(EXPOSURE_KEY, pb.Composition(members=members).SerializeToString())
     upstreams = Servers(servers, book, RecordedRisks(), metrics, Limits())
-    return Composer(records, upstreams, RecordedRisks(), metrics, cap), book, records
+    return Composer(records, upstreams, RecordedRisks(), metrics, cap), book, records, upstreams
 
 
 async def test_a_member_whose_risk_is_above_the_cap_now_is_withheld_with_the_caps_sentence() -> None:
     # Exposed under a higher cap (or before its server's trust or definition raised its level): not served while above.
-    served, _, _ = await composer_of()
+    served, _, _, _ = await composer_of()
     first = await served.named("echo")
     assert first is not None and first.withheld == "" and first.inherent >= 1
-    capped, _, _ = await composer_of(cap=first.inherent - 1)
+    capped, _, _, _ = await composer_of(cap=first.inherent - 1)
     withheld = await capped.named("echo")
     assert withheld is not None and withheld.withheld == above_cap(first.inherent, first.inherent - 1)
     [view] = (await capped.view()).tools
@@ -322,7 +328,7 @@ async def test_a_member_whose_risk_is_above_the_cap_now_is_withheld_with_the_cap
 
 
 async def test_a_call_reuses_its_members_composition_until_a_record_it_was_made_of_changes() -> None:
-    composer, book, records = await composer_of()
+    composer, book, records, _ = await composer_of()
     first = await composer.named("echo")
     assert first is not None and first.withheld == ""
     assert await composer.named("echo") is first
@@ -336,10 +342,20 @@ async def test_a_call_reuses_its_members_composition_until_a_record_it_was_made_
     assert asking is not None and asking is not changed and asking.asks
 
 
+async def test_arguments_nested_thousands_deep_are_the_calls_error_naming_the_rule() -> None:
+    composer, _, _, servers = await composer_of()
+    proxy = Proxy(composer, servers, ToolsMetrics(CollectorRegistry()))
+    reply = await proxy.call("echo", '{"text":' + "[" * 5000 + "]" * 5000 + "}")
+    assert reply.is_error and reply.text == (
+        "Invalid arguments for 'echo': the JSON is nested more than 64 levels deep, which saip does not read; send "
+        "flatter data (a list of items rather than items inside items)."
+    )
+
+
 async def test_a_declared_servers_member_is_composed_again_at_every_call() -> None:
     # Its record has no revision to tell a change by, and its address is looked up at every composition.
     declared = server(id="echoes", url="http://127.0.0.1:9/mcp", docs_url="https://d")
-    composer, _, _ = await composer_of({"echoes": declared})
+    composer, _, _, _ = await composer_of({"echoes": declared})
     first, again = await composer.named("echo"), await composer.named("echo")
     assert first is not None and again is not None and again is not first
     assert (first.withheld, first.inherent) == (again.withheld, again.inherent) == ("", first.inherent)

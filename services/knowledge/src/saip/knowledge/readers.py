@@ -15,6 +15,7 @@ from typing import Any
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
+from saip.common import jsondepth
 from saip.knowledge.errors import InvalidRequest
 
 TEXT = "text/plain"
@@ -195,7 +196,9 @@ def _leaves(value: Any, path: str) -> Iterator[str]:
 def _json(text: str, name: str) -> Parsed:
     """JSON as one `path: value` line per leaf, so every value is searchable next to its key."""
     try:
-        data = json.loads(text)
+        data = jsondepth.loads(text)
+    except jsondepth.TooDeep as exc:
+        raise InvalidRequest(f"'{name}' is refused: {exc}") from None
     except json.JSONDecodeError as exc:
         raise InvalidRequest(
             f"'{name}' is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"

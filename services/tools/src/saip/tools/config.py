@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self
@@ -10,6 +9,7 @@ from typing import Annotated, Any, ClassVar, Self
 from pydantic import BeforeValidator, Field
 from pydantic_settings import NoDecode
 
+from saip.common import jsondepth
 from saip.common.secret_source import SecretSource
 from saip.common.settings import Port, Reads, SaipSettings, StrList, endpoint_keys, listed_environment
 from saip.tools import catalog
@@ -23,7 +23,7 @@ UPSTREAM_SERVERS_KEY = "tools.upstream-servers"
 def _json_list(value: Any) -> Any:
     """SAIP_TOOLS_DECLARED holds a JSON list; saip.yaml holds a YAML list."""
     if isinstance(value, str):
-        return json.loads(value) if value.strip() else []
+        return jsondepth.loads(value) if value.strip() else []
     return value
 
 

@@ -24,7 +24,7 @@ import anyio
 import mcp_types as types
 from opentelemetry.trace import SpanKind
 
-from saip.common import tracing
+from saip.common import jsondepth, tracing
 from saip.common.masking import Masker
 from saip.tools.errors import RuleRefused
 from saip.tools.metrics import ToolsMetrics
@@ -81,7 +81,9 @@ class Proxy:
         if entry.withheld or entry.server is None:
             raise RuleRefused(f"'{name}' is not served right now: {entry.withheld}.")
         try:
-            arguments = json.loads(arguments_json or "{}")
+            arguments = jsondepth.loads(arguments_json or "{}")
+        except jsondepth.TooDeep as exc:
+            return common_pb2.CallServedToolReply(is_error=True, text=f"Invalid arguments for '{name}': {exc}.")
         except ValueError:
             return common_pb2.CallServedToolReply(is_error=True, text="The arguments are not a JSON object.")
         if not isinstance(arguments, dict):

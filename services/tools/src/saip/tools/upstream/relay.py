@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 
+from saip.common import jsondepth
 from saip.tools.errors import InvalidSpec
 from saip.tools.upstream.proxy import Proxy
 from saip.v1 import common_pb2
@@ -111,8 +112,8 @@ def answer_of(answer: common_pb2.ServedAnswer) -> types.ElicitResult:
     if answer.action != "accept":
         return CANCEL
     try:
-        content = json.loads(answer.content_json or "{}")
-    except ValueError:
+        content = jsondepth.loads(answer.content_json or "{}")
+    except ValueError:  # not JSON, or nested deeper than saip reads
         return CANCEL
     if not isinstance(content, dict):
         return CANCEL
