@@ -397,6 +397,30 @@ def test_k8s_gives_each_service_only_its_own_settings(rendered: list[dict[str, A
             assert not foreign, f"{name} is given {sorted(foreign)}, which its settings do not read"
 
 
+def test_the_tools_service_knows_saip_s_own_mcp_where_each_deployment_has_the_gateway_listen(
+    compose_config: dict[str, Any], rendered: list[dict[str, Any]]
+) -> None:
+    """tools.upstream-gateway-urls names the gateway as the tools service reaches it: by the names each deployment
+    gives it, on the port it listens on, so its /mcp is refused as an upstream at any of its addresses."""
+    variable = env_name("tools.upstream-gateway-urls")
+    gateway = compose_config["services"]["gateway"]
+    names = {"gateway", *gateway["networks"]["default"]["aliases"]}
+    ports = {published["target"] for published in gateway["ports"]}
+    for url in compose_config["services"]["tools"]["environment"][variable].split(","):
+        parts = urllib.parse.urlsplit(url)
+        assert (parts.hostname in names, parts.port in ports, parts.path) == (True, True, "/mcp"), url
+    [tools] = containers(objects(rendered, "Deployment")["tools"])
+    given = {entry["name"]: entry.get("value", "") for entry in tools["env"]}[variable]
+    services = {
+        name: {port["port"] for port in service["spec"]["ports"]}
+        for name, service in objects(rendered, "Service").items()
+        if service["spec"].get("selector", {}).get("app.kubernetes.io/name") == "gateway"
+    }
+    listed = {urllib.parse.urlsplit(url) for url in given.split(",")}
+    assert {parts.hostname for parts in listed} == set(services)  # the Service's address and each replica's
+    assert all(parts.port in services[str(parts.hostname)] and parts.path == "/mcp" for parts in listed)
+
+
 def test_every_saip_service_has_probes_named_ports_and_the_shared_config(rendered: list[dict[str, Any]]) -> None:
     deployments = objects(rendered, "Deployment")
     services = objects(rendered, "Service")

@@ -21,12 +21,6 @@ PACKAGES = sorted(
 ALLOWED: set[frozenset[str]] = {
     # gateway: the approval question and the management vocabulary
     frozenset({"saip.gateway.surface.approval", "saip.gateway.surface.management"}),
-    # knowledge: the vector-store port and its points
-    frozenset({"saip.knowledge.points", "saip.knowledge.ports"}),
-    # tools: a stdio upstream's transport and the connections that keep it
-    frozenset({"saip.tools.upstream.connections", "saip.tools.upstream.stdio"}),
-    # tools: a parked call and the relay that hands it on
-    frozenset({"saip.tools.upstream.parking", "saip.tools.upstream.relay"}),
 }
 
 

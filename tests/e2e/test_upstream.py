@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -186,6 +187,26 @@ async def _proxied(client: Any, alias: str) -> dict[str, Any] | None:
     """The newest audited call of `alias`, as saip_monitor_proxied_calls shows it."""
     page = envelope(await client.call_tool("saip_monitor_proxied_calls", {"tool": alias}))
     return page["data"]["entries"][0] if page["data"]["entries"] else None
+
+
+async def test_saip_refuses_its_own_mcp_by_url_at_every_form_of_the_address_it_listens_on(stack: Stack) -> None:
+    # The stack's gateway is not on 8282 (a free port): the launcher tells the tools service where it listens. No
+    # token is sent, so no handshake could tell: the URL alone is refused, before anything is stored.
+    port = urlsplit(stack.mcp_url).port
+    person = Person()
+    async with mcp_client(stack.mcp_url, stack.mcp_token, mode="legacy", elicitation_callback=person) as client:
+        for number, host in enumerate(["127.0.0.1", "0.0.0.0", "[::]", "localhost"]):
+            server = {"id": f"self{number}", "transport": "streamable-http", "url": f"http://{host}:{port}/mcp"}
+            refused = envelope(
+                await client.call_tool("saip_mcp_add_custom", {"server": {**server, "docsUrl": "https://x.test"}})
+            )
+            assert (refused["ok"], refused["message"]) == (
+                False,
+                f"Server 'self{number}' is saip's own /mcp, which cannot be its own upstream; register the upstream "
+                "server's URL instead.",
+            ), host
+        listed = envelope(await client.call_tool("saip_mcp_list_servers", {}))
+    assert not [found["id"] for found in listed["data"] if found["id"].startswith("self")]
 
 
 async def test_saip_refuses_its_own_mcp_by_handshake_at_another_address(stack: Stack) -> None:

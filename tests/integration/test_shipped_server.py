@@ -30,7 +30,7 @@ from saip.shipped import bundle
 from saip.shipyard.local import runtime_command
 from saip.tools import spec as specs
 from saip.tools.upstream import ledger, registry
-from saip.tools.upstream.connections import definition_of
+from saip.tools.upstream.client import definition_of
 from tests.results import text
 from tests.unit.tools.specs import document
 from tests.upstreams.running import ECHO, ROOT, started, stdio_server, tool

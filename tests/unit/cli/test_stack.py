@@ -77,6 +77,18 @@ def test_each_service_gets_its_own_settings_and_not_the_others(shell: dict[str, 
     assert not [variable for variable in nats if variable.startswith("SAIP_")]
 
 
+def test_the_tools_service_is_told_where_the_gateway_listens_besides_the_urls_the_person_lists(
+    shell: dict[str, str],
+) -> None:
+    port = natsd.free_port()
+    given = plan({**shell, "SAIP_GATEWAY_PORT": str(port)}).processes["tools"][1]
+    assert given["SAIP_TOOLS_UPSTREAM_GATEWAY_URLS"] == f"http://127.0.0.1:{port}/mcp"
+    listed = {"SAIP_TOOLS_UPSTREAM_GATEWAY_URLS": "https://saip.example.com/mcp", "SAIP_GATEWAY_HOST": "0.0.0.0"}
+    given = plan({**shell, **listed, "SAIP_GATEWAY_PORT": str(port)}).processes["tools"][1]
+    urls = f"https://saip.example.com/mcp,http://0.0.0.0:{port}/mcp"
+    assert given["SAIP_TOOLS_UPSTREAM_GATEWAY_URLS"] == urls
+
+
 def test_a_key_that_names_a_variable_takes_its_value(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SAIP_TOOLS_HOST", "${TOOLS_BIND}")
     monkeypatch.setenv("TOOLS_BIND", "0.0.0.0")

@@ -1,4 +1,4 @@
-"""The stdio upstream's reader (`saip.tools.upstream.stdio.Reader`): lines within, at and past
+"""The stdio upstream's reader (`saip.tools.upstream.lines.Reader`): lines within, at and past
 `tools.upstream-max-response-bytes`, the id of a response past it read at either end, a line that answers nothing
 ending the connection, an endless line, and lines split anywhere across chunks (a UTF-8 character too); and the
 requests in flight (`InFlight`) that a connection ending under them fails with its sentence."""
@@ -12,18 +12,9 @@ import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
 
-from saip.tools.upstream.connections import too_large
-from saip.tools.upstream.stdio import (
-    KEEP,
-    STDERR_CHARS,
-    STDERR_PIECE,
-    InFlight,
-    LineTooLarge,
-    Reader,
-    StderrTail,
-    leading,
-    trailing,
-)
+from saip.tools.upstream.bounded import too_large
+from saip.tools.upstream.lines import KEEP, InFlight, LineTooLarge, Reader, leading, trailing
+from saip.tools.upstream.stdio import STDERR_CHARS, STDERR_PIECE, StderrTail
 
 LIMIT = 4096
 

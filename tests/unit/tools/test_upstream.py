@@ -23,18 +23,13 @@ from saip.tools.config import ToolsSettings
 from saip.tools.errors import Conflict, InvalidSpec, LiteralSecret, RuleRefused
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.upstream import catalog, ledger, registry, risk
-from saip.tools.upstream.connections import (
-    BoundedTransport,
-    Limits,
-    Live,
-    ResponseTooLarge,
-    declared_within,
-    failure,
-)
+from saip.tools.upstream.bounded import BoundedTransport, ResponseTooLarge, declared_within
+from saip.tools.upstream.client import Limits, failure
+from saip.tools.upstream.connections import Live
 from saip.tools.upstream.exposure import EXPOSURE_KEY, Composer, above_cap, schema_problem
 from saip.tools.upstream.proxy import Proxy
-from saip.tools.upstream.relay import answer_of
 from saip.tools.upstream.servers import Servers
+from saip.tools.upstream.streamed import answer_of
 from saip.v1 import common_pb2
 from saip.v1 import upstream_pb2 as pb
 from tests.http_origin import QuietHandler, http_origin

@@ -77,7 +77,7 @@ KEYS: dict[str, str] = {
     'tools.secrets': 'File of the secrets tool code may send, each bound to its hosts; the only source of ${NAME}',
     'tools.upstream-call-timeout-seconds': 'How long one proxied call of an upstream tool may take',
     'tools.upstream-connect-timeout-seconds': 'How long connecting to an upstream (and each listing) may take',
-    'tools.upstream-gateway-urls': "saip's own /mcp URLs, refused as upstreams before connecting (the handshake refuses its other addresses)",
+    'tools.upstream-gateway-urls': "Where saip's own /mcp listens, refused as an upstream at any address of its place before connecting (saip run adds its gateway's; the handshake refuses the others)",
     'tools.upstream-max-response-bytes': 'The most bytes read of one upstream response; the read stops there and the request fails',
     'tools.upstream-max-result-bytes': "The most of an upstream tool's result passed on (cut with a note beyond)",
     'tools.upstream-max-tools': 'The most tools an upstream server may list (a longer list fails its connection)',

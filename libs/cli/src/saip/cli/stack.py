@@ -45,7 +45,15 @@ from saip.cli.forkserver import Forked, ForkServer, NotForked
 from saip.cli.lines import Prefix, launcher_output
 from saip.cli.supervisor import NATS, Supervisor, ended_line
 from saip.common import natsd
-from saip.common.configuration import ConfigurationError, config_file, configured, env_name, installed_service_names
+from saip.common.configuration import (
+    ConfigurationError,
+    config_file,
+    configured,
+    env_name,
+    field_name,
+    installed_service_names,
+    listed_names,
+)
 from saip.common.launching import BASIC_PREFIXES, BASIC_VARIABLES, service_environment
 from saip.common.tokens import fingerprint, token_hash
 
@@ -133,6 +141,12 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     config = config_file(env)
     if config is not None:
         common["SAIP_CONFIG"] = str(config.resolve())
+    # The tools service refuses saip's own /mcp as an upstream: the URLs the person lists, and where this gateway
+    # listens.
+    own_mcp = "tools.upstream-gateway-urls"
+    listed = listed_names({field_name(own_mcp): configured(own_mcp, env)}, field_name(own_mcp))
+    address = f"[{host}]" if ":" in host else host
+    common[env_name(own_mcp)] = ",".join([*sorted(listed), f"http://{address}:{port}/mcp"])
     result = Plan(home=home, gateway_url=f"http://{_display(host)}:{port}", admin_token=admin_token)
     backends = [name for name in installed_service_names() if name != GATEWAY]
     # NATS's port, then each service's gRPC and metrics ports; never the gateway's own, which is free now but taken

@@ -51,7 +51,7 @@ from saip.shipped.bundle import AUTHORED, KNOWLEDGE, UPSTREAM, Bundle, BundleInv
 from saip.shipped.knowledge import KnowledgeTool
 from saip.shipped.upstream import Upstreams
 from saip.tools.errors import ToolsError
-from saip.tools.upstream.connections import Limits as UpstreamLimits
+from saip.tools.upstream.client import Limits as UpstreamLimits
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,8 @@ from mcp.shared.exceptions import MCPError
 from saip.shipped.answers import Answer, Relayed
 from saip.tools.errors import RuleRefused
 from saip.tools.upstream import ledger, registry
-from saip.tools.upstream.connections import CONNECTED, Connection, Limits, Live, failure
+from saip.tools.upstream.client import Limits, failure
+from saip.tools.upstream.connections import CONNECTED, Connection, Live
 from saip.v1 import upstream_pb2
 
 logger = logging.getLogger(__name__)

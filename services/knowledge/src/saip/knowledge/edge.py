@@ -33,8 +33,8 @@ import qdrant_edge as qe
 
 from saip.knowledge import points, sparse
 from saip.knowledge.errors import InvalidRequest, Refused, StoreUnavailable
-from saip.knowledge.points import SnapshotManifest, StoredPoint
-from saip.knowledge.ports import Hit, Index, IndexedChunk
+from saip.knowledge.points import StoredPoint
+from saip.knowledge.ports import Hit, Index, IndexedChunk, SnapshotManifest
 from saip.v1 import knowledge_pb2
 
 logger = logging.getLogger(__name__)

@@ -67,13 +67,3 @@ def stored(point_id: object, vectors: Any, stored_payload: Mapping[str, Any] | N
         dense=list(dense) if dense is not None else None,
         payload=dict(stored_payload or {}),
     )
-
-
-@dataclass(frozen=True)
-class SnapshotManifest:
-    """What a snapshot holds: its collection (and so its dense model, if any) and the ingests it has the chunks of."""
-
-    collection: str
-    dense: tuple[str, int] | None
-    ingest_ids: tuple[str, ...]
-    chunks: int

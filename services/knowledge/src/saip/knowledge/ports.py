@@ -10,14 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from saip.common.netguard import Binding
 from saip.knowledge import chunking, sparse
 from saip.v1 import knowledge_pb2
-
-if TYPE_CHECKING:
-    from saip.knowledge.points import SnapshotManifest
 
 
 @dataclass(frozen=True)
@@ -40,6 +37,16 @@ class Hit:
     page: int
     score: float
     text: str
+
+
+@dataclass(frozen=True)
+class SnapshotManifest:
+    """What a snapshot holds: its collection (and so its dense model, if any) and the ingests it has the chunks of."""
+
+    collection: str
+    dense: tuple[str, int] | None
+    ingest_ids: tuple[str, ...]
+    chunks: int
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 
 from saip.knowledge import edge, points, sparse
 from saip.knowledge.errors import StoreUnavailable
-from saip.knowledge.points import DENSE, VECTOR, SnapshotManifest, StoredPoint
-from saip.knowledge.ports import Hit, IndexedChunk
+from saip.knowledge.points import DENSE, VECTOR, StoredPoint
+from saip.knowledge.ports import Hit, IndexedChunk, SnapshotManifest
 
 _T = TypeVar("_T")
 

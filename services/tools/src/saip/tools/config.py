@@ -67,7 +67,8 @@ class ToolsSettings(SaipSettings):
         "tools.upstream-max-tools": "The most tools an upstream server may list (a longer list fails its connection)",
         "tools.upstream-refresh-seconds": "How often a connection lists its server's tools without a list_changed",
         "tools.upstream-gateway-urls": (
-            "saip's own /mcp URLs, refused as upstreams before connecting (the handshake refuses its other addresses)"
+            "Where saip's own /mcp listens, refused as an upstream at any address of its place before connecting "
+            "(saip run adds its gateway's; the handshake refuses the others)"
         ),
         "tools.upstream-variables": "Environment variables an upstream server's ${NAME} may read; no other",
         "expose.risk-cap": "The highest inherent risk level an exposed upstream tool may have (HITL does not lift it)",
@@ -96,9 +97,8 @@ class ToolsSettings(SaipSettings):
     tools_upstream_parked_max: int = Field(default=100, ge=1, le=10_000)
     tools_upstream_max_tools: int = Field(default=1000, ge=1, le=100_000)
     tools_upstream_refresh_seconds: float = Field(default=30.0, gt=0, le=3600)
-    tools_upstream_gateway_urls: StrList = Field(
-        default_factory=lambda: ["http://127.0.0.1:8282/mcp", "http://localhost:8282/mcp"]
-    )
+    # The gateway's own default address (gateway.host, gateway.port); `saip run`, compose and k8s give where theirs is.
+    tools_upstream_gateway_urls: StrList = Field(default_factory=lambda: ["http://127.0.0.1:8282/mcp"])
     # An upstream's headers, URL and stdio environment name variables; only these are read (and `saip run` hands the
     # tools service these besides its own settings): a reference can never reach another variable of the service.
     tools_upstream_variables: StrList = Field(default_factory=list)

@@ -46,7 +46,7 @@ from saip.common.approval_form import seconds, within
 from saip.tools.errors import ToolsError
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.upstream.proxy import Proxy, Stop
-from saip.tools.upstream.relay import CANCEL, Write, answer_of
+from saip.tools.upstream.streamed import CANCEL, Write, answer_of
 from saip.v1 import common_pb2
 
 logger = logging.getLogger(__name__)

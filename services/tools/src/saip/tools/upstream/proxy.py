@@ -29,7 +29,7 @@ from saip.common.masking import Masker
 from saip.tools.errors import RuleRefused
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.upstream import registry
-from saip.tools.upstream.connections import DECLINE, Ask, failure
+from saip.tools.upstream.client import DECLINE, Ask, failure
 from saip.tools.upstream.exposure import Composed, Composer
 from saip.tools.upstream.servers import Servers
 from saip.v1 import common_pb2, upstream_pb2

@@ -15,22 +15,17 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
 import mcp_types as types
 
-from saip.common import jsondepth
 from saip.tools.errors import InvalidSpec
+from saip.tools.upstream.parking import Parking
 from saip.tools.upstream.proxy import Proxy
+from saip.tools.upstream.streamed import CANCEL, Write, answer_of
 from saip.v1 import common_pb2
-
-if TYPE_CHECKING:  # parking builds on this module's answers
-    from saip.tools.upstream.parking import Parking
-
-Write = Callable[[common_pb2.ServedToolEvent], Awaitable[None]]
-CANCEL = types.ElicitResult(action="cancel")
 
 
 class _Waiting:
@@ -103,21 +98,3 @@ async def relayed(
     async with writing:
         replied.set()
         await write(common_pb2.ServedToolEvent(reply=reply))
-
-
-def answer_of(answer: common_pb2.ServedAnswer) -> types.ElicitResult:
-    """The caller's answer as the upstream reads it; anything but a well-formed accept or decline is a cancel."""
-    if answer.action == "decline":
-        return types.ElicitResult(action="decline")
-    if answer.action != "accept":
-        return CANCEL
-    try:
-        content = jsondepth.loads(answer.content_json or "{}")
-    except ValueError:  # not JSON, or nested deeper than saip reads
-        return CANCEL
-    if not isinstance(content, dict):
-        return CANCEL
-    try:
-        return types.ElicitResult(action="accept", content=content)
-    except ValueError:  # a value the form's types do not allow
-        return CANCEL

@@ -25,7 +25,7 @@ from saip.tools.config import UPSTREAM_SERVERS_KEY, ToolsSettings
 from saip.tools.edge import EDGE
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.ports import RiskSink
-from saip.tools.upstream import catalog, connections, registry, relay
+from saip.tools.upstream import catalog, client, registry, relay
 from saip.tools.upstream.exposure import Composer
 from saip.tools.upstream.ledger import Ledger
 from saip.tools.upstream.parking import Parking
@@ -136,8 +136,8 @@ class UpstreamServicer:
         await relay.relayed(self._proxy, self._parking, requests, context.write)
 
 
-def limits(settings: ToolsSettings) -> connections.Limits:
-    return connections.Limits(
+def limits(settings: ToolsSettings) -> client.Limits:
+    return client.Limits(
         connect_timeout=settings.tools_upstream_connect_timeout_seconds,
         call_timeout=settings.tools_upstream_call_timeout_seconds,
         max_result_bytes=settings.tools_upstream_max_result_bytes,

@@ -21,8 +21,8 @@ from saip.common.words import plural
 from saip.tools.errors import InvalidSpec, OwnMcp, RuleRefused, ToolsError
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.ports import RiskSink
-from saip.tools.upstream import catalog, connections, risk
-from saip.tools.upstream.connections import Connections, Live
+from saip.tools.upstream import catalog, client, risk
+from saip.tools.upstream.connections import Connections, Live, describe
 from saip.tools.upstream.ledger import Ledger, as_tool
 from saip.tools.upstream.registry import Registry, validate
 from saip.v1 import upstream_pb2
@@ -35,7 +35,7 @@ FLOOR_OVERRIDE_TRIGGERED = "floor-override-triggered"
 
 class Servers:
     def __init__(
-        self, registry: Registry, ledger: Ledger, risk_sink: RiskSink, metrics: ToolsMetrics, limits: connections.Limits
+        self, registry: Registry, ledger: Ledger, risk_sink: RiskSink, metrics: ToolsMetrics, limits: client.Limits
     ) -> None:
         self.registry = registry
         self.ledger = ledger
@@ -90,7 +90,7 @@ class Servers:
         """Where the server is (cached per definition revision: a DNS lookup per listing is not needed)."""
         cached = self._reach.get((server.id, server.revision))
         if cached is None or not server.revision:
-            cached = await connections.check_target(server, self.connections.limits)
+            cached = await client.check_target(server, self.connections.limits)
             if server.revision:
                 self._reach[(server.id, server.revision)] = cached
         return cached
@@ -166,14 +166,14 @@ class Servers:
         limits = self.connections.limits
         try:
             with anyio.fail_after(limits.connect_timeout * 2):
-                async with connections.connect(target, limits) as client:
-                    connections.describe(live, client)
-                    live.listing(await connections.list_definitions(client, limits, target.id))
+                async with client.connect(target, limits) as opened:
+                    describe(live, opened)
+                    live.listing(await client.list_definitions(opened, limits, target.id))
         except ToolsError:
             raise
         except Exception as exc:  # the upstream's failure is the report, not ours
             return upstream_pb2.ConnectionReport(
-                ok=False, message=f"Could not connect to '{target.id}': {connections.failure(exc)}."
+                ok=False, message=f"Could not connect to '{target.id}': {client.failure(exc)}."
             )
         score = await self.score(target, live)
         return upstream_pb2.ConnectionReport(
@@ -212,16 +212,19 @@ class Servers:
         """Refuse saip's own /mcp, whatever address points at it: by URL, and by the handshake of one connection
         when it can be made now (a server that cannot be reached yet is registered, its state says why)."""
         limits = self.connections.limits
-        await connections.check_target(server, limits)
+        await client.check_target(server, limits)
+        # The SDK's client side is imported first, outside the handshake's time: on a busy machine its import alone
+        # may take a good part of the connect timeout, which would register saip's own /mcp unrecognised.
+        await client.client_side()
         try:
             with anyio.fail_after(limits.connect_timeout):
-                async with connections.connect(server, limits):
+                async with client.connect(server, limits):
                     pass
         except OwnMcp:
             raise
         except Exception as exc:  # the upstream's failure (or an unset variable) is its state once registered
             logger.info(
-                "registered upstream not reachable yet", extra={"server": server.id, "reason": connections.failure(exc)}
+                "registered upstream not reachable yet", extra={"server": server.id, "reason": client.failure(exc)}
             )
 
     async def remove(self, server_id: str, expected_revision: int) -> upstream_pb2.Server:
