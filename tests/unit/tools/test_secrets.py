@@ -14,6 +14,7 @@ from saip.common.secret_source import Secret, SecretSource
 from saip.common.settings import ConfigurationError
 from saip.sandbox.isolate import run_job
 from saip.sandbox.job import Job, Outcome
+from saip.tools import placeholders
 from saip.tools import spec as specs
 from saip.tools.config import SECRETS_KEY
 from saip.tools.runs import reply_of, report_of
@@ -70,7 +71,7 @@ def source(**secrets: Secret) -> SecretSource:
 BOUND = source(API_KEY=Secret("API_KEY", VALUE, ("localhost",)))
 
 
-def run(code: str, static: str = "${API_KEY}", secrets: SecretSource = BOUND) -> tuple[Outcome, specs.Resolved]:
+def run(code: str, static: str = "${API_KEY}", secrets: SecretSource = BOUND) -> tuple[Outcome, placeholders.Resolved]:
     """One run of a tool whose static variable `key` is `static`, under an allowlist of both names of loopback:
     `localhost`, which the secret is bound to, and 127.0.0.1, which it is not."""
     tool = specs.parse(
@@ -81,7 +82,7 @@ def run(code: str, static: str = "${API_KEY}", secrets: SecretSource = BOUND) ->
             sandbox={"networkMode": "allowlist", "hostsAllow": ["localhost", "127.0.0.1"]},
         )
     )
-    resolved = specs.resolve(tool, secrets)
+    resolved = placeholders.resolve(tool, secrets)
     assert not resolved.missing
     job = Job(
         code=tool.code,
@@ -99,7 +100,7 @@ def test_the_attack_of_the_issue_finds_nothing_to_reverse(monkeypatch: pytest.Mo
     which a reference never reads, so the run is refused before any code runs."""
     monkeypatch.setenv("SAIP_ADMIN_TOKEN", "admin-token-value-0123456789")
     tool = specs.parse(document("thief", staticVariables={"V": "${SAIP_ADMIN_TOKEN}"}, code="return [...V].reverse()"))
-    resolved = specs.resolve(tool, source())
+    resolved = placeholders.resolve(tool, source())
     assert resolved.missing == ("SAIP_ADMIN_TOKEN",) and resolved.statics == {}
     message = source().unavailable(resolved.missing)
     assert message.startswith("${SAIP_ADMIN_TOKEN} is not a secret made available here.")

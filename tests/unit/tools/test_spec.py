@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from saip.common import literals
 from saip.common.secret_source import Secret, SecretSource
+from saip.tools import placeholders
 from saip.tools import spec as specs
 from saip.tools.errors import InvalidSpec, LiteralSecret
 from saip.tools.runs import parse_arguments
@@ -163,19 +165,19 @@ def test_references_to_environment_variables_are_the_accepted_form(value: str) -
 
 
 def test_the_suggested_variable_name_is_the_static_variable_in_upper_snake_case() -> None:
-    assert specs.env_suggestion("weatherApiKey") == "WEATHER_API_KEY"
-    assert specs.env_suggestion("x-api-key") == "X_API_KEY"
+    assert literals.suggestion("weatherApiKey") == "WEATHER_API_KEY"
+    assert literals.suggestion("x-api-key") == "X_API_KEY"
 
 
 def test_references_resolve_to_placeholders_and_unavailable_ones_are_named() -> None:
     tool = specs.parse(text(staticVariables={"apiKey": "${SET_KEY}", "auth": "Bearer ${SET_KEY}", "plain": "v1"}))
     source = SecretSource({"SET_KEY": Secret("SET_KEY", "s3cr3t-value", ("api.example.com",))}, "tools.secrets")
-    resolved = specs.resolve(tool, source)
+    resolved = placeholders.resolve(tool, source)
     (secret,) = resolved.secrets
     assert resolved.statics == {"apiKey": secret.marker, "auth": f"Bearer {secret.marker}", "plain": "v1"}
     assert (secret.value, secret.hosts) == ("s3cr3t-value", ("api.example.com",))
     other = specs.parse(text(staticVariables={"apiKey": "${SET_KEY}", "other": "${UNSET_KEY}"}))
-    assert specs.resolve(other, source).missing == ("UNSET_KEY",)
+    assert placeholders.resolve(other, source).missing == ("UNSET_KEY",)
 
 
 def test_a_static_variable_shadowing_a_param_is_allowed_with_a_warning() -> None:

@@ -13,6 +13,7 @@ from saip.common.netguard import NetworkMode
 from saip.common.secret_source import Secret, SecretSource
 from saip.sandbox.pool import Sandbox
 from saip.shipped.answers import Answer
+from saip.tools import placeholders
 from saip.tools import spec as specs
 from saip.tools.errors import InvalidSpec
 from saip.tools.runs import parse_arguments, reply_of
@@ -30,7 +31,7 @@ class AuthoredTool:
 
     def missing(self) -> list[str]:
         """The ${ENV} references this tool needs that are unset where the server runs."""
-        return list(specs.resolve(self.spec, self._secrets).missing)
+        return list(placeholders.resolve(self.spec, self._secrets).missing)
 
     def listed(self) -> types.Tool:
         spec = self.spec
@@ -54,7 +55,7 @@ class AuthoredTool:
             checked = parse_arguments(self.spec, json.dumps(arguments))
         except InvalidSpec as exc:
             return Answer(str(exc), None, is_error=True)
-        resolved = specs.resolve(self.spec, self._secrets)
+        resolved = placeholders.resolve(self.spec, self._secrets)
         if resolved.missing:
             return Answer(
                 f"'{self.name}' needs environment variables that are not set for this server: "

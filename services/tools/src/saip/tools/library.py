@@ -19,8 +19,9 @@ from saip.common.secret_source import SecretSource
 from saip.common.vocabulary import changed_since_asked
 from saip.tools import spec as specs
 from saip.tools.errors import Conflict, ToolNotFound, ToolsError, UnreadableRecord
+from saip.tools.placeholders import Resolved, resolve
 from saip.tools.ports import Records
-from saip.tools.spec import Resolved, ToolSpec
+from saip.tools.spec import ToolSpec
 from saip.v1 import tools_pb2
 
 logger = logging.getLogger(__name__)
@@ -173,7 +174,7 @@ class Library:
 
     def resolve(self, spec: ToolSpec) -> Resolved:
         """One run's static values (placeholders for the secrets) and the secrets its fetches may carry."""
-        return specs.resolve(spec, self.secrets)
+        return resolve(spec, self.secrets)
 
     def missing(self, spec: ToolSpec) -> list[str]:
         return self.secrets.missing(spec.env_references())

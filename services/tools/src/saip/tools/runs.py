@@ -18,8 +18,9 @@ from saip.common.risk import SANDBOX_GUARD_BLOCKED, WARN
 from saip.common.secret_source import SecretSource
 from saip.tools.errors import InvalidSpec
 from saip.tools.metrics import ToolsMetrics
+from saip.tools.placeholders import Resolved
 from saip.tools.ports import Outcome, RiskSink, Runner
-from saip.tools.spec import Resolved, ToolSpec
+from saip.tools.spec import ToolSpec
 from saip.v1 import common_pb2, tools_pb2
 
 _SPANS = tracing.tracer("tools")

@@ -2,26 +2,22 @@
 
 A tool is a JSON spec plus a JavaScript function body (docs/tools.md). Validation refuses, with one sentence per
 problem, anything the sandbox could not run as written: a bad name, a required parameter without a test value, a
-test value of the wrong type, a literal secret, an allowlist without hosts, code too large to be a tool.
+test value of the wrong type, a literal secret, an allowlist without hosts, code too large to be a tool. What a run
+makes of its `${NAME}` references is `placeholders`.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-from dataclasses import dataclass
 from enum import StrEnum
-from secrets import token_hex
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from saip.common import jsondepth, literals
 from saip.common.canonical import sha256_of
-from saip.common.masking import Masker
-from saip.common.netguard import Binding, NetworkMode
-from saip.common.secret_source import SecretSource
+from saip.common.netguard import NetworkMode
 from saip.common.vocabulary import RESERVED_PREFIX, is_reserved
 from saip.tools.errors import InvalidSpec, LiteralSecret
 
@@ -383,36 +379,3 @@ def require_references(spec: ToolSpec) -> None:
     refused = literals.spec_refusal(spec.static_variables, spec.code)
     if refused is not None:
         raise LiteralSecret(refused)
-
-
-def env_suggestion(name: str) -> str:
-    return literals.suggestion(name)
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """A run's static values: each ${NAME} replaced by a placeholder made for this run, the secrets the sandbox's
-    fetch substitutes for them (in requests to their hosts only), and the references no secret answers."""
-
-    statics: dict[str, str]
-    secrets: tuple[Binding, ...] = ()
-    missing: tuple[str, ...] = ()
-
-    @functools.cached_property
-    def masker(self) -> Masker:
-        """Masks the values (a bound host may echo one) and the placeholders of this run; made once a run, for the
-        risk events of the run and for what is answered of it (making one costs more than most of its uses)."""
-        return Masker([text for secret in self.secrets for text in (secret.value, secret.marker)])
-
-
-def resolve(spec: ToolSpec, source: SecretSource) -> Resolved:
-    """The static values as the code sees them: a secret's value never, an unguessable placeholder instead."""
-    missing = source.missing(spec.env_references())
-    if missing:
-        return Resolved({}, missing=tuple(missing))
-    markers = {name: f"saip-secret-{token_hex(16)}" for name in spec.env_references()}
-    statics = {
-        name: ENV_REFERENCE.sub(lambda match: markers[match.group(1)], value)
-        for name, value in spec.static_variables.items()
-    }
-    return Resolved(statics, tuple(source.binding(name, marker) for name, marker in markers.items()))

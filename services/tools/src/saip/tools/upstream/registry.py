@@ -21,7 +21,6 @@ from saip.common.masking import is_secret_name
 from saip.common.settings import ConfigurationError, is_own_variable
 from saip.tools.errors import InvalidSpec, LiteralSecret, RuleRefused, ServerExists, ServerNotFound, ToolsError
 from saip.tools.ports import Records
-from saip.tools.spec import env_suggestion
 from saip.v1 import upstream_pb2
 
 # Where the person puts what an upstream's headers, URL or environment reference, as a refusal names it.
@@ -84,16 +83,16 @@ def _require_references(server: upstream_pb2.Server) -> None:
                 continue
             if is_secret_name(name) or SECRET_VALUE.search(value) or kind == "Environment variable":
                 where = f"{kind} '{name}' of server '{server.id}'"
-                raise LiteralSecret(literals.refusal(where, env_suggestion(name), UPSTREAM_SOURCE, instead))
+                raise LiteralSecret(literals.refusal(where, literals.suggestion(name), UPSTREAM_SOURCE, instead))
             raise InvalidSpec(
                 f"{kind} '{name}' of server '{server.id}' holds a literal value; headers are ${{ENV_NAME}} "
-                f"references only. Ask the person to set a variable (for example {env_suggestion(name)}) and use "
-                f"'${{{env_suggestion(name)}}}'."
+                f"references only. Ask the person to set a variable (for example {literals.suggestion(name)}) and use "
+                f"'${{{literals.suggestion(name)}}}'."
             )
     for name, value in parse_qsl(urlsplit(server.url).query):
         if (is_secret_name(name) or SECRET_VALUE.search(value)) and not REFERENCE_VALUE.match(value):
             where = f"URL parameter '{name}' of server '{server.id}'"
-            raise LiteralSecret(literals.refusal(where, env_suggestion(name), UPSTREAM_SOURCE, "in the URL"))
+            raise LiteralSecret(literals.refusal(where, literals.suggestion(name), UPSTREAM_SOURCE, "in the URL"))
 
 
 def resolve(value: str, environ: Mapping[str, str] | None = None) -> str:
