@@ -17,18 +17,22 @@ OUT = ROOT / "libs" / "api" / "src"
 
 
 def generate(out: Path) -> int:
-    """protoc with the Python, typing-stub and gRPC plugins; imports come out as `from saip.v1 import ...`."""
+    """protoc with the Python, typing-stub and gRPC plugins, and mypy-protobuf's for the gRPC code's typing stubs (each
+    servicer's base class with its RPCs' request and reply types); imports come out as `from saip.v1 import ...`."""
     protos = sorted(str(p.relative_to(PROTO_ROOT)) for p in PROTO_ROOT.rglob("*.proto"))
     include = str(Path(protoc.__file__).parent / "_proto")
+    grpc_stubs = Path(sys.executable).parent / "protoc-gen-mypy_grpc"  # installed beside this interpreter
     return int(
         protoc.main(
             [
                 "grpc_tools.protoc",
                 f"-I{PROTO_ROOT}",
                 f"-I{include}",
+                f"--plugin=protoc-gen-mypy_grpc={grpc_stubs}",
                 f"--python_out={out}",
                 f"--pyi_out={out}",
                 f"--grpc_python_out={out}",
+                f"--mypy_grpc_out=quiet:{out}",
                 *protos,
             ]
         )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+
+import pytest
 
 from scripts.gen_proto import PROTO_ROOT, ROOT, generate
 
@@ -23,3 +26,25 @@ def test_each_service_has_its_contract_file() -> None:
     services = {p.name for p in (ROOT / "services").iterdir() if p.is_dir()}
     assert {"common.proto", "events.proto"} <= names
     assert {f"{service}.proto" for service in services} <= names
+
+
+SERVICERS = [
+    ("saip.tools.server", "ToolsServicer", "tools_pb2", "ToolsService"),
+    ("saip.tools.upstream.server", "UpstreamServicer", "upstream_pb2", "UpstreamService"),
+    ("saip.knowledge.server", "KnowledgeServicer", "knowledge_pb2", "KnowledgeService"),
+    ("saip.audit.server", "AuditServicer", "audit_pb2", "AuditService"),
+    ("saip.shipyard.server", "ShipyardServicer", "shipyard_pb2", "ShipyardService"),
+]
+
+
+@pytest.mark.parametrize(("module", "servicer", "messages", "service"), SERVICERS)
+def test_each_servicer_is_its_generated_base_and_implements_every_rpc(
+    module: str, servicer: str, messages: str, service: str
+) -> None:
+    """A servicer subclasses the generated base, so an RPC it lacks answers UNIMPLEMENTED and the type checker holds
+    each method to its RPC's types (the `_pb2_grpc.pyi` stubs); and it lacks none."""
+    implemented = getattr(importlib.import_module(module), servicer)
+    base = getattr(importlib.import_module(f"saip.v1.{messages}_grpc"), f"{service}Servicer")
+    descriptor = importlib.import_module(f"saip.v1.{messages}").DESCRIPTOR.services_by_name[service]
+    assert issubclass(implemented, base)
+    assert [rpc.name for rpc in descriptor.methods if getattr(implemented, rpc.name) is getattr(base, rpc.name)] == []

@@ -14,7 +14,7 @@ from nats.aio.client import Client as NatsClient
 from saip.common import jetstream, names
 from saip.common.grpc_server import LIVENESS
 from saip.common.natsd import LocalNats
-from saip.tools.clients import HISTORY, KvRecords
+from saip.tools.clients import HISTORY, WatchedRecords
 from saip.v1 import tools_pb2
 from tests.integration.tools_support import publish_tested, running_tools, tools_client
 from tests.unit.tools.specs import document
@@ -82,7 +82,7 @@ async def _status_is(port: int, wanted: int) -> bool:
 async def test_the_watched_keys_show_each_write_as_soon_as_it_returns(nats_client: NatsClient) -> None:
     js = nats_client.jetstream()
     kv = await jetstream.ensure_kv(js, names.TOOLS_BUCKET, history=HISTORY)
-    records = KvRecords(kv, js)
+    records = WatchedRecords(kv, js)
     async with anyio.create_task_group() as group:
         group.start_soon(records.watch)
         await records.ready()

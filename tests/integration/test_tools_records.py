@@ -17,7 +17,7 @@ from nats.js.kv import KeyValue
 
 from saip.common import jetstream, names
 from saip.common.natsd import LocalNats
-from saip.tools.clients import KvRecords
+from saip.tools.clients import WatchedRecords
 from saip.v1 import common_pb2, tools_pb2
 from tests.integration.tools_support import publish_tested, running_tools, tools_client
 from tests.unit.tools.specs import document
@@ -42,13 +42,13 @@ class CountedGets:
 
 
 @asynccontextmanager
-async def watched(nats_client: Any) -> AsyncIterator[tuple[KvRecords, CountedGets, KeyValue]]:
-    """KvRecords over the tools bucket with its watch running, the counted bucket under it, and the bucket itself
+async def watched(nats_client: Any) -> AsyncIterator[tuple[WatchedRecords, CountedGets, KeyValue]]:
+    """WatchedRecords over the tools bucket with its watch running, the counted bucket under it, and the bucket itself
     (for writes from outside, as another replica's would be)."""
     js = nats_client.jetstream()
     kv = await jetstream.ensure_kv(js, names.TOOLS_BUCKET, history=5)
     counted = CountedGets(kv)
-    records = KvRecords(counted, js)  # type: ignore[arg-type]  # the real bucket behind a counter
+    records = WatchedRecords(counted, js)  # type: ignore[arg-type]  # the real bucket behind a counter
     async with anyio.create_task_group() as group:
         group.start_soon(records.watch)
         await records.ready()
@@ -100,7 +100,7 @@ async def test_until_the_watch_has_read_the_bucket_a_read_goes_to_nats(nats_clie
     kv = await jetstream.ensure_kv(js, names.TOOLS_BUCKET, history=5)
     revision = await kv.put("tool.adder", b"stored before the service started")
     counted = CountedGets(kv)
-    records = KvRecords(counted, js)  # type: ignore[arg-type]  # the real bucket behind a counter
+    records = WatchedRecords(counted, js)  # type: ignore[arg-type]  # the real bucket behind a counter
     assert not records.following
     assert await records.get("tool.adder") == (b"stored before the service started", revision)
     assert counted.gets == 1

@@ -14,7 +14,7 @@ from nats.js.errors import NoKeysError
 
 from saip.common import bus, jetstream, names
 from saip.common.natsd import LocalNats
-from saip.tools.clients import KvRecords
+from saip.tools.clients import WatchedRecords
 from saip.tools.errors import Conflict
 from saip.v1 import audit_pb2, common_pb2, tools_pb2
 from tests.integration.audit_support import audit_client, running_audit
@@ -151,7 +151,7 @@ async def test_a_delete_against_a_moved_revision_is_a_conflict_not_an_outage(nat
     """The bucket's compare-and-set delete (what a delete an approval described relies on) loses as a Conflict."""
     js = nats_client.jetstream()
     kv = await jetstream.ensure_kv(js, names.TOOLS_BUCKET)
-    records = KvRecords(kv, js)
+    records = WatchedRecords(kv, js)
     async with anyio.create_task_group() as group:
         group.start_soon(records.watch)  # a write returns once the service's watch shows it
         await records.ready()

@@ -21,8 +21,8 @@ from saip.tools.exposure import ExposureSetting
 from saip.tools.library import Library
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.ports import Job, Outcome
+from saip.tools.published import Published
 from saip.tools.runs import Runs
-from saip.tools.serving import Serving
 from saip.tools.spec import ToolSpec
 from saip.tools.studio import Studio
 from saip.v1 import common_pb2
@@ -144,7 +144,7 @@ class Parts:
 
     studio: Studio
     exposure: ExposureSetting
-    serving: Serving
+    published: Published
     records: MemoryRecords
     runner: ScriptedRunner
     risks: RecordedRisks
@@ -172,7 +172,7 @@ def studio(
     return Parts(
         Studio(library, exposure, runs, risks, metrics),
         exposure,
-        Serving(library, exposure, runs),
+        Published(library, exposure, runs),
         records,
         runner,
         risks,

@@ -35,7 +35,7 @@ async def test_publish_refuses_a_draft_rewritten_since_the_question_and_publishe
     with pytest.raises(Conflict, match=CHANGED.format(asked=read, now=now)):
         await parts.studio.publish("adder", read)
     assert (await parts.studio.get("adder")).summary.state == tools_pb2.TOOL_STATE_DRAFT
-    assert await parts.serving.served() == []
+    assert await parts.published.served() == []
     published = await parts.studio.publish("adder", now)
     assert published.state == tools_pb2.TOOL_STATE_PUBLISHED
 

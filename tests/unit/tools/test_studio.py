@@ -36,7 +36,7 @@ async def published(parts: Parts, name: str = "adder", **changes: Any) -> tools_
 
 
 async def served(parts: Parts) -> list[str]:
-    return [tool.name for tool in await parts.serving.served()]
+    return [tool.name for tool in await parts.published.served()]
 
 
 async def state_of(parts: Parts, name: str) -> tools_pb2.ToolState:
@@ -58,7 +58,7 @@ async def test_a_draft_publishes_after_its_local_pass_and_is_then_served_and_cal
     assert (again.passed, again.local_pass, again.published) == (True, True, True)
 
     assert await served(parts) == ["adder"]
-    reply = await parts.serving.call("adder", '{"a": 2, "b": 5}')
+    reply = await parts.published.call("adder", '{"a": 2, "b": 5}')
     assert json.loads(reply.text) == {"a": 2, "b": 5}
     assert [job.arguments for job in parts.runner.jobs] == [{"a": 2, "b": 3}, {"a": 2, "b": 3}, {"a": 2, "b": 5}]
 
@@ -224,20 +224,20 @@ async def test_a_published_tool_missing_a_secret_is_not_served_until_it_is_avail
     assert (summary.state, list(summary.missing_env)) == (MISSING, ["GREETER_API_KEY"])
     assert await served(parts) == []
     with pytest.raises(RuleRefused, match="not served right now"):
-        await parts.serving.call("greeter", "{}")
+        await parts.published.call("greeter", "{}")
 
 
 async def test_a_served_call_answers_bad_arguments_and_failures_as_the_tool_s_error() -> None:
     parts = fakes.studio()
     await published(parts)
-    bad = await parts.serving.call("adder", '{"a": "two"}')
+    bad = await parts.published.call("adder", '{"a": "two"}')
     assert bad.is_error and "Invalid arguments for 'adder'" in bad.text
 
     parts.runner.outcomes[ADD_CODE] = Outcome(ok=False, error="RangeError: too large")
-    failed = await parts.serving.call("adder", '{"a": 1, "b": 2}')
+    failed = await parts.published.call("adder", '{"a": 1, "b": 2}')
     assert (failed.is_error, failed.text) == (True, "Tool 'adder' failed: RangeError: too large")
     with pytest.raises(ToolNotFound):
-        await parts.serving.call("nothing", "{}")
+        await parts.published.call("nothing", "{}")
 
 
 async def test_a_served_call_is_checked_against_the_schema_of_the_tool_as_it_is_now() -> None:
@@ -245,24 +245,24 @@ async def test_a_served_call_is_checked_against_the_schema_of_the_tool_as_it_is_
     against its own, and two tools called in turn each against theirs."""
     parts = fakes.studio()
     summary = await published(parts)
-    assert not (await parts.serving.call("adder", '{"a": 1, "b": 2}')).is_error
+    assert not (await parts.published.call("adder", '{"a": 1, "b": 2}')).is_error
 
     await parts.studio.delete("adder", summary.revision)
     texts = [{"name": "a", "type": "string", "required": True, "testValue": "x"}]
     await published(parts, params=texts, code="return { a };")
     await published(parts, "summer")
-    refused = await parts.serving.call("adder", '{"a": 1, "b": 2}')
+    refused = await parts.published.call("adder", '{"a": 1, "b": 2}')
     assert refused.is_error and "Invalid arguments for 'adder'" in refused.text
-    assert json.loads((await parts.serving.call("adder", '{"a": "one"}')).text) == {"a": "one"}
-    assert (await parts.serving.call("summer", '{"a": "one"}')).is_error
-    assert not (await parts.serving.call("summer", '{"a": 1, "b": 2}')).is_error
+    assert json.loads((await parts.published.call("adder", '{"a": "one"}')).text) == {"a": "one"}
+    assert (await parts.published.call("summer", '{"a": "one"}')).is_error
+    assert not (await parts.published.call("summer", '{"a": 1, "b": 2}')).is_error
 
 
 async def test_the_served_description_carries_the_annotations_and_the_approval_need() -> None:
     parts = fakes.studio()
     await published(parts)
     await published(parts, "fetcher", sandbox={"networkMode": "strict"}, humanInTheLoop={"promptTemplate": "Fetch?"})
-    adder, fetcher = await parts.serving.served()
+    adder, fetcher = await parts.published.served()
     assert (adder.read_only, adder.idempotent, adder.open_world, adder.hitl_required) == (True, True, False, False)
     assert (fetcher.read_only, fetcher.open_world, fetcher.hitl_required, fetcher.risk_level) == (False, True, True, 3)
     assert (fetcher.hitl_prompt, fetcher.source) == ("Fetch?", "authored")

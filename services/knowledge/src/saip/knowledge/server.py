@@ -58,6 +58,7 @@ _EDGE = RpcEdge(
     },
 )
 _unary = _EDGE.unary
+_streaming = _EDGE.streaming
 
 
 def _search_hits(found: Any) -> list[knowledge_pb2.SearchHit]:
@@ -78,16 +79,21 @@ def _search_hits(found: Any) -> list[knowledge_pb2.SearchHit]:
     ]
 
 
-class KnowledgeServicer:
-    """saip.v1.KnowledgeService over the documents, the pipelines, search and the knowledge tools."""
+class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
+    """saip.v1.KnowledgeService over the documents, the pipelines, search and the knowledge tools (an RPC it does
+    not implement is the generated base's UNIMPLEMENTED)."""
 
     def __init__(self, rules: Rules, catalog: KvCatalog, metrics: KnowledgeMetrics) -> None:
         self._rules = rules
         self._catalog = catalog
         self._metrics = metrics
 
-    @_unary  # a stream written as the ingest goes (`context.write`): each batch indexed is a progress event
-    async def IngestDocument(self, request: Any, context: Any) -> None:
+    # A stream written as the ingest goes (`context.write`, grpc.aio's other form of a stream, which the generated
+    # stub does not know): each batch indexed is a progress event, from inside the ingest.
+    @_unary
+    async def IngestDocument(  # type: ignore[override]
+        self, request: knowledge_pb2.IngestDocumentRequest, context: Any
+    ) -> None:
         kind = request.WhichOneof("source")
         if kind is None:
             raise InvalidRequest("give one of path (absolute, inside an ingest root), url, text or an uploaded file")
@@ -120,30 +126,38 @@ class KnowledgeServicer:
         await context.write(knowledge_pb2.IngestEvent(done=done))
 
     @_unary
-    async def ListDocuments(self, request: Any, context: Any) -> knowledge_pb2.ListDocumentsReply:
+    async def ListDocuments(
+        self, request: knowledge_pb2.ListDocumentsRequest, context: Any
+    ) -> knowledge_pb2.ListDocumentsReply:
         return knowledge_pb2.ListDocumentsReply(documents=self._rules.knowledge.documents())
 
     @_unary
-    async def GetDocument(self, request: Any, context: Any) -> knowledge_pb2.Document:
+    async def GetDocument(self, request: knowledge_pb2.GetDocumentRequest, context: Any) -> knowledge_pb2.Document:
         return self._rules.knowledge.described(request.name)
 
     @_unary
-    async def DeleteDocument(self, request: Any, context: Any) -> knowledge_pb2.DeleteDocumentReply:
+    async def DeleteDocument(
+        self, request: knowledge_pb2.DeleteDocumentRequest, context: Any
+    ) -> knowledge_pb2.DeleteDocumentReply:
         document, chunks = await self._rules.knowledge.delete_document(
             request.name, expected=request.expected_fingerprint
         )
         return knowledge_pb2.DeleteDocumentReply(document=document, chunks_deleted=chunks)
 
     @_unary
-    async def ListPipelines(self, request: Any, context: Any) -> knowledge_pb2.ListPipelinesReply:
+    async def ListPipelines(
+        self, request: knowledge_pb2.ListPipelinesRequest, context: Any
+    ) -> knowledge_pb2.ListPipelinesReply:
         return knowledge_pb2.ListPipelinesReply(pipelines=self._rules.pipelines.every())
 
     @_unary
-    async def GetPipeline(self, request: Any, context: Any) -> knowledge_pb2.Pipeline:
+    async def GetPipeline(self, request: knowledge_pb2.GetPipelineRequest, context: Any) -> knowledge_pb2.Pipeline:
         return self._rules.pipelines.shown(self._rules.pipelines.named(request.name))
 
     @_unary
-    async def ApplyPipeline(self, request: Any, context: Any) -> knowledge_pb2.ApplyPipelineReply:
+    async def ApplyPipeline(
+        self, request: knowledge_pb2.ApplyPipelineRequest, context: Any
+    ) -> knowledge_pb2.ApplyPipelineReply:
         pipeline, created = await self._rules.pipelines.apply(
             request.name,
             list(request.documents),
@@ -154,12 +168,14 @@ class KnowledgeServicer:
         return knowledge_pb2.ApplyPipelineReply(pipeline=pipeline, created=created)
 
     @_unary
-    async def DeletePipeline(self, request: Any, context: Any) -> knowledge_pb2.DeletePipelineReply:
+    async def DeletePipeline(
+        self, request: knowledge_pb2.DeletePipelineRequest, context: Any
+    ) -> knowledge_pb2.DeletePipelineReply:
         deleted = await self._rules.pipelines.delete(request.name, expected=request.expected_fingerprint)
         return knowledge_pb2.DeletePipelineReply(pipeline=deleted)
 
     @_unary
-    async def Search(self, request: Any, context: Any) -> knowledge_pb2.SearchReply:
+    async def Search(self, request: knowledge_pb2.SearchRequest, context: Any) -> knowledge_pb2.SearchReply:
         started = time.perf_counter()
         top_k = request.top_k if request.HasField("top_k") else None
         found = await self._rules.search.search(request.pipeline, request.query, top_k)
@@ -170,7 +186,9 @@ class KnowledgeServicer:
         )
 
     @_unary
-    async def SuggestTools(self, request: Any, context: Any) -> knowledge_pb2.SuggestToolsReply:
+    async def SuggestTools(
+        self, request: knowledge_pb2.SuggestToolsRequest, context: Any
+    ) -> knowledge_pb2.SuggestToolsReply:
         suggestions = [
             knowledge_pb2.ToolSuggestion(
                 name=found.name,
@@ -184,49 +202,65 @@ class KnowledgeServicer:
         return knowledge_pb2.SuggestToolsReply(suggestions=suggestions)
 
     @_unary
-    async def PublishTool(self, request: Any, context: Any) -> knowledge_pb2.PublishKnowledgeToolReply:
+    async def PublishTool(
+        self, request: knowledge_pb2.PublishKnowledgeToolRequest, context: Any
+    ) -> knowledge_pb2.PublishKnowledgeToolReply:
         tool = await self._rules.tools.publish(
             request.name, request.description, request.pipeline, request.expected_fingerprint
         )
         return knowledge_pb2.PublishKnowledgeToolReply(tool=tool)
 
     @_unary
-    async def GetTool(self, request: Any, context: Any) -> knowledge_pb2.KnowledgeTool:
+    async def GetTool(
+        self, request: knowledge_pb2.GetKnowledgeToolRequest, context: Any
+    ) -> knowledge_pb2.KnowledgeTool:
         return self._rules.tools.named(request.name)
 
     @_unary
-    async def UnpublishTool(self, request: Any, context: Any) -> knowledge_pb2.UnpublishKnowledgeToolReply:
+    async def UnpublishTool(
+        self, request: knowledge_pb2.UnpublishKnowledgeToolRequest, context: Any
+    ) -> knowledge_pb2.UnpublishKnowledgeToolReply:
         tool = await self._rules.tools.unpublish(request.name, request.expected_fingerprint)
         return knowledge_pb2.UnpublishKnowledgeToolReply(tool=tool)
 
     @_unary
-    async def GetStatus(self, request: Any, context: Any) -> knowledge_pb2.GetKnowledgeStatusReply:
+    async def GetStatus(
+        self, request: knowledge_pb2.GetKnowledgeStatusRequest, context: Any
+    ) -> knowledge_pb2.GetKnowledgeStatusReply:
         status = await self._rules.knowledge.status()
         return knowledge_pb2.GetKnowledgeStatusReply(tools=self._rules.tools.every(), **status)
 
     @_unary
-    async def DescribeTool(self, request: Any, context: Any) -> knowledge_pb2.KnowledgeToolDefinition:
+    async def DescribeTool(
+        self, request: knowledge_pb2.DescribeKnowledgeToolRequest, context: Any
+    ) -> knowledge_pb2.KnowledgeToolDefinition:
         await self._catalog.sync()
         return self._rules.tools.definition(request.name)
 
-    @_unary  # a stream written as it goes: the definition, then the snapshot archive in pieces
-    async def SnapshotTool(self, request: Any, context: Any) -> None:
+    @_streaming  # the definition, then the snapshot archive in pieces
+    async def SnapshotTool(
+        self, request: knowledge_pb2.DescribeKnowledgeToolRequest, context: Any
+    ) -> AsyncIterator[knowledge_pb2.SnapshotPiece]:
         await self._catalog.sync()
         with tempfile.TemporaryDirectory(prefix="saip-snapshot-") as scratch:
             target = Path(scratch) / "tool.snapshot"
             definition = await self._rules.tools.snapshot(request.name, target)
-            await context.write(knowledge_pb2.SnapshotPiece(definition=definition))
+            yield knowledge_pb2.SnapshotPiece(definition=definition)
             async with await anyio.open_file(target, "rb") as archive:
                 while piece := await archive.read(SNAPSHOT_PIECE):
-                    await context.write(knowledge_pb2.SnapshotPiece(data=piece))
+                    yield knowledge_pb2.SnapshotPiece(data=piece)
 
     @_unary
-    async def ListServedTools(self, request: Any, context: Any) -> common_pb2.ListServedToolsReply:
+    async def ListServedTools(
+        self, request: common_pb2.ListServedToolsRequest, context: Any
+    ) -> common_pb2.ListServedToolsReply:
         await self._catalog.sync()
         return common_pb2.ListServedToolsReply(tools=self._rules.tools.served())
 
     @_unary
-    async def CallServedTool(self, request: Any, context: Any) -> common_pb2.CallServedToolReply:
+    async def CallServedTool(
+        self, request: common_pb2.CallServedToolRequest, context: Any
+    ) -> common_pb2.CallServedToolReply:
         """A knowledge tool's answer; bad arguments and refusals are the tool's own error result, not a failure."""
         started = time.perf_counter()
         try:

@@ -23,7 +23,7 @@ HISTORY = 5  # revisions the bucket keeps per key (the gateways create it with t
 CATCH_UP_WITHIN = 5.0  # how long a write or a listing waits for the bucket watch
 
 
-class KvRecords:
+class WatchedRecords:
     """Records by key in one bucket (saip-tools; the upstream side keeps saip-servers and saip-ledger alike). A write
     names the revision it read, so nothing is overwritten implicitly: a write against a record that moved on (or a
     create of one that exists) is a Conflict.

@@ -1,7 +1,7 @@
 """Wiring of the tools service: its lifespan opens the sandbox pool, NATS (its bucket, risk events), Tool Studio,
 the upstream servers (`saip.tools.upstream`), and the gRPC API with /metrics, and closes them in reverse. The
-servicer converts protobuf to calls of the studio, the exposure setting and the served tools; errors become statuses
-at the RPC edge (`saip.tools.edge`).
+servicer converts protobuf to calls of the studio, the exposure setting and the published tools; errors become
+statuses at the RPC edge (`saip.tools.statuses`).
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from saip.common.watch import Restarts, keep_alive
 from saip.sandbox.job import Limits
 from saip.sandbox.pool import Sandbox
 from saip.tools import catalog
-from saip.tools.clients import HISTORY, KvRecords
+from saip.tools.clients import HISTORY, WatchedRecords
 from saip.tools.config import DECLARED_KEY, ToolsSettings
-from saip.tools.edge import EDGE
 from saip.tools.exposure import ExposureSetting
 from saip.tools.library import Library
 from saip.tools.metrics import ToolsMetrics
+from saip.tools.published import Published
 from saip.tools.runs import Runs
-from saip.tools.serving import Serving
+from saip.tools.statuses import EDGE
 from saip.tools.studio import Studio
 from saip.tools.upstream import server as upstream
 from saip.v1 import common_pb2, tools_pb2, tools_pb2_grpc, upstream_pb2_grpc
@@ -45,13 +45,14 @@ START_WITHIN = 60.0
 _unary = EDGE.unary
 
 
-class ToolsServicer:
-    """saip.v1.ToolsService over the studio, the exposure setting and the served tools."""
+class ToolsServicer(tools_pb2_grpc.ToolsServiceServicer):
+    """saip.v1.ToolsService over the studio, the exposure setting and the published tools (an RPC it does not
+    implement is the generated base's UNIMPLEMENTED)."""
 
-    def __init__(self, studio: Studio, exposure: ExposureSetting, serving: Serving) -> None:
+    def __init__(self, studio: Studio, exposure: ExposureSetting, published: Published) -> None:
         self._studio = studio
         self._exposure = exposure
-        self._serving = serving
+        self._published = published
 
     @_unary
     async def ListTools(self, request: tools_pb2.ListToolsRequest, context: Any) -> tools_pb2.ListToolsReply:
@@ -95,13 +96,13 @@ class ToolsServicer:
     async def ListServedTools(
         self, request: common_pb2.ListServedToolsRequest, context: Any
     ) -> common_pb2.ListServedToolsReply:
-        return common_pb2.ListServedToolsReply(tools=await self._serving.served())
+        return common_pb2.ListServedToolsReply(tools=await self._published.served())
 
     @_unary
     async def CallServedTool(
         self, request: common_pb2.CallServedToolRequest, context: Any
     ) -> common_pb2.CallServedToolReply:
-        return await self._serving.call(request.name, request.arguments_json)
+        return await self._published.call(request.name, request.arguments_json)
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ class Running(Endpoints):
     upstream: upstream.Upstream
 
 
-def cannot_serve(nc: NatsClient, records: KvRecords) -> str | None:
+def cannot_serve(nc: NatsClient, records: WatchedRecords) -> str | None:
     """What keeps Tool Studio from serving: NATS away, or the bucket no longer followed (its listings stale)."""
     if not nc.is_connected:
         return "NATS is not connected"
@@ -148,7 +149,7 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
         js = nc.jetstream()
         await jetstream.ensure_stream(js, jetstream.audit_stream_config(settings))
         kv = await jetstream.ensure_kv(js, names.TOOLS_BUCKET, history=HISTORY)
-        records = KvRecords(kv, js)
+        records = WatchedRecords(kv, js)
         group = await lifecycle.background(stack)
         group.start_soon(functools.partial(keep_alive, records.watch, "tools bucket", restarts=restarts))
         with anyio.fail_after(START_WITHIN):
@@ -161,7 +162,7 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
         runs = Runs(sandbox, risk, metrics)
         studio = Studio(library, exposure, runs, risk, metrics)
         upstreams = await stack.enter_async_context(upstream.opened(settings, nc, js, risk, metrics, restarts))
-        servicer = ToolsServicer(studio, exposure, Serving(library, exposure, runs))
+        servicer = ToolsServicer(studio, exposure, Published(library, exposure, runs))
         registers = [
             (SERVICE_NAME, functools.partial(tools_pb2_grpc.add_ToolsServiceServicer_to_server, servicer)),
             (

@@ -5,7 +5,7 @@ PUBLISHED with an unavailable ${NAME} secret is MISSING_REQUIREMENTS (not served
 
 Configured and bundled tools are read-only (`library`). Every write names the revision it read, so nothing is
 overwritten implicitly, and every change to what is served is a write to the record store, which every gateway
-watches. Which published tools are served is the exposure setting (`exposure`); serving them is `serving`.
+watches. Which published tools are served is the exposure setting (`exposure`); serving them is `published`.
 """
 
 from __future__ import annotations

@@ -20,18 +20,18 @@ from nats.js.kv import KeyValue
 
 from saip.common import jetstream, names
 from saip.common.watch import Restarts, keep_alive
-from saip.tools.clients import HISTORY, KvRecords
+from saip.tools.clients import HISTORY, WatchedRecords
 from saip.tools.config import UPSTREAM_SERVERS_KEY, ToolsSettings
-from saip.tools.edge import EDGE
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.ports import RiskSink
+from saip.tools.statuses import EDGE
 from saip.tools.upstream import catalog, client, registry, relay
 from saip.tools.upstream.exposure import Composer
 from saip.tools.upstream.ledger import Ledger
 from saip.tools.upstream.parking import Parking
 from saip.tools.upstream.proxy import Proxy
 from saip.tools.upstream.servers import Servers
-from saip.v1 import common_pb2, upstream_pb2
+from saip.v1 import common_pb2, upstream_pb2, upstream_pb2_grpc
 
 SERVICE_NAME = "saip.v1.UpstreamService"
 _unary = EDGE.unary
@@ -43,11 +43,12 @@ class Upstream:
     composer: Composer
     proxy: Proxy
     parking: Parking
-    buckets: tuple[KvRecords, ...]  # what the served tools are listed from: the servers' records and the ledger
+    buckets: tuple[WatchedRecords, ...]  # what the served tools are listed from: the servers' records and the ledger
 
 
-class UpstreamServicer:
-    """saip.v1.UpstreamService over the servers, the composition and the proxy."""
+class UpstreamServicer(upstream_pb2_grpc.UpstreamServiceServicer):
+    """saip.v1.UpstreamService over the servers, the composition and the proxy (an RPC it does not implement is the
+    generated base's UNIMPLEMENTED)."""
 
     def __init__(self, upstream: Upstream) -> None:
         self._servers = upstream.servers
@@ -120,7 +121,7 @@ class UpstreamServicer:
     async def ListServedTools(
         self, request: common_pb2.ListServedToolsRequest, context: Any
     ) -> common_pb2.ListServedToolsReply:
-        # As of every write made so far (`KvRecords.current`): the gateway lists as soon as its watch shows one.
+        # As of every write made so far (`WatchedRecords.current`): the gateway lists as soon as its watch shows one.
         for bucket in self._buckets:
             await bucket.current()
         return common_pb2.ListServedToolsReply(tools=await self._proxy.served())
@@ -131,8 +132,12 @@ class UpstreamServicer:
     ) -> common_pb2.CallServedToolReply:
         return await self._proxy.call(request.name, request.arguments_json)
 
-    @_unary  # both ways (`upstream.relay`): the call and its answers in, its progress, questions and reply out
-    async def CallServedToolStream(self, requests: AsyncIterator[common_pb2.ServedToolInput], context: Any) -> None:
+    # Both ways (`upstream.relay`): the call and its answers in, its progress, questions and reply out, written as
+    # they come (`context.write`, grpc.aio's other form of a stream, which the generated stub does not know).
+    @_unary
+    async def CallServedToolStream(  # type: ignore[override]
+        self, requests: AsyncIterator[common_pb2.ServedToolInput], context: Any
+    ) -> None:
         await relay.relayed(self._proxy, self._parking, requests, context.write)
 
 
@@ -164,8 +169,8 @@ async def opened(
     servers_kv = await jetstream.ensure_kv(js, names.SERVERS_BUCKET, history=HISTORY, replicas=settings.nats_replicas)
     ledger_kv = await jetstream.ensure_kv(js, names.LEDGER_BUCKET, history=HISTORY, replicas=settings.nats_replicas)
     # Like Tool Studio's bucket, each is listed from the watch the service keeps (a listing leaves no consumer).
-    records = KvRecords(servers_kv, js, bucket=names.SERVERS_BUCKET)
-    fingerprints = KvRecords(ledger_kv, js, bucket=names.LEDGER_BUCKET)
+    records = WatchedRecords(servers_kv, js, bucket=names.SERVERS_BUCKET)
+    fingerprints = WatchedRecords(ledger_kv, js, bucket=names.LEDGER_BUCKET)
     servers = Servers(
         registry.Registry(records, declared, UPSTREAM_SERVERS_KEY),
         Ledger(fingerprints, risk, metrics),

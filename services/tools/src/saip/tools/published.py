@@ -1,5 +1,6 @@
-"""The tools this service serves on /mcp (the served-tools contract of `common.proto`): every exposed tool of the
-library, described with its annotations and approval need, and a call of one run in the sandbox."""
+"""The authored tools this service publishes on /mcp (the served-tools contract of `common.proto`, as knowledge's
+`published` is for its knowledge tools): every exposed tool of the library, described with its annotations and
+approval need, and a call of one run in the sandbox."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from saip.v1 import common_pb2
 SERVED_SOURCE = "authored"
 
 
-class Serving:
+class Published:
+    """The authored tools this service publishes on /mcp: the exposed ones of the library, and a call of one."""
+
     def __init__(self, library: Library, exposure: ExposureSetting, runs: Runs) -> None:
         self._library = library
         self._exposure = exposure
