@@ -33,7 +33,7 @@ from tests.integration.answers import Retry
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.gateways import replica_settings
 from tests.integration.knowledge_support import ingest, knowledge_settings, knowledge_stub, running_knowledge
-from tests.integration.serving import Catalog, served, serving
+from tests.integration.publishing import Catalog, publishing, served
 from tests.model_server import MODEL, ScriptedModel, Step, call, garbage, hang, say, scripted_model
 from tests.results import envelope
 from tests.waiting import eventually
@@ -61,7 +61,7 @@ async def stack(nats_url: str, home: Path, *steps: Step, **overrides: Any) -> As
     catalog = Catalog()
     catalog.serve(served("echo"), served("wiki_outline", hitl=True, risk=2))
     with scripted_model(*steps) as model:
-        async with running_audit(nats_url) as audit, serving(TOOLS, catalog) as address:
+        async with running_audit(nats_url) as audit, publishing(TOOLS, catalog) as address:
             chat = {"chat_base_url": model.url, "chat_model": MODEL} | overrides
             settings = replica_settings(home, nats_url, "one", tools_addr=address, mcp_server_auth_token=TOKEN, **chat)
             settings.audit_addr = f"127.0.0.1:{audit.port}"

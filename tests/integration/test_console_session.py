@@ -14,8 +14,8 @@ import pytest
 
 from saip.common.natsd import LocalNats, free_port
 from saip.gateway.console.routes import MCP_TOKEN, WRONG_TOKEN
+from saip.gateway.process import over_http
 from saip.gateway.server import Gateway
-from saip.gateway.serving import over_http
 from tests.integration.gateways import ADMIN, replica_settings
 from tests.waiting import eventually
 

@@ -21,7 +21,7 @@ from saip.gateway.server import Gateway
 from saip.gateway.surface import results
 from saip.v1 import common_pb2
 from tests.integration.gateways import ADMIN_HEADERS, GatewayProcess, ready, replica_settings, start_replica
-from tests.integration.serving import Catalog, served, serving
+from tests.integration.publishing import Catalog, publishing, served
 from tests.integration.tools_support import running_tools
 from tests.waiting import eventually
 
@@ -77,7 +77,7 @@ async def test_a_multi_megabyte_answer_is_cut_to_fit_one_sse_event_and_says_so(
     catalog = FloodCatalog()
     catalog.serve(served("flood"))
     async with (
-        serving(TOOLS, catalog) as address,
+        publishing(TOOLS, catalog) as address,
         gateway(tmp_path, nats_server.url, address) as (replica, token),
         mcp_client(replica, token, mode) as client,
     ):

@@ -25,8 +25,8 @@ from mcp import Client
 
 from saip.common.natsd import LocalNats, free_port
 from saip.gateway.config import GatewaySettings
+from saip.gateway.process import over_http
 from saip.gateway.server import Gateway
-from saip.gateway.serving import over_http
 from saip.v1 import common_pb2, events_pb2
 from tests.integration.audit_support import running_audit
 from tests.integration.gateways import ADMIN, ADMIN_HEADERS, replica_settings

@@ -19,8 +19,8 @@ from mcp import Client
 
 from saip.cli.group import cli
 from saip.common.natsd import LocalNats, free_port
+from saip.gateway.process import over_http
 from saip.gateway.server import Gateway
-from saip.gateway.serving import over_http
 from saip.v1 import tools_pb2
 from tests.integration.gateways import ADMIN, replica_settings
 from tests.integration.tools_support import running_tools, save, tools_client

@@ -19,7 +19,7 @@ from saip.gateway.server import Gateway
 from saip.v1 import audit_pb2, common_pb2
 from tests.integration.audit_support import audit_client, running_audit
 from tests.integration.gateways import replica_settings
-from tests.integration.serving import Catalog, served, serving
+from tests.integration.publishing import Catalog, publishing, served
 from tests.results import text
 from tests.waiting import eventually
 
@@ -50,7 +50,7 @@ async def test_tools_follow_the_bucket_on_every_replica_without_a_token(
 ) -> None:
     catalog = Catalog()
     catalog.serve(served("echo"))
-    async with serving(TOOLS, catalog) as address:
+    async with publishing(TOOLS, catalog) as address:
         one = Gateway(replica_settings(tmp_path, nats_server.url, "one", tools_addr=address))
         two = Gateway(replica_settings(tmp_path, nats_server.url, "two", tools_addr=address))
         async with one.running(), two.running():
@@ -78,7 +78,7 @@ async def test_a_hitl_tool_asks_then_runs_and_every_call_is_audited(
 ) -> None:
     catalog = Catalog()
     catalog.serve(served("echo"), served("shout", hitl=True, prompt="Shout '{text}' to the room?", risk=3))
-    async with running_audit(nats_server.url) as audit, serving(TOOLS, catalog) as address:
+    async with running_audit(nats_server.url) as audit, publishing(TOOLS, catalog) as address:
         settings = replica_settings(tmp_path, nats_server.url, "one", tools_addr=address)
         settings.audit_addr = f"127.0.0.1:{audit.port}"
         gateway = Gateway(settings)
@@ -137,7 +137,7 @@ async def test_a_declined_or_unaskable_hitl_tool_does_not_run(
 ) -> None:
     catalog = Catalog()
     catalog.serve(served("shout", hitl=True))
-    async with serving(TOOLS, catalog) as address:
+    async with publishing(TOOLS, catalog) as address:
         gateway = Gateway(replica_settings(tmp_path, nats_server.url, "one", tools_addr=address))
         async with gateway.running():
             await eventually(lambda: gateway.registry.tool("shout") is not None)
@@ -170,6 +170,6 @@ async def test_a_serving_service_that_is_away_is_named_and_picked_up_when_it_com
     async with gateway.running():
         assert (await gateway.health())["knowledge"] == "unreachable"
         assert gateway.registry.tools() == []
-        async with serving("saip.v1.KnowledgeService", catalog, port):
+        async with publishing("saip.v1.KnowledgeService", catalog, port):
             await eventually(lambda: [tool.name for tool in gateway.registry.tools()] == ["lookup"])
             assert (await gateway.health())["knowledge"] == "ok"

@@ -16,8 +16,8 @@ import grpc
 import pytest
 
 from saip.common.natsd import LocalNats, free_port
+from saip.gateway.process import over_http
 from saip.gateway.server import Gateway
-from saip.gateway.serving import over_http
 from saip.tools.errors import OwnMcp
 from saip.tools.server import Running
 from saip.v1 import audit_pb2, common_pb2, upstream_pb2, upstream_pb2_grpc

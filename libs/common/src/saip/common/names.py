@@ -8,7 +8,7 @@ MCP_TOKEN_KEY = "mcp-token"
 APPROVALS_BUCKET = "saip-approvals"
 # The 2026-07-28 questions out with a client, by nonce: what lets exactly one replica record an unanswered one.
 QUESTIONS_BUCKET = "saip-questions"
-# What each serving service serves lives in its bucket; gateways watch it and list the served tools again.
+# What each publishing service publishes lives in its bucket; gateways watch it and list the served tools again.
 TOOLS_BUCKET = "saip-tools"
 KNOWLEDGE_BUCKET = "saip-knowledge"
 # The headless chat's conversations (saip_chat_ask), one key per conversation.

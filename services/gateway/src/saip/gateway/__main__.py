@@ -6,7 +6,7 @@ import sys
 
 from saip.common import logs
 from saip.common.settings import ConfigurationError
-from saip.gateway import serving
+from saip.gateway import process
 from saip.gateway.config import GatewaySettings, Transport
 
 
@@ -18,7 +18,7 @@ def main() -> None:
     # Over stdio, stdout carries the protocol: logs go to stderr.
     stream = sys.stderr if settings.mcp_server_transport is Transport.STDIO else sys.stdout
     logs.setup("gateway", settings.log_level, stream=stream)
-    serving.run(settings)
+    process.run(settings)
 
 
 if __name__ == "__main__":

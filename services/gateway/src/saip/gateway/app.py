@@ -34,7 +34,7 @@ SIGN_IN_FAILURES = 10
 def create_app(gateway: Gateway) -> ASGIApp:
     """The HTTP app: /mcp straight to the MCP transport and /console to its files (`Front`), everything else to the
     REST app. The REST app's own lifespan opens the gateway, for an ASGI server that runs lifespans (a test's
-    client); `saip.gateway.serving` opens the gateway itself and serves the app without it."""
+    client); `saip.gateway.process` opens the gateway itself and serves the app without it."""
     settings = gateway.settings
     mcp_app = gateway.mcp.streamable_http_app(
         streamable_http_path=MCP_PATH,

@@ -110,7 +110,7 @@ class GatewaySettings(SaipSettings):
     console_idle_minutes: float = Field(default=30.0, gt=0, le=24 * 60)
     console_session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
     audit_addr: str = "127.0.0.1:50054"
-    # The serving services; an unset address means that service's tools are not served.
+    # The publishing services; an unset address means that service's tools are not served.
     tools_addr: str | None = None
     knowledge_addr: str | None = None
     shipyard_addr: str | None = None

@@ -4,7 +4,7 @@ methods of the person's API are `operations`.
 A `Gateway` is built without I/O: every area of `AREAS` is opened over the gateway's one channel to its service (a
 channel connects on first use). `running()` connects NATS, opens the audit publisher, the registrar, the token watch
 and the list_changed fan-out, and for each area whose service is configured its share of the management surface and
-of the published tools; it closes them in reverse. How the process serves it (HTTP or stdio) is `saip.gateway.serving`.
+of the published tools; it closes them in reverse. How the process serves it (HTTP or stdio) is `saip.gateway.process`.
 """
 
 from __future__ import annotations

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Serving:
-    """A service that serves tools on /mcp: its gRPC service (ListServedTools, CallServedTool, from common.proto)
-    and the bucket whose changes change what it serves."""
+class Publication:
+    """What a service publishes on /mcp, as the gateway reaches it: its gRPC service (ListServedTools,
+    CallServedTool, from common.proto) and the bucket whose changes change what it publishes."""
 
     grpc_service: str
     bucket: str
@@ -45,7 +45,7 @@ class Service:
 
     name: str
     deadline: float = 10.0
-    serves: Serving | None = None
+    serves: Publication | None = None
     # The service whose address (and channel) it uses, when it is a second gRPC service of one process (the
     # upstream side of the tools service); empty: its own name.
     host: str = ""

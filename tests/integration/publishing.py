@@ -1,7 +1,7 @@
-"""A serving service for the gateway's tests: the served-tools contract (saip.v1.ServedTool) over real gRPC.
+"""A publishing service for the gateway's tests: the served-tools contract (saip.v1.ServedTool) over real gRPC.
 
-The real serving services (tools, knowledge) have their own tests; this one serves a catalog the test controls, so
-the gateway's side of the contract (listing, the bucket watch, HITL, audit) is tested on its own.
+The real publishing services (tools, knowledge) have their own tests; this one publishes a catalog the test controls,
+so the gateway's side of the contract (listing, the bucket watch, HITL, audit) is tested on its own.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Catalog:
 
 
 @asynccontextmanager
-async def serving(grpc_service: str, catalog: Catalog, port: int = 0) -> AsyncIterator[str]:
+async def publishing(grpc_service: str, catalog: Catalog, port: int = 0) -> AsyncIterator[str]:
     """Serve the catalog as `grpc_service` (e.g. saip.v1.ToolsService) on `port` (0: a free one); yields its address."""
     server = grpc.aio.server()
     handlers = {
