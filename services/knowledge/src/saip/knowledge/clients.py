@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import anyio
 from google.protobuf.message import DecodeError, Message
-from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.api import ObjectMeta, ObjectStoreConfig, StorageType
 from nats.js.errors import BucketNotFoundError, KeyWrongLastSequenceError, NotFoundError, ObjectNotFoundError
@@ -19,6 +18,7 @@ from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 from nats.js.object_store import ObjectStore
 
 from saip.common import bus, jetstream, names
+from saip.common.nats_failures import answered
 from saip.common.netguard import Binding, GuardBlocked, NetPolicy, NetworkMode, guarded_fetch
 from saip.common.risk import SANDBOX_GUARD_BLOCKED, WARN, RiskPublisher
 from saip.common.watch import Applied
@@ -29,23 +29,12 @@ from saip.v1 import knowledge_pb2
 logger = logging.getLogger(__name__)
 
 CATCH_UP_WITHIN = 5.0  # how long a write waits for the bucket watch to show it
-_T = TypeVar("_T")
 
 _KINDS: dict[str, type[Message]] = {
     "document": knowledge_pb2.Document,
     "pipeline": knowledge_pb2.Pipeline,
     "tool": knowledge_pb2.KnowledgeTool,
 }
-
-
-async def _nats(operation: Awaitable[_T]) -> _T:
-    """NATS failures as StoreUnavailable; the answers callers act on (taken, not found) pass through."""
-    try:
-        return await operation
-    except (KeyWrongLastSequenceError, BucketNotFoundError, ObjectNotFoundError, NotFoundError):
-        raise
-    except (NatsError, TimeoutError, OSError) as exc:
-        raise StoreUnavailable(f"NATS did not answer ({type(exc).__name__}); try again shortly") from None
 
 
 class KvCatalog:
@@ -67,7 +56,7 @@ class KvCatalog:
 
     @classmethod
     async def open(cls, js: JetStreamContext) -> KvCatalog:
-        kv = await _nats(jetstream.ensure_kv(js, names.KNOWLEDGE_BUCKET, history=5))
+        kv = await answered(jetstream.ensure_kv(js, names.KNOWLEDGE_BUCKET, history=5), StoreUnavailable)
         return cls(js, kv)
 
     # reads --------------------------------------------------------------------------------------------------------
@@ -97,22 +86,22 @@ class KvCatalog:
 
     async def _create(self, key: str, message: Message, taken: str) -> None:
         try:
-            revision = await _nats(self._kv.create(key, message.SerializeToString()))
+            revision = await answered(self._kv.create(key, message.SerializeToString()), StoreUnavailable)
         except KeyWrongLastSequenceError:
             raise AlreadyExists(taken) from None
         await self._caught_up(revision)
 
     async def _put(self, key: str, message: Message) -> None:
-        await self._caught_up(await _nats(self._kv.put(key, message.SerializeToString())))
+        await self._caught_up(await answered(self._kv.put(key, message.SerializeToString()), StoreUnavailable))
 
     async def _delete(self, key: str) -> None:
-        await _nats(self._kv.delete(key))
+        await answered(self._kv.delete(key), StoreUnavailable)
         await self.sync()  # a delete does not return its revision; the stream's last sequence covers it
 
     async def sync(self) -> None:
         """Wait until the snapshot shows every write made so far, by any replica (the gateway lists the served tools
         as soon as it sees a change, possibly before this replica's watch has applied it)."""
-        info = await _nats(self._js.stream_info(f"KV_{names.KNOWLEDGE_BUCKET}"))
+        info = await answered(self._js.stream_info(f"KV_{names.KNOWLEDGE_BUCKET}"), StoreUnavailable)
         await self._caught_up(info.state.last_seq)
 
     async def create_document(self, document: knowledge_pb2.Document) -> None:
@@ -194,29 +183,30 @@ class ObjectOriginals:
     @classmethod
     async def open(cls, js: JetStreamContext) -> ObjectOriginals:
         try:
-            store = await _nats(js.object_store(names.DOCUMENTS_OBJECT_STORE))
+            store = await answered(js.object_store(names.DOCUMENTS_OBJECT_STORE), StoreUnavailable)
         except BucketNotFoundError:
-            store = await _nats(
+            store = await answered(
                 js.create_object_store(
                     names.DOCUMENTS_OBJECT_STORE,
                     ObjectStoreConfig(description="saip knowledge: original documents", storage=StorageType.FILE),
-                )
+                ),
+                StoreUnavailable,
             )
         return cls(store)
 
     async def put(self, key: str, data: bytes, *, description: str) -> None:
-        await _nats(self._store.put(key, data, meta=ObjectMeta(name=key, description=description)))
+        await answered(self._store.put(key, data, meta=ObjectMeta(name=key, description=description)), StoreUnavailable)
 
     async def get(self, key: str) -> bytes:
         try:
-            result = await _nats(self._store.get(key))
+            result = await answered(self._store.get(key), StoreUnavailable)
         except (ObjectNotFoundError, NotFoundError):
             raise NotFound(f"the original of ingest {key} is missing from {names.DOCUMENTS_OBJECT_STORE}") from None
         return bytes(result.data or b"")
 
     async def delete(self, key: str) -> None:
         with contextlib.suppress(ObjectNotFoundError, NotFoundError):  # already gone is what we want
-            await _nats(self._store.delete(key))
+            await answered(self._store.delete(key), StoreUnavailable)
 
 
 class GuardedFetcher:

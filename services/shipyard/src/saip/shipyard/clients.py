@@ -11,9 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
 import grpc
-from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.api import ObjectMeta, ObjectStoreConfig, StorageType
 from nats.js.errors import (
@@ -29,6 +27,7 @@ from nats.js.kv import KeyValue
 from nats.js.object_store import ObjectStore
 
 from saip.common import bus, names, tracing
+from saip.common.nats_failures import answered
 from saip.shipyard.errors import Conflict, InvalidProposal, RuleRefused, StoreUnavailable
 from saip.v1 import knowledge_pb2, knowledge_pb2_grpc, tools_pb2, tools_pb2_grpc, upstream_pb2, upstream_pb2_grpc
 
@@ -149,21 +148,14 @@ def _error(service: str, exc: grpc.aio.AioRpcError) -> Exception:
 
 
 async def _nats(operation: Any, *, within: float = NATS_WITHIN) -> Any:
-    """Await one NATS operation; only NATS not answering is StoreUnavailable (a key the library refuses is the
-    caller's input, never an outage)."""
+    """Await one NATS operation (`saip.common.nats_failures`): only NATS not answering is StoreUnavailable (a key the
+    library refuses is the caller's input, never an outage)."""
     try:
-        with anyio.fail_after(within):
-            return await operation
+        return await answered(operation, StoreUnavailable, within=within)
     except InvalidKeyError:
         raise InvalidProposal(
             "no record can be kept under that name: a NATS key holds only ASCII letters, digits and '-/_=.'"
         ) from None
-    except (NatsError, TimeoutError) as exc:
-        if isinstance(exc, KeyWrongLastSequenceError | KeyNotFoundError | KeyDeletedError):
-            raise
-        if isinstance(exc, ObjectNotFoundError | NotFoundError | BucketNotFoundError):
-            raise
-        raise StoreUnavailable(f"NATS did not answer ({type(exc).__name__}); try again shortly") from None
 
 
 class KvRecords:

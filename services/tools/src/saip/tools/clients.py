@@ -7,17 +7,14 @@ from __future__ import annotations
 import contextlib
 
 import anyio
-from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
-from nats.js.errors import BadRequestError, KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from saip.common import bus, names
+from saip.common.nats_failures import answered
 from saip.common.watch import Applied
 from saip.tools.errors import Conflict, StoreUnavailable
-
-# JetStream's error codes for a write whose expected last sequence moved on (what nats-py's update maps itself).
-WRONG_LAST_SEQUENCE = (10071, 10164)
 
 HISTORY = 5  # revisions the bucket keeps per key (the gateways create it with the same history)
 CATCH_UP_WITHIN = 5.0  # how long a write or a listing waits for the bucket watch
@@ -50,11 +47,9 @@ class WatchedRecords:
         if self.following:
             return self._values.get(key)
         try:
-            entry = await self._kv.get(key)
+            entry = await answered(self._kv.get(key), StoreUnavailable)
         except (KeyNotFoundError, KeyDeletedError):
             return None
-        except (NatsError, TimeoutError) as exc:
-            raise _away(exc) from None
         if entry.revision is None:
             return None
         # An all-default protobuf record serializes to nothing, and NATS hands an empty value back as None.
@@ -62,34 +57,25 @@ class WatchedRecords:
 
     async def create(self, key: str, value: bytes) -> int:
         try:
-            revision = int(await self._kv.create(key, value))
+            revision = int(await answered(self._kv.create(key, value), StoreUnavailable))
         except KeyWrongLastSequenceError:
             raise Conflict(f"'{key}' was created by someone else meanwhile; read it again.") from None
-        except (NatsError, TimeoutError) as exc:
-            raise _away(exc) from None
         await self._caught_up(revision)
         return revision
 
     async def update(self, key: str, value: bytes, revision: int) -> int:
         try:
-            written = int(await self._kv.update(key, value, last=revision))
+            written = int(await answered(self._kv.update(key, value, last=revision), StoreUnavailable))
         except KeyWrongLastSequenceError:
             raise Conflict(f"'{key}' changed since it was read (revision {revision}); read it again.") from None
-        except (NatsError, TimeoutError) as exc:
-            raise _away(exc) from None
         await self._caught_up(written)
         return written
 
     async def delete(self, key: str, revision: int) -> None:
         try:
-            await self._kv.delete(key, last=revision)
-        except BadRequestError as exc:
-            # nats-py raises a lost compare-and-set delete as the stream's own error, not KeyWrongLastSequenceError.
-            if exc.err_code not in WRONG_LAST_SEQUENCE:
-                raise _away(exc) from None
+            await answered(self._kv.delete(key, last=revision), StoreUnavailable)
+        except KeyWrongLastSequenceError:
             raise Conflict(f"'{key}' changed since it was read (revision {revision}); read it again.") from None
-        except (NatsError, TimeoutError) as exc:
-            raise _away(exc) from None
         await self.current()  # a delete does not say its revision; the stream's last sequence covers it
 
     async def keys(self, prefix: str) -> list[str]:
@@ -117,10 +103,7 @@ class WatchedRecords:
         """
         if self._js is None:
             return
-        try:
-            info = await self._js.stream_info(f"KV_{self._bucket}")
-        except (NatsError, TimeoutError) as exc:
-            raise _away(exc) from None
+        info = await answered(self._js.stream_info(f"KV_{self._bucket}"), StoreUnavailable)
         await self._caught_up(info.state.last_seq or 0)
 
     async def _caught_up(self, revision: int) -> None:
@@ -153,7 +136,3 @@ class WatchedRecords:
                         self._applied.advance(entry.revision or 0)
         finally:
             self.following = False
-
-
-def _away(exc: BaseException) -> StoreUnavailable:
-    return StoreUnavailable(f"NATS did not answer ({type(exc).__name__}); try again shortly.")
