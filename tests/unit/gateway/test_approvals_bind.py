@@ -153,7 +153,7 @@ async def test_a_publish_approved_for_one_draft_never_publishes_its_rewrite(tmp_
     assert "risk L0" in questions[0] and "network blocked" in questions[0]
     assert said == changed("saip_tools_publish", asked, now, era)
     assert (await parts.studio.get("adder")).summary.state == tools_pb2.TOOL_STATE_DRAFT
-    assert await parts.serving.served() == []
+    assert await parts.published.served() == []
 
 
 @pytest.mark.parametrize("era", ERAS)
