@@ -88,6 +88,13 @@ class Mcpdo:
                 f"mcpdo {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
             ) from None
 
+    def error(self, *args: str) -> Any:
+        """The error a command was refused with: mcpdo exits 1 and prints it as JSON on stderr."""
+        done = self._run(["--format", "json", "--connection", self.connection, *args], check=False)
+        if done.returncode == 0:
+            raise ClientFailed(f"mcpdo {' '.join(args)} succeeded:\n{done.stdout}")
+        return json.loads(done.stderr.strip().splitlines()[-1])["error"]
+
     def stop(self) -> None:
         self._run(["daemon", "stop"], check=False, timeout=20)
 

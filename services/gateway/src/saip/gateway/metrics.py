@@ -10,7 +10,7 @@ from saip.common.metrics import Metrics, each
 LATENCY = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180)
 AUDIT_RESULTS = ("acked", "spooled", "flushed")
 SURFACES = ("mcp", "api")
-SERVED_KINDS = ("tools", "resources", "resource_templates", "prompts")
+SERVED_KINDS = ("tools", "resources", "resource_templates", "prompts", "skills")
 TOKEN_CHANGES = ("set", "removed")
 LIMITS = ("calls", "questions")
 

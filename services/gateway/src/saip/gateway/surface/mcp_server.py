@@ -1,4 +1,5 @@
-"""The MCP face of the gateway: the SDK's low-level Server reading the registry, in both protocol eras.
+"""The MCP face of the gateway: the SDK's low-level Server reading the registry, in both protocol eras, with the
+Skills extension (`surface.skills`).
 
 2025-11-25 sessions are tracked so `list_changed` reaches each of them on its standalone stream; 2026-07-28 clients
 get it on `subscriptions/listen`. The SDK seals the 2026-07-28 request state with the shared sealing key.
@@ -36,7 +37,7 @@ from saip.common.approval_form import INPUT_KEY
 from saip.common.tokens import token_hash
 from saip.gateway.auth import bearer
 from saip.gateway.metrics import GatewayMetrics
-from saip.gateway.surface import results
+from saip.gateway.surface import results, skills
 from saip.gateway.surface.approval import Answer, ElicitationFailed
 from saip.gateway.surface.gate import GateResult
 from saip.gateway.surface.management import Caller
@@ -346,6 +347,7 @@ def build_server(
         on_get_prompt=get_prompt,
         on_subscriptions_listen=ListenHandler(bus),
     )
+    skills.install(server, registry)
 
     async def observe(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         sessions.track(ctx)
@@ -380,6 +382,8 @@ _KNOWN_METHODS = frozenset(
         "prompts/list",
         "prompts/get",
         "subscriptions/listen",
+        "skills/list",
+        "skills/get",
     }
 )
 

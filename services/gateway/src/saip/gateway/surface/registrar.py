@@ -2,8 +2,9 @@
 
 The first blocker that matches turns the management surface off and becomes the reason the person sees
 (GET /api/v1/management/status, saip_monitor_overview). With none, every contribution of an enabled category is
-registered, minus the excluded names, and the clients are told with list_changed: `refresh` answers once the registry
-holds the new set, and the notifier tells the sessions after, in a task of its own (`mcp_server.ListChangedNotifier`).
+registered, minus the excluded names, each guide also as an Agent Skill (`surface.skills`), and the clients are told
+with list_changed: `refresh` answers once the registry holds the new set, and the notifier tells the sessions after,
+in a task of its own (`mcp_server.ListChangedNotifier`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from saip.gateway.surface.approval import Interaction
 from saip.gateway.surface.gate import Gate, GateResult
 from saip.gateway.surface.management import Caller, Contribution, ManagementTool
 from saip.gateway.surface.registry import Changes, Registry, ServedSet, ServedTool
+from saip.gateway.surface.skills import guide_skills
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +124,7 @@ class Registrar:
             served.resources.update({r.uri: r for r in contribution.resources()})
             served.templates.update({t.uri_template: t for t in contribution.resource_templates()})
             served.prompts.update({p.name: p for p in contribution.prompts()})
+        served.skills.update(guide_skills(served.resources))
         return served
 
     def _through_gate(self, tool: ManagementTool) -> Callable[..., Any]:

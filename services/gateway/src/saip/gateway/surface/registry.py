@@ -1,4 +1,5 @@
-"""What /mcp serves right now: tools, resources, resource templates and prompts, grouped by the source that owns them.
+"""What /mcp serves right now: tools, resources, resource templates, prompts and skills, grouped by the source that
+owns them.
 
 The management surface is one source (kept by the registrar); published tools are another. Replacing a source's set
 reports which lists changed, so only the affected `list_changed` notifications go out.
@@ -18,6 +19,7 @@ from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.approval import Interaction
 from saip.gateway.surface.gate import GateResult
 from saip.gateway.surface.management import Caller, ManagementPrompt, ManagementResource, ManagementResourceTemplate
+from saip.gateway.surface.skills import Skill
 
 ToolCall = Callable[[dict[str, Any] | None, Caller, Interaction], Awaitable[GateResult]]
 
@@ -34,6 +36,8 @@ class ServedSet:
     resources: dict[str, ManagementResource] = field(default_factory=dict)
     templates: dict[str, ManagementResourceTemplate] = field(default_factory=dict)
     prompts: dict[str, ManagementPrompt] = field(default_factory=dict)
+    # By the URI of each skill's SKILL.md, which resources/list lists (`surface.skills`).
+    skills: dict[str, Skill] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -83,8 +87,8 @@ class Registry:
         }
         changes = Changes(
             tools=_tool_signature(before.tools) != _tool_signature(served.tools),
-            resources=(before.resources.keys(), before.templates.keys())
-            != (served.resources.keys(), served.templates.keys()),
+            resources=(before.resources.keys(), before.templates.keys(), before.skills.keys())
+            != (served.resources.keys(), served.templates.keys(), served.skills.keys()),
             prompts=before.prompts.keys() != served.prompts.keys(),
         )
         gauge = self._metrics.served
@@ -92,6 +96,7 @@ class Registry:
         gauge.labels("resources").set(sum(len(s.resources) for s in self._sources.values()))
         gauge.labels("resource_templates").set(sum(len(s.templates) for s in self._sources.values()))
         gauge.labels("prompts").set(sum(len(s.prompts) for s in self._sources.values()))
+        gauge.labels("skills").set(sum(len(s.skills) for s in self._sources.values()))
         return changes
 
     def _all_tools(self) -> dict[str, ServedTool]:
@@ -126,7 +131,10 @@ class Registry:
         return self._header_schemas.get(name)
 
     def resources(self) -> list[types.Resource]:
-        return [resource.definition() for served in self._each() for resource in served.resources.values()]
+        """Every fixed resource, then each skill's SKILL.md (a skill's other files are listed by its entry)."""
+        return [resource.definition() for served in self._each() for resource in served.resources.values()] + [
+            skill.files[0].definition() for skill in self.skills()
+        ]
 
     def resource_templates(self) -> list[types.ResourceTemplate]:
         return [template.definition() for served in self._each() for template in served.templates.values()]
@@ -140,12 +148,24 @@ class Registry:
                 return served.prompts[name]
         return None
 
+    def skills(self) -> list[Skill]:
+        return [skill for served in self._each() for skill in served.skills.values()]
+
+    def skill(self, uri: str) -> Skill | None:
+        """The skill whose SKILL.md is at `uri`."""
+        return next((skill for skill in self.skills() if skill.uri == uri), None)
+
     async def read(self, uri: str) -> tuple[str, str] | None:
-        """(text, mime type) of the resource at `uri`, a fixed resource first, then the first template that matches."""
+        """(text, mime type) of the resource at `uri`: a fixed resource first, then a skill's file, then the first
+        template that matches."""
         for served in self._each():
             if uri in served.resources:
                 resource = served.resources[uri]
                 return await resource.read(), resource.mime_type
+        for skill in self.skills():
+            file = skill.file(uri)
+            if file is not None:
+                return await file.read(), file.mime_type
         for served in self._each():
             for template in served.templates.values():
                 variables = UriTemplate.parse(template.uri_template).match(uri)
