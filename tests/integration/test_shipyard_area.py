@@ -25,8 +25,8 @@ from mcp import Client
 from saip.cli.group import cli
 from saip.common.natsd import LocalNats, free_port
 from saip.gateway.areas.shipyard.contribution import GUIDE_URI, STATUS_URI, TOKEN_HIDDEN
-from saip.gateway.server import Gateway
 from saip.gateway.process import over_http
+from saip.gateway.server import Gateway
 from saip.v1 import shipyard_pb2
 from tests.contract.deployment import COMPOSE_BINARY, kubectl
 from tests.integration.answers import Person, envelope
