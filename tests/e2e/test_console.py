@@ -138,6 +138,7 @@ async def test_a_client_named_with_markup_is_shown_as_text_and_runs_nothing(stac
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 async def test_no_screen_has_a_serious_or_critical_accessibility_violation(stack: Stack, scheme: str) -> None:
     async with chromium() as browser, person(browser, stack, color_scheme=scheme) as page:
+        assert await page.evaluate("document.documentElement.dataset.theme") == scheme  # the system's, followed
         found: dict[str, Any] = {}
         for path in SCREENS:
             await page.goto(stack.console_url.rstrip("/") + path)

@@ -4,7 +4,7 @@ import { useState } from "preact/hooks";
 import { get, post, segment } from "../api";
 import { useAction, useResource } from "../resource";
 import { navigate, useLocation } from "../router";
-import { Badge, Field, Time } from "../ui/controls";
+import { Badge, Choice, Field, Time } from "../ui/controls";
 import { LoadError, Notice } from "../ui/notice";
 
 interface Published {
@@ -172,18 +172,14 @@ function Composer({ conversation, onAsked }: { conversation: string | null; onAs
           </label>
         ))}
       </fieldset>
-      <Field label="Knowledge pipeline" hint="Its passages for the prompt are given to the model, with their sources.">
-        {(id, hint) => (
-          <select id={id} aria-describedby={hint} value={pipeline} onChange={(event) => setPipeline(event.currentTarget.value)}>
-            <option value="">none</option>
-            {(pipelines.envelope?.data.pipelines ?? []).map((found) => (
-              <option key={found.name} value={found.name}>
-                {found.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <Choice
+        label="Knowledge pipeline"
+        hint="Its passages for the prompt are given to the model, with their sources."
+        value={pipeline}
+        options={(pipelines.envelope?.data.pipelines ?? []).map((found) => found.name)}
+        onChange={setPipeline}
+        none="none"
+      />
       <div class="actions">
         <button type="submit" class="primary" disabled={ask.pending || !prompt.trim()}>
           {ask.pending ? "The model is answering…" : "Ask"}

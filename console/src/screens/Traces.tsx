@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { get } from "../api";
 import { useResource } from "../resource";
-import { Badge, Field, Link, Time } from "../ui/controls";
+import { Badge, Choice, Field, Link, Time } from "../ui/controls";
 import { LoadError } from "../ui/notice";
 import { type Column, Table } from "../ui/table";
 
@@ -69,18 +69,7 @@ export default function Traces() {
         <Field label="Tool">
           {(id) => <input id={id} value={tool} maxLength={128} onInput={(event) => setTool(event.currentTarget.value)} />}
         </Field>
-        <Field label="Outcome">
-          {(id) => (
-            <select id={id} value={outcome} onChange={(event) => setOutcome(event.currentTarget.value)}>
-              <option value="">any</option>
-              {OUTCOMES.map((name) => (
-                <option key={name} value={name}>
-                  {name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <Choice label="Outcome" value={outcome} options={OUTCOMES} onChange={setOutcome} none="any" />
         <Field label="At least (ms)">
           {(id) => (
             <input
@@ -93,17 +82,7 @@ export default function Traces() {
             />
           )}
         </Field>
-        <Field label="Show">
-          {(id) => (
-            <select id={id} value={limit} onChange={(event) => setLimit(Number(event.currentTarget.value))}>
-              {[20, 50, 100, 500].map((count) => (
-                <option key={count} value={count}>
-                  {count}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <Choice label="Show" value={String(limit)} options={["20", "50", "100", "500"]} onChange={(count) => setLimit(Number(count))} />
       </form>
       <LoadError error={listing.error} retry={listing.reload} />
       {listing.envelope && <p role="status">{listing.envelope.message}</p>}

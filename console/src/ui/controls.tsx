@@ -132,3 +132,36 @@ export function Snippet({ text, label }: { text: string; label: string }) {
     </div>
   );
 }
+
+/** A labelled choice among `options` (each shown as it is), with `none` as a first choice meaning "nothing chosen"
+ * (the empty value) when given. */
+export function Choice({
+  label,
+  value,
+  options,
+  onChange,
+  none,
+  hint,
+}: {
+  label: string;
+  value: string;
+  options: readonly string[];
+  onChange: (value: string) => void;
+  none?: string;
+  hint?: string;
+}) {
+  return (
+    <Field label={label} hint={hint}>
+      {(id, described) => (
+        <select id={id} aria-describedby={described} value={value} onChange={(event) => onChange(event.currentTarget.value)}>
+          {none !== undefined && <option value="">{none}</option>}
+          {options.map((option) => (
+            <option key={option} value={option}>
+              {option}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}

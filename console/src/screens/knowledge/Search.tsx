@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { post } from "../../api";
 import { useAction } from "../../resource";
-import { Field } from "../../ui/controls";
+import { Choice, Field } from "../../ui/controls";
 import { Notice } from "../../ui/notice";
 import type { Hit, Pipeline } from "./types";
 
@@ -26,18 +26,13 @@ export function Search({ pipelines }: { pipelines: Pipeline[] }) {
         <Field label="Question or keywords">
           {(id) => <input id={id} value={query} maxLength={2000} onInput={(event) => setQuery(event.currentTarget.value)} />}
         </Field>
-        <Field label="Pipeline">
-          {(id) => (
-            <select id={id} value={pipeline} onChange={(event) => setPipeline(event.currentTarget.value)}>
-              <option value="">every document (default settings)</option>
-              {pipelines.map((found) => (
-                <option key={found.name} value={found.name}>
-                  {found.name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <Choice
+          label="Pipeline"
+          value={pipeline}
+          options={pipelines.map((found) => found.name)}
+          onChange={setPipeline}
+          none="every document (default settings)"
+        />
         <button type="submit" class="primary" disabled={search.pending || query.trim() === ""}>
           Search
         </button>

@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { del, get, post, segment } from "../../api";
 import { useAction, useResource } from "../../resource";
-import { Field, Time } from "../../ui/controls";
+import { Choice, Field, Time } from "../../ui/controls";
 import { LoadError, Notice } from "../../ui/notice";
 import { type Column, Table } from "../../ui/table";
 import type { KnowledgeTool, Pipeline, Suggestion } from "./types";
@@ -75,17 +75,7 @@ function Publish({ draft, pipelines }: { draft: Suggestion | null; pipelines: Pi
         <Field label="Tool name" hint="Letters, digits, '_' or '-'.">
           {(id, hint) => <input id={id} aria-describedby={hint} value={name} maxLength={64} onInput={(event) => setName(event.currentTarget.value)} />}
         </Field>
-        <Field label="Pipeline it searches">
-          {(id) => (
-            <select id={id} value={pipeline} onChange={(event) => setPipeline(event.currentTarget.value)}>
-              {pipelines.map((found) => (
-                <option key={found.name} value={found.name}>
-                  {found.name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <Choice label="Pipeline it searches" value={pipeline} options={pipelines.map((found) => found.name)} onChange={setPipeline} />
       </div>
       <Field label="Description" hint="When an AI should use the tool.">
         {(id, hint) => (

@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { get } from "../../api";
 import { useResource } from "../../resource";
-import { Badge, Field, Time } from "../../ui/controls";
+import { Badge, Choice, Field, Time } from "../../ui/controls";
 import { LoadError } from "../../ui/notice";
 import { type Column, Pager, Table } from "../../ui/table";
 import { OUTCOMES, outcomeTone } from "../Traces";
@@ -71,18 +71,7 @@ export function Calls() {
         <Field label="Tool name">
           {(id) => <input id={id} value={tool} maxLength={128} onInput={(event) => refilter(() => setTool(event.currentTarget.value))} />}
         </Field>
-        <Field label="Call outcome">
-          {(id) => (
-            <select id={id} value={outcome} onChange={(event) => refilter(() => setOutcome(event.currentTarget.value))}>
-              <option value="">any</option>
-              {OUTCOMES.map((name) => (
-                <option key={name} value={name}>
-                  {name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <Choice label="Call outcome" value={outcome} options={OUTCOMES} onChange={(chosen) => refilter(() => setOutcome(chosen))} none="any" />
       </form>
       <LoadError error={calls.error} retry={calls.reload} />
       <Table
