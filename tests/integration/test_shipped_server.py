@@ -247,7 +247,7 @@ async def test_hitl_tools_ask_the_person_first_and_run_only_when_approved(mode: 
             async with connected(base, mode, elicitation_callback=answering(False, questions)) as client:
                 declined = await client.call_tool("notes_echo", {"text": "hello"})
             assert declined.is_error and text(declined) == (
-                "'notes_echo' was not run: the person declined. Do not retry it for this request."
+                "Tool 'notes_echo' was not run: the user declined. Do not retry it for this request."
             )
 
             async with connected(base, mode) as client:  # no elicitation_callback: it declares no elicitation

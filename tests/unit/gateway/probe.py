@@ -12,10 +12,11 @@ import anyio
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from pydantic import Field
 
+from saip.common.approval_sentences import NOT_WAITING
 from saip.gateway.config import ApprovalMode, Transport
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.metrics import GatewayMetrics
-from saip.gateway.surface.approval import NOT_WAITING, Approvals, Decision, Parked, QuestionStore
+from saip.gateway.surface.approval import Approvals, Decision, Parked, QuestionStore
 from saip.gateway.surface.audited import Auditor
 from saip.gateway.surface.expected import Expected
 from saip.gateway.surface.gate import Gate

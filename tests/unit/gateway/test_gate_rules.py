@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from saip.common.approval_sentences import management_question
 from saip.gateway.config import ApprovalMode
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.approval import Answer
-from saip.gateway.surface.gate import Need, need_for, question
+from saip.gateway.surface.gate import Need, need_for
 from saip.gateway.surface.management import Approval, Caller, Level
 from saip.v1 import common_pb2
 from tests.unit.gateway.probe import harness
@@ -46,11 +47,13 @@ def test_high_risk_overrides_the_mode(level: Level, mode: ApprovalMode, expected
 
 def test_the_question_text() -> None:
     caller = Caller(client_name="claude-code", client_version="2.1.314")
-    assert question(D, caller, "saip_tools_publish", "publish 'weather' (L3, strict).", 180) == (
+    summary = "publish 'weather' (L3, strict)."
+    assert management_question(D.value, caller.label, "saip_tools_publish", summary, 180) == (
         "[DESTRUCTIVE] claude-code 2.1.314 wants to run saip_tools_publish: publish 'weather' (L3, strict). "
         "Answer within 180 s, or the call is refused."
     )
-    assert question(W, Caller(), "saip_x", "y", 2.5).startswith("[WRITE] an unidentified client wants to run saip_x")
+    question = management_question(W.value, Caller().label, "saip_x", "y", 2.5)
+    assert question.startswith("[WRITE] an unidentified client wants to run saip_x")
 
 
 class _NoInteraction:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from saip.common.vocabulary import changed_since_asked
+from saip.common.approval_sentences import changed_since_asked
 from saip.gateway.areas.expose.contribution import ExposeArea
 from saip.gateway.areas.mcp_register.contribution import McpRegisterArea
 from saip.gateway.errors import ServiceRefused, sentence

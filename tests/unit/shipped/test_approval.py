@@ -8,6 +8,7 @@ from typing import Any
 import mcp_types as types
 
 from saip.common.approval_form import APPROVAL_SCHEMA, INPUT_KEY
+from saip.common.approval_sentences import MISMATCH, REPLAYED
 from saip.shipped.approval import Gate
 
 
@@ -41,9 +42,9 @@ def test_only_the_approved_retry_of_the_same_call_runs_and_only_once() -> None:
     assert request.params.requested_schema == APPROVAL_SCHEMA  # type: ignore[union-attr]
     state = asked.request_state
 
-    assert "belongs to another call" in text_of(gate.roundtrip(call({"text": "rm"}, state, approving()), "q"))
+    assert text_of(gate.roundtrip(call({"text": "rm"}, state, approving()), "q")) == MISMATCH.format(tool="notes_echo")
     assert gate.roundtrip(call({"text": "hi"}, state, approving()), "q") is None
-    assert "was used already" in text_of(gate.roundtrip(call({"text": "hi"}, state, approving()), "q"))
+    assert text_of(gate.roundtrip(call({"text": "hi"}, state, approving()), "q")) == REPLAYED.format(tool="notes_echo")
 
 
 def test_an_unticked_or_declined_answer_declines() -> None:
@@ -52,4 +53,7 @@ def test_an_unticked_or_declined_answer_declines() -> None:
         asked = gate.roundtrip(call({"text": "hi"}), "q")
         assert isinstance(asked, types.InputRequiredResult)
         declined = gate.roundtrip(call({"text": "hi"}, asked.request_state, answer), "q")
-        assert text_of(declined) == "'notes_echo' was not run: the person declined. Do not retry it for this request."
+        # The seed's sentence, as the gateway says it: one module writes every outcome (issue 30, defect 6).
+        assert (
+            text_of(declined) == "Tool 'notes_echo' was not run: the user declined. Do not retry it for this request."
+        )

@@ -11,8 +11,7 @@ import click
 from saip.cli.client import ApiError
 from saip.cli.commands import api, call, refusal
 from saip.cli.output import Table, json_option, listing, page, report
-from saip.common.vocabulary import OUTCOMES
-from saip.common.words import plural
+from saip.common.words import OUTCOMES, plural
 
 CALL = Table((0, 24, 32, 11, 8, 0, 0))  # time, client, tool, level or source, outcome, duration and approval, summary
 RISK = Table((0, 0, 4, 22, 0))  # time, "risk", severity, type, summary

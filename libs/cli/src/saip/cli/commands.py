@@ -10,8 +10,8 @@ from typing import Any
 import click
 
 from saip.cli.client import ApiError, GatewayApi
+from saip.cli.hints import for_person
 from saip.cli.output import json_option, listing, report
-from saip.cli.wording import for_person
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ class Stage:
 # Found as the zygote's SHARED was, between pairs of services: what the tools service and the gateway both import
 # beyond the shared set (`python -X importtime`; what the gateway shares with the audit, knowledge and shipyard services
 # beyond it is under 0.1 s, not worth their waiting). Each stage is imported with everything before it.
-STAGES = (Stage(("mcp_types", "httpx2", "saip.common.approval_form"), ("saip.tools", "saip.gateway")),)
+STAGES = (Stage(("mcp_types", "httpx2", "saip.common.approval_sentences"), ("saip.tools", "saip.gateway")),)
 # A request's largest size: a service's environment is a few kilobytes.
 MESSAGE_BYTES = 1 << 20
 # The most channels a schedule carries: one a service, far more than saip has.

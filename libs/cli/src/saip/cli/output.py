@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from saip.cli.wording import for_person
+from saip.cli.hints import for_person
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the REST API's answer as JSON.")
 

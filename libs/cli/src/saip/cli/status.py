@@ -9,7 +9,7 @@ import click
 from saip.cli.client import ApiError
 from saip.cli.commands import api, call
 from saip.cli.output import fields, json_option, listing, report
-from saip.cli.wording import for_person
+from saip.cli.hints import for_person
 
 # Where the MCP token in force comes from, as the gateway names it.
 TOKEN_SOURCES = {

@@ -10,7 +10,7 @@ import click
 
 from saip.cli.commands import call
 from saip.cli.output import Table, json_option, listing, say
-from saip.common.vocabulary import OUTCOMES
+from saip.common.words import OUTCOMES
 
 # start, duration, outcome, tool, name (as long as "mcp tools/call (no root yet)"), spans, id and services
 TRACE = Table((19, -11, 8, 24, 28, -5, 0))

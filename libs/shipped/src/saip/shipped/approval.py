@@ -7,8 +7,9 @@ at the client before it runs, through MCP elicitation, using the SDK as the gate
   naming the tool, the hash of the canonical arguments and a one-shot nonce; the SDK's `RequestStateBoundary` seals
   it (expiring after `wait` seconds) and unseals it when the client calls again with its answer.
 
-The question is the gateway's published-tool question and form (`saip.common.approval_form`). A client that declared
-no elicitation capability is not asked: the call is declined with a sentence saying why. The shipped server keeps no
+The question, its form and the sentences of its outcomes are the gateway's for a published tool
+(`saip.common.approval_form`, `saip.common.approval_sentences`). A client that declared no elicitation capability is
+not asked: the call is denied with the gateway's sentence. The shipped server keeps no
 audit trail and has no out-of-band path (it runs outside saip, where the person chose): the question is the person's
 at their client, or nobody's. Spent nonces are this process's; the sealing key of an HTTP server comes from its bearer
 token, so replicas read each other's questions.
@@ -30,18 +31,21 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from saip.common.approval_form import APPROVAL_SCHEMA, INPUT_KEY, approves, arguments_hash, seconds, tool_question
+from saip.common.approval_form import APPROVAL_SCHEMA, INPUT_KEY, approves, arguments_hash
+from saip.common.approval_sentences import (
+    DECLINED,
+    DENIED,
+    ELICIT_FAILED,
+    MISMATCH,
+    REPLAYED,
+    TIMEOUT,
+    client_label,
+    seconds,
+    tool_question,
+)
 
 WAIT_SECONDS = 120.0
 
-CANNOT_ASK = (
-    "'{tool}' was not run: it needs the person's approval and this client cannot ask for it (it declared no MCP "
-    "elicitation support). Do not retry it from this client; connect a client that supports MCP elicitation."
-)
-DECLINED = "'{tool}' was not run: the person declined. Do not retry it for this request."
-TIMEOUT = "'{tool}' was not run: no approval within {wait} s. Do not retry it for this request."
-NOT_ASKED = "'{tool}' was not run: the approval question could not be asked ({reason}). Do not retry it."
-STALE = "'{tool}' was not run: this answer belongs to another call, or was used already. Call the tool again."
 
 Stopped = types.CallToolResult | types.InputRequiredResult
 
@@ -81,7 +85,7 @@ class Gate:
         tool, arguments = params.name, dict(params.arguments or {})
         capabilities = ctx.session.client_capabilities
         if capabilities is None or capabilities.elicitation is None:
-            return refused(CANNOT_ASK.format(tool=tool))
+            return refused(DENIED.format(tool=tool))
         client = _client(ctx)
         message = tool_question(level, client, tool, prompt_template, arguments, self.wait)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -92,7 +96,7 @@ class Gate:
         except TimeoutError:
             return refused(TIMEOUT.format(tool=tool, wait=seconds(self.wait)))
         except (MCPError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
-            return refused(NOT_ASKED.format(tool=tool, reason=str(exc) or type(exc).__name__))
+            return refused(ELICIT_FAILED.format(tool=tool, reason=str(exc) or type(exc).__name__))
         return None if approves(answer.action, answer.content) else refused(DECLINED.format(tool=tool))
 
     def roundtrip(self, params: types.CallToolRequestParams, message: str) -> Stopped | None:
@@ -111,9 +115,9 @@ class Gate:
         except ValueError:
             claims = None
         if not isinstance(claims, dict) or (claims.get("t"), claims.get("a")) != (tool, digest):
-            return refused(STALE.format(tool=tool))
+            return refused(MISMATCH.format(tool=tool))
         if not self._spend(str(claims.get("n"))):
-            return refused(STALE.format(tool=tool))
+            return refused(REPLAYED.format(tool=tool))
         response = (params.input_responses or {}).get(INPUT_KEY)
         if isinstance(response, types.ElicitResult) and approves(response.action, response.content):
             return None
@@ -131,5 +135,4 @@ class Gate:
 def _client(ctx: ServerRequestContext[Any, Any]) -> str:
     params = ctx.session.client_params
     info = params.client_info if params else None
-    name = " ".join(part for part in (info.name, info.version) if part) if info else ""
-    return name or "an unidentified client"
+    return client_label(info.name, info.version or "") if info else client_label("", "")

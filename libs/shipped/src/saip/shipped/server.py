@@ -41,7 +41,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from saip.common.vocabulary import is_reserved
+from saip.common.words import is_reserved
 from saip.sandbox.job import Limits as SandboxLimits
 from saip.sandbox.pool import Sandbox
 from saip.shipped.answers import Answer, Relayed

@@ -11,7 +11,7 @@ from typing import Literal
 from google.protobuf.message import DecodeError
 
 from saip.audit.errors import RecordRejected
-from saip.common import names, vocabulary
+from saip.common import names, words
 from saip.common.masking import Masker
 from saip.v1 import common_pb2, events_pb2
 
@@ -42,12 +42,12 @@ KNOWN_RISK_TYPES = (
     MANAGEMENT_RISK_TYPE,
 )
 
-# Metric labels: the shared vocabulary, outcomes lower-cased.
-OUTCOME_LABELS: dict[common_pb2.Outcome, str] = {value: word.lower() for value, word in vocabulary.OUTCOMES.items()}
-HITL_DECISION_LABELS = vocabulary.DECISIONS
-HITL_SIDE_LABELS = vocabulary.SIDES
-SEVERITY_LABELS = vocabulary.SEVERITIES
-UNSPECIFIED = vocabulary.UNSPECIFIED
+# Metric labels: the shared words, outcomes lower-cased.
+OUTCOME_LABELS: dict[common_pb2.Outcome, str] = {value: word.lower() for value, word in words.OUTCOMES.items()}
+HITL_DECISION_LABELS = words.DECISIONS
+HITL_SIDE_LABELS = words.SIDES
+SEVERITY_LABELS = words.SEVERITIES
+UNSPECIFIED = words.UNSPECIFIED
 REJECT_REASONS = ("undecodable", "empty", "missing-id")  # why a message on a record subject is not chained
 
 

@@ -22,6 +22,7 @@ from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 from opentelemetry.trace import SpanKind
 
 from saip.common import bus, names, tracing
+from saip.common.approval_sentences import NOT_WAITING
 from saip.gateway.auth import TokenRecord
 from saip.gateway.errors import (
     ServiceConflict,
@@ -32,7 +33,7 @@ from saip.gateway.errors import (
 )
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.spool import Spool
-from saip.gateway.surface.approval import NOT_WAITING, Decision, Parked
+from saip.gateway.surface.approval import Decision, Parked
 from saip.v1 import events_pb2, gateway_pb2
 
 logger = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from saip.common.settings import env_name
-from saip.common.vocabulary import RESERVED_PREFIX, is_reserved
+from saip.common.words import RESERVED_PREFIX, is_reserved
 
 
 class GatewayError(Exception):

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from saip.common.vocabulary import changed_since_asked
+from saip.common.approval_sentences import changed_since_asked
 from saip.knowledge.config import DEFAULT_THRESHOLD, DEFAULT_TOP_K
 from saip.knowledge.errors import InvalidRequest, Refused
 from saip.v1 import knowledge_pb2

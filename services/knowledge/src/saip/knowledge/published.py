@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from saip.common.vocabulary import is_reserved
+from saip.common.words import is_reserved
 from saip.knowledge import suggest
 from saip.knowledge.config import MAX_TOP_K
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, NotFound, Refused

@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 
-from saip.common.vocabulary import is_reserved
+from saip.common.words import is_reserved
 from saip.shipped import bundle as bundles
 from saip.shipped.bundle import (
     AUTHORED,

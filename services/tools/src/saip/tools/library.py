@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from saip.common.approval_sentences import changed_since_asked
 from saip.common.secret_source import SecretSource
-from saip.common.vocabulary import changed_since_asked
 from saip.tools import spec as specs
 from saip.tools.errors import Conflict, ToolNotFound, ToolsError, UnreadableRecord
 from saip.tools.placeholders import Resolved, resolve

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from saip.common import jsondepth, literals
 from saip.common.canonical import sha256_of
 from saip.common.netguard import NetworkMode
-from saip.common.vocabulary import RESERVED_PREFIX, is_reserved
+from saip.common.words import RESERVED_PREFIX, is_reserved
 from saip.tools.errors import InvalidSpec, LiteralSecret
 
 MAX_CODE_CHARS = 100_000

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable
@@ -22,8 +21,9 @@ from typing import Any, Protocol
 
 import anyio
 
-from saip.common import vocabulary
-from saip.common.approval_form import APPROVAL_SCHEMA, APPROVE_FIELD, RUN, approves, arguments_hash, within
+from saip.common import words
+from saip.common.approval_form import APPROVAL_SCHEMA, APPROVE_FIELD, RUN, approves, arguments_hash
+from saip.common.approval_sentences import NOT_WAITING, countdown, within
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.expected import NOTHING, Expected
@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 
 class Decision(StrEnum):
-    """The person's decisions, in the words of saip.common.vocabulary.DECISIONS (a table parallel to Level and
+    """The person's decisions, in the words of saip.common.words.DECISIONS (a table parallel to Level and
     Outcome in management)."""
 
     APPROVED = "approved"
@@ -49,7 +49,7 @@ class Decision(StrEnum):
         return _DECISIONS[self]
 
 
-_DECISIONS = protobuf_values(Decision, vocabulary.DECISIONS)
+_DECISIONS = protobuf_values(Decision, words.DECISIONS)
 
 
 @dataclass(frozen=True)
@@ -168,9 +168,6 @@ class NoQuestions:
 # Who answered a question, as its record says.
 BY_CLIENT = "client"
 OUT_OF_BAND = "out-of-band"
-NOT_WAITING = (
-    "No question '{id}' is waiting for an answer (answered, expired or never asked); saip approvals lists them."
-)
 ANSWER_POLL = 0.25  # seconds between two looks at a held question's answer
 
 
@@ -242,10 +239,6 @@ def new_nonce() -> str:
     return secrets.token_hex(16)
 
 
-def countdown(remaining: float) -> str:
-    return f"Waiting for approval: {max(0, math.ceil(remaining))} s left"
-
-
 class Approvals:
     """Puts one question to the person and returns what they decided."""
 
@@ -281,7 +274,7 @@ class Approvals:
         return min(self.wait_seconds, caller.deadline.left())
 
     def said(self, wait: float) -> str:
-        """A wait of this caller's question as the sentences say it (`approval_form.within` the approval wait)."""
+        """A wait of this caller's question as the sentences say it (`approval_sentences.within` the approval wait)."""
         return within(wait, self.wait_seconds)
 
     async def spend(self, nonce: str, tool: str) -> bool:

@@ -22,6 +22,7 @@ import anyio
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from saip.common import names, tracing
+from saip.common.approval_sentences import ABANDONED, CUT, UNEXPECTED
 from saip.common.masking import Masker
 from saip.gateway.errors import ServiceRefused, ServiceUnavailable
 from saip.gateway.metrics import GatewayMetrics
@@ -31,12 +32,6 @@ from saip.v1 import common_pb2, events_pb2, gateway_pb2
 
 logger = logging.getLogger(__name__)
 
-ABANDONED = "Tool '{tool}' was not completed: the client went away before the call finished."
-CUT = (
-    "Tool '{tool}' was not completed: the chat turn that called it reached its timeout first. Ask again with a longer "
-    "timeoutSeconds if it is still needed."
-)
-UNEXPECTED = "Unexpected error: {message}"
 RESULT_LIMIT = 2000  # characters of the (masked) result a record keeps
 
 R = TypeVar("R")

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from saip.common.vocabulary import changed_since_asked
+from saip.common.approval_sentences import changed_since_asked
 
 Revision = int | str
 V = TypeVar("V", int, str)

@@ -13,7 +13,21 @@ from enum import Enum
 from typing import Any
 
 from saip.common import tracing
-from saip.common.approval_form import seconds
+from saip.common.approval_sentences import (
+    CHANGED,
+    DECLINED,
+    DENIED,
+    ELICIT_FAILED,
+    HIGH_RISK_UNDER_NONE,
+    LOOPBACK,
+    MISMATCH,
+    RATE_LIMITED,
+    REPLAYED,
+    TIMEOUT,
+    TOO_MANY_QUESTIONS,
+    management_question,
+    seconds,
+)
 from saip.common.masking import Masker
 from saip.gateway.config import ApprovalMode
 from saip.gateway.errors import InvalidArguments, ServiceRefused, ServiceUnavailable, sentence
@@ -33,47 +47,7 @@ from saip.gateway.surface.expected import NOTHING, Expected
 from saip.gateway.surface.limits import WindowLimit, seconds_left
 from saip.gateway.surface.management import Approval, Caller, Level, ManagementResult, ManagementTool, Outcome
 
-# The sentences the AI receives when a call does not run; each tells it what to do instead.
-DECLINED = "Tool '{tool}' was not run: the user declined. Do not retry it for this request."
-TIMEOUT = (
-    "Tool '{tool}' was not run: no approval within {wait} s. Do not retry it for this request; "
-    "ask the user to run it from the app if it is still needed."
-)
-DENIED = (
-    "Tool '{tool}' was not run: it needs human approval and this client cannot ask for it (no elicitation support). "
-    "Do not retry it from this client; ask the user to run it from the app, or to connect a client that supports "
-    "MCP elicitation."
-)
-LOOPBACK = "Tool '{tool}' was not run: it is not available to this app's own chat."
-HIGH_RISK_UNDER_NONE = (
-    "Tool '{tool}' was not run: this is a high-risk action and needs a human decision, but approval is disabled "
-    "(management.approval=none). Ask the user to run it from the app."
-)
-ELICIT_FAILED = "Tool '{tool}' was not run: the approval question could not be asked ({reason}). Do not retry it."
-REPLAYED = "Tool '{tool}' was not run: this approval was already used. Call the tool again to ask the user afresh."
-RATE_LIMITED = (
-    "Tool '{tool}' was not run: this client made {limit} management calls within {window} s, the limit "
-    "(management.rate-limit). Try again in {retry} s, and make fewer calls: read a page of results instead of one "
-    "call per item."
-)
-TOO_MANY_QUESTIONS = (
-    "Tool '{tool}' was not run: this client asked the person {limit} questions within {window} s, the limit "
-    "(management.question-limit). Batch your work: plan the whole change, then make fewer calls that need approval "
-    "(one publish of a finished tool rather than many small steps). Try again in {retry} s."
-)
-MISMATCH = (
-    "Tool '{tool}' was not run: the approval answered a different call. Call the tool again to ask the user afresh."
-)
-CHANGED = "Tool '{tool}' was not run: {change}."
-
 _SPANS = tracing.tracer("gateway")
-
-
-def question(level: Level, caller: Caller, tool: str, summary: str, wait: float) -> str:
-    return (
-        f"[{level.value}] {caller.label} wants to run {tool}: {summary.rstrip('.')}. "
-        f"Answer within {seconds(wait)} s, or the call is refused."
-    )
 
 
 class Need(Enum):
@@ -216,7 +190,9 @@ class Gate:
         if approval.refused:  # the service would refuse it: nobody is asked to approve what cannot happen
             return _refused(sentence(approval.refused), Outcome.ERROR)
         if need is Need.ASK:
-            text = question(approval.level, call.caller, name, approval.summary, self.approvals.wait_seconds)
+            text = management_question(
+                approval.level.value, call.caller.label, name, approval.summary, self.approvals.wait_seconds
+            )
             verdict = await consult(self.approvals, interaction, call, text, approval.expected)
             if verdict.asked is not None:
                 return verdict.asked

@@ -18,7 +18,8 @@ import anyio
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from saip.common import jsondepth, vocabulary
+from saip.common import jsondepth, words
+from saip.common.approval_sentences import client_label
 from saip.gateway.errors import InvalidArguments
 from saip.gateway.surface.expected import NOTHING, Expected
 from saip.v1 import common_pb2
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from saip.gateway.surface.approval import Asked, Interaction
 
 # Level and Outcome (and approval.Decision) are declared parallel tables: the typed names of the words in
-# saip.common.vocabulary's tables, each mapped back to its protobuf value there; `protobuf_values` fails the import
+# saip.common.words' tables, each mapped back to its protobuf value there; `protobuf_values` fails the import
 # when an enum and its table do not name the same words.
 
 E = TypeVar("E", bound=StrEnum)
@@ -35,10 +36,10 @@ V = TypeVar("V")
 
 
 def protobuf_values(enum: type[E], words: Mapping[V, str]) -> dict[E, V]:
-    """Each member's protobuf value, from the vocabulary's table of the same words."""
+    """Each member's protobuf value, from saip.common.words' table of the same words."""
     table = {enum(word): value for value, word in words.items()}
     if set(table) != set(enum):
-        raise TypeError(f"{enum.__name__} and saip.common.vocabulary name different words")
+        raise TypeError(f"{enum.__name__} and saip.common.words name different words")
     return table
 
 
@@ -65,8 +66,8 @@ class Outcome(StrEnum):
         return _OUTCOMES[self]
 
 
-_LEVELS = protobuf_values(Level, vocabulary.LEVELS)
-_OUTCOMES = protobuf_values(Outcome, vocabulary.OUTCOMES)
+_LEVELS = protobuf_values(Level, words.LEVELS)
+_OUTCOMES = protobuf_values(Outcome, words.OUTCOMES)
 
 # The outcomes as a closed set of words, for inputs that filter by one (the monitor's log, its REST query).
 OUTCOME_NAMES = tuple(outcome.value for outcome in Outcome)
@@ -148,8 +149,7 @@ class Caller:
 
     @property
     def label(self) -> str:
-        name = " ".join(part for part in (self.client_name, self.client_version) if part)
-        return name or "an unidentified client"
+        return client_label(self.client_name, self.client_version)
 
     @property
     def client(self) -> str:

@@ -18,18 +18,11 @@ from typing import Any
 
 from saip.common import jsondepth
 from saip.common.approval_form import arguments_hash
+from saip.common.approval_sentences import UPSTREAM_EXPIRED
 from saip.gateway.surface.approval import Answer, Asked, Decided, Decision, Interaction, new_nonce
 from saip.gateway.surface.audited import Call
 from saip.v1 import common_pb2
 
-MISMATCH = (
-    "Tool '{tool}' was not run: this answer belongs to the upstream's question of another call (another tool or other "
-    "arguments). Call the tool again to ask afresh."
-)
-EXPIRED = (
-    "Tool '{tool}' was not completed: nobody answered the upstream's question within {wait} s, so the call was "
-    "cancelled. Call the tool again if it is still needed."
-)
 _VERSION = 1
 
 
@@ -107,7 +100,7 @@ def question_of(call: Call, question: common_pb2.ServedQuestion, wait: float, sa
         nonce,
         now,
         now + wait,
-        EXPIRED.format(tool=call.tool, wait=said),
+        UPSTREAM_EXPIRED.format(tool=call.tool, wait=said),
         relayed=True,
     )
 

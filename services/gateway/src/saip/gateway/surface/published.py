@@ -38,14 +38,14 @@ import mcp_types as types
 from anyio.abc import ObjectSendStream
 from nats.js.kv import KeyValue
 
-from saip.common import approval_form, jsondepth
-from saip.common.masking import Masker
+from saip.common import approval_sentences, jsondepth
+from saip.common.approval_sentences import REPLAYED, UPSTREAM_EXPIRED, UPSTREAM_MISMATCH
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import ServiceUnavailable
 from saip.gateway.surface import parked
 from saip.gateway.surface.approval import Approvals, Asked, Decided, Decision, ElicitationFailed, Interaction
 from saip.gateway.surface.audited import Auditor, Ended, Failed, PublishedToolCall
-from saip.gateway.surface.gate import REPLAYED, GateResult, consult
+from saip.gateway.surface.gate import GateResult, consult
 from saip.gateway.surface.management import Caller, Outcome
 from saip.gateway.surface.registrar import Notifier
 from saip.gateway.surface.registry import Changes, Registry, ServedSet, ServedTool
@@ -207,19 +207,12 @@ def definition(spec: common_pb2.ServedTool) -> types.Tool:
     )
 
 
-def tool_question(spec: common_pb2.ServedTool, caller: Caller, arguments: Mapping[str, Any], wait: float) -> str:
-    """The published-tool question (`saip.common.approval_form.tool_question`), which shipped servers ask too."""
-    return approval_form.tool_question(spec.risk_level, caller.label, spec.name, spec.hitl_prompt, arguments, wait)
-
-
-def chat_question(spec: common_pb2.ServedTool, arguments: Mapping[str, Any]) -> str:
-    """`[risk Ln] Chat turn started by this client wants to run a tool. Run '<tool>' with <arguments>?`: the question
-    of a gated tool a chat turn wants to run, put to the client that started the turn."""
-    masked = json.dumps(Masker().value(dict(arguments)), ensure_ascii=False, sort_keys=True)[:500]
-    return (
-        f"[risk L{spec.risk_level}] Chat turn started by this client wants to run a tool. "
-        f"Run '{spec.name}' with {masked}?"
-    )
+def question_for(spec: common_pb2.ServedTool, caller: Caller, arguments: Mapping[str, Any], wait: float) -> str:
+    """The question of a published tool that asks: the chat's for a chat turn's call, else the published-tool
+    question shipped servers ask too (`saip.common.approval_sentences`)."""
+    if caller.chat:
+        return approval_sentences.chat_question(spec.risk_level, spec.name, arguments)
+    return approval_sentences.tool_question(spec.risk_level, caller.label, spec.name, spec.hitl_prompt, arguments, wait)
 
 
 class PublishedTools:
@@ -254,10 +247,7 @@ class PublishedTools:
         if state is not None:  # a 2026-07-28 retry answering the question its call parked at: past the gate already
             return await self._resumed(spec, client, call, interaction, state)
         if spec.hitl_required:
-            if call.caller.chat:
-                text = chat_question(spec, arguments)
-            else:
-                text = tool_question(spec, call.caller, arguments, self.approvals.wait_seconds)
+            text = question_for(spec, call.caller, arguments, self.approvals.wait_seconds)
             verdict = await consult(self.approvals, interaction, call, text)
             if verdict.asked is not None:
                 return verdict.asked
@@ -298,12 +288,12 @@ class PublishedTools:
         """Hand the retry's answer to the parked call, which goes on; the call is the one that started, so its record
         keeps its start and the person's decision at saip's own question."""
         if not state.binds(call) or call.proxied is None:  # only an exposed upstream tool's call parks
-            return _failed(parked.MISMATCH.format(tool=spec.name), Outcome.REFUSED)
+            return _failed(UPSTREAM_MISMATCH.format(tool=spec.name), Outcome.REFUSED)
         if not await self.approvals.spend(state.nonce, spec.name):
             return _failed(REPLAYED.format(tool=spec.name), Outcome.REFUSED)
         call.started, call.decision = state.started, state.decision
         had = self.approvals.said(round(state.deadline - state.asked_at, 3))
-        expired = parked.EXPIRED.format(tool=spec.name, wait=had)
+        expired = UPSTREAM_EXPIRED.format(tool=spec.name, wait=had)
         if not await self.approvals.pending.settle(state.nonce):
             # A sweeper recorded the unanswered question as TIMEOUT first: the call ended there.
             call.decision = replace(call.decision or Decided(Decision.TIMEOUT), recorded=True)

@@ -32,6 +32,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from saip.common.risk import INFO
+from saip.common.words import RESERVED_PREFIX, is_reserved
 from saip.tools.errors import Conflict, RuleRefused, ServerNotFound
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.ports import Records, RiskSink
@@ -42,7 +43,6 @@ from saip.v1 import upstream_pb2
 
 EXPOSURE_KEY = "exposure"
 COMPOSITION_LIFECYCLE = "composition-lifecycle"
-RESERVED_PREFIX = "saip_"
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -300,7 +300,7 @@ class Composer:
         name = name_of(member)
         if not member.server_id or not member.tool:
             return "a member names a server id and one of its tools"
-        if name.lower().startswith(RESERVED_PREFIX):
+        if is_reserved(name):
             return f"the name '{name}' starts with '{RESERVED_PREFIX}', reserved for saip's own tools; choose an alias"
         if not NAME.match(name):
             return f"'{name}' is not a usable tool name (letters, digits, '_', '-', '.'; at most 64); choose an alias"

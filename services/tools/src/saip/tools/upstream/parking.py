@@ -42,7 +42,7 @@ from nats.errors import Error as NatsError
 from nats.errors import NoRespondersError
 
 from saip.common import names
-from saip.common.approval_form import seconds, within
+from saip.common.approval_sentences import seconds, within
 from saip.tools.errors import ToolsError
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.upstream.proxy import Proxy, Stop

@@ -18,8 +18,7 @@ from typing import Any
 from google.protobuf.timestamp_pb2 import Timestamp
 from pydantic import Field
 
-from saip.common.vocabulary import is_reserved
-from saip.common.words import plural
+from saip.common.words import is_reserved, plural
 from saip.gateway.areas.chat import views
 from saip.gateway.areas.chat.retrieval import Retrieved, retrieve
 from saip.gateway.areas.chat.store import MAX_TURNS, Conversations

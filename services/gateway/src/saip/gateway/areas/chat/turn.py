@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from saip.common.vocabulary import is_reserved
+from saip.common.words import is_reserved
 from saip.gateway.areas.chat.model import Model, ModelFailed, ModelTimedOut, ToolRequest
 from saip.gateway.surface.approval import Answer, Asked, ElicitationFailed, Interaction
 from saip.gateway.surface.management import Deadline

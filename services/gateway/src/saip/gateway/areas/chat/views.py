@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from saip.common.words import when
 from saip.gateway.areas.chat.turn import TurnState
-from saip.gateway.areas.words import when
 from saip.v1 import gateway_pb2
 
 

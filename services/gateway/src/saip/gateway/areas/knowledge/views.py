@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from saip.gateway.areas.words import when
+from saip.common.words import when
 from saip.v1 import knowledge_pb2 as pb
 
 

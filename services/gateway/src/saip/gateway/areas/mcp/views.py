@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from saip.gateway.areas.words import when
+from saip.common.words import when
 from saip.v1 import upstream_pb2 as pb
 
 TRANSPORTS = {pb.TRANSPORT_STREAMABLE_HTTP: "streamable-http", pb.TRANSPORT_SSE: "sse", pb.TRANSPORT_STDIO: "stdio"}

@@ -21,8 +21,8 @@ from nats.js.errors import BucketNotFoundError, NotFoundError
 
 from saip.common import bus, names, telemetry
 from saip.common.masking import Masker
+from saip.common.words import when
 from saip.gateway.areas.knowledge.client import KnowledgeClient
-from saip.gateway.areas.words import when
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import ServiceRefused, ServiceUnavailable
 from saip.v1 import common_pb2

@@ -6,31 +6,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from saip.common import vocabulary
-from saip.gateway.areas.words import when
+from saip.common import words
+from saip.common.words import when
 from saip.v1 import audit_pb2, common_pb2, events_pb2
 
-DECISIONS = vocabulary.DECISIONS
+DECISIONS = words.DECISIONS
 
 
 def outcome(value: common_pb2.Outcome) -> str:
-    return vocabulary.OUTCOMES.get(value, vocabulary.UNSPECIFIED)
+    return words.OUTCOMES.get(value, words.UNSPECIFIED)
 
 
 def outcome_value(name: str) -> common_pb2.Outcome:
-    return next(value for value, word in vocabulary.OUTCOMES.items() if word == name)
+    return next(value for value, word in words.OUTCOMES.items() if word == name)
 
 
 def level(value: common_pb2.ApprovalLevel) -> str:
-    return vocabulary.LEVELS.get(value, vocabulary.UNSPECIFIED)
+    return words.LEVELS.get(value, words.UNSPECIFIED)
 
 
 def severity(value: common_pb2.Severity) -> str:
-    return vocabulary.SEVERITIES.get(value, vocabulary.UNSPECIFIED)
+    return words.SEVERITIES.get(value, words.UNSPECIFIED)
 
 
 def side(value: common_pb2.HitlSide) -> str:
-    return vocabulary.SIDES.get(value, vocabulary.UNSPECIFIED)
+    return words.SIDES.get(value, words.UNSPECIFIED)
 
 
 def client(caller: common_pb2.Caller) -> str:

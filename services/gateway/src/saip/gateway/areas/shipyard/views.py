@@ -8,8 +8,8 @@ import io
 import tarfile
 from typing import Any
 
+from saip.common.words import when
 from saip.gateway.areas.shipyard.client import Export
-from saip.gateway.areas.words import when
 from saip.v1 import shipyard_pb2 as pb
 
 

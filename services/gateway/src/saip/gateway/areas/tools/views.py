@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from saip.common import jsondepth
-from saip.gateway.areas.words import when
+from saip.common.words import when
 from saip.v1 import tools_pb2
 
 STATES = {

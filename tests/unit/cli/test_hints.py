@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from saip.cli.commands import on_name
 from saip.cli.group import cli
-from saip.cli.wording import COMMANDS, for_person
+from saip.cli.hints import COMMANDS, for_person
 from saip.gateway.config import GatewaySettings
 from saip.gateway.server import Gateway
 from tests.unit.gateway.probe import SEALING_KEY

@@ -1,9 +1,9 @@
-"""The person's words for the AI's tools: the gateway writes one message for both (the AI reads it on /mcp, the
-person through the REST API), and its hints name the management tool to call next ("Run it with saip_shipyard_run.").
-The command line prints each such name as the command that does the same (`saip shipyard run`); a tool with no
-command of its own keeps its name, and so does one in quotes, which a message names as what a call was ("Tool
-'saip_tools_publish' was not run"). The commands about the AI's own calls (approvals, the audit trail) print their
-messages as they are, and `--json` prints the REST API's answer as it is."""
+"""The hints of a message for the person: the gateway writes one message for both the AI (on /mcp) and the person
+(the REST API), and its hints name the management tool to call next ("Run it with saip_shipyard_run."). The command
+line prints each such name as the command that does the same (`saip shipyard run`); a tool with no command of its own
+keeps its name, and so does one in quotes, which a message names as what a call was ("Tool 'saip_tools_publish' was
+not run"). The commands about the AI's own calls (approvals, the audit trail) print their messages as they are, and
+`--json` prints the REST API's answer as it is."""
 
 from __future__ import annotations
 
