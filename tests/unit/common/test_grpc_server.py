@@ -36,6 +36,7 @@ class ProbeSettings(SaipSettings):
     probe_metrics_port: Port = 0
 
 
+NOTE = "admin token: send it"
 EDGE = RpcEdge("probe", ServiceError, {NotThere: grpc.StatusCode.NOT_FOUND})
 
 
@@ -46,6 +47,8 @@ class Servicer:
 
     @EDGE.unary
     async def Call(self, request: common_pb2.CallServedToolRequest, context: Any) -> common_pb2.CallServedToolReply:
+        if request.name:
+            raise NotThere(f"No tool '{request.name}' (the {NOTE}); call ListServedTools for the names.")
         raise RuntimeError("secret detail sk-live-123456")
 
     @EDGE.streaming
@@ -102,6 +105,12 @@ async def test_errors_leave_the_service_as_statuses() -> None:
                 await listing(common_pb2.ListServedToolsRequest())
             assert refused.value.code() == grpc.StatusCode.NOT_FOUND
             assert refused.value.details() == "No tool 'x'; call ListServedTools for the names."
+
+            # A refusal that quotes the request leaves masked where it quotes it, as the audit trail masks the
+            # request (in every service: this is their one RPC edge); the service's own words stay as they are.
+            with pytest.raises(grpc.aio.AioRpcError) as quoted:
+                await calling(common_pb2.CallServedToolRequest(name="password=hunter2"))
+            assert quoted.value.details() == f"No tool 'password=***' (the {NOTE}); call ListServedTools for the names."
 
             with pytest.raises(grpc.aio.AioRpcError) as failed:
                 await calling(common_pb2.CallServedToolRequest())

@@ -167,3 +167,17 @@ _PIECES = st.sampled_from(
 @settings(max_examples=400, deadline=None)
 def test_the_gates_skip_only_patterns_that_could_not_match(text: str) -> None:
     assert Masker().text(text) == _every_pattern(text)
+
+
+def test_a_message_that_quotes_the_input_is_masked_where_it_quotes_it_and_nowhere_else() -> None:
+    given = {"name": "password=hunter2", "documents": ["Authorization: Bearer sk-live-abcdef"], "apiKey": "k1k1k1"}
+    message = (
+        "No tool named 'password=hunter2'; no document 'Authorization: Bearer sk-live-abcdef' (sk-live-abcdef); "
+        "key k1k1k1. The REST API needs the admin token: send 'Authorization: Bearer <admin token>'."
+    )
+    assert Masker().quoted(message, given) == (
+        "No tool named 'password=***'; no document 'Authorization: Bearer ***' (***); key ***. The REST API needs "
+        "the admin token: send 'Authorization: Bearer <admin token>'."
+    )
+    # Nothing to hide (a reference, a value too short to look for): the answer need not be read again.
+    assert Masker().quoting({"name": "weather", "env": "${API_KEY}", "token": "a"}) is None

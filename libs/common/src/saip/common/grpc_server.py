@@ -12,11 +12,14 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 import grpc
+from google.protobuf import json_format
+from google.protobuf.message import Message
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry
 
 from saip.common.interceptors import WrapsOnce
+from saip.common.masking import mask_quoted
 from saip.common.metrics import GrpcMetrics, MetricsServer, publish_build_info
 from saip.common.settings import SaipSettings
 from saip.common.tracing import ServerSpans
@@ -211,12 +214,20 @@ Unary = Callable[[Servicer, Request, grpc.aio.ServicerContext], Awaitable[Reply]
 Streaming = Callable[[Servicer, Request, grpc.aio.ServicerContext], AsyncIterator[Reply]]
 
 
+def _given(request: Any) -> Any:
+    """What a request gave, as the masking reads it: a message's fields (a stream of requests: nothing)."""
+    if not isinstance(request, Message):
+        return None
+    return json_format.MessageToDict(request, preserving_proto_field_name=True)
+
+
 class RpcEdge:
     """Where a service's errors leave as gRPC statuses: its own errors by the status table, with their sentence as the
-    details the gateway shows (`errors` is the base of its own errors, or several bases when it raises a library's
-    too); anything else INTERNAL with a pointer to the service's log (the error itself is logged,
-    never sent). Servicer methods are wrapped with `unary` (a coroutine: a unary call, or a stream the method writes
-    as it goes with `context.write`) or `streaming` (an async generator)."""
+    details the gateway shows, masked as the audit trail masks (a refusal quotes the caller's input, which may hold a
+    secret); `errors` is the base of its own errors, or several bases when it raises a library's too. Anything else is
+    INTERNAL with a pointer to the service's log (the error itself is logged, never sent). Servicer methods are
+    wrapped with `unary` (a coroutine: a unary call, or a stream the method writes as it goes with `context.write`) or
+    `streaming` (an async generator)."""
 
     def __init__(
         self,
@@ -234,9 +245,9 @@ class RpcEdge:
                 return self._statuses[cls]
         return grpc.StatusCode.INTERNAL
 
-    async def abort(self, context: grpc.aio.ServicerContext, error: Exception) -> NoReturn:
+    async def abort(self, context: grpc.aio.ServicerContext, error: Exception, request: Any = None) -> NoReturn:
         if isinstance(error, self._errors):
-            await context.abort(self.status_of(error), str(error))
+            await context.abort(self.status_of(error), mask_quoted(str(error), _given(request)))
         logger.error("unexpected error in an RPC", exc_info=error, extra={"grpc_service": self.service})
         await context.abort(grpc.StatusCode.INTERNAL, f"unexpected error in the {self.service} service; see its log")
         raise AssertionError("unreachable: abort raises")
@@ -247,7 +258,7 @@ class RpcEdge:
             try:
                 return await method(servicer, request, context)
             except Exception as exc:  # the RPC edge: every error leaves as a status
-                await self.abort(context, exc)
+                await self.abort(context, exc, request)
 
         return call
 
@@ -258,6 +269,6 @@ class RpcEdge:
                 async for item in method(servicer, request, context):
                     yield item
             except Exception as exc:  # the RPC edge: every error leaves as a status
-                await self.abort(context, exc)
+                await self.abort(context, exc, request)
 
         return call

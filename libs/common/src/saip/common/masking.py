@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 MASK = "***"
@@ -24,7 +24,7 @@ _SECRET_NAME = r"(?:[\w-]*?(?:authorization|token|secret|passw(?:or)?d|credentia
 SECRET_NAME = re.compile(rf"^{_SECRET_NAME}$", re.IGNORECASE)
 ENV_REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 
-_BEARER = re.compile(r"\b(Bearer|Basic)\s+(?!\*\*\*)(?!\$\{)[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
+_BEARER = re.compile(r"\b(Bearer|Basic)\s+(?!\*\*\*)(?!\$\{)([A-Za-z0-9._~+/=-]+)", re.IGNORECASE)
 
 
 class _Words:
@@ -47,7 +47,7 @@ class _Words:
 _SCHEME_WORDS = _Words("bearer", "basic")
 _SECRET_WORDS = _Words("key", "token", "secret", "passw", "authorization", "credential", "cookie")
 # "name": "value" inside text that holds JSON.
-_JSON_PAIR = re.compile(rf'("{_SECRET_NAME}"\s*:\s*)"(?!\$\{{)(?:[^"\\]|\\.)*"', re.IGNORECASE)
+_JSON_PAIR = re.compile(rf'("{_SECRET_NAME}"\s*:\s*)"(?!\$\{{)((?:[^"\\]|\\.)*)"', re.IGNORECASE)
 # name=value or name: value in free text (query strings, headers, log messages).
 _TEXT_PAIR = re.compile(
     rf"\b({_SECRET_NAME})(\s*[=:]\s*)(?!\*\*\*)(?!\$\{{)(?!(?:Bearer|Basic)\s)(?!\s)([^\s\"',;&]+)", re.IGNORECASE
@@ -82,10 +82,22 @@ class Masker:
         self._secrets = sorted(known, key=len, reverse=True)
 
     def text(self, text: str) -> str:
+        return self._text(text, None)
+
+    def _text(self, text: str, found: list[str] | None) -> str:
+        """`text` masked; each secret it held (a known value, or what a pattern cut) appended to `found` if given."""
         if not text:
             return text
         for secret in self._secrets:
+            if found is not None and secret in text:
+                found.append(secret)
             text = text.replace(secret, MASK)
+
+        def cut(match: re.Match[str], secret: int, kept: str) -> str:
+            if found is not None:
+                found.append(match.group(secret))
+            return kept
+
         # Each pattern runs only when the text holds what it cannot match without (a ":" for a pair or a URL's
         # userinfo, an "=" for a query parameter, a scheme's word, a secret's name): most text holds none of it, and
         # five regex passes over every summary, arguments and result were the largest part of the audit collector's own
@@ -93,16 +105,66 @@ class Masker:
         # A substitution only puts "***" (and a space) where it cuts, so a character absent before it is absent after.
         colon, equals = ":" in text, "=" in text
         if colon and "@" in text:
-            text = _USERINFO.sub(lambda m: f"{m.group(1)}{MASK}{m.group(3)}", text)
+            text = _USERINFO.sub(lambda m: cut(m, 2, f"{m.group(1)}{MASK}{m.group(3)}"), text)
         if equals:
-            text = _URL_CREDENTIAL.sub(lambda m: f"{m.group(1)}{MASK}", text)
+            text = _URL_CREDENTIAL.sub(lambda m: cut(m, 2, f"{m.group(1)}{MASK}"), text)
         if _SCHEME_WORDS.in_(text):
-            text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
+            text = _BEARER.sub(lambda m: cut(m, 2, f"{m.group(1)} {MASK}"), text)
         if not (colon or equals) or not _SECRET_WORDS.in_(text):
             return text
         if colon and '"' in text:
-            text = _JSON_PAIR.sub(lambda m: f'{m.group(1)}"{MASK}"', text)
-        return _TEXT_PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+            text = _JSON_PAIR.sub(lambda m: cut(m, 2, f'{m.group(1)}"{MASK}"'), text)
+        return _TEXT_PAIR.sub(lambda m: cut(m, 3, f"{m.group(1)}{m.group(2)}{MASK}"), text)
+
+    def quoted(self, text: str, given: Any) -> str:
+        """`text`, a message that may quote `given` (the input it answers: a JSON-like value, or text), with what this
+        masking hides of `given` hidden wherever `text` quotes it, and the rest (saip's own words, which a pattern
+        could take for a secret: "the admin token: send ...") as it is."""
+        quote = self.quoting(given)
+        return quote(text) if quote is not None and text else text
+
+    def quoting(self, given: Any) -> Callable[[str], str] | None:
+        """What `quoted` does to a text that quotes `given`, or None when `given` holds nothing this masking hides
+        (so an answer need not be read again). A quoted input that holds a secret becomes its masked form; a secret
+        that appears on its own (the input reworded) becomes `***`."""
+        masked: dict[str, str] = {}
+        secrets: list[str] = []
+        self._gather(given, None, masked, secrets)
+        if not masked:
+            return None
+        originals = sorted(masked, key=len, reverse=True)
+        alone = sorted({secret for secret in secrets if len(secret) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
+
+        def quote(text: str) -> str:
+            for original in originals:
+                text = text.replace(original, masked[original])
+            for secret in alone:
+                text = text.replace(secret, MASK)
+            return text
+
+        return quote
+
+    def _gather(self, value: Any, name: str | None, masked: dict[str, str], secrets: list[str]) -> None:
+        """Each string of `value` this masking changes, with its masked form, and the secrets it held."""
+        if isinstance(value, dict):
+            for key, item in value.items():
+                self._gather(str(key), None, masked, secrets)
+                self._gather(item, str(key), masked, secrets)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                self._gather(item, name, masked, secrets)
+        elif name is not None and is_secret_name(name) and value is not None and not isinstance(value, bool):
+            secret = str(value)
+            # A value too short to be told from the words around it ("a", "42") is not looked for in a message.
+            if len(secret) >= MIN_SECRET_LENGTH and not is_env_reference(secret):
+                masked[secret] = MASK
+                secrets.append(secret)
+        elif isinstance(value, str):
+            found: list[str] = []
+            hidden = self._text(value, found)
+            if hidden != value:
+                masked[value] = hidden
+                secrets.extend(found)
 
     def value(self, value: Any, name: str | None = None) -> Any:
         """A JSON-like value with secrets masked; dictionaries are masked by key as well as by content."""
@@ -133,3 +195,7 @@ def mask_text(text: str) -> str:
 
 def mask_value(value: Any) -> Any:
     return DEFAULT.value(value)
+
+
+def mask_quoted(text: str, given: Any) -> str:
+    return DEFAULT.quoted(text, given)

@@ -41,6 +41,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from saip.common.masking import mask_quoted
 from saip.common.words import is_reserved
 from saip.sandbox.job import Limits as SandboxLimits
 from saip.sandbox.pool import Sandbox
@@ -199,7 +200,9 @@ def build(served: Served, *, gate: Gate | None = None, token: str | None = None)
         if tool is None:
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"Unknown tool '{params.name}'. Call tools/list for the tools this server serves.",
+                message=mask_quoted(
+                    f"Unknown tool '{params.name}'. Call tools/list for the tools this server serves.", params.name
+                ),
             )
         withheld = served.upstreams.withheld().get(params.name)
         if withheld is not None:

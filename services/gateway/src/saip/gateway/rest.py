@@ -9,15 +9,19 @@ audit tail, a stream of NDJSON lines (docs/rest.md).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import contextlib
+import json
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Annotated, Any, Literal, Protocol
 
-from fastapi import APIRouter, Depends, FastAPI, Path, Request
+from fastapi import APIRouter, Depends, FastAPI, Path, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
+from saip.common.masking import DEFAULT as MASKING
 from saip.gateway.errors import (
     AdminTokenRequired,
     CsrfProofMissing,
@@ -34,6 +38,7 @@ from saip.gateway.person import PersonCheck
 from saip.gateway.surface.management import ManagementResult, problems
 
 PREFIX = "/api/v1"
+JSON = "application/json"
 METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="saip-admin"'}
 # The statuses of the gateway's errors, the first class that matches wins (a subclass before its base).
@@ -102,10 +107,55 @@ AREA_ERRORS = {
 Read = Callable[[], Awaitable[ManagementResult]]
 
 
+class Answered(APIRoute):
+    """Every /api/v1 route: an error it raises becomes its answer here (`answer`), and an answer's message and
+    warnings are masked wherever they quote the request (its path, query and body), as the audit trail masks the same
+    input: a refusal names what it was given, which may hold a secret (`password=...` as a tool's name)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def answered(request: Request) -> Response:
+            try:
+                response = await handler(request)
+            except Exception as exc:  # the gateway's errors and invalid requests; `answer` raises anything else
+                response = answer(exc)
+            if isinstance(response, StreamingResponse) or response.media_type != JSON:  # the audit tail's NDJSON
+                return response
+            return quoting(response, await given(request))
+
+        return answered
+
+
+async def given(request: Request) -> dict[str, Any]:
+    """What a request gave: its path (and the parameters the route read of it), its query and its body (JSON when it
+    parses, else its text)."""
+    body: Any = (await request.body()).decode(errors="replace")
+    with contextlib.suppress(ValueError):
+        body = json.loads(body) if body else None
+    query = list(request.query_params.multi_items())
+    return {"path": request.scope["path"], "params": request.path_params, "query": query, "body": body}
+
+
+def quoting(response: Response, request: Any) -> Response:
+    """The envelope with its message and warnings masked where they quote `request` (unchanged when it holds no
+    secret, which is almost always)."""
+    quote = MASKING.quoting(request)
+    if quote is None:
+        return response
+    envelope = json.loads(bytes(response.body))
+    if not isinstance(envelope, dict) or not isinstance(envelope.get("message"), str):
+        return response
+    envelope["message"] = quote(envelope["message"])
+    envelope["warnings"] = [quote(str(warning)) for warning in envelope.get("warnings") or []]
+    headers = {key: value for key, value in response.headers.items() if key.lower() != "content-length"}
+    return JSONResponse(envelope, response.status_code, headers=headers)
+
+
 def area_router(prefix: str, reads: Mapping[str, tuple[str, Read]]) -> APIRouter:
     """An area's router under its prefix (also its tag in /api/docs), answering the errors an area's routes may,
     with its GET routes that take nothing: {path: (summary, method)}."""
-    api = APIRouter(prefix=prefix, tags=[prefix.strip("/")], responses=AREA_ERRORS)
+    api = APIRouter(prefix=prefix, tags=[prefix.strip("/")], responses=AREA_ERRORS, route_class=Answered)
     _reads(api, reads)
     return api
 
@@ -196,7 +246,7 @@ def router(*, person: PersonCheck, operations: Operations, areas: Sequence[APIRo
     # Mounted under PREFIX by the app (`include_router(..., prefix=PREFIX)`): a router that holds included routers and
     # is included with no prefix has FastAPI (0.165) build every route's handler in them only to check that no path is
     # empty, and build them again when it routes a request, on the gateway's start (`saip run`'s critical path).
-    api = APIRouter(dependencies=[Depends(person)], responses=ANY_ERRORS)
+    api = APIRouter(dependencies=[Depends(person)], responses=ANY_ERRORS, route_class=Answered)
 
     @api.get("/status", summary="The gateway, its token, the management surface and the services it depends on")
     async def status(request: Request) -> Envelope:

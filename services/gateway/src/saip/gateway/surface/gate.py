@@ -28,7 +28,7 @@ from saip.common.approval_sentences import (
     management_question,
     seconds,
 )
-from saip.common.masking import Masker
+from saip.common.masking import Masker, mask_quoted
 from saip.gateway.config import ApprovalMode
 from saip.gateway.errors import InvalidArguments, ServiceRefused, ServiceUnavailable, sentence
 from saip.gateway.metrics import GatewayMetrics
@@ -157,7 +157,7 @@ class Gate:
         ended = await self._auditor.run(call, lambda: self._run(tool, call, interaction))
         if isinstance(ended, Asked):
             return GateResult(question=ended)
-        result = ended.answer
+        result = ended.answer.quoting(call.arguments)
         if ended.warning:
             result.warnings.append(ended.warning)
         return GateResult(envelope=result.envelope(), is_error=not result.ok)
@@ -190,9 +190,10 @@ class Gate:
         if approval.refused:  # the service would refuse it: nobody is asked to approve what cannot happen
             return _refused(sentence(approval.refused), Outcome.ERROR)
         if need is Need.ASK:
-            text = management_question(
-                approval.level.value, call.caller.label, name, approval.summary, self.approvals.wait_seconds
-            )
+            # The summary quotes the arguments: the person reads what the trail keeps of them.
+            summary = mask_quoted(approval.summary, call.arguments)
+            wait = self.approvals.wait_seconds
+            text = management_question(approval.level.value, call.caller.label, name, summary, wait)
             verdict = await consult(self.approvals, interaction, call, text, approval.expected)
             if verdict.asked is not None:
                 return verdict.asked

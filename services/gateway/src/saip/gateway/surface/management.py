@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from saip.common import jsondepth, words
 from saip.common.approval_sentences import client_label
+from saip.common.masking import mask_quoted
 from saip.gateway.errors import InvalidArguments
 from saip.gateway.surface.expected import NOTHING, Expected
 from saip.v1 import common_pb2
@@ -209,6 +210,13 @@ class ManagementResult:
             "warnings": list(self.warnings),
             "data": self.data,
         }
+
+    def quoting(self, given: Any) -> ManagementResult:
+        """This result as it answers `given` (the call's input): its message and warnings with what the audit trail
+        masks of the input masked wherever they quote it (`Masker.quoted`); `data` is what the call returns."""
+        self.message = mask_quoted(self.message, given)
+        self.warnings = [mask_quoted(warning, given) for warning in self.warnings]
+        return self
 
 
 # A handler gets the bound arguments, the caller and what its approval described (`surface.expected`).

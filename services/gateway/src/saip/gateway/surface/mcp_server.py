@@ -34,6 +34,7 @@ from opentelemetry.trace import SpanKind
 
 from saip.common import names, tracing
 from saip.common.approval_form import INPUT_KEY
+from saip.common.masking import mask_quoted
 from saip.common.tokens import token_hash
 from saip.gateway.auth import bearer
 from saip.gateway.metrics import GatewayMetrics
@@ -296,7 +297,9 @@ def build_server(
         if served is None:
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"Unknown tool '{params.name}'. Call tools/list for the tools now served.",
+                message=mask_quoted(
+                    f"Unknown tool '{params.name}'. Call tools/list for the tools now served.", params.name
+                ),
             )
         result = await served.call(params.arguments, caller_of(ctx, loopback_secret), McpInteraction(ctx, params))
         return to_mcp(result, max_result_bytes)
@@ -314,7 +317,9 @@ def build_server(
         if found is None:
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"Unknown resource '{params.uri}'. Call resources/list and resources/templates/list.",
+                message=mask_quoted(
+                    f"Unknown resource '{params.uri}'. Call resources/list and resources/templates/list.", params.uri
+                ),
             )
         text, mime_type = found
         return types.ReadResourceResult(
@@ -329,7 +334,8 @@ def build_server(
     ) -> types.GetPromptResult:
         prompt = registry.prompt(params.name)
         if prompt is None:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt '{params.name}'. Call prompts/list.")
+            said = mask_quoted(f"Unknown prompt '{params.name}'. Call prompts/list.", params.name)
+            raise MCPError(code=types.INVALID_PARAMS, message=said)
         return await prompt.render(dict(params.arguments or {}))
 
     server = GatewayServer(

@@ -40,6 +40,7 @@ from nats.js.kv import KeyValue
 
 from saip.common import approval_sentences, jsondepth
 from saip.common.approval_sentences import REPLAYED, UPSTREAM_EXPIRED, UPSTREAM_MISMATCH
+from saip.common.masking import mask_quoted
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import ServiceUnavailable
 from saip.gateway.surface import parked
@@ -237,7 +238,10 @@ class PublishedTools:
             return GateResult(question=ended)
         if ended.warning:
             logger.warning("tool call record not stored durably", extra={"tool": spec.name})
-        return ended.answer
+        answer = ended.answer
+        if answer.is_error and answer.text:  # a refusal or failure may quote the arguments; a tool's answer is data
+            return replace(answer, text=mask_quoted(answer.text, call.arguments))
+        return answer
 
     async def _run(
         self, spec: common_pb2.ServedTool, client: ServedToolsClient, call: PublishedToolCall, interaction: Interaction
