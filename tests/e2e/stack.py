@@ -134,7 +134,9 @@ def start_stack(home: Path, *, env: dict[str, str] | None = None, ready_within: 
     environment = {
         key: value for key, value in os.environ.items() if not key.startswith("SAIP_") and key != "PYTEST_CURRENT_TEST"
     }
-    environment.update({"SAIP_HOME": str(home), "SAIP_GATEWAY_PORT": str(port), **(env or {})})
+    # The tests' MCP clients answer questions by program, at once: as the person (management.min-answer-ms off).
+    at_once = {"SAIP_MANAGEMENT_MIN_ANSWER_MS": "0"}
+    environment.update({"SAIP_HOME": str(home), "SAIP_GATEWAY_PORT": str(port), **at_once, **(env or {})})
     process = subprocess.Popen(
         [str(SAIP), "run"],
         env=environment,

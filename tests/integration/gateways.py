@@ -21,6 +21,11 @@ SEALING = "s" * 40
 ADMIN_HEADERS = {"Authorization": f"Bearer {ADMIN}"}
 
 
+# The tests' clients answer a question by program, at once: as the person, not as a client answering by itself
+# (management.min-answer-ms, whose own tests set it).
+PERSON_AT_ONCE = {"management_min_answer_ms": 0}
+
+
 def replica_settings(home: Path, nats_url: str, name: str, **overrides: Any) -> GatewaySettings:
     return GatewaySettings.load(
         home=home,
@@ -29,7 +34,7 @@ def replica_settings(home: Path, nats_url: str, name: str, **overrides: Any) -> 
         approval_sealing_key=SEALING,
         gateway_replica=name,
         audit_spool_dir=home / "spool" / name,
-        **({"audit_addr": "127.0.0.1:1"} | overrides),
+        **({"audit_addr": "127.0.0.1:1"} | PERSON_AT_ONCE | overrides),
     )
 
 
@@ -74,6 +79,7 @@ def start_replica(
             "SAIP_AUDIT_ADDR": "127.0.0.1:1",
             "SAIP_AUDIT_SPOOL_DIR": str(home / "spool" / name),
             "SAIP_LOG_LEVEL": "WARNING",
+            "SAIP_MANAGEMENT_MIN_ANSWER_MS": "0",  # PERSON_AT_ONCE
             **env,
         }
     )

@@ -16,7 +16,8 @@ from saip.common.approval_sentences import NOT_WAITING
 from saip.gateway.config import ApprovalMode, Transport
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.metrics import GatewayMetrics
-from saip.gateway.surface.approval import Approvals, Decision, Parked, QuestionStore
+from saip.gateway.surface import pending
+from saip.gateway.surface.asking import Approvals
 from saip.gateway.surface.audited import Auditor
 from saip.gateway.surface.expected import Expected
 from saip.gateway.surface.gate import Gate
@@ -35,6 +36,7 @@ from saip.gateway.surface.management import (
     NoInput,
 )
 from saip.gateway.surface.mcp_server import GatewayServer, LegacySessions, ListChangedNotifier, build_server
+from saip.gateway.surface.pending import Parked, QuestionStore
 from saip.gateway.surface.registrar import Policy, Registrar
 from saip.gateway.surface.registry import Changes, Registry
 from saip.v1 import events_pb2, gateway_pb2
@@ -146,54 +148,57 @@ class ProbeContribution:
 
 
 class MemoryQuestions:
-    """The saip-questions bucket as a dict of (question, revision); a write against a moved revision fails."""
+    """The saip-questions bucket as a dict of (question, revision), changed by `surface.pending`'s changes as the NATS
+    store changes it; a write against a moved revision fails."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self.entries: dict[str, tuple[gateway_pb2.PendingQuestion, int]] = {}
         self._revision = 0
+        self._clock = clock
 
     def _put(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
         self._revision += 1
         self.entries[nonce] = (question, self._revision)
 
+    def _change(
+        self, nonce: str, change: Callable[[gateway_pb2.PendingQuestion], gateway_pb2.PendingQuestion | None]
+    ) -> gateway_pb2.PendingQuestion | None:
+        changed = change(self.entries[nonce][0])
+        if changed is not None:
+            self._put(nonce, changed)
+        return changed
+
     async def park(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
         assert nonce not in self.entries
         self._put(nonce, question)
 
-    async def settle(self, nonce: str) -> bool:
+    async def settle(self, nonce: str, ended: str = pending.ANSWERED) -> bool:
         if nonce not in self.entries:
             return True
-        question, _ = self.entries[nonce]
-        if question.timed_out:
-            return False
-        settled = gateway_pb2.PendingQuestion()
-        settled.CopyFrom(question)
-        settled.settled = True
-        self._put(nonce, settled)
-        return True
+        return self._change(nonce, lambda question: pending.settled(question, ended, self._clock())) is not None
 
     async def expire(self, parked: Parked, replica: str) -> bool:
         if self.entries.get(parked.nonce, (None, -1))[1] != parked.revision:
             return False
-        claimed = gateway_pb2.PendingQuestion()
-        claimed.CopyFrom(parked.question)
-        claimed.timed_out, claimed.swept_by = True, replica
-        self._put(parked.nonce, claimed)
+        self._put(parked.nonce, pending.claimed(parked.question, replica, self._clock()))
         return True
 
     async def stored(self, nonce: str) -> gateway_pb2.PendingQuestion | None:
         found = self.entries.get(nonce)
         return found[0] if found is not None else None
 
-    async def answer(self, nonce: str, decision: Decision, now: float) -> gateway_pb2.PendingQuestion:
-        question = await self.stored(nonce)
-        if question is None or question.answer or question.settled or question.timed_out or question.deadline <= now:
+    async def answer(self, nonce: str, decision: str, now: float, via: str) -> gateway_pb2.PendingQuestion:
+        changed = None
+        if nonce in self.entries:
+            changed = self._change(nonce, lambda question: pending.answered(question, decision, now, via))
+        if changed is None:
             raise ServiceRefused(NOT_WAITING.format(id=nonce))
-        answered = gateway_pb2.PendingQuestion()
-        answered.CopyFrom(question)
-        answered.answer, answered.answered_at = decision.value, now
-        self._put(nonce, answered)
-        return answered
+        return changed
+
+    async def hand_over(self, nonce: str, client: str) -> bool:
+        if nonce not in self.entries:
+            return False
+        return self._change(nonce, lambda question: pending.handed_over(question, client)) is not None
 
     async def watch(self) -> AsyncIterator[Parked | str | None]:
         """The current entries, then the end of them; the test follows again for each look."""
@@ -248,6 +253,7 @@ def harness(
     clock: Callable[[], float] = time.time,
     out_of_band: bool = False,
     send_seconds: float = 5.0,
+    min_answer: float = 0.0,
 ) -> Harness:
     """The gate, registrar and MCP server around the probe tools (and `others`, under their own categories)."""
     metrics = GatewayMetrics()
@@ -268,6 +274,7 @@ def harness(
             pending=pending,
             clock=clock,
             out_of_band=out_of_band,
+            min_answer=min_answer,
         ),
         auditor=Auditor(sink=audit, replica="test-replica", metrics=metrics, questions=pending),
         metrics=metrics,

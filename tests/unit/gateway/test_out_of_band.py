@@ -14,6 +14,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
+from saip.common.approval_form import arguments_hash
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.approval import new_nonce
@@ -23,6 +24,7 @@ from tests.unit.gateway.probe import Harness, MemoryQuestions, harness
 from tests.waiting import eventually
 
 CLIENT = types.Implementation(name="cron-job", version="2")
+CAFE = {"name": "cafe"}
 QUESTION = (
     "[DESTRUCTIVE] cron-job 2 wants to run saip_probe_delete: act on 'cafe' 1 time(s). Answer within 180 s, or the "
     "call is refused."
@@ -41,7 +43,7 @@ class Person:
         return list((await self.side.waiting()).data["approvals"])
 
     async def answer(self, question_id: str, approve: bool) -> str:
-        return (await self.side.answer(question_id, approve)).message
+        return (await self.side.answer(question_id, approve, "cli")).message
 
 
 def said(result: types.CallToolResult | types.InputRequiredResult) -> dict[str, Any]:
@@ -80,6 +82,7 @@ async def test_a_2025_11_25_call_is_held_until_the_person_approves_out_of_band(t
         group.start_soon(held)
         [question] = await eventually(side.waiting)
         assert (question["question"], question["tool"], question["held"]) == (QUESTION, "saip_probe_delete", True)
+        assert (question["level"], question["binds"]["argumentsHash"]) == ("DESTRUCTIVE", arguments_hash(CAFE))
         await eventually(lambda: len(progress) >= 2)
         assert h.probe.runs == []
         answered = await side.answer(question["id"], approve=True)
@@ -90,7 +93,7 @@ async def test_a_2025_11_25_call_is_held_until_the_person_approves_out_of_band(t
     assert (record.outcome, record.hitl, record.answered_via) == (
         common_pb2.OUTCOME_OK,
         common_pb2.HITL_DECISION_APPROVED,
-        "out-of-band",
+        "cli",  # the person answered, through the command line
     )
     assert await side.waiting() == []
     with pytest.raises(ServiceRefused, match="is waiting for an answer"):
@@ -119,6 +122,7 @@ async def test_a_2026_07_28_client_retries_until_the_person_answers_out_of_band(
         assert isinstance(first, types.InputRequiredResult)
         [question] = await side.waiting()
         assert (question["question"], question["held"]) == (QUESTION, False)
+        assert (question["level"], question["binds"]["argumentsHash"]) == ("DESTRUCTIVE", arguments_hash(CAFE))
 
         again = await delete_cafe(client, first.request_state)
         assert isinstance(again, types.InputRequiredResult) and h.probe.runs == []
@@ -132,7 +136,7 @@ async def test_a_2026_07_28_client_retries_until_the_person_answers_out_of_band(
     assert (record.outcome, record.hitl, record.answered_via) == (
         common_pb2.OUTCOME_DECLINED,
         common_pb2.HITL_DECISION_DECLINED,
-        "out-of-band",
+        "cli",
     )
     assert h.probe.runs == []
 

@@ -45,6 +45,7 @@ KEYS: dict[str, str] = {
     'management.enabled': 'Master switch of the management tools',
     'management.exclude': 'Management tool names left out',
     'management.limit-window-seconds': 'The window of management.rate-limit and management.question-limit',
+    'management.min-answer-ms': "An answer a client gives sooner than this after the question (ms) is the client's, not a person's: the call is denied, or parked for the person with out-of-band approvals on; 0 turns the rule off",
     'management.out-of-band-approvals': 'Park a question to a client that cannot ask (no elicitation) for the person (saip approvals) instead of denying it',
     'management.question-limit': 'Approval questions one client may put to the person per window; 0 for no limit',
     'management.rate-limit': 'Management calls one client may make per window; 0 for no limit',
@@ -97,7 +98,7 @@ SERVICES: dict[str, dict[str, tuple[str, ...]]] = {
         'secrets_files': (),
     },
     'gateway': {
-        'keys': ('admin-token', 'approval.sealing-key', 'audit.addr', 'audit.max-age-hours', 'audit.max-bytes', 'audit.spool-dir', 'chat.api-key', 'chat.base-url', 'chat.model', 'console.dir', 'console.idle-minutes', 'console.session-hours', 'gateway.allowed-hosts', 'gateway.host', 'gateway.port', 'gateway.replica', 'hitl.approval-wait-seconds', 'hitl.progress-interval-seconds', 'home', 'knowledge.addr', 'log-level', 'management.approval', 'management.enabled', 'management.exclude', 'management.limit-window-seconds', 'management.out-of-band-approvals', 'management.question-limit', 'management.rate-limit', 'management.tools', 'mcp-server.auth-token', 'mcp-server.max-result-bytes', 'mcp-server.transport', 'nats-replicas', 'nats-url', 'shipyard.addr', 'tools.addr', 'tracing.enabled', 'tracing.sample-ratio'),
+        'keys': ('admin-token', 'approval.sealing-key', 'audit.addr', 'audit.max-age-hours', 'audit.max-bytes', 'audit.spool-dir', 'chat.api-key', 'chat.base-url', 'chat.model', 'console.dir', 'console.idle-minutes', 'console.session-hours', 'gateway.allowed-hosts', 'gateway.host', 'gateway.port', 'gateway.replica', 'hitl.approval-wait-seconds', 'hitl.progress-interval-seconds', 'home', 'knowledge.addr', 'log-level', 'management.approval', 'management.enabled', 'management.exclude', 'management.limit-window-seconds', 'management.min-answer-ms', 'management.out-of-band-approvals', 'management.question-limit', 'management.rate-limit', 'management.tools', 'mcp-server.auth-token', 'mcp-server.max-result-bytes', 'mcp-server.transport', 'nats-replicas', 'nats-url', 'shipyard.addr', 'tools.addr', 'tracing.enabled', 'tracing.sample-ratio'),
         'variables': (),
         'variable_lists': (),
         'secrets_files': (),

@@ -30,7 +30,14 @@ class ApprovalNonce(_message.Message):
     def __init__(self, tool: _Optional[str] = ..., used_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ...) -> None: ...
 
 class PendingQuestion(_message.Message):
-    __slots__ = ("tool", "deadline", "asked_at", "subject", "record", "record_id", "gateway", "timed_out", "swept_by", "settled", "out_of_band", "held", "message", "client", "answer", "answered_at")
+    __slots__ = ("tool", "deadline", "asked_at", "subject", "record", "record_id", "gateway", "timed_out", "swept_by", "settled", "out_of_band", "held", "message", "client", "answer", "answered_at", "level", "arguments_hash", "revisions", "answered_via", "ended", "ended_at")
+    class RevisionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     TOOL_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     ASKED_AT_FIELD_NUMBER: _ClassVar[int]
@@ -47,6 +54,12 @@ class PendingQuestion(_message.Message):
     CLIENT_FIELD_NUMBER: _ClassVar[int]
     ANSWER_FIELD_NUMBER: _ClassVar[int]
     ANSWERED_AT_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_HASH_FIELD_NUMBER: _ClassVar[int]
+    REVISIONS_FIELD_NUMBER: _ClassVar[int]
+    ANSWERED_VIA_FIELD_NUMBER: _ClassVar[int]
+    ENDED_FIELD_NUMBER: _ClassVar[int]
+    ENDED_AT_FIELD_NUMBER: _ClassVar[int]
     tool: str
     deadline: float
     asked_at: float
@@ -63,7 +76,13 @@ class PendingQuestion(_message.Message):
     client: str
     answer: str
     answered_at: float
-    def __init__(self, tool: _Optional[str] = ..., deadline: _Optional[float] = ..., asked_at: _Optional[float] = ..., subject: _Optional[str] = ..., record: _Optional[bytes] = ..., record_id: _Optional[str] = ..., gateway: _Optional[str] = ..., timed_out: _Optional[bool] = ..., swept_by: _Optional[str] = ..., settled: _Optional[bool] = ..., out_of_band: _Optional[bool] = ..., held: _Optional[bool] = ..., message: _Optional[str] = ..., client: _Optional[str] = ..., answer: _Optional[str] = ..., answered_at: _Optional[float] = ...) -> None: ...
+    level: str
+    arguments_hash: str
+    revisions: _containers.ScalarMap[str, str]
+    answered_via: str
+    ended: str
+    ended_at: float
+    def __init__(self, tool: _Optional[str] = ..., deadline: _Optional[float] = ..., asked_at: _Optional[float] = ..., subject: _Optional[str] = ..., record: _Optional[bytes] = ..., record_id: _Optional[str] = ..., gateway: _Optional[str] = ..., timed_out: _Optional[bool] = ..., swept_by: _Optional[str] = ..., settled: _Optional[bool] = ..., out_of_band: _Optional[bool] = ..., held: _Optional[bool] = ..., message: _Optional[str] = ..., client: _Optional[str] = ..., answer: _Optional[str] = ..., answered_at: _Optional[float] = ..., level: _Optional[str] = ..., arguments_hash: _Optional[str] = ..., revisions: _Optional[_Mapping[str, str]] = ..., answered_via: _Optional[str] = ..., ended: _Optional[str] = ..., ended_at: _Optional[float] = ...) -> None: ...
 
 class ChatConversation(_message.Message):
     __slots__ = ("id", "title", "created_at", "updated_at", "turns", "pending")

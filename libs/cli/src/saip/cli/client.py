@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from saip.common.names import CLI, INTERFACE_HEADER
+
 if TYPE_CHECKING:
     import httpx
 
@@ -51,9 +53,9 @@ class GatewayApi:
         import httpx
 
         self.url = url.rstrip("/")
-        self._client = httpx.Client(
-            base_url=self.url, headers={"Authorization": f"Bearer {admin_token}"}, timeout=timeout
-        )
+        # The interface header: the gateway records the person's changes and answers as the command line's.
+        headers = {"Authorization": f"Bearer {admin_token}", INTERFACE_HEADER: CLI}
+        self._client = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
 
     def close(self) -> None:
         self._client.close()

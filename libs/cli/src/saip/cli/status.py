@@ -8,8 +8,8 @@ import click
 
 from saip.cli.client import ApiError
 from saip.cli.commands import api, call
-from saip.cli.output import fields, json_option, listing, report
 from saip.cli.hints import for_person
+from saip.cli.output import fields, json_option, listing, report
 
 # Where the MCP token in force comes from, as the gateway names it.
 TOKEN_SOURCES = {

@@ -30,6 +30,13 @@ DENIED = (
     "MCP elicitation."
 )
 ELICIT_FAILED = "Tool '{tool}' was not run: the approval question could not be asked ({reason}). Do not retry it."
+# An answer the client gave by itself, sooner than a person can read the question (management.min-answer-ms): DENIED,
+# as for a client that cannot ask, since no person decided (an extension of the seed, docs/management.md).
+ANSWERED_ITSELF = (
+    "Tool '{tool}' was not run: it needs human approval and this client answered the question by itself (it {answer} "
+    "it {ms} ms after it was asked, sooner than a person can read it), so no person decided. Do not retry it from "
+    "this client; ask the user to run it from the app, or to answer the client's questions themselves."
+)
 
 # The gate's own rules, before anyone is asked (REFUSED).
 LOOPBACK = "Tool '{tool}' was not run: it is not available to this app's own chat."

@@ -1,4 +1,5 @@
-"""The NATS names every service agrees on: key-value buckets, streams and subjects (publishers never use wildcards)."""
+"""The names every service agrees on: NATS key-value buckets, streams and subjects (publishers never use wildcards),
+and who operates saip through which interface, as records and requests name them."""
 
 from __future__ import annotations
 
@@ -57,3 +58,14 @@ PARKED_EVENTS_HEADER = "Saip-Events-To"
 
 # The JetStream header that makes a publish idempotent (a retried record is stored once).
 MSG_ID = "Nats-Msg-Id"
+
+# Who operates saip, and through which interface (`Caller.operator`, `Caller.interface`): the AI through /mcp, the
+# person through the REST API, the command line or the console. A record from before the trail carried them is the
+# AI's through /mcp.
+AI, PERSON = "ai", "person"
+MCP, REST, CLI, CONSOLE = "mcp", "rest", "cli", "console"
+OPERATORS = (AI, PERSON)
+INTERFACES = (MCP, REST, CLI, CONSOLE)
+# The header the command line sends with every REST request (`Saip-Interface: cli`), so the gateway records the
+# person's changes and answers through it as the command line's.
+INTERFACE_HEADER = "Saip-Interface"

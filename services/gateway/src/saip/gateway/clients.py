@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC
 from typing import Any, TypeVar, cast
@@ -33,7 +34,8 @@ from saip.gateway.errors import (
 )
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.spool import Spool
-from saip.gateway.surface.approval import Decision, Parked
+from saip.gateway.surface import pending
+from saip.gateway.surface.pending import Parked
 from saip.v1 import events_pb2, gateway_pb2
 
 logger = logging.getLogger(__name__)
@@ -118,37 +120,28 @@ class KvNonces:
 
 
 class KvQuestions:
-    """The 2026-07-28 questions out with their clients, in the saip-questions bucket (`surface.questions`): every
-    change of one names the revision it read, so an answer and a sweeper, or two sweepers, never both win."""
+    """The questions in the saip-questions bucket: every change of one is one of `surface.pending`'s, written at the
+    revision it read, so an answer and a sweeper, or two sweepers, never both win."""
 
-    def __init__(self, kv: KeyValue) -> None:
+    def __init__(self, kv: KeyValue, clock: Callable[[], float] = time.time) -> None:
         self._kv = kv
+        self._clock = clock
 
     async def park(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
         await self._kv.create(nonce, question.SerializeToString())
 
-    async def settle(self, nonce: str) -> bool:
+    async def settle(self, nonce: str, ended: str = pending.ANSWERED) -> bool:
         try:
-            entry = await self._kv.get(nonce)
+            changed = await self._change(nonce, lambda question: pending.settled(question, ended, self._clock()))
         except (KeyNotFoundError, KeyDeletedError):
             return True  # never parked (the store was away when it was asked): this call records it
         except (NatsError, TimeoutError) as exc:
             logger.warning("the question store did not answer; recording the answer here", extra={"error": repr(exc)})
             return True
-        question = gateway_pb2.PendingQuestion.FromString(entry.value or b"")
-        if question.timed_out:
-            return False
-        question.settled = True
-        try:
-            await self._kv.update(nonce, question.SerializeToString(), last=entry.revision)
-        except KeyWrongLastSequenceError:
-            return await self.settle(nonce)  # it changed since the read: a sweeper's claim, read it again
-        return True
+        return changed is not None
 
     async def expire(self, parked: Parked, replica: str) -> bool:
-        claimed = gateway_pb2.PendingQuestion()
-        claimed.CopyFrom(parked.question)
-        claimed.timed_out, claimed.swept_by = True, replica
+        claimed = pending.claimed(parked.question, replica, self._clock())
         try:
             await self._kv.update(parked.nonce, claimed.SerializeToString(), last=parked.revision)
         except KeyWrongLastSequenceError:
@@ -164,25 +157,42 @@ class KvQuestions:
             raise ServiceUnavailable("nats", type(exc).__name__) from None
         return gateway_pb2.PendingQuestion.FromString(entry.value or b"")
 
-    async def answer(self, nonce: str, decision: Decision, now: float) -> gateway_pb2.PendingQuestion:
+    async def answer(self, nonce: str, decision: str, now: float, via: str) -> gateway_pb2.PendingQuestion:
         try:
-            entry = await self._kv.get(nonce)
+            changed = await self._change(nonce, lambda question: pending.answered(question, decision, now, via))
         except (KeyNotFoundError, KeyDeletedError):
             raise ServiceRefused(NOT_WAITING.format(id=nonce)) from None
         except (NatsError, TimeoutError) as exc:
             raise ServiceUnavailable("nats", type(exc).__name__) from None
-        question = gateway_pb2.PendingQuestion.FromString(entry.value or b"")
-        over = question.timed_out or question.settled or question.deadline <= now
-        if not question.out_of_band or question.answer or over:
+        if changed is None:
             raise ServiceRefused(NOT_WAITING.format(id=nonce))
-        question.answer, question.answered_at = decision.value, now
+        return changed
+
+    async def hand_over(self, nonce: str, client: str) -> bool:
         try:
-            await self._kv.update(nonce, question.SerializeToString(), last=entry.revision)
-        except KeyWrongLastSequenceError:
-            return await self.answer(nonce, decision, now)  # it changed meanwhile: read again (it may be over)
+            changed = await self._change(nonce, lambda question: pending.handed_over(question, client))
+        except (KeyNotFoundError, KeyDeletedError):
+            return False
         except (NatsError, TimeoutError) as exc:
-            raise ServiceUnavailable("nats", type(exc).__name__) from None
-        return question
+            logger.warning("a question could not be handed to the person", extra={"error": repr(exc)})
+            return False
+        return changed is not None
+
+    async def _change(
+        self, nonce: str, change: Callable[[gateway_pb2.PendingQuestion], gateway_pb2.PendingQuestion | None]
+    ) -> gateway_pb2.PendingQuestion | None:
+        """Apply `change` to the question at the revision read (read again when another change landed first); None
+        when the change does not apply to it as it is."""
+        while True:
+            entry = await self._kv.get(nonce)
+            changed = change(gateway_pb2.PendingQuestion.FromString(entry.value or b""))
+            if changed is None:
+                return None
+            try:
+                await self._kv.update(nonce, changed.SerializeToString(), last=entry.revision)
+            except KeyWrongLastSequenceError:
+                continue  # it changed since the read (a sweeper's claim, an answer): read it again
+            return changed
 
     async def watch(self) -> AsyncIterator[Parked | str | None]:
         """Every parked question, None once the current ones are through, then each change (a key alone: gone)."""

@@ -56,6 +56,10 @@ class GatewaySettings(SaipSettings):
             "Park a question to a client that cannot ask (no elicitation) for the person (saip approvals) instead of "
             "denying it"
         ),
+        "management.min-answer-ms": (
+            "An answer a client gives sooner than this after the question (ms) is the client's, not a person's: the "
+            "call is denied, or parked for the person with out-of-band approvals on; 0 turns the rule off"
+        ),
         "hitl.approval-wait-seconds": "How long an approval question waits for the person",
         "hitl.progress-interval-seconds": "How often a waiting question reports progress (2025-11-25 clients)",
         "approval.sealing-key": "Secret (32+ bytes) sealing 2026-07-28 approval state; shared by every gateway",
@@ -103,6 +107,9 @@ class GatewaySettings(SaipSettings):
     management_limit_window_seconds: float = Field(default=60.0, gt=0, le=86_400)
     # Off: such a question is DENIED, as the seed says; on: the person answers it out of band (surface.out_of_band).
     management_out_of_band_approvals: bool = False
+    # Headless clients answer a question by themselves within about 20 ms; the fastest person who reads it and moves
+    # to a button takes well over a second (docs/management.md, "Who answered").
+    management_min_answer_ms: int = Field(default=500, ge=0, le=60_000)
     hitl_approval_wait_seconds: float = Field(default=180.0, gt=0, le=3600)
     hitl_progress_interval_seconds: float = Field(default=10.0, gt=0, le=600)
     approval_sealing_key: SecretStr

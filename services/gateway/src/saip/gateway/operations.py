@@ -42,9 +42,11 @@ class GatewayOperations:
     async def approvals(self) -> ManagementResult:
         return await self._out_of_band().waiting()
 
-    async def answer_approval(self, question_id: str, approve: bool) -> ManagementResult:
-        result = await self._out_of_band().answer(question_id, approve)
-        logger.info("out-of-band approval answered", extra={"tool": result.data["tool"], "approved": approve})
+    async def answer_approval(self, question_id: str, approve: bool, via: str) -> ManagementResult:
+        """The person's answer to a question in the inbox, through `via` (their interface), which the record keeps."""
+        result = await self._out_of_band().answer(question_id, approve, via)
+        said = {"tool": result.data["tool"], "approved": approve, "interface": via}
+        logger.info("out-of-band approval answered", extra=said)
         return result
 
     async def status(self, mcp_url: str) -> ManagementResult:

@@ -23,13 +23,10 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 @dataclass(frozen=True)
 class Person:
-    """The person behind one request: through the console (its session), or with the admin token."""
+    """The person behind one request: through the console (its session), or with the admin token. Kept on the
+    request (`request.state.person`), where `rest.interface_of` reads which interface it came through."""
 
     session: Session | None = None
-
-    @property
-    def interface(self) -> str:
-        return "console" if self.session is not None else "rest"
 
 
 def write_cookie(response: Response, sessions: Sessions, session: Session, *, secure: bool) -> None:
@@ -65,7 +62,7 @@ class PersonCheck:
     ) -> Person:
         if credentials is not None:
             if credentials.credentials and self.sessions.admin_matches(credentials.credentials):
-                return Person()
+                return self._kept(request, Person())
             self._refused()
         session = self.sessions.unseal(request.cookies.get(COOKIE))
         if session is None:
@@ -79,7 +76,12 @@ class PersonCheck:
         if fresh is not None:
             write_cookie(response, self.sessions, fresh, secure=over_https(request))
             session = fresh
-        return Person(session)
+        return self._kept(request, Person(session))
+
+    @staticmethod
+    def _kept(request: Request, person: Person) -> Person:
+        request.state.person = person
+        return person
 
     def _refused(self) -> NoReturn:
         self._metrics.auth_rejected.labels("api").inc()

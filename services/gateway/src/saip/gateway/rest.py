@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
 from saip.common.masking import DEFAULT as MASKING
+from saip.common.names import CLI, CONSOLE, INTERFACE_HEADER, REST
 from saip.gateway.errors import (
     AdminTokenRequired,
     CsrfProofMissing,
@@ -55,6 +56,19 @@ STATUSES: tuple[tuple[type[GatewayError], int], ...] = (
     (GatewayError, 400),  # a service's refusal (ServiceRefused), a reserved name: the sentence names the rule
 )
 
+
+def interface_of(request: Request) -> str:
+    """Which of the person's interfaces a request came through, decided here, once per request: `console` when a
+    console session signed it (`person.PersonCheck` keeps who the person is on the request), `cli` when it carries the
+    command line's header (`Saip-Interface: cli`) with the admin token, `rest` otherwise. What the trail records of
+    the person's changes and answers (`Caller.interface`)."""
+    person = getattr(request.state, "person", None)
+    if person is not None and person.session is not None:
+        return CONSOLE
+    return CLI if request.headers.get(INTERFACE_HEADER, "").strip().lower() == CLI else REST
+
+
+Interface = Annotated[str, Depends(interface_of)]
 
 # An out-of-band question's id, as /api/v1/approvals lists it (its nonce: URL-safe characters).
 QuestionId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
@@ -238,7 +252,7 @@ class Operations(Protocol):
 
     async def approvals(self) -> ManagementResult: ...
 
-    async def answer_approval(self, question_id: str, approve: bool) -> ManagementResult: ...
+    async def answer_approval(self, question_id: str, approve: bool, via: str) -> ManagementResult: ...
 
 
 def router(*, person: PersonCheck, operations: Operations, areas: Sequence[APIRouter]) -> APIRouter:
@@ -274,23 +288,30 @@ def router(*, person: PersonCheck, operations: Operations, areas: Sequence[APIRo
 
     # Out-of-band approvals (management.out-of-band-approvals): the questions clients that cannot ask are waiting on.
     _reads(
-        api, {"/approvals": ("The questions waiting for the person's answer (data.approvals)", operations.approvals)}
+        api,
+        {
+            "/approvals": (
+                "The questions waiting for the person's answer (data.approvals), and the recent answers to every "
+                "question (data.answered)",
+                operations.approvals,
+            )
+        },
     )
     answer_errors = failed(400, "No such question is waiting (answered, expired or never asked); nothing changed")
 
     @api.post(
         "/approvals/{question_id}/approve", summary="Approve a waiting question: its call runs", responses=answer_errors
     )
-    async def approve(question_id: QuestionId) -> Envelope:
-        return Envelope.of(await operations.answer_approval(question_id, True))
+    async def approve(question_id: QuestionId, interface: Interface) -> Envelope:
+        return Envelope.of(await operations.answer_approval(question_id, True, interface))
 
     @api.post(
         "/approvals/{question_id}/decline",
         summary="Decline a waiting question: its call does not run",
         responses=answer_errors,
     )
-    async def decline(question_id: QuestionId) -> Envelope:
-        return Envelope.of(await operations.answer_approval(question_id, False))
+    async def decline(question_id: QuestionId, interface: Interface) -> Envelope:
+        return Envelope.of(await operations.answer_approval(question_id, False, interface))
 
     for area in areas:
         api.include_router(area)

@@ -31,6 +31,9 @@ from saip.common.metrics import publish_build_info
 from saip.common.watch import Restarts, keep_alive
 from saip.gateway.areas import AREAS
 from saip.gateway.areas.base import OpenArea, Service, Surroundings
+from saip.gateway.areas.monitor import views as monitor_views
+from saip.gateway.areas.monitor.client import AuditClient
+from saip.gateway.areas.services import AUDIT
 from saip.gateway.auth import TokenService, TokenState
 from saip.gateway.clients import AuditPublisher, KvNonces, KvQuestions, KvTokenRecords, ServiceChannel
 from saip.gateway.config import GatewaySettings
@@ -42,7 +45,7 @@ from saip.gateway.console.sources import follow_bucket, follow_trail
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.operations import GatewayOperations
 from saip.gateway.spool import Spool
-from saip.gateway.surface.approval import Approvals
+from saip.gateway.surface.asking import Approvals
 from saip.gateway.surface.audited import Auditor
 from saip.gateway.surface.gate import Gate
 from saip.gateway.surface.limits import WindowLimit
@@ -52,6 +55,7 @@ from saip.gateway.surface.published import PublishedSource, PublishedTools, Serv
 from saip.gateway.surface.questions import OutOfBand, Sweeper
 from saip.gateway.surface.registrar import Policy, Registrar
 from saip.gateway.surface.registry import Registry, ServedTool
+from saip.v1 import audit_pb2
 
 logger = logging.getLogger(__name__)
 
@@ -223,6 +227,7 @@ class Gateway:
                 questions=WindowLimit(settings.management_question_limit, settings.management_limit_window_seconds),
                 pending=questions,
                 out_of_band=settings.management_out_of_band_approvals,
+                min_answer=settings.management_min_answer_ms / 1000,
             )
             auditor = Auditor(
                 sink=self.publisher, replica=settings.gateway_replica, metrics=self.metrics, questions=questions
@@ -235,7 +240,10 @@ class Gateway:
                 replica=settings.gateway_replica,
             )
             self.out_of_band = OutOfBand(
-                store=questions, sweeper=self.sweeper, enabled=settings.management_out_of_band_approvals
+                store=questions,
+                sweeper=self.sweeper,
+                enabled=settings.management_out_of_band_approvals,
+                answers=self._answers,
             )
             self.calls = WindowLimit(settings.management_rate_limit, settings.management_limit_window_seconds)
             self.registrar = self._registrar(
@@ -335,3 +343,8 @@ class Gateway:
         answers = await asyncio.gather(*(channel.healthy() for _, channel in asked))
         checks.update((name, "ok" if up else "unreachable") for (name, _), up in zip(asked, answers, strict=True))
         return checks
+
+    async def _answers(self, recent: int) -> list[dict[str, Any]]:
+        """The recent answers to every question, newest first, as the audit trail keeps them (the inbox's)."""
+        reply = await AuditClient(self.channels[AUDIT.addressed]).hitl(audit_pb2.GetHitlSummaryRequest(recent=recent))
+        return [monitor_views.decision(entry) for entry in reply.recent]

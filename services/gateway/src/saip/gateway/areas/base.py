@@ -19,7 +19,7 @@ from saip.gateway.surface.management import Contribution
 
 if TYPE_CHECKING:
     from saip.gateway.config import GatewaySettings
-    from saip.gateway.surface.approval import QuestionStore
+    from saip.gateway.surface.pending import QuestionStore
     from saip.gateway.surface.registry import ServedTool
 
 

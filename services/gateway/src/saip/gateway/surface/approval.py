@@ -1,37 +1,25 @@
-"""Asking the person at the AI's own client, in both protocol eras; shared by every gate that asks.
+"""What asking the person is made of, in both protocol eras: the decisions, the client's answer, the era's channel to
+the person (`Interaction`), what an approval binds, the question as it is put, and what came of it (a question to
+return, a decision, or a rejected answer). `surface.asking.Approvals` asks with these; every gate shares them.
 
-2025-11-25 clients have a back channel: the question is pushed as `elicitation/create` and the call waits, reporting
-`Waiting for approval: N s left` as progress every interval. 2026-07-28 clients have none: the call returns the
-question (`InputRequiredResult`) with a state that binds the tool, the canonical arguments' hash, the revisions its plan
-read (`surface.expected`), a one-shot nonce and an expiry; the client calls again with the answer, and the retry's
-fresh plan must read the same revisions. The MCP SDK seals that state (every replica shares the key), and
-the nonce is spent in a store every replica shares, so an answer cannot be replayed, moved or given late.
+2025-11-25 clients have a back channel: the question is pushed as `elicitation/create` and the call waits. 2026-07-28
+clients have none: the call returns the question (`InputRequiredResult`) with a state that binds the tool, the
+canonical arguments' hash, the revisions its plan read (`surface.expected`), a one-shot nonce and an expiry, which the
+client brings back with its answer.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import secrets
-import time
-from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-import anyio
-
 from saip.common import words
-from saip.common.approval_form import APPROVAL_SCHEMA, APPROVE_FIELD, RUN, approves, arguments_hash
-from saip.common.approval_sentences import NOT_WAITING, countdown, within
-from saip.gateway.errors import ServiceRefused
-from saip.gateway.metrics import GatewayMetrics
+from saip.common.approval_form import approves, arguments_hash
 from saip.gateway.surface.expected import NOTHING, Expected
-from saip.gateway.surface.limits import WindowLimit
 from saip.gateway.surface.management import Caller, protobuf_values
 from saip.v1 import common_pb2, gateway_pb2
-
-logger = logging.getLogger(__name__)
 
 
 class Decision(StrEnum):
@@ -62,6 +50,16 @@ class Answer:
     @property
     def approves(self) -> bool:
         return approves(self.action, self.content)
+
+    @property
+    def dismissed(self) -> bool:
+        """No decision: the question was dismissed (`cancel`), not declined."""
+        return self.action == CANCEL
+
+    @property
+    def said(self) -> str:
+        """What the answer came to, in the words of the sentence that quotes it."""
+        return "accepted" if self.approves else "dismissed" if self.dismissed else "declined"
 
 
 class ElicitationFailed(Exception):
@@ -103,72 +101,13 @@ class NonceStore(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Parked:
-    """One question in the store (out with its 2026-07-28 client, or waiting out of band), at the revision read."""
-
-    nonce: str
-    question: gateway_pb2.PendingQuestion
-    revision: int
-
-
-class QuestionStore(Protocol):
-    """The questions out with their 2026-07-28 clients and those waiting for the person out of band, shared by
-    every replica (`surface.questions`)."""
-
-    async def park(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
-        """Keep a question that went back to its client, with its TIMEOUT record made ready."""
-        ...
-
-    async def settle(self, nonce: str) -> bool:
-        """Take the question back for the call that answers it: False when a sweeper already recorded it as TIMEOUT
-        (a question that was never parked, the store being away, is the caller's to record)."""
-        ...
-
-    async def expire(self, parked: Parked, replica: str) -> bool:
-        """Claim an expired question at the revision read: True for exactly one caller, on any replica."""
-        ...
-
-    def watch(self) -> AsyncIterator[Parked | str | None]:
-        """The questions there are, None once they are all read, then each change (a nonce alone: it is gone)."""
-        ...
-
-    async def stored(self, nonce: str) -> gateway_pb2.PendingQuestion | None:
-        """The question as it is now (an out-of-band answer is in it), None when it is not parked."""
-        ...
-
-    async def answer(self, nonce: str, decision: Decision, now: float) -> gateway_pb2.PendingQuestion:
-        """The person's out-of-band answer to a question still waiting; ServiceRefused says why one is not."""
-        ...
-
-
-class NoQuestions:
-    """A store that keeps nothing (a gate without NATS, in the tests): every answer is the caller's to record, and
-    an unanswered question is recorded only if its client comes back after the wait."""
-
-    async def park(self, nonce: str, question: gateway_pb2.PendingQuestion) -> None:
-        return None
-
-    async def settle(self, nonce: str) -> bool:
-        return True
-
-    async def expire(self, parked: Parked, replica: str) -> bool:
-        return False
-
-    async def watch(self) -> AsyncIterator[Parked | str | None]:
-        yield None
-
-    async def stored(self, nonce: str) -> gateway_pb2.PendingQuestion | None:
-        return None
-
-    async def answer(self, nonce: str, decision: Decision, now: float) -> gateway_pb2.PendingQuestion:
-        raise ServiceRefused(NOT_WAITING.format(id=nonce))
-
-
-# Who answered a question, as its record says.
+# Who answered a question, as its record says (`answered_via`): the person at the AI's own client; the client by
+# itself, sooner than a person can read the question; or the person out of band, through one of their interfaces
+# (rest, cli, console), or OUT_OF_BAND when the store does not say which.
 BY_CLIENT = "client"
+CLIENT_ITSELF = "client-itself"
 OUT_OF_BAND = "out-of-band"
-ANSWER_POLL = 0.25  # seconds between two looks at a held question's answer
+CANCEL = "cancel"
 
 
 @dataclass(frozen=True)
@@ -182,6 +121,10 @@ class Binding:
     @classmethod
     def of(cls, tool: str, arguments: dict[str, Any] | None, expected: Expected = NOTHING) -> Binding:
         return cls(tool, arguments_hash(arguments), expected)
+
+    def revisions(self) -> dict[str, str]:
+        """The revisions its plan read, by subject, as the question store keeps them."""
+        return {str(subject): str(revision) for subject, revision in self.expected.claims()}
 
 
 @dataclass(frozen=True)
@@ -203,6 +146,9 @@ class Asked:
     # Not saip's approval of this call: a served tool's own question (an upstream's), or the question a chat turn
     # stopped at (its tool call's); its TIMEOUT record keeps the call's own decision.
     relayed: bool = False
+    # What the parked question shows the person: its level, and what it binds.
+    level: str = ""
+    binding: Binding | None = None
 
 
 @dataclass(frozen=True)
@@ -212,9 +158,9 @@ class Decided:
 
     decision: Decision
     waited: float = 0.0
-    detail: str = ""
+    detail: str = ""  # why it could not be asked; or, answered by the client itself, what it answered
     recorded: bool = False
-    via: str = ""  # who answered: BY_CLIENT or OUT_OF_BAND
+    via: str = ""  # who answered: BY_CLIENT, CLIENT_ITSELF, or the person's interface out of band
     wait: float | None = None  # the wait the question had, when it is not the one asked with (a late retry's)
 
 
@@ -233,231 +179,32 @@ class Rejected:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class Question:
+    """One question as it is put: its text, its level, what it binds, and the client it is put to."""
+
+    text: str
+    binding: Binding
+    caller: Caller
+    level: str = ""
+
+    def parked(self, now: float, wait: float, *, held: bool) -> gateway_pb2.PendingQuestion:
+        """The question as the store keeps it, waiting for the person out of band (`held`: its call waits too)."""
+        return gateway_pb2.PendingQuestion(
+            tool=self.binding.tool,
+            deadline=now + wait,
+            asked_at=now,
+            out_of_band=True,
+            held=held,
+            message=self.text,
+            client=self.caller.label,
+            level=self.level,
+            arguments_hash=self.binding.arguments_hash,
+            revisions=self.binding.revisions(),
+        )
+
+
 def new_nonce() -> str:
     """A question's one-shot nonce, which is also its id: 128 random bits in hex. The person types the id after
     `saip approvals approve`, where an id starting with a dash (as a URL-safe token can) would read as an option."""
     return secrets.token_hex(16)
-
-
-class Approvals:
-    """Puts one question to the person and returns what they decided."""
-
-    def __init__(
-        self,
-        *,
-        wait_seconds: float,
-        progress_interval: float,
-        nonces: NonceStore,
-        metrics: GatewayMetrics,
-        clock: Callable[[], float] = time.time,
-        questions: WindowLimit | None = None,
-        pending: QuestionStore | None = None,
-        out_of_band: bool = False,
-    ) -> None:
-        self.wait_seconds = wait_seconds
-        # management.out-of-band-approvals: a client that cannot ask has its questions parked for the person.
-        self.out_of_band = out_of_band
-        # Consent fatigue: how many questions one client may put to the person per window (0: no limit).
-        self.questions = questions if questions is not None else WindowLimit(0, 60)
-        self.progress_interval = progress_interval
-        self._nonces = nonces
-        # The 2026-07-28 questions out with their clients (every replica's), settled by the answers.
-        self.pending: QuestionStore = pending if pending is not None else NoQuestions()
-        self._metrics = metrics
-        self._clock = clock
-
-    def wait_for(self, caller: Caller) -> float:
-        """How long a question of this caller may wait: the approval wait, or less when the caller's work must end
-        sooner (a chat turn's calls end by the turn's deadline)."""
-        if caller.deadline is None:
-            return self.wait_seconds
-        return min(self.wait_seconds, caller.deadline.left())
-
-    def said(self, wait: float) -> str:
-        """A wait of this caller's question as the sentences say it (`approval_sentences.within` the approval wait)."""
-        return within(wait, self.wait_seconds)
-
-    async def spend(self, nonce: str, tool: str) -> bool:
-        """Spend a one-shot nonce of a question this gateway issued: True the first time, on any replica."""
-        return await self._nonces.spend(nonce, tool)
-
-    def question_allowed(self, interaction: Interaction, caller: Caller) -> float | None:
-        """Count a new question of this client: None when it may be asked, else the seconds until it may. A
-        2026-07-28 retry carrying the answer is the same question, not a new one."""
-        if interaction.roundtrip and interaction.state is not None:
-            return None
-        retry = self.questions.take(caller.client)
-        if retry is not None:
-            self._metrics.limited.labels("questions").inc()
-        return retry
-
-    async def ask(
-        self, interaction: Interaction, binding: Binding, message: str, caller: Caller, wait: float
-    ) -> Asked | Decided | Rejected:
-        """Put the question to the person for at most `wait` seconds (`wait_for`): at their client when it can ask
-        (elicitation), else out of band (when that is on), and return what came of it."""
-        held = not caller.elicitation
-        if interaction.roundtrip:
-            asked = await self._roundtrip(interaction, binding, message, caller if held else None, wait)
-        elif held:
-            asked = await self._hold(interaction, binding.tool, message, caller, wait)
-        else:
-            asked = await self._push(interaction, message, wait)
-        if isinstance(asked, Decided) and not asked.recorded:
-            self._metrics.approval_wait.labels(asked.decision.value).observe(asked.waited)
-        return asked
-
-    async def _push(self, interaction: Interaction, message: str, wait: float) -> Decided:
-        started = anyio.current_time()
-        answer: Answer | None = None
-        self._metrics.approvals_pending.inc()
-        try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._report_progress, interaction, started, wait)
-                try:
-                    with anyio.move_on_after(wait):
-                        answer = await interaction.elicit(message, APPROVAL_SCHEMA)
-                except ElicitationFailed as exc:
-                    group.cancel_scope.cancel()
-                    return Decided(Decision.ELICIT_FAILED, anyio.current_time() - started, str(exc))
-                group.cancel_scope.cancel()
-        finally:
-            self._metrics.approvals_pending.dec()
-        waited = anyio.current_time() - started
-        if answer is None:
-            return Decided(Decision.TIMEOUT, waited)
-        return Decided(Decision.APPROVED if answer.approves else Decision.DECLINED, waited, via=BY_CLIENT)
-
-    async def _hold(self, interaction: Interaction, tool: str, message: str, caller: Caller, wait: float) -> Decided:
-        """2025-11-25, out of band: park the question for the person and hold the call (with progress) until they
-        answer or the wait ends; this call records its own end, so no sweeper does."""
-        nonce, now = new_nonce(), self._clock()
-        question = gateway_pb2.PendingQuestion(
-            tool=tool,
-            deadline=now + wait,
-            asked_at=now,
-            out_of_band=True,
-            held=True,
-            message=message,
-            client=caller.label,
-        )
-        try:
-            await self.pending.park(nonce, question)
-        except Exception as exc:  # the person cannot see the question: nobody can answer it
-            logger.warning("an out-of-band question could not be parked", extra={"tool": tool, "error": repr(exc)})
-            return Decided(Decision.ELICIT_FAILED, 0.0, "the question could not be parked for the person")
-        started = anyio.current_time()
-        self._metrics.approvals_pending.inc()
-        try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._report_progress, interaction, started, wait)
-                with anyio.move_on_after(wait):
-                    await self._answered(nonce)
-                group.cancel_scope.cancel()
-        finally:
-            self._metrics.approvals_pending.dec()
-            with anyio.CancelScope(shield=True):
-                final = await self._closed(nonce)
-        waited = anyio.current_time() - started
-        if final is None or not final.answer:
-            return Decided(Decision.TIMEOUT, waited)
-        return Decided(Decision(final.answer), waited, via=OUT_OF_BAND)
-
-    async def _closed(self, nonce: str) -> gateway_pb2.PendingQuestion | None:
-        """Settle a held question, so it takes no answer any more, and read it: an answer given before that still
-        counts. A store that is away reads as no answer."""
-        try:
-            await self.pending.settle(nonce)
-            return await self.pending.stored(nonce)
-        except Exception as exc:
-            logger.warning("a held question could not be closed", extra={"error": repr(exc)})
-            return None
-
-    async def _answered(self, nonce: str) -> None:
-        """Returns once the person answered the parked question (a store away is looked at again)."""
-        while True:
-            try:
-                stored = await self.pending.stored(nonce)
-            except Exception as exc:
-                logger.debug("the question store did not answer; looking again", extra={"error": repr(exc)})
-                stored = None
-            if stored is not None and stored.answer:
-                return
-            await anyio.sleep(ANSWER_POLL)
-
-    async def _report_progress(self, interaction: Interaction, started: float, wait: float) -> None:
-        while True:
-            elapsed = anyio.current_time() - started
-            try:
-                await interaction.progress(elapsed, wait, countdown(wait - elapsed))
-            except Exception as exc:  # progress is advisory; a client that cannot take it still gets the question
-                logger.debug("approval progress not delivered", extra={"error": str(exc)})
-            await anyio.sleep(self.progress_interval)
-
-    async def _roundtrip(
-        self, interaction: Interaction, binding: Binding, message: str, held: Caller | None, wait: float
-    ) -> Asked | Decided | Rejected:
-        """2026-07-28: the question goes back with the sealed state, and the retry brings the answer: the client's,
-        or (`held`: a client that cannot ask) the person's out of band, until which the retry gets the question
-        back."""
-        state = interaction.state
-        out_of_band = held is not None
-        client = held.label if held is not None else ""
-        if state is None:
-            issued = self._issue(binding, wait)
-            claims = json.loads(issued)
-            return Asked(
-                message, APPROVAL_SCHEMA, issued, claims["n"], claims["iat"], claims["exp"], "", out_of_band, client
-            )
-        claims = _parse(state)
-        if claims is None or claims.get("t") != binding.tool or claims.get("a") != binding.arguments_hash:
-            return Rejected(StateProblem.MISMATCH)
-        now = self._clock()
-        waited = max(0.0, now - float(claims["iat"]))
-        nonce = str(claims["n"])
-        if now > float(claims["exp"]):
-            await self._nonces.spend(nonce, binding.tool)
-            had = round(float(claims["exp"]) - float(claims["iat"]), 3)
-            return Decided(Decision.TIMEOUT, waited, recorded=not await self.pending.settle(nonce), wait=had)
-        answer, via = interaction.answer, BY_CLIENT
-        if out_of_band:
-            stored = await self.pending.stored(nonce)
-            if stored is None or not stored.answer:
-                iat, exp = float(claims["iat"]), float(claims["exp"])
-                return Asked(message, APPROVAL_SCHEMA, state, nonce, iat, exp, "", True, client, again=True)
-            approved = stored.answer == Decision.APPROVED
-            answer, via = Answer("accept" if approved else "decline", {APPROVE_FIELD: [RUN]}), OUT_OF_BAND
-        if not await self._nonces.spend(nonce, binding.tool):
-            return Rejected(StateProblem.REPLAYED)
-        if not await self.pending.settle(nonce):
-            # A sweeper (its clock a little ahead) recorded the question as TIMEOUT first: so it ended.
-            return Decided(Decision.TIMEOUT, waited, recorded=True)
-        change = binding.expected.change_since(claims.get("r", []))
-        if change is not None:
-            return Rejected(StateProblem.CHANGED, change)
-        approved = answer is not None and answer.approves
-        return Decided(Decision.APPROVED if approved else Decision.DECLINED, waited, via=via)
-
-    def _issue(self, binding: Binding, wait: float) -> str:
-        now = self._clock()
-        claims = {
-            "v": 1,
-            "t": binding.tool,
-            "a": binding.arguments_hash,
-            "r": binding.expected.claims(),
-            "n": new_nonce(),
-            "iat": now,
-            "exp": now + wait,
-        }
-        return json.dumps(claims, separators=(",", ":"))
-
-
-def _parse(state: str) -> dict[str, Any] | None:
-    try:
-        claims = json.loads(state)
-    except ValueError:
-        return None
-    required = {"v", "t", "a", "n", "iat", "exp"}
-    if not isinstance(claims, dict) or claims.get("v") != 1 or not required <= claims.keys():
-        return None
-    return claims

@@ -26,8 +26,9 @@ from saip.common.approval_sentences import ABANDONED, CUT, UNEXPECTED
 from saip.common.masking import Masker
 from saip.gateway.errors import ServiceRefused, ServiceUnavailable
 from saip.gateway.metrics import GatewayMetrics
-from saip.gateway.surface.approval import Asked, Decided, Decision, NoQuestions, QuestionStore
+from saip.gateway.surface.approval import Asked, Decided, Decision
 from saip.gateway.surface.management import Approval, Caller, Level, Outcome
+from saip.gateway.surface.pending import NoQuestions, QuestionStore
 from saip.v1 import common_pb2, events_pb2, gateway_pb2
 
 logger = logging.getLogger(__name__)
@@ -212,7 +213,11 @@ class Auditor:
             out_of_band=asked.out_of_band,
             message=asked.message,
             client=asked.client,
+            level=asked.level,
         )
+        if asked.binding is not None:
+            question.arguments_hash = asked.binding.arguments_hash
+            question.revisions.update(asked.binding.revisions())
         try:
             await self._questions.park(asked.nonce, question)
         except Exception as exc:  # the answer still records the call; only an unanswered one would go unrecorded

@@ -14,6 +14,7 @@ from typing import Any
 
 from saip.common import tracing
 from saip.common.approval_sentences import (
+    ANSWERED_ITSELF,
     CHANGED,
     DECLINED,
     DENIED,
@@ -33,15 +34,16 @@ from saip.gateway.config import ApprovalMode
 from saip.gateway.errors import InvalidArguments, ServiceRefused, ServiceUnavailable, sentence
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.approval import (
-    Approvals,
     Asked,
     Binding,
     Decided,
     Decision,
     Interaction,
+    Question,
     Rejected,
     StateProblem,
 )
+from saip.gateway.surface.asking import Approvals
 from saip.gateway.surface.audited import Auditor, Call, Ended, Failed, ManagementToolCall
 from saip.gateway.surface.expected import NOTHING, Expected
 from saip.gateway.surface.limits import WindowLimit, seconds_left
@@ -77,11 +79,12 @@ class Verdict:
 
 
 async def consult(
-    approvals: Approvals, interaction: Interaction, call: Call, text: str, expected: Expected = NOTHING
+    approvals: Approvals, interaction: Interaction, call: Call, text: str, level: str, expected: Expected = NOTHING
 ) -> Verdict:
     """Put `text` to the person for this call: the one path every gate (management, published tools) takes, so the
-    outcomes, their sentences and the HITL meter agree everywhere. `expected` is the server state the text describes
-    (bound into the question). The call keeps what the person decided."""
+    outcomes, their sentences and the HITL meter agree everywhere. `level` is the question's (a management level, a
+    published tool's risk), `expected` the server state the text describes (bound into the question). The call keeps
+    what the person decided."""
     tool = call.tool
     if not call.caller.elicitation and not approvals.out_of_band:
         call.decision = Decided(Decision.DENIED)
@@ -99,7 +102,8 @@ async def consult(
     expired = TIMEOUT.format(tool=tool, wait=approvals.said(wait))
     call.asking(expired)
     with _SPANS.span("gate ask", attributes={"saip.tool": tool}):
-        asked = await approvals.ask(interaction, Binding.of(tool, call.arguments, expected), text, call.caller, wait)
+        question = Question(text, Binding.of(tool, call.arguments, expected), call.caller, level)
+        asked = await approvals.ask(interaction, question, wait)
     if isinstance(asked, Asked):
         return Verdict(asked=replace(asked, expired=expired))
     if isinstance(asked, Rejected):
@@ -115,6 +119,10 @@ async def consult(
             if asked.wait is not None:  # a late retry: the wait its question had
                 expired = TIMEOUT.format(tool=tool, wait=approvals.said(asked.wait))
             return Verdict(refusal=expired, outcome=Outcome.TIMEOUT)
+        case Decision.DENIED:  # the client answered by itself, sooner than a person can
+            ms = round(asked.waited * 1000)
+            said = ANSWERED_ITSELF.format(tool=tool, answer=asked.detail, ms=ms)
+            return Verdict(refusal=said, outcome=Outcome.DENIED)
         case Decision.ELICIT_FAILED:
             reason = Masker().text(asked.detail) or "the client did not answer"
             return Verdict(refusal=ELICIT_FAILED.format(tool=tool, reason=reason), outcome=Outcome.ERROR)
@@ -194,7 +202,7 @@ class Gate:
             summary = mask_quoted(approval.summary, call.arguments)
             wait = self.approvals.wait_seconds
             text = management_question(approval.level.value, call.caller.label, name, summary, wait)
-            verdict = await consult(self.approvals, interaction, call, text, approval.expected)
+            verdict = await consult(self.approvals, interaction, call, text, approval.level.value, approval.expected)
             if verdict.asked is not None:
                 return verdict.asked
             if verdict.refusal is not None:

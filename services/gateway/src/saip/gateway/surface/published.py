@@ -44,7 +44,8 @@ from saip.common.masking import mask_quoted
 from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import ServiceUnavailable
 from saip.gateway.surface import parked
-from saip.gateway.surface.approval import Approvals, Asked, Decided, Decision, ElicitationFailed, Interaction
+from saip.gateway.surface.approval import Asked, Decided, Decision, ElicitationFailed, Interaction
+from saip.gateway.surface.asking import Approvals
 from saip.gateway.surface.audited import Auditor, Ended, Failed, PublishedToolCall
 from saip.gateway.surface.gate import GateResult, consult
 from saip.gateway.surface.management import Caller, Outcome
@@ -252,7 +253,7 @@ class PublishedTools:
             return await self._resumed(spec, client, call, interaction, state)
         if spec.hitl_required:
             text = question_for(spec, call.caller, arguments, self.approvals.wait_seconds)
-            verdict = await consult(self.approvals, interaction, call, text)
+            verdict = await consult(self.approvals, interaction, call, text, f"L{spec.risk_level}")
             if verdict.asked is not None:
                 return verdict.asked
             if verdict.refusal is not None:

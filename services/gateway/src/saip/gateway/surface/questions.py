@@ -11,9 +11,11 @@ its TIMEOUT record made ready, in a store every replica shares (`saip-questions`
   with a compare-and-set (`expire`): one replica wins, spends the nonce (a late retry is refused as expired) and
   publishes the TIMEOUT record, which the audit service counts on the HITL meter.
 
-The same store holds the out-of-band questions (management.out-of-band-approvals): a question to a client that
-cannot ask, parked with its text for the person, who answers it through `OutOfBand` (the REST API, the command line)
-on any replica; the call (held, or retried) reads the answer from the store.
+The same store holds the out-of-band questions (management.out-of-band-approvals), the person's inbox: a question to
+a client that cannot ask, or that no person at the client decided (`surface.asking`), parked with its text, what it
+binds and its level, which the person answers through `OutOfBand` (the REST API, the command line, the console) on
+any replica; the call (held, or retried) reads the answer from the store. Each change of a question is a put to the
+bucket (`surface.pending`), so watching it follows the inbox as it changes.
 """
 
 from __future__ import annotations
@@ -21,17 +23,20 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import anyio
 
 from saip.common.words import plural
+from saip.gateway.errors import ServiceUnavailable
 from saip.gateway.metrics import GatewayMetrics
-from saip.gateway.surface.approval import Decision, NonceStore, Parked, QuestionStore
+from saip.gateway.surface import pending
+from saip.gateway.surface.approval import Decision, NonceStore
 from saip.gateway.surface.audited import AuditSink
 from saip.gateway.surface.management import ManagementResult
+from saip.gateway.surface.pending import Parked, QuestionStore
 from saip.v1 import common_pb2, events_pb2, gateway_pb2
 
 logger = logging.getLogger(__name__)
@@ -85,11 +90,7 @@ class Sweeper:
         """The out-of-band questions still waiting for the person, oldest first (this replica's view of every
         replica's, kept by the watch)."""
         now = self._clock()
-        found = [
-            parked
-            for parked in self.pending.values()
-            if parked.question.out_of_band and not parked.question.answer and parked.question.deadline > now
-        ]
+        found = [parked for parked in self.pending.values() if pending.waiting(parked.question, now)]
         return sorted(found, key=lambda parked: parked.question.asked_at)
 
     async def sweep_forever(self) -> None:
@@ -126,28 +127,48 @@ class Sweeper:
         logger.info("unanswered question recorded as TIMEOUT", extra={"tool": question.tool})
 
 
+# The recent answers to questions, newest first, as the audit trail keeps them (at most the count asked for).
+Answers = Callable[[int], Awaitable[list[dict[str, Any]]]]
+RECENT_ANSWERS = 20
+
+
 class OutOfBand:
-    """The person's side of out-of-band approvals (management.out-of-band-approvals): the questions waiting for them
-    and their answers, what `/api/v1/approvals` and `saip approvals` show and do (admin token)."""
+    """The person's side of out-of-band approvals (management.out-of-band-approvals), their inbox: the questions
+    waiting for them, the recent answers to every question (theirs, and the clients'), and their answer to one; what
+    `/api/v1/approvals` and `saip approvals` show and do (admin token)."""
 
     def __init__(
-        self, *, store: QuestionStore, sweeper: Sweeper, enabled: bool, clock: Callable[[], float] = time.time
+        self,
+        *,
+        store: QuestionStore,
+        sweeper: Sweeper,
+        enabled: bool,
+        answers: Answers | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._store = store
         self._sweeper = sweeper
         self._enabled = enabled
+        self._answers = answers
         self._clock = clock
 
-    async def waiting(self) -> ManagementResult:
+    async def waiting(self, recent: int = RECENT_ANSWERS) -> ManagementResult:
         found = [self._view(parked.nonce, parked.question) for parked in self._sweeper.waiting()]
         message = f"{plural(len(found), 'question')} waiting for an answer."
         if not self._enabled:
             message += " Out-of-band approvals are off (management.out-of-band-approvals): such questions are denied."
-        return ManagementResult(True, message, data={"approvals": found})
+        result = ManagementResult(True, message, data={"approvals": found, "answered": None})
+        if self._answers is not None:
+            try:
+                result.data["answered"] = await self._answers(recent)
+            except ServiceUnavailable as exc:  # the waiting questions are the gateway's: they list all the same
+                result.warnings.append(f"The recent answers could not be read: {exc}")
+        return result
 
-    async def answer(self, question_id: str, approve: bool) -> ManagementResult:
+    async def answer(self, question_id: str, approve: bool, via: str) -> ManagementResult:
+        """The person's answer, through `via` (their interface: rest, cli, console), which the record keeps."""
         decision = Decision.APPROVED if approve else Decision.DECLINED
-        question = await self._store.answer(question_id, decision, self._clock())
+        question = await self._store.answer(question_id, decision.value, self._clock(), via)
         verb = "Approved" if approve else "Declined"
         runs = "it runs now" if approve else "it will not run"
         message = f"{verb} {question.tool} for {question.client}: {runs}."
@@ -158,12 +179,20 @@ class OutOfBand:
             "id": question_id,
             "tool": question.tool,
             "client": question.client,
+            "level": question.level or None,
             "question": question.message,
+            # What an answer approves: this tool with exactly these arguments, over these revisions of what it reads.
+            "binds": {
+                "tool": question.tool,
+                "argumentsHash": question.arguments_hash or None,
+                "revisions": dict(sorted(question.revisions.items())),
+            },
             "askedAt": _when(question.asked_at),
             "deadline": _when(question.deadline),
             "secondsLeft": max(0, math.ceil(question.deadline - self._clock())),
             "held": question.held,  # 2025-11-25: the call waits; else the client retries until it is answered
             "answer": question.answer or None,
+            "answeredVia": question.answered_via or None,
         }
 
 

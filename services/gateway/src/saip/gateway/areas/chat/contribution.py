@@ -26,9 +26,10 @@ from saip.gateway.areas.chat.turn import Ran, Status, Turn, TurnEnd, TurnInterac
 from saip.gateway.areas.knowledge.client import KnowledgeClient
 from saip.gateway.config import GatewaySettings
 from saip.gateway.errors import ServiceNotFound, ServiceRefused
-from saip.gateway.surface.approval import Asked, Binding, Interaction, QuestionStore, new_nonce
+from saip.gateway.surface.approval import Asked, Binding, Interaction, new_nonce
 from saip.gateway.surface.declare import Declared, resource, tool
 from saip.gateway.surface.management import Caller, Deadline, Input, Level, ManagementResult
+from saip.gateway.surface.pending import QuestionStore
 from saip.gateway.surface.registry import ServedTool
 from saip.v1 import gateway_pb2
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from google.protobuf.timestamp_pb2 import Timestamp
+
 from saip.common import words
 from saip.common.words import when
 from saip.v1 import audit_pb2, common_pb2, events_pb2
@@ -75,6 +77,24 @@ def tool_call(entry: audit_pb2.ChainedRecord) -> dict[str, Any]:
         "result": call.result,
         "approval": DECISIONS.get(call.hitl),
         "proxied": {"server": call.proxied.server, "tool": call.proxied.tool} if call.HasField("proxied") else None,
+    }
+
+
+def decision(entry: audit_pb2.ChainedRecord) -> dict[str, Any]:
+    """A call that needed a decision, as the inbox's recent answers show it: who answered (the person at the client,
+    the client itself, or the person out of band through their interface), what, when, and how long it took."""
+    call = entry.record.management if entry.record.HasField("management") else entry.record.tool_call
+    asked = call.time.seconds + call.time.nanos / 1e9
+    answered = Timestamp()
+    answered.FromNanoseconds(int((asked + call.approval_seconds) * 1e9))
+    return {
+        **_call(entry, call),
+        "kind": "management" if entry.record.HasField("management") else "tool",
+        "decision": DECISIONS.get(call.hitl),
+        "answeredVia": call.answered_via or None,
+        "answeredAt": when(answered) if call.answered_via else None,
+        "secondsToAnswer": round(call.approval_seconds, 3),
+        "outcome": outcome(call.outcome),
     }
 
 
