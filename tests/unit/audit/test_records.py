@@ -115,6 +115,14 @@ def test_tool_call_and_risk_event_log_lines() -> None:
     )
 
 
+def test_a_persons_change_is_logged_with_the_interface_it_came_through() -> None:
+    record = management_call(level=DESTRUCTIVE, summary="Delete a tool")
+    record.management.caller.CopyFrom(common_pb2.Caller(client_name="person", operator="person", interface="cli"))
+
+    assert records.log_line(record).startswith("mgmt.call client=person interface=cli tool=saip_tools_publish ")
+    assert records.management_risk_event(record.management).summary.startswith("the person ran saip_tools_publish")
+
+
 def test_a_caller_without_a_name_is_logged_as_unknown() -> None:
     record = management_call()
     record.management.ClearField("caller")

@@ -199,6 +199,7 @@ async def test_a_2026_07_28_answer_that_took_a_person_s_time_is_the_person_s(tmp
     assert said(ran)["message"] == "saip_probe_delete ran"
     [record] = h.audit.records
     assert (record.answered_via, round(record.approval_seconds)) == ("client", 4)
+    assert (record.caller.operator, record.caller.interface) == ("ai", "mcp")
 
 
 async def test_a_held_question_whose_client_went_away_is_withdrawn_and_one_past_its_wait_expired(

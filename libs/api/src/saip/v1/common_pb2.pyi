@@ -72,18 +72,22 @@ SEVERITY_INFO: Severity
 SEVERITY_WARN: Severity
 
 class Caller(_message.Message):
-    __slots__ = ("client_name", "client_version", "elicitation", "loopback", "protocol_version")
+    __slots__ = ("client_name", "client_version", "elicitation", "loopback", "protocol_version", "operator", "interface")
     CLIENT_NAME_FIELD_NUMBER: _ClassVar[int]
     CLIENT_VERSION_FIELD_NUMBER: _ClassVar[int]
     ELICITATION_FIELD_NUMBER: _ClassVar[int]
     LOOPBACK_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    OPERATOR_FIELD_NUMBER: _ClassVar[int]
+    INTERFACE_FIELD_NUMBER: _ClassVar[int]
     client_name: str
     client_version: str
     elicitation: bool
     loopback: bool
     protocol_version: str
-    def __init__(self, client_name: _Optional[str] = ..., client_version: _Optional[str] = ..., elicitation: _Optional[bool] = ..., loopback: _Optional[bool] = ..., protocol_version: _Optional[str] = ...) -> None: ...
+    operator: str
+    interface: str
+    def __init__(self, client_name: _Optional[str] = ..., client_version: _Optional[str] = ..., elicitation: _Optional[bool] = ..., loopback: _Optional[bool] = ..., protocol_version: _Optional[str] = ..., operator: _Optional[str] = ..., interface: _Optional[str] = ...) -> None: ...
 
 class ServedTool(_message.Message):
     __slots__ = ("name", "title", "description", "input_schema_json", "read_only", "destructive", "idempotent", "open_world", "hitl_required", "hitl_prompt", "risk_level", "source", "upstream_server", "upstream_tool")

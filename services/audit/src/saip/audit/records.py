@@ -156,7 +156,8 @@ def management_risk_event(call: events_pb2.ManagementCall) -> events_pb2.RiskEve
         return None
     failed = call.outcome != common_pb2.OUTCOME_OK
     destructive = call.level == common_pb2.APPROVAL_LEVEL_DESTRUCTIVE
-    summary = f"{client_label(call.caller)} ran {call.tool} ({level_name(call.level)}): {outcome_name(call.outcome)}"
+    who = "the person" if call.caller.operator == names.PERSON else client_label(call.caller)
+    summary = f"{who} ran {call.tool} ({level_name(call.level)}): {outcome_name(call.outcome)}"
     if call.summary:
         summary += f" — {call.summary}"
     event = events_pb2.RiskEvent(
@@ -256,8 +257,10 @@ def log_line(record: events_pb2.AuditRecord) -> str:
     which = record.WhichOneof("record")
     if which == "management":
         call = record.management
+        # The seed's line; a person's change (client=person) says which of their interfaces it came through.
+        through = f" interface={call.caller.interface}" if call.caller.operator == names.PERSON else ""
         return (
-            f"mgmt.call client={client_label(call.caller)} tool={call.tool} level={level_name(call.level)} "
+            f"mgmt.call client={client_label(call.caller)}{through} tool={call.tool} level={level_name(call.level)} "
             f"outcome={outcome_name(call.outcome)} durationMs={call.duration_ms} summary={call.summary}"
         )
     if which == "tool_call":

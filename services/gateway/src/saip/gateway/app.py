@@ -76,6 +76,7 @@ def create_app(gateway: Gateway) -> ASGIApp:
         return Response(generate_latest(gateway.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     rest.install(app)
+    app.state.trail = gateway.trail  # the person's changes, recorded by every /api/v1 route (`rest.Answered`)
     person = PersonCheck(gateway.console_sessions, gateway.metrics)
     # Before the person's API: its last route answers every path it does not know.
     app.include_router(

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import replace
 from typing import Annotated, Any, Literal, Protocol
 
 from fastapi import APIRouter, Depends, FastAPI, Path, Request, Response
@@ -35,7 +37,8 @@ from saip.gateway.errors import (
     TokenManagedByConfiguration,
     TooManySignIns,
 )
-from saip.gateway.person import PersonCheck
+from saip.gateway.persons import Change, PersonsTrail
+from saip.gateway.surface.declare import reaching
 from saip.gateway.surface.management import ManagementResult, problems
 
 PREFIX = "/api/v1"
@@ -122,21 +125,42 @@ Read = Callable[[], Awaitable[ManagementResult]]
 
 
 class Answered(APIRoute):
-    """Every /api/v1 route: an error it raises becomes its answer here (`answer`), and an answer's message and
-    warnings are masked wherever they quote the request (its path, query and body), as the audit trail masks the same
-    input: a refusal names what it was given, which may hold a secret (`password=...` as a tool's name)."""
+    """Every /api/v1 route: an error it raises becomes its answer here (`answer`); an answer's message and warnings
+    are masked wherever they quote the request (its path, query and body), as the audit trail masks the same input (a
+    refusal names what it was given, which may hold a secret: `password=...` as a tool's name); and a change the
+    person makes is recorded on the audit trail (`saip.gateway.persons`), through the trail the app holds."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
+        listed = self.include_in_schema  # a path no route takes is answered by one left out of the document
 
         async def answered(request: Request) -> Response:
-            try:
-                response = await handler(request)
-            except Exception as exc:  # the gateway's errors and invalid requests; `answer` raises anything else
-                response = answer(exc)
+            started, error = time.time(), None
+            with reaching() as reached:
+                try:
+                    response = await handler(request)
+                except Exception as exc:  # the gateway's errors and invalid requests; `answer` raises anything else
+                    response, error = answer(exc), exc
             if isinstance(response, StreamingResponse) or response.media_type != JSON:  # the audit tail's NDJSON
                 return response
-            return quoting(response, await given(request))
+            trail: PersonsTrail | None = getattr(request.app.state, "trail", None)
+            interface = interface_of(request)
+            change = Change(request.method, PREFIX + self.path, interface, next(iter(reached), None), {}, started)
+            recorded = trail is not None and listed and change.recorded
+            quote = MASKING.quoting(await given(request))
+            if quote is None and not recorded:
+                return response
+            envelope = json.loads(bytes(response.body))
+            if quote is not None:
+                envelope["message"] = quote(str(envelope.get("message") or ""))
+                envelope["warnings"] = [quote(str(warning)) for warning in envelope.get("warnings") or []]
+            if recorded and trail is not None:
+                change = replace(change, params=dict(request.path_params))
+                warning = await trail.record(change, response.status_code, envelope, error)
+                if warning is not None:
+                    envelope["warnings"] = [*(envelope.get("warnings") or []), warning]
+            headers = {key: value for key, value in response.headers.items() if key.lower() != "content-length"}
+            return JSONResponse(envelope, response.status_code, headers=headers)
 
         return answered
 
@@ -149,21 +173,6 @@ async def given(request: Request) -> dict[str, Any]:
         body = json.loads(body) if body else None
     query = list(request.query_params.multi_items())
     return {"path": request.scope["path"], "params": request.path_params, "query": query, "body": body}
-
-
-def quoting(response: Response, request: Any) -> Response:
-    """The envelope with its message and warnings masked where they quote `request` (unchanged when it holds no
-    secret, which is almost always)."""
-    quote = MASKING.quoting(request)
-    if quote is None:
-        return response
-    envelope = json.loads(bytes(response.body))
-    if not isinstance(envelope, dict) or not isinstance(envelope.get("message"), str):
-        return response
-    envelope["message"] = quote(envelope["message"])
-    envelope["warnings"] = [quote(str(warning)) for warning in envelope.get("warnings") or []]
-    headers = {key: value for key, value in response.headers.items() if key.lower() != "content-length"}
-    return JSONResponse(envelope, response.status_code, headers=headers)
 
 
 def area_router(prefix: str, reads: Mapping[str, tuple[str, Read]]) -> APIRouter:

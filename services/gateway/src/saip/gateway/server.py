@@ -43,7 +43,7 @@ from saip.gateway.console.session import Sessions
 from saip.gateway.console.signouts import SignOuts
 from saip.gateway.console.sources import follow_bucket, follow_trail
 from saip.gateway.metrics import GatewayMetrics
-from saip.gateway.operations import GatewayOperations
+from saip.gateway.persons import PersonsTrail
 from saip.gateway.spool import Spool
 from saip.gateway.surface.asking import Approvals
 from saip.gateway.surface.audited import Auditor
@@ -82,6 +82,8 @@ class Gateway:
         self.bus = InMemorySubscriptionBus()
         self.notifier = ListChangedNotifier(self.bus, self.sessions)
         self.loopback_secret = secrets.token_urlsafe(32)
+        # The person's changes through the REST API, on the trail once the gateway runs (its auditor set then).
+        self.trail = PersonsTrail()
         # The sealed 2026-07-28 state outlives the approval wait, so a late answer is told it was late (TIMEOUT).
         self.state_ttl = max(600.0, 2 * settings.hitl_approval_wait_seconds)
         self.mcp = build_server(
@@ -229,7 +231,7 @@ class Gateway:
                 out_of_band=settings.management_out_of_band_approvals,
                 min_answer=settings.management_min_answer_ms / 1000,
             )
-            auditor = Auditor(
+            auditor = self.trail.auditor = Auditor(
                 sink=self.publisher, replica=settings.gateway_replica, metrics=self.metrics, questions=questions
             )
             self.sweeper = Sweeper(

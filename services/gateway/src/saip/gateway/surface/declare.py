@@ -11,14 +11,18 @@
 The tool is `saip_<category>_<method>` (`verb=` names it otherwise), its input model is the annotation of the
 handler's argument (no argument: the tool takes none), a `Caller` parameter receives the caller, an `Expected`
 parameter what the approval's plan read (`surface.expected`: hand it to the service), and its description is the
-docstring, its lines joined. The REST API and the command line call the same methods directly.
+docstring, its lines joined. The REST API and the command line call the same methods directly; inside `reaching()`
+each such call notes which tool it is (`Reached`), which is how a person's change lands on the trail under the same
+tool, level and arguments as the AI's.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar, get_type_hints
 
@@ -101,12 +105,56 @@ def prompt(name: str, *, arguments: Sequence[types.PromptArgument] = ()) -> Call
     return _marking(_Prompt(name, arguments))
 
 
+@dataclass(frozen=True)
+class Reached:
+    """The management tool a direct call (a person's, through the REST API) reached: its name, category and level,
+    the summary its question would quote, and the arguments it was given."""
+
+    tool: str
+    category: str
+    level: Level
+    summary: str
+    arguments: Input | None
+
+
+_REACHED: ContextVar[list[Reached] | None] = ContextVar("saip_reached", default=None)
+
+
+@contextmanager
+def reaching() -> Iterator[list[Reached]]:
+    """The management tools the calls made inside the block reach, in the order they were called."""
+    reached: list[Reached] = []
+    token = _REACHED.set(reached)
+    try:
+        yield reached
+    finally:
+        _REACHED.reset(token)
+
+
 def _marking(declaration: object) -> Callable[[F], F]:
     def mark(method: F) -> F:
-        setattr(method, _MARK, declaration)
-        return method
+        noted = _noting(method, declaration) if isinstance(declaration, _Tool) else method
+        setattr(noted, _MARK, declaration)
+        return noted
 
     return mark
+
+
+def _noting(method: F, mark: _Tool) -> F:
+    """The tool's method, noting itself as reached when it is called inside `reaching()` (its own gate's calls are
+    not: they run outside it)."""
+
+    @functools.wraps(method)
+    async def noted(self: Declared, *args: Any, **kwargs: Any) -> Any:
+        reached = _REACHED.get()
+        if reached is not None:
+            arguments = next((arg for arg in (*args, *kwargs.values()) if isinstance(arg, Input)), None)
+            summary = mark.summary(arguments) if callable(mark.summary) and arguments else mark.summary
+            name = self.tool_name(method.__name__, mark)
+            reached.append(Reached(name, self.category, mark.level, str(summary or mark.title), arguments))
+        return await method(self, *args, **kwargs)
+
+    return noted  # type: ignore[return-value]
 
 
 class Declared:
@@ -144,6 +192,10 @@ class Declared:
         """Each declaration of this kind: the method's name, what was declared, the bound method."""
         return [(attr, mark, getattr(self, attr)) for attr, mark in _declared(type(self)) if isinstance(mark, kind)]
 
+    def tool_name(self, attr: str, mark: _Tool) -> str:
+        """`saip_<naming>_<verb>`: the tool a declared method is."""
+        return f"saip_{(self.naming or self.category).replace('-', '_')}_{mark.verb or attr}"
+
     def _tool(self, attr: str, mark: _Tool) -> ManagementTool:
         method = getattr(self, attr)
         model, takes = _signature(getattr(type(self), attr))
@@ -154,7 +206,7 @@ class Declared:
             return result
 
         return ManagementTool(
-            name=f"saip_{(self.naming or self.category).replace('-', '_')}_{mark.verb or attr}",
+            name=self.tool_name(attr, mark),
             category=self.category,
             title=mark.title,
             description=_description(attr, method),

@@ -18,7 +18,7 @@ import anyio
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from saip.common import jsondepth, words
+from saip.common import jsondepth, names, words
 from saip.common.approval_sentences import client_label
 from saip.common.masking import mask_quoted
 from saip.gateway.errors import InvalidArguments
@@ -129,7 +129,8 @@ class Deadline:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: the MCP client as its handshake (or request envelope) described it, and its session.
+    """Who is calling: the MCP client as its handshake (or request envelope) described it, and its session; or the
+    person (`operator`), through one of their interfaces (`interface`: the REST API, the command line, the console).
 
     `progress` reports a long step's progress to the client (a no-op unless the request carried a progress token);
     the gate binds it, and `interaction` (the call's channel to the person, for a handler that asks questions of its
@@ -145,6 +146,8 @@ class Caller:
     session: str = ""  # the 2025-11-25 MCP session; 2026-07-28 requests carry none
     chat: bool = False
     deadline: Deadline | None = None
+    operator: str = names.AI
+    interface: str = names.MCP
     progress: Progress | None = field(default=None, compare=False, repr=False)
     interaction: Interaction | None = field(default=None, compare=False, repr=False)
 
@@ -165,6 +168,8 @@ class Caller:
             elicitation=self.elicitation,
             loopback=self.loopback,
             protocol_version=self.protocol_version,
+            operator=self.operator,
+            interface=self.interface,
         )
 
 

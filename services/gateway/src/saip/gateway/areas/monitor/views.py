@@ -8,7 +8,7 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from saip.common import words
+from saip.common import names, words
 from saip.common.words import when
 from saip.v1 import audit_pb2, common_pb2, events_pb2
 
@@ -39,13 +39,26 @@ def client(caller: common_pb2.Caller) -> str:
     return " ".join(part for part in (caller.client_name, caller.client_version) if part) or "unidentified"
 
 
+def operator(caller: common_pb2.Caller) -> str:
+    """Who made the call: the AI, or the person (a record from before the trail said so is the AI's)."""
+    return caller.operator or names.AI
+
+
+def interface(caller: common_pb2.Caller) -> str:
+    """Which interface the call came through: mcp, rest, cli, console (mcp for a record from before)."""
+    return caller.interface or names.MCP
+
+
 def _call(entry: audit_pb2.ChainedRecord, call: events_pb2.ManagementCall | events_pb2.ToolCall) -> dict[str, Any]:
-    """What every audited call shows first: where it is on the trail, when it came, from whom, for which tool."""
+    """What every audited call shows first: where it is on the trail, when it came, from whom (the AI's client, or
+    the person) and through which interface, for which tool."""
     return {
         "index": entry.index,
         "cursor": entry.seq,
         "time": when(call.time),
         "client": client(call.caller),
+        "operator": operator(call.caller),
+        "interface": interface(call.caller),
         "tool": call.tool,
     }
 
