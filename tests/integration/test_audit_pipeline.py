@@ -83,9 +83,11 @@ async def test_lists_are_newest_first_with_filters_and_derived_management_events
 
         calls = await stub.ListManagementCalls(audit_pb2.ListManagementCallsRequest())
         declined = await stub.ListManagementCalls(
-            audit_pb2.ListManagementCallsRequest(outcome=common_pb2.OUTCOME_DECLINED)
+            audit_pb2.ListManagementCallsRequest(filter=audit_pb2.CallFilter(outcome=common_pb2.OUTCOME_DECLINED))
         )
-        deletes = await stub.ListManagementCalls(audit_pb2.ListManagementCallsRequest(tool="saip_tools_delete"))
+        deletes = await stub.ListManagementCalls(
+            audit_pb2.ListManagementCallsRequest(filter=audit_pb2.CallFilter(tool="saip_tools_delete"))
+        )
         tools = await stub.ListToolCalls(audit_pb2.ListToolCallsRequest())
         searches = await stub.ListToolCalls(audit_pb2.ListToolCallsRequest(tool="wiki_search"))
         proxied = await stub.ListToolCalls(audit_pb2.ListToolCallsRequest(source="exposed"))

@@ -280,7 +280,26 @@ async def _monitor_routes(gateway: Gateway, api: httpx.AsyncClient, contract: Co
             first = await anext(reply.aiter_lines())
     assert '"tool": "saip_monitor_overview"' in first
     contract.answered.add(("GET", "/api/v1/audit/tail", 200))
+    await _safety_routes(api, contract)
     await _trace_routes(api, contract)
+
+
+async def _safety_routes(api: httpx.AsyncClient, contract: Contract) -> None:
+    [call] = (await contract.check(api, "GET", "/api/v1/audit/management-log", 200, params={"operator": "ai"}))[
+        "entries"
+    ]
+    opened = await contract.check(api, "GET", "/api/v1/audit/management-log/{cursor}", 200, name=str(call["cursor"]))
+    assert opened["tool"] == "saip_monitor_overview"
+    await contract.check(api, "GET", "/api/v1/audit/management-log/{cursor}", 404, name="999999")
+    await contract.check(api, "GET", "/api/v1/audit/management-log", 422, params={"since": "yesterday"})
+    # The export streams, as its documented content types say.
+    documented = contract.openapi["paths"]["/api/v1/audit/export"]["get"]["responses"]["200"]["content"]
+    for form in ("jsonl", "csv"):
+        reply = await api.get("/api/v1/audit/export", params={"format": form, "tool": "saip_monitor_overview"})
+        assert reply.status_code == 200 and reply.headers["content-type"].split(";")[0] in documented
+        assert "saip_monitor_overview" in reply.text
+    contract.answered.add(("GET", "/api/v1/audit/export", 200))
+    await contract.check(api, "GET", "/api/v1/audit/export", 422, params={"format": "xml"})
 
 
 async def _trace_routes(api: httpx.AsyncClient, contract: Contract) -> None:

@@ -37,8 +37,8 @@ def test_a_message_names_the_command_and_a_tool_without_one_keeps_its_name() -> 
     assert for_person("Shipped 'ops' v2 (L0). Run it with saip_shipyard_run.") == (
         "Shipped 'ops' v2 (L0). Run it with `saip shipyard run`."
     )
-    assert for_person("Read `saip_tools_get` first; saip_monitor_hitl has the counts.") == (
-        "Read `saip tools get` first; saip_monitor_hitl has the counts."
+    assert for_person("Read `saip_tools_get` first; saip_monitor_proxied_calls has them.") == (
+        "Read `saip tools get` first; saip_monitor_proxied_calls has them."
     )
     assert for_person("saip_shipyard_stop, then saip_shipyard_run, serves it") == (
         "`saip shipyard stop`, then `saip shipyard run`, serves it"

@@ -63,17 +63,41 @@ class GetOverviewResponse(_message.Message):
     capacity: int
     def __init__(self, window: _Optional[int] = ..., management_outcomes: _Optional[_Iterable[_Union[OutcomeCount, _Mapping]]] = ..., risk_events: _Optional[_Iterable[_Union[TypeCount, _Mapping]]] = ..., chain_length: _Optional[int] = ..., head_hash: _Optional[str] = ..., last_entry_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., pending: _Optional[int] = ..., collector_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., capacity: _Optional[int] = ...) -> None: ...
 
+class CallFilter(_message.Message):
+    __slots__ = ("tool", "client", "level", "outcome", "since", "until", "operator", "interface")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_FIELD_NUMBER: _ClassVar[int]
+    OPERATOR_FIELD_NUMBER: _ClassVar[int]
+    INTERFACE_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    client: str
+    level: _common_pb2.ApprovalLevel
+    outcome: _common_pb2.Outcome
+    since: _timestamp_pb2.Timestamp
+    until: _timestamp_pb2.Timestamp
+    operator: str
+    interface: str
+    def __init__(self, tool: _Optional[str] = ..., client: _Optional[str] = ..., level: _Optional[_Union[_common_pb2.ApprovalLevel, str]] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., operator: _Optional[str] = ..., interface: _Optional[str] = ...) -> None: ...
+
 class ListManagementCallsRequest(_message.Message):
-    __slots__ = ("limit", "before_seq", "tool", "outcome")
+    __slots__ = ("limit", "before_seq", "filter")
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     BEFORE_SEQ_FIELD_NUMBER: _ClassVar[int]
-    TOOL_FIELD_NUMBER: _ClassVar[int]
-    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
     limit: int
     before_seq: int
-    tool: str
-    outcome: _common_pb2.Outcome
-    def __init__(self, limit: _Optional[int] = ..., before_seq: _Optional[int] = ..., tool: _Optional[str] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ...) -> None: ...
+    filter: CallFilter
+    def __init__(self, limit: _Optional[int] = ..., before_seq: _Optional[int] = ..., filter: _Optional[_Union[CallFilter, _Mapping]] = ...) -> None: ...
+
+class GetEntryRequest(_message.Message):
+    __slots__ = ("seq",)
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    def __init__(self, seq: _Optional[int] = ...) -> None: ...
 
 class ListManagementCallsResponse(_message.Message):
     __slots__ = ("entries", "next_before_seq")
@@ -148,18 +172,32 @@ class HitlCount(_message.Message):
     def __init__(self, side: _Optional[_Union[_common_pb2.HitlSide, str]] = ..., decision: _Optional[_Union[_common_pb2.HitlDecision, str]] = ..., count: _Optional[int] = ...) -> None: ...
 
 class GetHitlSummaryResponse(_message.Message):
-    __slots__ = ("counts", "approval_rate", "questions", "recent", "collector_since")
+    __slots__ = ("counts", "approval_rate", "questions", "recent", "collector_since", "answer_times")
     COUNTS_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_RATE_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_FIELD_NUMBER: _ClassVar[int]
     RECENT_FIELD_NUMBER: _ClassVar[int]
     COLLECTOR_SINCE_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_TIMES_FIELD_NUMBER: _ClassVar[int]
     counts: _containers.RepeatedCompositeFieldContainer[HitlCount]
     approval_rate: float
     questions: int
     recent: _containers.RepeatedCompositeFieldContainer[ChainedRecord]
     collector_since: _timestamp_pb2.Timestamp
-    def __init__(self, counts: _Optional[_Iterable[_Union[HitlCount, _Mapping]]] = ..., approval_rate: _Optional[float] = ..., questions: _Optional[int] = ..., recent: _Optional[_Iterable[_Union[ChainedRecord, _Mapping]]] = ..., collector_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    answer_times: AnswerTimes
+    def __init__(self, counts: _Optional[_Iterable[_Union[HitlCount, _Mapping]]] = ..., approval_rate: _Optional[float] = ..., questions: _Optional[int] = ..., recent: _Optional[_Iterable[_Union[ChainedRecord, _Mapping]]] = ..., collector_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., answer_times: _Optional[_Union[AnswerTimes, _Mapping]] = ...) -> None: ...
+
+class AnswerTimes(_message.Message):
+    __slots__ = ("answered", "p50_seconds", "p90_seconds", "max_seconds")
+    ANSWERED_FIELD_NUMBER: _ClassVar[int]
+    P50_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    P90_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    MAX_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    answered: int
+    p50_seconds: float
+    p90_seconds: float
+    max_seconds: float
+    def __init__(self, answered: _Optional[int] = ..., p50_seconds: _Optional[float] = ..., p90_seconds: _Optional[float] = ..., max_seconds: _Optional[float] = ...) -> None: ...
 
 class VerifyChainRequest(_message.Message):
     __slots__ = ()

@@ -44,6 +44,16 @@ class AuditServiceStub:
                 request_serializer=saip_dot_v1_dot_audit__pb2.ListManagementCallsRequest.SerializeToString,
                 response_deserializer=saip_dot_v1_dot_audit__pb2.ListManagementCallsResponse.FromString,
                 _registered_method=True)
+        self.GetEntry = channel.unary_unary(
+                '/saip.v1.AuditService/GetEntry',
+                request_serializer=saip_dot_v1_dot_audit__pb2.GetEntryRequest.SerializeToString,
+                response_deserializer=saip_dot_v1_dot_audit__pb2.ChainedRecord.FromString,
+                _registered_method=True)
+        self.ExportManagementCalls = channel.unary_stream(
+                '/saip.v1.AuditService/ExportManagementCalls',
+                request_serializer=saip_dot_v1_dot_audit__pb2.CallFilter.SerializeToString,
+                response_deserializer=saip_dot_v1_dot_audit__pb2.ChainedRecord.FromString,
+                _registered_method=True)
         self.ListToolCalls = channel.unary_unary(
                 '/saip.v1.AuditService/ListToolCalls',
                 request_serializer=saip_dot_v1_dot_audit__pb2.ListToolCallsRequest.SerializeToString,
@@ -93,6 +103,20 @@ class AuditServiceServicer:
 
     def ListManagementCalls(self, request, context):
         """Management calls, newest first: the ring buffer, then the stream for older pages.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetEntry(self, request, context):
+        """One chained record, by its cursor (the stream sequence of its ledger message): a call opened.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExportManagementCalls(self, request, context):
+        """The management calls a filter keeps, oldest first, as they are on the chain: an export of a range.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -159,6 +183,16 @@ def add_AuditServiceServicer_to_server(servicer, server):
                     servicer.ListManagementCalls,
                     request_deserializer=saip_dot_v1_dot_audit__pb2.ListManagementCallsRequest.FromString,
                     response_serializer=saip_dot_v1_dot_audit__pb2.ListManagementCallsResponse.SerializeToString,
+            ),
+            'GetEntry': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetEntry,
+                    request_deserializer=saip_dot_v1_dot_audit__pb2.GetEntryRequest.FromString,
+                    response_serializer=saip_dot_v1_dot_audit__pb2.ChainedRecord.SerializeToString,
+            ),
+            'ExportManagementCalls': grpc.unary_stream_rpc_method_handler(
+                    servicer.ExportManagementCalls,
+                    request_deserializer=saip_dot_v1_dot_audit__pb2.CallFilter.FromString,
+                    response_serializer=saip_dot_v1_dot_audit__pb2.ChainedRecord.SerializeToString,
             ),
             'ListToolCalls': grpc.unary_unary_rpc_method_handler(
                     servicer.ListToolCalls,
@@ -250,6 +284,60 @@ class AuditService:
             '/saip.v1.AuditService/ListManagementCalls',
             saip_dot_v1_dot_audit__pb2.ListManagementCallsRequest.SerializeToString,
             saip_dot_v1_dot_audit__pb2.ListManagementCallsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetEntry(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/saip.v1.AuditService/GetEntry',
+            saip_dot_v1_dot_audit__pb2.GetEntryRequest.SerializeToString,
+            saip_dot_v1_dot_audit__pb2.ChainedRecord.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportManagementCalls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/saip.v1.AuditService/ExportManagementCalls',
+            saip_dot_v1_dot_audit__pb2.CallFilter.SerializeToString,
+            saip_dot_v1_dot_audit__pb2.ChainedRecord.FromString,
             options,
             channel_credentials,
             insecure,

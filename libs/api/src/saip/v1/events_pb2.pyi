@@ -10,7 +10,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ManagementCall(_message.Message):
-    __slots__ = ("id", "time", "gateway", "caller", "tool", "category", "level", "outcome", "duration_ms", "summary", "arguments", "result", "high_risk", "hitl", "approval_seconds", "answered_via")
+    __slots__ = ("id", "time", "gateway", "caller", "tool", "category", "level", "outcome", "duration_ms", "summary", "arguments", "result", "high_risk", "hitl", "approval_seconds", "answered_via", "trace_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     GATEWAY_FIELD_NUMBER: _ClassVar[int]
@@ -27,6 +27,7 @@ class ManagementCall(_message.Message):
     HITL_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
     ANSWERED_VIA_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     time: _timestamp_pb2.Timestamp
     gateway: str
@@ -43,10 +44,11 @@ class ManagementCall(_message.Message):
     hitl: _common_pb2.HitlDecision
     approval_seconds: float
     answered_via: str
-    def __init__(self, id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ..., caller: _Optional[_Union[_common_pb2.Caller, _Mapping]] = ..., tool: _Optional[str] = ..., category: _Optional[str] = ..., level: _Optional[_Union[_common_pb2.ApprovalLevel, str]] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., duration_ms: _Optional[int] = ..., summary: _Optional[str] = ..., arguments: _Optional[str] = ..., result: _Optional[str] = ..., high_risk: _Optional[bool] = ..., hitl: _Optional[_Union[_common_pb2.HitlDecision, str]] = ..., approval_seconds: _Optional[float] = ..., answered_via: _Optional[str] = ...) -> None: ...
+    trace_id: str
+    def __init__(self, id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ..., caller: _Optional[_Union[_common_pb2.Caller, _Mapping]] = ..., tool: _Optional[str] = ..., category: _Optional[str] = ..., level: _Optional[_Union[_common_pb2.ApprovalLevel, str]] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., duration_ms: _Optional[int] = ..., summary: _Optional[str] = ..., arguments: _Optional[str] = ..., result: _Optional[str] = ..., high_risk: _Optional[bool] = ..., hitl: _Optional[_Union[_common_pb2.HitlDecision, str]] = ..., approval_seconds: _Optional[float] = ..., answered_via: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...
 
 class ToolCall(_message.Message):
-    __slots__ = ("id", "time", "gateway", "caller", "tool", "source", "outcome", "duration_ms", "arguments", "result", "hitl", "approval_seconds", "side", "answered_via", "proxied")
+    __slots__ = ("id", "time", "gateway", "caller", "tool", "source", "outcome", "duration_ms", "arguments", "result", "hitl", "approval_seconds", "side", "answered_via", "proxied", "trace_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     GATEWAY_FIELD_NUMBER: _ClassVar[int]
@@ -62,6 +64,7 @@ class ToolCall(_message.Message):
     SIDE_FIELD_NUMBER: _ClassVar[int]
     ANSWERED_VIA_FIELD_NUMBER: _ClassVar[int]
     PROXIED_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     time: _timestamp_pb2.Timestamp
     gateway: str
@@ -77,7 +80,8 @@ class ToolCall(_message.Message):
     side: _common_pb2.HitlSide
     answered_via: str
     proxied: ProxiedCall
-    def __init__(self, id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ..., caller: _Optional[_Union[_common_pb2.Caller, _Mapping]] = ..., tool: _Optional[str] = ..., source: _Optional[str] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., duration_ms: _Optional[int] = ..., arguments: _Optional[str] = ..., result: _Optional[str] = ..., hitl: _Optional[_Union[_common_pb2.HitlDecision, str]] = ..., approval_seconds: _Optional[float] = ..., side: _Optional[_Union[_common_pb2.HitlSide, str]] = ..., answered_via: _Optional[str] = ..., proxied: _Optional[_Union[ProxiedCall, _Mapping]] = ...) -> None: ...
+    trace_id: str
+    def __init__(self, id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gateway: _Optional[str] = ..., caller: _Optional[_Union[_common_pb2.Caller, _Mapping]] = ..., tool: _Optional[str] = ..., source: _Optional[str] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., duration_ms: _Optional[int] = ..., arguments: _Optional[str] = ..., result: _Optional[str] = ..., hitl: _Optional[_Union[_common_pb2.HitlDecision, str]] = ..., approval_seconds: _Optional[float] = ..., side: _Optional[_Union[_common_pb2.HitlSide, str]] = ..., answered_via: _Optional[str] = ..., proxied: _Optional[_Union[ProxiedCall, _Mapping]] = ..., trace_id: _Optional[str] = ...) -> None: ...
 
 class ProxiedCall(_message.Message):
     __slots__ = ("server", "tool", "alias")

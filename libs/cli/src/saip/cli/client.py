@@ -85,6 +85,22 @@ class GatewayApi:
     def rotate_token(self) -> str:
         return str(self.call("POST", "/mcp-token")["data"]["token"])
 
+    def download(self, path: str, params: dict[str, Any]) -> Iterator[bytes]:
+        """A route that streams what it answers (the audit export), as it comes; an error before it starts is the
+        envelope's, as `call`'s."""
+        import httpx
+
+        try:
+            with self._client.stream(
+                "GET", PREFIX + path, params=params, timeout=httpx.Timeout(10, read=None)
+            ) as response:
+                if response.status_code != 200:
+                    response.read()
+                    _checked(response)
+                yield from response.iter_bytes()
+        except httpx.TransportError as exc:
+            raise ApiError(f"the download from {self.url} ended ({type(exc).__name__})") from None
+
     def tail(self, backlog: int) -> Iterator[dict[str, Any]]:
         """The audit tail: the last `backlog` records, then each new one (NDJSON, the one streaming route)."""
         import httpx

@@ -14,6 +14,8 @@ COMMANDS = {
     "saip_monitor_overview": "saip status",
     "saip_monitor_management_log": "saip audit log",
     "saip_monitor_tool_calls": "saip audit calls",
+    "saip_monitor_risk_events": "saip audit risks",
+    "saip_monitor_hitl": "saip audit hitl",
     "saip_monitor_system": "saip audit system",
     "saip_monitor_logs_tail": "saip audit logs",
     "saip_monitor_traces": "saip traces list",

@@ -5,6 +5,7 @@ AuditError
 ├── StoreUnavailable    NATS or JetStream did not answer in time   -> UNAVAILABLE
 ├── TailTooSlow         a tail client fell too far behind          -> RESOURCE_EXHAUSTED
 ├── TraceNotFound       no kept trace has that id                  -> NOT_FOUND
+├── EntryNotFound       no chained entry has that cursor           -> NOT_FOUND
 ├── RecordRejected      a published record cannot be chained       (ingest: terminated, counted, logged)
 ├── ChainMoved          another writer extended the ledger first   (ingest: reload the head and retry)
 └── BatchRefused        the store refused a batch of appends whole (ingest: append its entries one at a time)
@@ -36,6 +37,16 @@ class TraceNotFound(AuditError):
         super().__init__(
             f"No trace '{trace_id}' is kept: the audit service keeps the recent traces only "
             "(audit.traces-max, audit.traces-max-age-minutes); list them with saip_monitor_traces."
+        )
+
+
+class EntryNotFound(AuditError):
+    """No retained chain entry has the cursor asked for (it aged out of the stream, or the cursor is wrong)."""
+
+    def __init__(self, seq: int) -> None:
+        super().__init__(
+            f"No audit entry has the cursor {seq}: it aged out of the stream (audit.max-age-hours, audit.max-bytes) "
+            "or was never one; the listings give each entry's cursor."
         )
 
 

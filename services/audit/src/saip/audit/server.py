@@ -28,7 +28,14 @@ from saip.audit.clients.store import REQUEST_TIMEOUT, ensure_audit_stream
 from saip.audit.clients.trace_keeper import keep_traces
 from saip.audit.collector import Collector
 from saip.audit.config import AuditSettings
-from saip.audit.errors import AuditError, InvalidRequest, StoreUnavailable, TailTooSlow, TraceNotFound
+from saip.audit.errors import (
+    AuditError,
+    EntryNotFound,
+    InvalidRequest,
+    StoreUnavailable,
+    TailTooSlow,
+    TraceNotFound,
+)
 from saip.audit.metrics import AuditMetrics
 from saip.audit.verify import verify
 from saip.common import bus, lifecycle, tracing
@@ -58,6 +65,7 @@ _EDGE = RpcEdge(
         StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
         TailTooSlow: grpc.StatusCode.RESOURCE_EXHAUSTED,
         TraceNotFound: grpc.StatusCode.NOT_FOUND,
+        EntryNotFound: grpc.StatusCode.NOT_FOUND,
     },
 )
 _unary = _EDGE.unary
@@ -89,6 +97,7 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         self._metrics = metrics
         self._since = since
         self._hitl: tuple[tuple[int, ...], audit_pb2.GetHitlSummaryResponse] | None = None  # _hitl_counted's
+        self._times: tuple[int, audit_pb2.AnswerTimes] | None = None  # _answer_times's
 
     @_unary
     async def GetOverview(
@@ -138,6 +147,25 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         listed = self.audit_views.risks, views.as_risk, replies.risk_events(request), replies.risk
         return await self._page(audit_pb2.ListRiskEventsResponse, *listed, request)
 
+    @_unary
+    async def GetEntry(
+        self, request: audit_pb2.GetEntryRequest, context: grpc.aio.ServicerContext
+    ) -> audit_pb2.ChainedRecord:
+        found = await replies.entry(self.audit_views, self.ledger, request.seq)
+        if found is None:
+            raise EntryNotFound(request.seq)
+        return replies.chained(found)
+
+    @_streaming
+    async def ExportManagementCalls(
+        self, request: audit_pb2.CallFilter, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[audit_pb2.ChainedRecord]:
+        kept = replies.keeps(request)
+        since = request.since.ToDatetime(tzinfo=UTC) if request.HasField("since") else None
+        async for entry in replies.entries(self.ledger, since):
+            if views.as_management(entry) is not None and kept(entry.record.management):
+                yield replies.chained(entry)
+
     async def _page(
         self,
         reply: Callable[..., R],
@@ -161,7 +189,17 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         response = audit_pb2.GetHitlSummaryResponse()
         response.CopyFrom(self._hitl_counted())
         response.recent.extend(replies.chained(entry) for entry in self.audit_views.recent_decisions(recent))
+        response.answer_times.CopyFrom(self._answer_times())
         return response
+
+    def _answer_times(self) -> audit_pb2.AnswerTimes:
+        """The recent questions' answer times, made again only when a decided call was chained since the last ask."""
+        decisions = self.audit_views.decisions
+        newest = next(decisions.newest_first(), None)
+        key = newest.seq if newest is not None else 0
+        if self._times is None or self._times[0] != key:
+            self._times = (key, replies.answer_times(decisions.newest_first()))
+        return self._times[1]
 
     def _hitl_counted(self) -> audit_pb2.GetHitlSummaryResponse:
         """The summary's counts, rate and start, made again only when a decision was counted since the last call,

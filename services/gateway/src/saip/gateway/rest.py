@@ -37,6 +37,7 @@ from saip.gateway.errors import (
     TokenManagedByConfiguration,
     TooManySignIns,
 )
+from saip.gateway.person import PersonCheck
 from saip.gateway.persons import Change, PersonsTrail
 from saip.gateway.surface.declare import reaching
 from saip.gateway.surface.management import ManagementResult, problems

@@ -43,6 +43,7 @@ from saip.gateway.console.session import Sessions
 from saip.gateway.console.signouts import SignOuts
 from saip.gateway.console.sources import follow_bucket, follow_trail
 from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.operations import GatewayOperations
 from saip.gateway.persons import PersonsTrail
 from saip.gateway.spool import Spool
 from saip.gateway.surface.asking import Approvals

@@ -10,6 +10,7 @@ import logging
 import uuid
 from collections import deque
 from collections.abc import AsyncGenerator, Sequence
+from datetime import datetime
 from typing import Any
 
 import nats.errors
@@ -150,23 +151,33 @@ class JetStreamLedger:
             info = await self._js.stream_info(names.AUDIT_STREAM)
         return int(info.state.first_seq), last.seq
 
-    async def _ledger_from(self, start_seq: int, **options: Any) -> JetStreamContext.PushSubscription:
-        """An ordered consumer of the ledger subject starting at `start_seq`."""
+    async def _ledger_from(
+        self, start_seq: int, since: datetime | None = None, **options: Any
+    ) -> JetStreamContext.PushSubscription:
+        """An ordered consumer of the ledger subject starting at `start_seq`, or at the first message stored at
+        `since` or later."""
+        if since is not None:
+            policy, config = DeliverPolicy.BY_START_TIME, ConsumerConfig(opt_start_time=since)
+        else:
+            policy, config = DeliverPolicy.BY_START_SEQUENCE, ConsumerConfig(opt_start_seq=max(start_seq, 1))
         with store("open a ledger reader"):
             return await self._js.subscribe(
                 names.AUDIT_LEDGER,
                 stream=names.AUDIT_STREAM,
                 ordered_consumer=True,
-                deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
-                config=ConsumerConfig(opt_start_seq=max(start_seq, 1)),
+                deliver_policy=policy,
+                config=config,
                 **options,
             )
 
-    async def read(self, start_seq: int, end_seq: int) -> AsyncGenerator[LedgerMessage, None]:
-        """The ledger messages with stream sequence in [start_seq, end_seq], oldest first."""
+    async def read(
+        self, start_seq: int, end_seq: int, since: datetime | None = None
+    ) -> AsyncGenerator[LedgerMessage, None]:
+        """The ledger messages with stream sequence in [start_seq, end_seq], oldest first (with `since`: from the first
+        one chained at that time or later)."""
         if end_seq < start_seq:
             return
-        sub = await self._ledger_from(start_seq)
+        sub = await self._ledger_from(start_seq, since)
         consumer = ""
         try:
             with store("open a ledger reader"):

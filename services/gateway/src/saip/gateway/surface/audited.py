@@ -263,8 +263,15 @@ class Auditor:
             "hitl": decision.decision.proto if decision else common_pb2.HITL_DECISION_UNSPECIFIED,
             "approval_seconds": decision.waited if decision else 0.0,
             "answered_via": decision.via if decision else "",
+            "trace_id": _trace_id(),
         }
         return call.audit_record(common, masker)
+
+
+def _trace_id() -> str:
+    """The trace the record is made in, when it is kept (sampled): what a call opened on the Safety screen links to."""
+    context = tracing.current().get_span_context()
+    return f"{context.trace_id:032x}" if context.is_valid and context.trace_flags.sampled else ""
 
 
 def _record_id(record: events_pb2.AuditRecord) -> str:

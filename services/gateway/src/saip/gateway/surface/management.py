@@ -70,12 +70,15 @@ class Outcome(StrEnum):
 _LEVELS = protobuf_values(Level, words.LEVELS)
 _OUTCOMES = protobuf_values(Outcome, words.OUTCOMES)
 
-# The outcomes as a closed set of words, for inputs that filter by one (the monitor's log, its REST query).
+# The outcomes and levels as closed sets of words, for inputs that filter by one (the monitor's log, its REST query).
 OUTCOME_NAMES = tuple(outcome.value for outcome in Outcome)
+LEVEL_NAMES = tuple(level.value for level in Level)
 if TYPE_CHECKING:
     OutcomeName = str
+    LevelName = str
 else:
     OutcomeName = Literal[OUTCOME_NAMES]
+    LevelName = Literal[LEVEL_NAMES]
 
 
 # The largest integer an input may carry: what every JSON client represents exactly (2^53 - 1), far above any

@@ -42,6 +42,14 @@ class AuditClient:
     async def trace(self, trace_id: str) -> audit_pb2.GetTraceResponse:
         return await self._channel.call(self._stub().GetTrace, audit_pb2.GetTraceRequest(trace_id=trace_id))
 
+    async def entry(self, seq: int) -> audit_pb2.ChainedRecord:
+        return await self._channel.call(self._stub().GetEntry, audit_pb2.GetEntryRequest(seq=seq))
+
+    async def export(self, wanted: audit_pb2.CallFilter) -> AsyncIterator[audit_pb2.ChainedRecord]:
+        """The management calls `wanted` keeps, oldest first, as the audit service reads them off the chain."""
+        async for record in self._channel.stream(lambda: self._stub().ExportManagementCalls(wanted)):
+            yield record
+
     async def verify(self) -> audit_pb2.VerifyChainResponse:
         return await self._channel.call(self._stub().VerifyChain, audit_pb2.VerifyChainRequest())
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Protocol
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
@@ -13,8 +14,9 @@ from saip.common.words import plural
 from saip.gateway.areas.monitor import views
 from saip.gateway.areas.monitor.client import AuditClient
 from saip.gateway.areas.monitor.system import LogLevel, System
+from saip.gateway.errors import ServiceNotFound
 from saip.gateway.surface.declare import Declared, resource, tool
-from saip.gateway.surface.management import MAX_INTEGER, Input, Level, ManagementResult, OutcomeName
+from saip.gateway.surface.management import MAX_INTEGER, Input, Level, LevelName, ManagementResult, OutcomeName
 from saip.gateway.surface.registrar import described
 from saip.v1 import audit_pb2
 
@@ -42,9 +44,45 @@ class PageInput(Input):
     )
 
 
-class ManagementLogInput(PageInput):
+class CallsFilter(Input):
+    """Which management calls to keep: each field given must match."""
+
     tool: str | None = Field(default=None, max_length=128, description="Only calls of this exact tool name.")
+    client: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Only calls of this client: its name, or name and version as listed ('person' for the person's).",
+    )
+    level: LevelName | None = Field(default=None, description="Only calls at this level.")
     outcome: OutcomeName | None = Field(default=None, description="Only calls that ended with this outcome.")
+    since: datetime | None = Field(
+        default=None, strict=False, description="Only calls that arrived at this time or later (RFC 3339)."
+    )
+    until: datetime | None = Field(default=None, strict=False, description="Only calls that arrived before this time.")
+    operator: Literal["ai", "person"] | None = Field(default=None, description="Only the AI's calls, or the person's.")
+    interface: Literal["mcp", "rest", "cli", "console"] | None = Field(
+        default=None, description="Only calls that came through this interface."
+    )
+
+    def wanted(self) -> audit_pb2.CallFilter:
+        wanted = audit_pb2.CallFilter(
+            tool=self.tool or "",
+            client=self.client or "",
+            operator=self.operator or "",
+            interface=self.interface or "",
+        )
+        if self.level:
+            wanted.level = Level(self.level).proto
+        if self.outcome:
+            wanted.outcome = views.outcome_value(self.outcome)
+        for moment, field in ((self.since, wanted.since), (self.until, wanted.until)):
+            if moment is not None:
+                field.FromDatetime(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+        return wanted
+
+
+class ManagementLogInput(PageInput, CallsFilter):
+    pass
 
 
 class ToolCallsInput(PageInput):
@@ -117,14 +155,14 @@ class MonitorArea(Declared):
 
     @tool(Level.READ, "Management call log", idempotent=True)
     async def management_log(self, arguments: ManagementLogInput) -> ManagementResult:
-        """Recent saip_* management calls, newest first, from the durable audit trail: the client, tool, level,
-        outcome, duration, the person's approval decision, and masked summaries of the arguments and the result. For
-        older calls pass `before` = the nextCursor of the previous page."""
+        """Recent saip_* management calls, newest first, from the durable audit trail, the person's changes among them:
+        the client (or the person) and the interface, tool, level, outcome, duration, the approval decision and who
+        answered, masked summaries of the arguments and the result, and the call's trace. Filter by tool, client,
+        level, outcome, operator, interface and a time range (since, until); for older calls pass `before` = the
+        nextCursor of the previous page."""
         request = audit_pb2.ListManagementCallsRequest(
-            limit=arguments.limit, before_seq=arguments.before, tool=arguments.tool or ""
+            limit=arguments.limit, before_seq=arguments.before, filter=arguments.wanted()
         )
-        if arguments.outcome:
-            request.outcome = views.outcome_value(arguments.outcome)
         return _listed(await self._audit.management_calls(request), views.management_call, "management call")
 
     @tool(Level.READ, "Published tool call log", idempotent=True)
@@ -162,11 +200,14 @@ class MonitorArea(Declared):
     async def hitl(self, arguments: HitlInput) -> ManagementResult:
         """The person's approval decisions since the audit collector started, by side (server: the approval gate;
         chat: chat turns) and decision (approved, declined, timeout, elicit-failed, denied) — the same counters the
-        Safety dashboard shows — the approval rate, and the most recent calls that needed a decision."""
+        Safety dashboard shows — the approval rate, how long the recent questions took to be answered, and the most
+        recent calls that needed a decision."""
         data = views.hitl(await self._audit.hitl(audit_pb2.GetHitlSummaryRequest(recent=arguments.recent)))
+        times = data["answerTimes"]
+        answered = f" Answered in {times['p50Seconds']:g} s at the median." if times["answered"] else ""
         message = (
             f"{data['questions']} approval decisions since {data['since'] or 'the collector started'}; "
-            f"approval rate {data['approvalRate']:.0%}."
+            f"approval rate {data['approvalRate']:.0%}.{answered}"
         )
         return ManagementResult(True, message, data=data)
 
@@ -237,7 +278,25 @@ class MonitorArea(Declared):
         tools, resources and prompts; JSON, fresh on every read."""
         return json.dumps(self._status(), indent=2, sort_keys=True)
 
-    # The person's side only: the chain check and the live tail (REST and `saip audit`).
+    # The person's side only: one call opened, the export, the chain check and the live tail (REST, `saip audit`).
+
+    async def management_call(self, cursor: int) -> ManagementResult:
+        """One management call of the trail, opened: everything a listing shows of it, and its trace id."""
+        entry = await self._audit.entry(cursor)
+        if not entry.record.HasField("management"):
+            raise ServiceNotFound(
+                f"The entry at cursor {cursor} is not a management call; the management log lists them."
+            )
+        data = views.management_call(entry)
+        said = (
+            f"{data['tool']} by {data['client']} ({data['interface']}): {data['outcome']} in {data['durationMs']} ms."
+        )
+        return ManagementResult(True, said, data=data)
+
+    async def export(self, arguments: CallsFilter) -> AsyncIterator[dict[str, Any]]:
+        """The management calls the filter keeps, oldest first, as the management log shows each."""
+        async for entry in self._audit.export(arguments.wanted()):
+            yield views.management_call(entry)
 
     async def verify(self) -> ManagementResult:
         """Walk the hash chain; not ok, naming the first broken link, when it does not hold."""

@@ -1,18 +1,22 @@
-"""The person's side of the monitor area under /api/v1/audit: the monitor tools' methods, the chain check, and the
-live tail (the one route that streams: NDJSON, one chained record a line); and the recent traces under
-/api/v1/traces."""
+"""The person's side of the monitor area under /api/v1/audit: the monitor tools' methods, one management call
+opened, the chain check, the live tail and the export of a filtered range (the routes that stream: NDJSON, one
+record a line, or CSV); and the recent traces under /api/v1/traces."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
-from collections.abc import AsyncIterator
-from typing import Annotated
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import StreamingResponse
 
 from saip.gateway.areas.monitor.contribution import (
     TRACE_ID,
+    CallsFilter,
     HitlInput,
     LogsTailInput,
     ManagementLogInput,
@@ -24,7 +28,7 @@ from saip.gateway.areas.monitor.contribution import (
 )
 from saip.gateway.areas.monitor.system import LogLevel
 from saip.gateway.rest import Envelope, area_router
-from saip.gateway.surface.management import MAX_INTEGER, OutcomeName
+from saip.gateway.surface.management import MAX_INTEGER, LevelName, OutcomeName
 
 Limit = Annotated[int, Query(ge=1, le=500, description="How many entries (1 to 500)")]
 Before = Annotated[
@@ -32,6 +36,74 @@ Before = Annotated[
 ]
 ToolName = Annotated[str | None, Query(max_length=128, description="Only calls of this exact tool name")]
 NDJSON = "application/x-ndjson"
+CSV = "text/csv"
+# The columns of a CSV export: the fields of a management call as the log shows it.
+COLUMNS = (
+    "index",
+    "cursor",
+    "time",
+    "client",
+    "operator",
+    "interface",
+    "tool",
+    "level",
+    "outcome",
+    "durationMs",
+    "approval",
+    "approvalSeconds",
+    "answeredVia",
+    "highRisk",
+    "summary",
+    "arguments",
+    "result",
+    "traceId",
+)
+
+
+def calls_filter(
+    tool: ToolName = None,
+    client: Annotated[str | None, Query(max_length=200, description="The client's name, or name and version")] = None,
+    level: Annotated[LevelName | None, Query()] = None,
+    outcome: Annotated[OutcomeName | None, Query()] = None,
+    since: Annotated[datetime | None, Query(description="Calls that arrived at this time or later (RFC 3339)")] = None,
+    until: Annotated[datetime | None, Query(description="Calls that arrived before this time (RFC 3339)")] = None,
+    operator: Annotated[Literal["ai", "person"] | None, Query()] = None,
+    interface: Annotated[Literal["mcp", "rest", "cli", "console"] | None, Query()] = None,
+) -> CallsFilter:
+    """The filter of the management log and its export, from the query."""
+    return CallsFilter(
+        tool=tool,
+        client=client,
+        level=level,
+        outcome=outcome,
+        since=since,
+        until=until,
+        operator=operator,
+        interface=interface,
+    )
+
+
+async def exported(
+    first: dict[str, Any] | None, rest: AsyncIterator[dict[str, Any]], *, as_csv: bool
+) -> AsyncIterator[bytes]:
+    """The export's lines: one JSON object a line, or a CSV header then one row a call."""
+    if as_csv:
+        yield _row(COLUMNS)
+    if first is None:
+        return
+    yield _row([first.get(column) for column in COLUMNS]) if as_csv else _line(first)
+    async for call in rest:
+        yield _row([call.get(column) for column in COLUMNS]) if as_csv else _line(call)
+
+
+def _line(call: dict[str, Any]) -> bytes:
+    return (json.dumps(call, ensure_ascii=False) + "\n").encode()
+
+
+def _row(cells: Sequence[object]) -> bytes:
+    out = io.StringIO()
+    csv.writer(out).writerow(["" if cell is None else cell for cell in cells])
+    return out.getvalue().encode()
 
 
 def router(area: MonitorArea) -> APIRouter:
@@ -56,12 +128,40 @@ def router(area: MonitorArea) -> APIRouter:
     ) -> Envelope:
         return Envelope.of(await area.logs_tail(LogsTailInput(service=service, level=level, text=text, limit=limit)))
 
-    @api.get("/management-log", summary="Management calls, newest first (data: entries, count, nextCursor)")
+    @api.get(
+        "/management-log",
+        summary="Management calls (the AI's and the person's), newest first (data: entries, count, nextCursor)",
+    )
     async def management_log(
-        limit: Limit = 20, before: Before = 0, tool: ToolName = None, outcome: OutcomeName | None = None
+        wanted: Annotated[CallsFilter, Depends(calls_filter)], limit: Limit = 20, before: Before = 0
     ) -> Envelope:
-        arguments = ManagementLogInput(limit=limit, before=before, tool=tool, outcome=outcome)
+        arguments = ManagementLogInput(limit=limit, before=before, **wanted.model_dump())
         return Envelope.of(await area.management_log(arguments))
+
+    @api.get("/management-log/{cursor}", summary="One management call, opened: its masked summary, duration, trace")
+    async def management_call(cursor: Annotated[int, Path(ge=1, le=MAX_INTEGER)]) -> Envelope:
+        return Envelope.of(await area.management_call(cursor))
+
+    @api.get(
+        "/export",
+        summary="The management calls a filter keeps, oldest first, as JSON lines or CSV (a download)",
+        response_class=StreamingResponse,
+        responses={
+            200: {
+                "content": {NDJSON: {"schema": {"type": "object"}}, CSV: {"schema": {"type": "string"}}},
+                "description": "One call a line",
+            }
+        },
+    )
+    async def export(
+        wanted: Annotated[CallsFilter, Depends(calls_filter)],
+        format: Annotated[Literal["jsonl", "csv"], Query(description="jsonl (JSON lines) or csv")] = "jsonl",
+    ) -> StreamingResponse:
+        calls = area.export(wanted)
+        first = await anext(calls, None)  # an error before the first line is the envelope, under its status
+        lines = exported(first, calls, as_csv=format == "csv")
+        disposition = {"Content-Disposition": f'attachment; filename="saip-management-calls.{format}"'}
+        return StreamingResponse(lines, media_type=CSV if format == "csv" else NDJSON, headers=disposition)
 
     @api.get("/tool-calls", summary="Published tool calls, newest first (data: entries, count, nextCursor)")
     async def tool_calls(limit: Limit = 20, before: Before = 0, tool: ToolName = None) -> Envelope:

@@ -76,6 +76,8 @@ def management_call(entry: audit_pb2.ChainedRecord) -> dict[str, Any]:
         "highRisk": call.high_risk,
         "approval": DECISIONS.get(call.hitl),
         "approvalSeconds": round(call.approval_seconds, 3) if call.hitl else None,
+        "answeredVia": call.answered_via or None,
+        "traceId": call.trace_id or None,
     }
 
 
@@ -90,6 +92,7 @@ def tool_call(entry: audit_pb2.ChainedRecord) -> dict[str, Any]:
         "result": call.result,
         "approval": DECISIONS.get(call.hitl),
         "proxied": {"server": call.proxied.server, "tool": call.proxied.tool} if call.HasField("proxied") else None,
+        "traceId": call.trace_id or None,
     }
 
 
@@ -168,6 +171,12 @@ def hitl(reply: audit_pb2.GetHitlSummaryResponse) -> dict[str, Any]:
         "questions": reply.questions,
         "approvalRate": round(reply.approval_rate, 4),
         "decisions": counts,
+        "answerTimes": {
+            "answered": reply.answer_times.answered,
+            "p50Seconds": round(reply.answer_times.p50_seconds, 3),
+            "p90Seconds": round(reply.answer_times.p90_seconds, 3),
+            "maxSeconds": round(reply.answer_times.max_seconds, 3),
+        },
         "recent": [management_call(entry) for entry in reply.recent if entry.record.HasField("management")],
     }
 
