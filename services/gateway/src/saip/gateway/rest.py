@@ -169,8 +169,11 @@ class Answered(APIRoute):
 async def given(request: Request) -> dict[str, Any]:
     """What a request gave: its path (and the parameters the route read of it), its query and its body (JSON when it
     parses, else its text)."""
-    body: Any = (await request.body()).decode(errors="replace")
-    with contextlib.suppress(ValueError):
+    try:
+        body: Any = (await request.body()).decode(errors="replace")
+    except RuntimeError:  # a body the route read as a stream (a form) is not there to read again
+        body = None
+    with contextlib.suppress(ValueError, TypeError):
         body = json.loads(body) if body else None
     query = list(request.query_params.multi_items())
     return {"path": request.scope["path"], "params": request.path_params, "query": query, "body": body}
