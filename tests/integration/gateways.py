@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ import httpx
 
 from saip.common.natsd import free_port
 from saip.gateway.config import GatewaySettings
+from saip.gateway.server import Gateway
+from saip.gateway.serving import over_http
 from tests.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +27,20 @@ ADMIN_HEADERS = {"Authorization": f"Bearer {ADMIN}"}
 # The tests' clients answer a question by program, at once: as the person, not as a client answering by itself
 # (management.min-answer-ms, whose own tests set it).
 PERSON_AT_ONCE = {"management_min_answer_ms": 0}
+
+
+async def serving(
+    opened: AsyncExitStack, home: Path, nats_url: str, **overrides: Any
+) -> tuple[Gateway, httpx.AsyncClient, str]:
+    """A gateway replica served over HTTP on a free port, its MCP token set, and a REST client with the admin token
+    (both closed with `opened`); the gateway's URL."""
+    port = free_port()
+    gateway = Gateway(replica_settings(home, nats_url, "one", gateway_port=port, **overrides))
+    await opened.enter_async_context(over_http(gateway))
+    await gateway.token_service.rotate(created_by="test")
+    url = f"http://127.0.0.1:{port}"
+    api = await opened.enter_async_context(httpx.AsyncClient(base_url=url, headers=ADMIN_HEADERS, timeout=30))
+    return gateway, api, url
 
 
 def replica_settings(home: Path, nats_url: str, name: str, **overrides: Any) -> GatewaySettings:

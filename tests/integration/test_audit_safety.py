@@ -22,12 +22,11 @@ from click.testing import CliRunner
 from mcp import Client
 
 from saip.cli.group import cli
-from saip.common.natsd import LocalNats, free_port
+from saip.common.natsd import LocalNats
 from saip.gateway.server import Gateway
-from saip.gateway.serving import over_http
 from tests.integration.answers import envelope
 from tests.integration.audit_support import running_audit
-from tests.integration.gateways import ADMIN, ADMIN_HEADERS, replica_settings
+from tests.integration.gateways import ADMIN, serving
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -39,13 +38,7 @@ AI = types.Implementation(name="claude-code", version="2.1.328")
 async def stack(nats_url: str, home: Path) -> AsyncIterator[tuple[Gateway, httpx.AsyncClient, str]]:
     async with AsyncExitStack() as opened:
         audit = await opened.enter_async_context(running_audit(nats_url))
-        port = free_port()
-        settings = replica_settings(home, nats_url, "one", gateway_port=port, audit_addr=f"127.0.0.1:{audit.port}")
-        gateway = Gateway(settings)
-        await opened.enter_async_context(over_http(gateway))
-        await gateway.token_service.rotate(created_by="test")
-        url = f"http://127.0.0.1:{port}"
-        api = await opened.enter_async_context(httpx.AsyncClient(base_url=url, headers=ADMIN_HEADERS, timeout=30))
+        gateway, api, url = await serving(opened, home, nats_url, audit_addr=f"127.0.0.1:{audit.port}")
         await eventually(lambda: gateway.registry.tool("saip_monitor_overview") is not None)
         yield gateway, api, url
 

@@ -18,12 +18,11 @@ from click.testing import CliRunner
 from mcp import Client
 
 from saip.cli.group import cli
-from saip.common.natsd import LocalNats, free_port
+from saip.common.natsd import LocalNats
 from saip.gateway.server import Gateway
-from saip.gateway.serving import over_http
 from tests.integration.answers import envelope
 from tests.integration.audit_support import running_audit
-from tests.integration.gateways import ADMIN, ADMIN_HEADERS, replica_settings
+from tests.integration.gateways import ADMIN, serving
 from tests.integration.tools_support import running_tools
 from tests.unit.tools.specs import document
 from tests.waiting import eventually
@@ -38,21 +37,14 @@ async def stack(nats_url: str, home: Path) -> AsyncIterator[tuple[Gateway, httpx
     async with AsyncExitStack() as opened:
         tools = await opened.enter_async_context(running_tools(nats_url))
         audit = await opened.enter_async_context(running_audit(nats_url))
-        port = free_port()
-        settings = replica_settings(
+        gateway, api, url = await serving(
+            opened,
             home,
             nats_url,
-            "one",
-            gateway_port=port,
             tools_addr=f"127.0.0.1:{tools.port}",
             audit_addr=f"127.0.0.1:{audit.port}",
             management_approval="none",
         )
-        gateway = Gateway(settings)
-        await opened.enter_async_context(over_http(gateway))
-        await gateway.token_service.rotate(created_by="test")
-        url = f"http://127.0.0.1:{port}"
-        api = await opened.enter_async_context(httpx.AsyncClient(base_url=url, headers=ADMIN_HEADERS, timeout=30))
         await eventually(lambda: gateway.registry.tool("saip_monitor_management_log") is not None)
         yield gateway, api, url
 

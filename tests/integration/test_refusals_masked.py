@@ -15,11 +15,10 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from saip.common.natsd import LocalNats, free_port
+from saip.common.natsd import LocalNats
 from saip.gateway.server import Gateway
-from saip.gateway.serving import over_http
 from tests.integration.answers import Person, envelope
-from tests.integration.gateways import ADMIN_HEADERS, replica_settings
+from tests.integration.gateways import serving
 from tests.integration.knowledge_support import knowledge_settings, running_knowledge
 from tests.integration.tools_support import running_tools
 from tests.waiting import eventually
@@ -27,7 +26,6 @@ from tests.waiting import eventually
 pytestmark = pytest.mark.integration
 
 CLIENT = types.Implementation(name="masking-client", version="1.0")
-TOKEN = "t" * 24
 PASSWORD = "hunter2-do-not-echo"
 BEARER = "sk-live-51Habcdefghijklmnop"
 
@@ -37,22 +35,8 @@ async def stack(nats_url: str, home: Path, **overrides: Any) -> AsyncIterator[tu
     async with AsyncExitStack() as opened:
         tools = await opened.enter_async_context(running_tools(nats_url))
         knowledge = await opened.enter_async_context(running_knowledge(knowledge_settings(home / "k", nats_url)))
-        port = free_port()
-        settings = replica_settings(
-            home,
-            nats_url,
-            "one",
-            tools_addr=f"127.0.0.1:{tools.port}",
-            knowledge_addr=f"127.0.0.1:{knowledge.port}",
-            mcp_server_auth_token=TOKEN,
-            gateway_port=port,
-            **overrides,
-        )
-        gateway = Gateway(settings)
-        await opened.enter_async_context(over_http(gateway))
-        api = await opened.enter_async_context(
-            httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers=ADMIN_HEADERS, timeout=30)
-        )
+        addresses = {"tools_addr": f"127.0.0.1:{tools.port}", "knowledge_addr": f"127.0.0.1:{knowledge.port}"}
+        gateway, api, _ = await serving(opened, home, nats_url, **addresses, **overrides)
         await eventually(lambda: gateway.registry.tool("saip_knowledge_apply_pipeline") is not None)
         yield gateway, api
 
