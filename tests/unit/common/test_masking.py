@@ -181,3 +181,10 @@ def test_a_message_that_quotes_the_input_is_masked_where_it_quotes_it_and_nowher
     )
     # Nothing to hide (a reference, a value too short to look for): the answer need not be read again.
     assert Masker().quoting({"name": "weather", "env": "${API_KEY}", "token": "a"}) is None
+
+
+def test_input_nested_deeper_than_recursion_reaches_is_read_for_what_a_message_quotes() -> None:
+    given: object = {"password": "hunter22"}
+    for _ in range(5000):
+        given = [given]
+    assert Masker().quoted("No document 'hunter22'.", given) == "No document '***'."

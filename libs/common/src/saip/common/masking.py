@@ -145,26 +145,28 @@ class Masker:
         return quote
 
     def _gather(self, value: Any, name: str | None, masked: dict[str, str], secrets: list[str]) -> None:
-        """Each string of `value` this masking changes, with its masked form, and the secrets it held."""
-        if isinstance(value, dict):
-            for key, item in value.items():
-                self._gather(str(key), None, masked, secrets)
-                self._gather(item, str(key), masked, secrets)
-        elif isinstance(value, list | tuple):
-            for item in value:
-                self._gather(item, name, masked, secrets)
-        elif name is not None and is_secret_name(name) and value is not None and not isinstance(value, bool):
-            secret = str(value)
-            # A value too short to be told from the words around it ("a", "42") is not looked for in a message.
-            if len(secret) >= MIN_SECRET_LENGTH and not is_env_reference(secret):
-                masked[secret] = MASK
-                secrets.append(secret)
-        elif isinstance(value, str):
-            found: list[str] = []
-            hidden = self._text(value, found)
-            if hidden != value:
-                masked[value] = hidden
-                secrets.extend(found)
+        """Each string of `value` this masking changes, with its masked form, and the secrets it held; walked without
+        recursing, so input nested however deep (which its reader refuses) is read all the same."""
+        pending: list[tuple[Any, str | None]] = [(value, name)]
+        while pending:
+            item, under = pending.pop()
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    pending.extend(((str(key), None), (child, str(key))))
+            elif isinstance(item, list | tuple):
+                pending.extend((child, under) for child in item)
+            elif under is not None and is_secret_name(under) and item is not None and not isinstance(item, bool):
+                secret = str(item)
+                # A value too short to be told from the words around it ("a", "42") is not looked for in a message.
+                if len(secret) >= MIN_SECRET_LENGTH and not is_env_reference(secret):
+                    masked[secret] = MASK
+                    secrets.append(secret)
+            elif isinstance(item, str):
+                found: list[str] = []
+                hidden = self._text(item, found)
+                if hidden != item:
+                    masked[item] = hidden
+                    secrets.extend(found)
 
     def value(self, value: Any, name: str | None = None) -> Any:
         """A JSON-like value with secrets masked; dictionaries are masked by key as well as by content."""

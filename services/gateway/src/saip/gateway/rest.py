@@ -23,6 +23,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
+from saip.common import jsondepth
 from saip.common.masking import DEFAULT as MASKING
 from saip.common.names import CLI, CONSOLE, INTERFACE_HEADER, REST
 from saip.gateway.errors import (
@@ -173,8 +174,8 @@ async def given(request: Request) -> dict[str, Any]:
         body: Any = (await request.body()).decode(errors="replace")
     except RuntimeError:  # a body the route read as a stream (a form) is not there to read again
         body = None
-    with contextlib.suppress(ValueError, TypeError):
-        body = json.loads(body) if body else None
+    with contextlib.suppress(ValueError):  # not JSON, or nested deeper than saip reads: looked at as text
+        body = jsondepth.loads(body) if body else None
     query = list(request.query_params.multi_items())
     return {"path": request.scope["path"], "params": request.path_params, "query": query, "body": body}
 

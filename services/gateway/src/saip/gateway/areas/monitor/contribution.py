@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from saip.common.words import plural
 from saip.gateway.areas.monitor import views
@@ -64,6 +64,17 @@ class CallsFilter(Input):
         default=None, description="Only calls that came through this interface."
     )
 
+    @field_validator("since", "until")
+    @classmethod
+    def _in_utc(cls, moment: datetime | None) -> datetime | None:
+        """A moment in UTC (one without an offset is UTC); one no timestamp holds there is refused, not failed on."""
+        if moment is None:
+            return None
+        try:
+            return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+        except OverflowError:
+            raise ValueError("must be a time between 0001-01-01 and 9999-12-31 in UTC (RFC 3339)") from None
+
     def wanted(self) -> audit_pb2.CallFilter:
         wanted = audit_pb2.CallFilter(
             tool=self.tool or "",
@@ -77,7 +88,7 @@ class CallsFilter(Input):
             wanted.outcome = views.outcome_value(self.outcome)
         for moment, field in ((self.since, wanted.since), (self.until, wanted.until)):
             if moment is not None:
-                field.FromDatetime(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+                field.FromDatetime(moment)
         return wanted
 
 
