@@ -14,8 +14,8 @@ import httpx
 
 from saip.common.natsd import free_port
 from saip.gateway.config import GatewaySettings
+from saip.gateway.process import over_http
 from saip.gateway.server import Gateway
-from saip.gateway.serving import over_http
 from tests.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -35,6 +35,10 @@ class AuditServiceStub:
     """Counts over the recent window, the chain head and the pipeline lag."""
     ListManagementCalls: _grpc.UnaryUnaryMultiCallable[_audit_pb2.ListManagementCallsRequest, _audit_pb2.ListManagementCallsResponse]
     """Management calls, newest first: the ring buffer, then the stream for older pages."""
+    GetEntry: _grpc.UnaryUnaryMultiCallable[_audit_pb2.GetEntryRequest, _audit_pb2.ChainedRecord]
+    """One chained record, by its cursor (the stream sequence of its ledger message): a call opened."""
+    ExportManagementCalls: _grpc.UnaryStreamMultiCallable[_audit_pb2.CallFilter, _audit_pb2.ChainedRecord]
+    """The management calls a filter keeps, oldest first, as they are on the chain: an export of a range."""
     ListToolCalls: _grpc.UnaryUnaryMultiCallable[_audit_pb2.ListToolCallsRequest, _audit_pb2.ListToolCallsResponse]
     """Calls of published and exposed tools, newest first."""
     ListRiskEvents: _grpc.UnaryUnaryMultiCallable[_audit_pb2.ListRiskEventsRequest, _audit_pb2.ListRiskEventsResponse]
@@ -57,6 +61,10 @@ class AuditServiceAsyncStub(AuditServiceStub):
     """Counts over the recent window, the chain head and the pipeline lag."""
     ListManagementCalls: _aio.UnaryUnaryMultiCallable[_audit_pb2.ListManagementCallsRequest, _audit_pb2.ListManagementCallsResponse]  # type: ignore[assignment]
     """Management calls, newest first: the ring buffer, then the stream for older pages."""
+    GetEntry: _aio.UnaryUnaryMultiCallable[_audit_pb2.GetEntryRequest, _audit_pb2.ChainedRecord]  # type: ignore[assignment]
+    """One chained record, by its cursor (the stream sequence of its ledger message): a call opened."""
+    ExportManagementCalls: _aio.UnaryStreamMultiCallable[_audit_pb2.CallFilter, _audit_pb2.ChainedRecord]  # type: ignore[assignment]
+    """The management calls a filter keeps, oldest first, as they are on the chain: an export of a range."""
     ListToolCalls: _aio.UnaryUnaryMultiCallable[_audit_pb2.ListToolCallsRequest, _audit_pb2.ListToolCallsResponse]  # type: ignore[assignment]
     """Calls of published and exposed tools, newest first."""
     ListRiskEvents: _aio.UnaryUnaryMultiCallable[_audit_pb2.ListRiskEventsRequest, _audit_pb2.ListRiskEventsResponse]  # type: ignore[assignment]
@@ -88,6 +96,22 @@ class AuditServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_audit_pb2.ListManagementCallsResponse, _abc.Awaitable[_audit_pb2.ListManagementCallsResponse]]:
         """Management calls, newest first: the ring buffer, then the stream for older pages."""
+
+    @_abc_1.abstractmethod
+    def GetEntry(
+        self,
+        request: _audit_pb2.GetEntryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_audit_pb2.ChainedRecord, _abc.Awaitable[_audit_pb2.ChainedRecord]]:
+        """One chained record, by its cursor (the stream sequence of its ledger message): a call opened."""
+
+    @_abc_1.abstractmethod
+    def ExportManagementCalls(
+        self,
+        request: _audit_pb2.CallFilter,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_audit_pb2.ChainedRecord], _abc.AsyncIterator[_audit_pb2.ChainedRecord]]:
+        """The management calls a filter keeps, oldest first, as they are on the chain: an export of a range."""
 
     @_abc_1.abstractmethod
     def ListToolCalls(
