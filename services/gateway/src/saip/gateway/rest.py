@@ -39,7 +39,7 @@ from saip.gateway.errors import (
     TooManySignIns,
 )
 from saip.gateway.person import PersonCheck
-from saip.gateway.persons import Change, PersonsTrail
+from saip.gateway.person_trail import Change, PersonTrail
 from saip.gateway.surface.declare import reaching
 from saip.gateway.surface.management import ManagementResult, problems
 
@@ -130,7 +130,7 @@ class Answered(APIRoute):
     """Every /api/v1 route: an error it raises becomes its answer here (`answer`); an answer's message and warnings
     are masked wherever they quote the request (its path, query and body), as the audit trail masks the same input (a
     refusal names what it was given, which may hold a secret: `password=...` as a tool's name); and a change the
-    person makes is recorded on the audit trail (`saip.gateway.persons`), through the trail the app holds."""
+    person makes is recorded on the audit trail (`saip.gateway.person_trail`), through the trail the app holds."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -145,7 +145,7 @@ class Answered(APIRoute):
                     response, error = answer(exc), exc
             if isinstance(response, StreamingResponse) or response.media_type != JSON:  # the audit tail's NDJSON
                 return response
-            trail: PersonsTrail | None = getattr(request.app.state, "trail", None)
+            trail: PersonTrail | None = getattr(request.app.state, "trail", None)
             interface = interface_of(request)
             change = Change(request.method, PREFIX + self.path, interface, next(iter(reached), None), {}, started)
             recorded = trail is not None and listed and change.recorded

@@ -29,13 +29,14 @@ from prometheus_client import CollectorRegistry
 from saip.common import bus, jetstream, names, telemetry, tracing
 from saip.common.metrics import publish_build_info
 from saip.common.watch import Restarts, keep_alive
+from saip.gateway.approval_store import KvNonces, KvQuestions
 from saip.gateway.areas import AREAS
 from saip.gateway.areas.base import OpenArea, Service, Surroundings
 from saip.gateway.areas.monitor import views as monitor_views
 from saip.gateway.areas.monitor.client import AuditClient
 from saip.gateway.areas.services import AUDIT
 from saip.gateway.auth import TokenService, TokenState
-from saip.gateway.clients import AuditPublisher, KvNonces, KvQuestions, KvTokenRecords, ServiceChannel
+from saip.gateway.clients import AuditPublisher, KvTokenRecords, ServiceChannel
 from saip.gateway.config import GatewaySettings
 from saip.gateway.console import signouts
 from saip.gateway.console.feed import BUCKET_TOPICS, Feed
@@ -44,7 +45,7 @@ from saip.gateway.console.signouts import SignOuts
 from saip.gateway.console.sources import follow_bucket, follow_trail
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.operations import GatewayOperations
-from saip.gateway.persons import PersonsTrail
+from saip.gateway.person_trail import PersonTrail
 from saip.gateway.spool import Spool
 from saip.gateway.surface.asking import Approvals
 from saip.gateway.surface.audited import Auditor
@@ -84,7 +85,7 @@ class Gateway:
         self.notifier = ListChangedNotifier(self.bus, self.sessions)
         self.loopback_secret = secrets.token_urlsafe(32)
         # The person's changes through the REST API, on the trail once the gateway runs (its auditor set then).
-        self.trail = PersonsTrail()
+        self.trail = PersonTrail()
         # The sealed 2026-07-28 state outlives the approval wait, so a late answer is told it was late (TIMEOUT).
         self.state_ttl = max(600.0, 2 * settings.hitl_approval_wait_seconds)
         self.mcp = build_server(

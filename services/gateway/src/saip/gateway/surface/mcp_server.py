@@ -275,6 +275,11 @@ def _principal(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return token_hash(token) if token else None
 
 
+def unknown(kind: str, name: str, then: str) -> MCPError:
+    """A name /mcp does not serve, said masked where it quotes what the client sent (it may hold a secret)."""
+    return MCPError(code=types.INVALID_PARAMS, message=mask_quoted(f"Unknown {kind} '{name}'. {then}", name))
+
+
 def build_server(
     *,
     registry: Registry,
@@ -295,12 +300,7 @@ def build_server(
     ) -> types.CallToolResult | types.InputRequiredResult:
         served = registry.tool(params.name)
         if served is None:
-            raise MCPError(
-                code=types.INVALID_PARAMS,
-                message=mask_quoted(
-                    f"Unknown tool '{params.name}'. Call tools/list for the tools now served.", params.name
-                ),
-            )
+            raise unknown("tool", params.name, "Call tools/list for the tools now served.")
         result = await served.call(params.arguments, caller_of(ctx, loopback_secret), McpInteraction(ctx, params))
         return to_mcp(result, max_result_bytes)
 
@@ -315,12 +315,7 @@ def build_server(
     ) -> types.ReadResourceResult:
         found = await registry.read(params.uri)
         if found is None:
-            raise MCPError(
-                code=types.INVALID_PARAMS,
-                message=mask_quoted(
-                    f"Unknown resource '{params.uri}'. Call resources/list and resources/templates/list.", params.uri
-                ),
-            )
+            raise unknown("resource", params.uri, "Call resources/list and resources/templates/list.")
         text, mime_type = found
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=params.uri, text=text, mime_type=mime_type)]
@@ -334,8 +329,7 @@ def build_server(
     ) -> types.GetPromptResult:
         prompt = registry.prompt(params.name)
         if prompt is None:
-            said = mask_quoted(f"Unknown prompt '{params.name}'. Call prompts/list.", params.name)
-            raise MCPError(code=types.INVALID_PARAMS, message=said)
+            raise unknown("prompt", params.name, "Call prompts/list.")
         return await prompt.render(dict(params.arguments or {}))
 
     server = GatewayServer(

@@ -69,7 +69,7 @@ def outcome_of(status: int, ok: bool, error: Exception | None) -> Outcome:
     return Outcome.OK if status < 400 and ok else Outcome.ERROR
 
 
-class PersonsTrail:
+class PersonTrail:
     """Records the person's changes through the gateway's auditor (set once the gateway runs)."""
 
     def __init__(self) -> None:
