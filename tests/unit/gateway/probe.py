@@ -285,7 +285,7 @@ def harness(
             wait_seconds=wait,
         ),
         contributions=[probe, *others],
-        token_set=lambda: token["set"],
+        authenticated=lambda: token["set"],
         gate=gate,
         registry=registry,
         notifier=notifier,

@@ -6,6 +6,13 @@ from __future__ import annotations
 AUTH_BUCKET = "saip-auth"
 MCP_TOKEN_KEY = "mcp-token"
 APPROVALS_BUCKET = "saip-approvals"
+# The credentials /mcp accepts besides the shared token (gateway.proto's CredentialRecord): named static tokens and
+# dynamically registered OAuth clients here; OAuth grants and refresh tokens in the grants bucket (entries age out),
+# pending authorizations and codes in the authorizations bucket (minutes), and each replica's count of their use.
+CLIENTS_BUCKET = "saip-clients"
+GRANTS_BUCKET = "saip-grants"
+AUTHORIZATIONS_BUCKET = "saip-authorizations"
+USAGE_BUCKET = "saip-usage"
 # The 2026-07-28 questions out with a client, by nonce: what lets exactly one replica record an unanswered one.
 QUESTIONS_BUCKET = "saip-questions"
 # What each publishing service publishes lives in its bucket; gateways watch it and list the served tools again.

@@ -45,6 +45,11 @@ DENIED = (
     "MCP elicitation."
 )
 LOOPBACK = "Tool '{tool}' was not run: it is not available to this app's own chat."
+NOT_GRANTED = (
+    "Tool '{tool}' was not run: this client's credential ({credential}) is granted the published tools only. Do not "
+    "retry it; ask the user to give this client the management grant: approve its sign-in again with the grant "
+    "'manage', or give it a named token made with `saip clients add NAME --scope manage`."
+)
 HIGH_RISK_UNDER_NONE = (
     "Tool '{tool}' was not run: this is a high-risk action and needs a human decision, but approval is disabled "
     "(management.approval=none). Ask the user to run it from the app."
@@ -194,6 +199,9 @@ class Gate:
         name = tool.name
         if call.caller.loopback:
             return _refused(LOOPBACK.format(tool=name), Outcome.REFUSED)
+        if not call.caller.manages:
+            credential = call.caller.credential.label if call.caller.credential is not None else ""
+            return _refused(NOT_GRANTED.format(tool=name, credential=credential), Outcome.REFUSED)
         retry = self.calls.take(call.caller.client)
         if retry is not None:
             self._metrics.limited.labels("calls").inc()
