@@ -39,8 +39,8 @@ from saip.gateway.process import over_http
 from saip.gateway.server import Gateway
 from saip.v1 import events_pb2
 from tests.integration.gateways import ADMIN_HEADERS, replica_settings
+from tests.integration.publishing import Catalog, publishing, served
 from tests.integration.replica import ReplicaProbe
-from tests.integration.serving import Catalog, served, serving
 from tests.waiting import eventually
 
 TOOLS = "saip.v1.ToolsService"
@@ -72,7 +72,7 @@ async def oauth_gateway(
     catalog = Catalog()
     catalog.serve(served(PUBLISHED))
     port = port or free_port()
-    async with serving(TOOLS, catalog) as address:
+    async with publishing(TOOLS, catalog) as address:
         settings = replica_settings(
             tmp_path,
             nats_url,

@@ -1,7 +1,7 @@
 """A credential per client: named static tokens beside the shared one and OAuth grants, each with its grant; the
 person's list of them with their use; and the management surface on while any credential is, with the seed's reason
 while none is. A client granted the published tools only sees no saip_* tool, resource or prompt, and its
-management call is refused by the gate, on the trail under its credential."""
+management call is refused by the gate, on the trail under its credential; nor does it see the guides as skills."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ from tests.integration.oauth_support import (
     records_of,
     text_of,
 )
+from tests.skills import listed
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -93,6 +94,7 @@ async def test_a_client_granted_the_published_tools_only_sees_and_runs_no_manage
             assert (await session.list_resources()).resources == []
             assert (await session.list_resource_templates()).resource_templates == []
             assert (await session.list_prompts()).prompts == []
+            assert (await listed(session)).skills == []
             refused = await session.call_tool(MANAGEMENT, {"name": "old"})
             assert refused.is_error
             said = json.loads(text_of(refused))["message"]
@@ -136,6 +138,7 @@ async def test_named_tokens_have_their_grant_their_use_and_their_revocation(
                 names = {tool.name for tool in (await session.list_tools()).tools}
                 assert {PUBLISHED, MANAGEMENT} <= names
                 assert (await session.list_prompts()).prompts
+                assert (await listed(session)).skills  # the guides, as Agent Skills
             async with with_token(url, reader["token"], "legacy") as session:
                 assert [tool.name for tool in (await session.list_tools()).tools] == [PUBLISHED]
                 await session.call_tool(PUBLISHED, {"text": "counted"})

@@ -12,7 +12,7 @@ from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from saip.gateway.auth import bearer
-from saip.gateway.credentials.identity import ANONYMOUS, GRANT_SCOPES, SCOPE_KEY, Credential, Grant
+from saip.gateway.credentials.identity import ANONYMOUS, GRANT_SCOPES, SCOPE_KEY, Credential, Grant, Kind
 from saip.gateway.credentials.registry import CredentialRegistry
 from saip.gateway.credentials.usage import Usage
 from saip.gateway.metrics import GatewayMetrics
@@ -61,14 +61,16 @@ class McpGuard:
             await self._challenge(send, self._origins.of(scope), presented is not None)
             return
         scope[SCOPE_KEY] = credential
-        scope["user"] = self._user(credential)
+        if credential.kind is not Kind.SHARED:
+            scope["user"] = self._user(credential)
         self._usage.seen(credential)
         await self.app(scope, receive, send)
 
     def _user(self, credential: Credential) -> AuthenticatedUser:
         """The MCP SDK binds a 2025-11-25 session to the user that opened it: another credential presenting its id is
-        answered as if it did not exist. The credential's id is that user (the shared token's outlives a rotation);
-        each is made once (at most `USERS`, forgotten all at once past that)."""
+        answered as if it did not exist. A named token's or a grant's id is that user; the shared token, the seed's
+        one token, has none, so its sessions go on as the seed has them (across a rotation, and once it is removed).
+        Each user is made once (at most `USERS`, forgotten all at once past that)."""
         key = (credential.id, credential.grant)
         user = self._users.get(key)
         if user is None:
