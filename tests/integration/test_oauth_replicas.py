@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from saip.common.natsd import LocalNats, free_port
-from tests.integration.gateways import ADMIN_HEADERS, GatewayProcess, ready, start_replica
+from tests.integration.gateways import ADMIN_HEADERS, GatewayProcess, two_replicas
 from tests.integration.oauth_support import Flow, oauth_gateway
 from tests.waiting import eventually
 
@@ -24,15 +24,10 @@ PUBLIC = "http://saip.test"
 @pytest.fixture
 async def replicas(nats_server: LocalNats, tmp_path: Path) -> AsyncIterator[tuple[GatewayProcess, GatewayProcess]]:
     # Reached through one address, as behind a load balancer: a token names that /mcp, whichever replica issued it.
-    one = start_replica(tmp_path, nats_server.url, "one", SAIP_OAUTH_ENABLED="true", SAIP_GATEWAY_PUBLIC_URL=PUBLIC)
-    two = start_replica(tmp_path, nats_server.url, "two", SAIP_OAUTH_ENABLED="true", SAIP_GATEWAY_PUBLIC_URL=PUBLIC)
-    try:
-        await ready(one)
-        await ready(two)
-        yield one, two
-    finally:
-        one.stop()
-        two.stop()
+    async with two_replicas(
+        tmp_path, nats_server.url, SAIP_OAUTH_ENABLED="true", SAIP_GATEWAY_PUBLIC_URL=PUBLIC
+    ) as both:
+        yield both
 
 
 async def test_a_revocation_through_one_replica_is_refused_on_the_other(

@@ -14,30 +14,17 @@ from saip.gateway.credentials.store import Gone
 from saip.gateway.surface.management import Caller, Level
 from saip.gateway.surface.registry import MANAGEMENT
 from saip.v1 import common_pb2, gateway_pb2
-from tests.unit.gateway.probe import harness
+from tests.unit.gateway.probe import NoInteraction, harness
 
 READER = Credential("3f9a1c2b7d04", Kind.OAUTH, "dashboard", Grant.TOOLS, "3f9a1c2b7d04")
 MANAGER = Credential("77aa00bb11cc", Kind.NAMED, "ci-bot", Grant.MANAGE, "hash")
-
-
-class _NoQuestion:
-    roundtrip = False
-    reports_progress = False
-    answer = None
-    state = None
-
-    async def elicit(self, message: str, schema: dict[str, object]) -> object:
-        raise AssertionError("a call refused for its grant asks nobody")
-
-    async def progress(self, done: float, total: float, message: str) -> None:
-        raise AssertionError("no progress for a refused call")
 
 
 async def test_a_credential_granted_the_published_tools_only_is_refused_a_management_call(tmp_path: Path) -> None:
     h = harness(tmp_path)
     [delete] = [tool for tool in h.probe.tools() if tool.level is Level.DESTRUCTIVE and tool.name.endswith("delete")]
     caller = Caller(client_name="claude-ai", client_version="1", elicitation=True, credential=READER)
-    result = await h.gate.execute(delete, {"name": "x"}, caller, _NoQuestion())  # type: ignore[arg-type]
+    result = await h.gate.execute(delete, {"name": "x"}, caller, NoInteraction())  # type: ignore[arg-type]
     assert result.is_error and result.envelope is not None
     assert result.envelope["message"] == (
         "Tool 'saip_probe_delete' was not run: this client's credential ('dashboard' (OAuth)) is granted the "
@@ -55,7 +42,7 @@ async def test_a_credential_granted_the_published_tools_only_is_refused_a_manage
 async def test_a_credential_with_the_management_grant_runs_it(tmp_path: Path) -> None:
     h = harness(tmp_path)
     [read] = [tool for tool in h.probe.tools() if tool.name == "saip_probe_read"]
-    result = await h.gate.execute(read, {}, Caller(credential=MANAGER), _NoQuestion())  # type: ignore[arg-type]
+    result = await h.gate.execute(read, {}, Caller(credential=MANAGER), NoInteraction())  # type: ignore[arg-type]
     assert result.envelope is not None and result.envelope["ok"], result.envelope
     assert h.audit.records[0].caller.credential.name == "ci-bot"
 
