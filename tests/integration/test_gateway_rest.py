@@ -334,6 +334,8 @@ async def _tools_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     await contract.check(api, "GET", "/api/v1/tools/{name}", 200, name="contract")
     tested = await contract.check(api, "POST", "/api/v1/tools/{name}/test", 200, name="contract")
     assert tested["localPass"] and tested["passed"]
+    planned = await contract.check(api, "GET", "/api/v1/tools/{name}/publish", 200, name="contract")
+    assert planned["refused"] is None and planned["risk"]["risk"] == "L0"
     await contract.check(api, "POST", "/api/v1/tools/{name}/publish", 200, name="contract")
     exposure = await contract.check(api, "GET", "/api/v1/tools/exposure", 200)
     body = {"autoExpose": True, "tools": [], "expectedRevision": exposure["revision"]}

@@ -62,5 +62,9 @@ TRACES_PREFIX = "saip.traces."
 PARKED_PREFIX = "saip.tools.parked."
 PARKED_EVENTS_HEADER = "Saip-Events-To"
 
+# Each upstream connection's state change (connecting, connected, failed, disabled), told by the tools replica whose
+# connection it is (core NATS, saip.v1.ConnectionChanged): the consoles' live feed follows it.
+CONNECTION_CHANGED = "saip.tools.connection.changed"
+
 # The JetStream header that makes a publish idempotent (a retried record is stored once).
 MSG_ID = "Nats-Msg-Id"

@@ -39,7 +39,7 @@ from saip.gateway.console import signouts
 from saip.gateway.console.feed import BUCKET_TOPICS, Feed
 from saip.gateway.console.session import Sessions
 from saip.gateway.console.signouts import SignOuts
-from saip.gateway.console.sources import follow_bucket, follow_trail
+from saip.gateway.console.sources import follow_bucket, follow_connections, follow_trail
 from saip.gateway.credentials.access import ClientAccess
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.operations import GatewayOperations
@@ -268,6 +268,7 @@ class Gateway:
                 (self.sweeper.follow, "questions"),
                 (self.signouts.follow, "console sign-outs"),
                 (functools.partial(follow_trail, self.nc, self.feed), "console audit trail"),
+                (functools.partial(follow_connections, self.nc, self.feed), "console connection states"),
             ]
             watches += [
                 (functools.partial(follow_bucket, js, bucket, topic, self.feed), f"console {bucket}")
