@@ -18,7 +18,7 @@ from playwright.async_api import Page, expect
 
 from tests.e2e.browser import accessibility_violations, chromium, described, person, screenshot
 from tests.e2e.stack import Stack, mcp_client, start_stack
-from tests.integration.answers import text
+from tests.results import text
 from tests.upstreams.running import ECHO, started, tool
 from tests.waiting import eventually
 

@@ -13,7 +13,7 @@ from playwright.async_api import Page, expect
 
 from tests.e2e.browser import accessibility_violations, chromium, described, person, screenshot
 from tests.e2e.stack import Stack, mcp_client
-from tests.integration.answers import text
+from tests.results import text
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.e2e

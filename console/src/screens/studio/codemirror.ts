@@ -45,6 +45,19 @@ const colours = HighlightStyle.define([
   { tag: [tags.invalid], color: "var(--bad)" },
 ]);
 
+// Typing over a selection is CodeMirror's change, not the browser's: Chromium's own deletes the selected lines and
+// wraps the typed text in an inline style (the colours of the tokens it replaced), which the console's CSP refuses.
+const typedOverSelection = EditorView.domEventHandlers({
+  beforeinput(event, view) {
+    if (event.inputType !== "insertText" || !event.data || view.state.selection.ranges.every((range) => range.empty)) {
+      return false;
+    }
+    event.preventDefault();
+    view.dispatch(view.state.replaceSelection(event.data), { scrollIntoView: true, userEvent: "input.type" });
+    return true;
+  },
+});
+
 export function mount(host: HTMLElement, code: string, label: string, onChange: (code: string) => void): Mounted {
   const root = host.shadowRoot ?? host.attachShadow({ mode: "open" });
   const view = new EditorView({
@@ -62,6 +75,7 @@ export function mount(host: HTMLElement, code: string, label: string, onChange: 
         syntaxHighlighting(colours),
         look,
         keymap.of([...defaultKeymap, ...historyKeymap]),
+        typedOverSelection,
         EditorView.lineWrapping,
         // Inside the shadow root an id outside cannot label it: the label is the content's own.
         EditorView.contentAttributes.of({ "aria-label": label }),
