@@ -4,7 +4,7 @@
 import { useState } from "preact/hooks";
 import { post } from "../../api";
 import { useAction } from "../../resource";
-import { Field } from "../../ui/controls";
+import { Choice, Field } from "../../ui/controls";
 import { Notice } from "../../ui/notice";
 import { RiskBadge } from "../../ui/risk";
 import type { ConnectionReport, RiskPreview, UpstreamTool } from "./types";
@@ -28,6 +28,7 @@ interface Definition {
   description: string;
 }
 
+const TRANSPORTS = ["streamable-http", "sse", "stdio"];
 const EMPTY: Definition = {
   id: "",
   name: "",
@@ -90,15 +91,7 @@ export function AddServer({ onAdded }: { onAdded: () => void }) {
           <Field label="Display name">
             {(id) => <input id={id} value={definition.name} onInput={(event) => edit({ name: event.currentTarget.value })} />}
           </Field>
-          <Field label="Transport">
-            {(id) => (
-              <select id={id} value={definition.transport} onChange={(event) => edit({ transport: event.currentTarget.value })}>
-                <option value="streamable-http">streamable-http</option>
-                <option value="sse">sse</option>
-                <option value="stdio">stdio</option>
-              </select>
-            )}
-          </Field>
+          <Choice label="Transport" value={definition.transport} options={TRANSPORTS} onChange={(transport) => edit({ transport })} />
         </div>
         {stdio ? (
           <div class="inline-fields">

@@ -1,9 +1,9 @@
 // The editor's fields: what the model reads (name, title, description, parameters), the code, the parameters' test
 // values (the Local Pass runs with them), the sandbox's network, static variables (a secret as ${NAME}), approval.
-import { Field } from "../../ui/controls";
+import { Choice, Field } from "../../ui/controls";
 import { CodeEditor } from "./CodeEditor";
 import { type Draft, nextKey, type ParamRow, paramRow, type VariableRow } from "./draft";
-import { NETWORK_MODES, PARAM_TYPES } from "./types";
+import { HITL_MODES, NETWORK_MODES, PARAM_TYPES } from "./types";
 
 type Change = (change: Partial<Draft>) => void;
 
@@ -43,15 +43,7 @@ export function Form({ draft, generation, change }: { draft: Draft; generation: 
       <fieldset>
         <legend>Sandbox</legend>
         <div class="inline-fields">
-          <Field label="Network mode">
-            {(id) => (
-              <select id={id} value={draft.networkMode} onChange={(event) => change({ networkMode: event.currentTarget.value })}>
-                {NETWORK_MODES.map((mode) => (
-                  <option key={mode}>{mode}</option>
-                ))}
-              </select>
-            )}
-          </Field>
+          <Choice label="Network mode" value={draft.networkMode} options={NETWORK_MODES} onChange={(networkMode) => change({ networkMode })} />
           <Field label="Allowed hosts" hint="For the allowlist mode: host names, commas between them.">
             {(id, hint) => (
               <input id={id} aria-describedby={hint} value={draft.hosts} onInput={(event) => change({ hosts: event.currentTarget.value })} />
@@ -63,15 +55,13 @@ export function Form({ draft, generation, change }: { draft: Draft; generation: 
       <fieldset>
         <legend>Approval and annotations</legend>
         <div class="inline-fields">
-          <Field label="Ask the person before each call">
-            {(id) => (
-              <select id={id} value={draft.hitlMode} onChange={(event) => change({ hitlMode: event.currentTarget.value })}>
-                <option value="">unset (the risk panel says what it comes to)</option>
-                <option value="REQUIRED">REQUIRED</option>
-                <option value="DISABLED">DISABLED</option>
-              </select>
-            )}
-          </Field>
+          <Choice
+            label="Ask the person before each call"
+            value={draft.hitlMode}
+            options={HITL_MODES}
+            none="unset (the risk panel says what it comes to)"
+            onChange={(hitlMode) => change({ hitlMode })}
+          />
           <Field label="Question template">
             {(id) => <input id={id} value={draft.promptTemplate} onInput={(event) => change({ promptTemplate: event.currentTarget.value })} />}
           </Field>

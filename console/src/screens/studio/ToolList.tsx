@@ -4,7 +4,7 @@ import { useState } from "preact/hooks";
 import { get } from "../../api";
 import { useAction, useResource } from "../../resource";
 import { navigate } from "../../router";
-import { Badge, Field, Link } from "../../ui/controls";
+import { Badge, Choice, Link } from "../../ui/controls";
 import { LoadError, Notice } from "../../ui/notice";
 import { Pages, usePaged } from "../../ui/paging";
 import { RiskBadge } from "../../ui/risk";
@@ -13,21 +13,21 @@ import { setExposure } from "./exposure";
 import { StateBadge } from "./parts";
 import type { Exposure, ToolSummary } from "./types";
 
-const SHOWN = {
-  all: { label: "All tools", keeps: () => true },
-  drafts: { label: "Drafts", keeps: (tool: ToolSummary) => tool.state === "draft" },
-  published: { label: "Published", keeps: (tool: ToolSummary) => tool.source !== "bundled" && tool.state !== "draft" },
-  bundled: { label: "Bundled examples", keeps: (tool: ToolSummary) => tool.source === "bundled" },
-} as const;
-type Shown = keyof typeof SHOWN;
+// Which of the tools the list shows, by what the filter says.
+const SHOWN: Record<string, (tool: ToolSummary) => boolean> = {
+  "All tools": () => true,
+  Drafts: (tool) => tool.state === "draft",
+  Published: (tool) => tool.source !== "bundled" && tool.state !== "draft",
+  "Bundled examples": (tool) => tool.source === "bundled",
+};
 
 export function ToolList() {
   const tools = useResource((signal) => get<ToolSummary[]>("/tools", { includeBundled: true }, signal), [], ["tools"]);
   const exposure = useResource((signal) => get<Exposure>("/tools/exposure", {}, signal), [], ["tools"]);
   const change = useAction(setExposure);
-  const [shown, setShown] = useState<Shown>("all");
+  const [shown, setShown] = useState("All tools");
   const listed = new Set(exposure.envelope?.data.tools ?? []);
-  const rows = (tools.envelope?.data ?? []).filter(SHOWN[shown].keeps);
+  const rows = (tools.envelope?.data ?? []).filter(SHOWN[shown] ?? (() => true));
   const paged = usePaged(rows);
   const setting = exposure.envelope?.data;
 
@@ -103,17 +103,7 @@ export function ToolList() {
       <section aria-labelledby="tools">
         <div class="page-head">
           <h2 id="tools">Tools</h2>
-          <Field label="Show">
-            {(id) => (
-              <select id={id} value={shown} onChange={(event) => (setShown(event.currentTarget.value as Shown), paged.setPage(0))}>
-                {Object.entries(SHOWN).map(([value, { label }]) => (
-                  <option key={value} value={value}>
-                    {label}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
+          <Choice label="Show" value={shown} options={Object.keys(SHOWN)} onChange={(value) => (setShown(value), paged.setPage(0))} />
         </div>
         <LoadError error={tools.error} retry={tools.reload} />
         <Table caption="The tools" columns={columns} rows={paged.rows} rowKey={(tool) => tool.name} empty="No tool here yet." />

@@ -93,4 +93,5 @@ export interface Exposure {
 }
 
 export const NETWORK_MODES = ["blocked", "strict", "allowlist", "open"] as const;
+export const HITL_MODES = ["REQUIRED", "DISABLED"] as const;
 export const PARAM_TYPES = ["string", "number", "integer", "boolean", "object", "array"] as const;
