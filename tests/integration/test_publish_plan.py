@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from saip.cli.group import cli
 from saip.common.natsd import LocalNats, free_port
-from saip.gateway.server import Gateway
 from saip.gateway.process import over_http
+from saip.gateway.server import Gateway
 from tests.integration.gateways import ADMIN, ADMIN_HEADERS, replica_settings
 from tests.integration.tools_support import running_tools
 from tests.unit.tools.specs import document
