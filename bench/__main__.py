@@ -11,6 +11,7 @@ from bench import (
     chat_turn,
     cold_start,
     console,
+    guard,
     hops,
     isolate_runtime,
     knowledge_search,
@@ -46,6 +47,7 @@ def main() -> None:
         ("isolate_runtime", isolate_runtime),
         ("hops", hops),
         ("console", console),
+        ("guard", guard),
     )
     for name, benchmark in benchmarks:
         if len(sys.argv) > 1 and name not in sys.argv[1:]:

@@ -11,6 +11,7 @@ export default defineConfig({
     target: "es2022",
     sourcemap: false,
     reportCompressedSize: true,
-    chunkSizeWarningLimit: 300,
+    // Tool Studio's code editor (CodeMirror 6) is one chunk of about 400 kB (135 kB gzipped), loaded with the editor.
+    chunkSizeWarningLimit: 420,
   },
 });

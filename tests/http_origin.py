@@ -3,6 +3,7 @@ sandbox's fetch, ingest by URL, the container health probe)."""
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -11,14 +12,19 @@ from typing import Any
 
 
 @contextmanager
-def http_origin(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[str]:
-    """Serve `handler` until the block ends; yields the origin, e.g. http://127.0.0.1:41234."""
+def http_origin(
+    handler: Callable[..., BaseHTTPRequestHandler], tls: ssl.SSLContext | None = None, host: str = "127.0.0.1"
+) -> Iterator[str]:
+    """Serve `handler` until the block ends (over TLS with `tls`); yields the origin, e.g. http://127.0.0.1:41234,
+    named with `host` (the name a certificate is for)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}"
+        yield f"{'https' if tls is not None else 'http'}://{host}:{server.server_port}"
     finally:
         server.shutdown()
         server.server_close()

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.e2e
 
 EXPOSE = {"autoExpose": False, "tools": []}
 # Every screen of the console's navigation, by its path.
-SCREENS = ["/", "/approvals", "/safety", "/knowledge", "/shipyard", "/traces", "/chat"]
+SCREENS = ["/", "/approvals", "/safety", "/tools", "/servers", "/knowledge", "/shipyard", "/traces", "/chat"]
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,3 +123,17 @@ async def ready(replica: GatewayProcess, within: float = 30.0) -> None:
         return reply.status_code == 200
 
     await eventually(answers, within=within, every=0.05)
+
+
+@asynccontextmanager
+async def two_replicas(home: Path, nats_url: str, **env: str) -> AsyncIterator[tuple[GatewayProcess, GatewayProcess]]:
+    """Replicas `one` and `two`, each its own process with `env` besides the shared settings, both answering."""
+    one = start_replica(home, nats_url, "one", **env)
+    two = start_replica(home, nats_url, "two", **env)
+    try:
+        await ready(one)
+        await ready(two)
+        yield one, two
+    finally:
+        one.stop()
+        two.stop()

@@ -21,7 +21,7 @@ from nats.aio.client import Client as NatsClient
 from saip.common import names
 from saip.common.natsd import LocalNats
 from saip.v1 import common_pb2, events_pb2, gateway_pb2
-from tests.integration.gateways import ADMIN_HEADERS, GatewayProcess, ready, start_replica
+from tests.integration.gateways import ADMIN_HEADERS, GatewayProcess, two_replicas
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -33,15 +33,8 @@ APPROVAL = {"approval": {"action": "accept", "content": {"approve": ["run"]}}}
 
 @pytest.fixture
 async def replicas(nats_server: LocalNats, tmp_path: Path) -> AsyncIterator[tuple[GatewayProcess, GatewayProcess]]:
-    one = start_replica(tmp_path, nats_server.url, "one")
-    two = start_replica(tmp_path, nats_server.url, "two")
-    try:
-        await ready(one)
-        await ready(two)
-        yield one, two
-    finally:
-        one.stop()
-        two.stop()
+    async with two_replicas(tmp_path, nats_server.url) as both:
+        yield both
 
 
 async def rotate(client: httpx.AsyncClient, replica: GatewayProcess) -> str:
@@ -202,11 +195,7 @@ async def test_a_2026_07_28_question_nobody_answers_is_recorded_as_timeout_once_
     nats_server: LocalNats, tmp_path: Path, nats_client: NatsClient
 ) -> None:
     """Each replica sweeps the questions past their wait; one wins each, and a late answer adds no record."""
-    one = start_replica(tmp_path, nats_server.url, "one", SAIP_HITL_APPROVAL_WAIT_SECONDS="1")
-    two = start_replica(tmp_path, nats_server.url, "two", SAIP_HITL_APPROVAL_WAIT_SECONDS="1")
-    try:
-        await ready(one)
-        await ready(two)
+    async with two_replicas(tmp_path, nats_server.url, SAIP_HITL_APPROVAL_WAIT_SECONDS="1") as (one, two):
         async with httpx.AsyncClient(timeout=10) as client:
             token = await rotate(client, one)
             await eventually(lambda: _accepted(client, two, token))
@@ -224,9 +213,6 @@ async def test_a_2026_07_28_question_nobody_answers_is_recorded_as_timeout_once_
             f"Tool '{PROBE}' was not run: no approval within 1 s. Do not retry it for this request; ask the user to "
             "run it from the app if it is still needed."
         )
-    finally:
-        one.stop()
-        two.stop()
     assert (record.outcome, record.hitl) == (common_pb2.OUTCOME_TIMEOUT, common_pb2.HITL_DECISION_TIMEOUT)
     assert record.gateway == "one" and record.approval_seconds == pytest.approx(1.0)
     # The late answer was refused without a record of its own; neither replica recorded the question again.

@@ -31,6 +31,7 @@ from saip.v1 import common_pb2, events_pb2
 from tests.integration.audit_support import running_audit
 from tests.integration.gateways import ADMIN, ADMIN_HEADERS, replica_settings
 from tests.integration.knowledge_support import knowledge_settings, running_knowledge
+from tests.integration.oauth_support import REDIRECT, Flow, query_of
 from tests.integration.shipyard_support import running_shipyard
 from tests.integration.tools_support import running_tools
 from tests.model_server import MODEL, say, scripted_model
@@ -139,11 +140,13 @@ async def _every_route(tmp_path: Path, url: str, ports: Ports, model: str) -> Co
         chat_base_url=model,
         chat_model=MODEL,
         management_out_of_band_approvals=True,
+        oauth_enabled=True,
     )
     settings.audit_addr = f"127.0.0.1:{ports.audit}"
     async with served(settings) as (gateway, api, contract):
         await _approvals_routes(gateway, api, contract)
         await _gateway_routes(api, contract)
+        await _clients_routes(api, contract)
         await _monitor_routes(gateway, api, contract)
         await _tools_routes(api, contract)
         await _knowledge_routes(api, contract)
@@ -254,6 +257,34 @@ async def _gateway_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     assert await contract.check(api, "DELETE", "/api/v1/mcp-token", 200) == {"removed": True}
 
 
+async def _clients_routes(api: httpx.AsyncClient, contract: Contract) -> None:
+    """A named token made, listed and revoked; how each client connects; one client's sign-in approved and one denied
+    at the consent screen's routes."""
+    made = await contract.check(api, "POST", "/api/v1/clients", 200, json={"name": "contract-bot", "scope": "manage"})
+    assert made["token"] and made["client"]["grant"] == "manage"
+    await contract.check(api, "POST", "/api/v1/clients", 409, json={"name": "contract-bot"})
+    await contract.check(api, "POST", "/api/v1/clients", 422, json={"name": "x", "scope": "everything"})
+    listed = await contract.check(api, "GET", "/api/v1/clients", 200)
+    assert [client["name"] for client in listed["clients"]] == ["contract-bot"]
+    snippets = await contract.check(api, "GET", "/api/v1/clients/snippets", 200)
+    assert snippets["url"] == f"{str(api.base_url).rstrip('/')}/mcp"
+    await contract.check(api, "DELETE", "/api/v1/clients/{client_id}", 200, name=made["client"]["id"])
+    await contract.check(api, "DELETE", "/api/v1/clients/{client_id}", 404, name=made["client"]["id"])
+    flow = Flow(str(api.base_url).rstrip("/"), api)
+    await flow.register()
+    for answer in ("approve", "deny"):
+        sent = await flow.authorize()
+        request_id = query_of(sent.headers["location"])["request"]
+        shown = await contract.check(api, "GET", "/api/v1/oauth/requests/{request_id}", 200, name=request_id)
+        assert shown["client"]["name"] == "by-hand"
+        body = {"grant": "manage"} if answer == "approve" else None
+        route = f"/api/v1/oauth/requests/{{request_id}}/{answer}"
+        redirect = (await contract.check(api, "POST", route, 200, name=request_id, json=body))["redirect"]
+        assert redirect.startswith(REDIRECT)
+        await contract.check(api, "POST", route, 404, name=request_id, json=body)  # answered once
+    await contract.check(api, "GET", "/api/v1/oauth/requests/{request_id}", 404, name="nosuchrequest")
+
+
 async def _monitor_routes(gateway: Gateway, api: httpx.AsyncClient, contract: Contract) -> None:
     # One chained record, so the tail has a line to send.
     record = events_pb2.ManagementCall(
@@ -322,6 +353,8 @@ async def _tools_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     await contract.check(api, "GET", "/api/v1/tools/{name}", 200, name="contract")
     tested = await contract.check(api, "POST", "/api/v1/tools/{name}/test", 200, name="contract")
     assert tested["localPass"] and tested["passed"]
+    planned = await contract.check(api, "GET", "/api/v1/tools/{name}/publish", 200, name="contract")
+    assert planned["refused"] is None and planned["risk"]["risk"] == "L0"
     await contract.check(api, "POST", "/api/v1/tools/{name}/publish", 200, name="contract")
     exposure = await contract.check(api, "GET", "/api/v1/tools/exposure", 200)
     body = {"autoExpose": True, "tools": [], "expectedRevision": exposure["revision"]}

@@ -189,3 +189,15 @@ def test_the_approval_rate_is_approved_over_every_decision() -> None:
 
     assert records.approval(counts) == (8, 0.5)
     assert records.approval({("server", "approved"): 0}) == (0, 0.0)
+
+
+def test_a_call_under_a_credential_names_it_before_the_client() -> None:
+    record = management_call(level=DESTRUCTIVE, outcome=DECLINED, duration_ms=1834, summary="Publish 'cafe-desk'")
+    record.management.caller.credential.CopyFrom(common_pb2.Credential(id="3f9a1c2b7d04", kind="named", name="ci-bot"))
+
+    assert records.log_line(record).startswith(
+        "mgmt.call client='ci-bot' (named token 3f9a1c2b7d04), claude-code 2.1.314 tool=saip_tools_publish "
+    )
+    event = records.management_risk_event(record.management)
+    assert event is not None
+    assert event.summary.startswith("'ci-bot' (named token 3f9a1c2b7d04), claude-code 2.1.314 ran saip_tools_publish")

@@ -45,6 +45,21 @@ SEALING_KEY = "k" * 40
 LOOPBACK_SECRET = "loopback-secret-for-tests"
 
 
+class NoInteraction:
+    """A call's channel to the person that must not be used: the call is refused before anything is asked."""
+
+    roundtrip = False
+    reports_progress = False
+    answer = None
+    state = None
+
+    async def elicit(self, message: str, schema: dict[str, object]) -> object:
+        raise AssertionError("a refused call asks nobody")
+
+    async def progress(self, done: float, total: float, message: str) -> None:
+        raise AssertionError("no progress for a refused call")
+
+
 class RecordingAudit:
     """Keeps every management call record the gate stores."""
 
@@ -293,7 +308,7 @@ def harness(
             wait_seconds=wait,
         ),
         contributions=[probe, *others],
-        token_set=lambda: token["set"],
+        authenticated=lambda: token["set"],
         gate=gate,
         registry=registry,
         notifier=notifier,

@@ -15,7 +15,7 @@ from saip.gateway.surface.approval import Answer
 from saip.gateway.surface.gate import Need, need_for
 from saip.gateway.surface.management import Approval, Caller, Level
 from saip.v1 import common_pb2
-from tests.unit.gateway.probe import harness
+from tests.unit.gateway.probe import NoInteraction, harness
 
 R, W, D = Level.READ, Level.WRITE, Level.DESTRUCTIVE
 DESTRUCTIVE, ALL, NONE = ApprovalMode.DESTRUCTIVE, ApprovalMode.ALL, ApprovalMode.NONE
@@ -56,23 +56,10 @@ def test_the_question_text() -> None:
     assert question.startswith("[WRITE] an unidentified client wants to run saip_x")
 
 
-class _NoInteraction:
-    roundtrip = False
-    reports_progress = False
-    answer = None
-    state = None
-
-    async def elicit(self, message: str, schema: dict[str, object]) -> object:
-        raise AssertionError("the loopback client must not be asked")
-
-    async def progress(self, done: float, total: float, message: str) -> None:
-        raise AssertionError("no progress for a refused call")
-
-
 async def test_the_app_own_chat_is_refused_before_anything_runs(tmp_path: Path) -> None:
     h = harness(tmp_path)
     [read] = [t for t in h.probe.tools() if t.name == "saip_probe_read"]
-    result = await h.gate.execute(read, {}, Caller(client_name="saip-chat", loopback=True), _NoInteraction())  # type: ignore[arg-type]
+    result = await h.gate.execute(read, {}, Caller(client_name="saip-chat", loopback=True), NoInteraction())  # type: ignore[arg-type]
     assert result.envelope is not None
     assert (
         result.envelope["message"] == "Tool 'saip_probe_read' was not run: it is not available to this app's own chat."
@@ -89,14 +76,14 @@ async def test_audit_record_masks_secrets_in_arguments(tmp_path: Path) -> None:
         write,
         {"name": "Bearer sk-abcdefghijkl", "count": 1},
         Caller(client_name="c", elicitation=True),
-        _NoInteraction(),  # type: ignore[arg-type]
+        NoInteraction(),  # type: ignore[arg-type]
     )
     record = h.audit.records[0]
     assert json.loads(record.arguments) == {"count": 1, "name": "Bearer ***"}
     assert "sk-abcdefghijkl" not in record.summary
 
 
-class _Asked(_NoInteraction):
+class _Asked(NoInteraction):
     """An interaction that records the question and approves it."""
 
     def __init__(self) -> None:
@@ -134,7 +121,7 @@ async def test_a_plan_the_owning_service_refuses_is_an_error_and_nobody_is_asked
 
     planned = dataclasses.replace(delete, planner=plan)
     result = await h.gate.execute(
-        planned, {"name": "ghost"}, Caller(client_name="c", elicitation=True), _NoInteraction()
+        planned, {"name": "ghost"}, Caller(client_name="c", elicitation=True), NoInteraction()
     )  # type: ignore[arg-type]
     assert result.envelope is not None
     assert result.envelope["message"] == "No tool named 'ghost'. Call saip_tools_list for the tools there are."

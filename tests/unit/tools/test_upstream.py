@@ -347,6 +347,16 @@ async def test_arguments_nested_thousands_deep_are_the_calls_error_naming_the_ru
     )
 
 
+async def test_a_hitl_switched_on_its_own_is_written_and_served_so() -> None:
+    composer, _, _, _ = await composer_of()
+    applied = await composer.apply(pb.ExposureChange(set_hitl=[pb.HitlChange(alias="echo", hitl=True)]), {}, [])
+    composition, _ = await composer.read()
+    asking = await composer.named("echo")
+    assert [member.hitl for member in composition.members] == [True]
+    assert [tool.member.hitl for tool in applied.composition.tools] == [True]
+    assert asking is not None and asking.asks
+
+
 async def test_a_declared_servers_member_is_composed_again_at_every_call() -> None:
     # Its record has no revision to tell a change by, and its address is looked up at every composition.
     declared = server(id="echoes", url="http://127.0.0.1:9/mcp", docs_url="https://d")

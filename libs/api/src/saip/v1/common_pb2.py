@@ -25,47 +25,49 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14saip/v1/common.proto\x12\x07saip.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9b\x01\n\x06\x43\x61ller\x12\x13\n\x0b\x63lient_name\x18\x01 \x01(\t\x12\x16\n\x0e\x63lient_version\x18\x02 \x01(\t\x12\x13\n\x0b\x65licitation\x18\x03 \x01(\x08\x12\x10\n\x08loopback\x18\x04 \x01(\x08\x12\x18\n\x10protocol_version\x18\x05 \x01(\t\x12\x10\n\x08operator\x18\x06 \x01(\t\x12\x11\n\tinterface\x18\x07 \x01(\t\"\xa9\x02\n\nServedTool\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x19\n\x11input_schema_json\x18\x04 \x01(\t\x12\x11\n\tread_only\x18\x05 \x01(\x08\x12\x13\n\x0b\x64\x65structive\x18\x06 \x01(\x08\x12\x12\n\nidempotent\x18\x07 \x01(\x08\x12\x12\n\nopen_world\x18\x08 \x01(\x08\x12\x15\n\rhitl_required\x18\t \x01(\x08\x12\x13\n\x0bhitl_prompt\x18\n \x01(\t\x12\x12\n\nrisk_level\x18\x0b \x01(\x05\x12\x0e\n\x06source\x18\x0c \x01(\t\x12\x17\n\x0fupstream_server\x18\r \x01(\t\x12\x15\n\rupstream_tool\x18\x0e \x01(\t\"\x18\n\x16ListServedToolsRequest\":\n\x14ListServedToolsReply\x12\"\n\x05tools\x18\x01 \x03(\x0b\x32\x13.saip.v1.ServedTool\"\x88\x01\n\x15\x43\x61llServedToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x02 \x01(\t\x12\x1f\n\x06\x63\x61ller\x18\x03 \x01(\x0b\x32\x0f.saip.v1.Caller\x12\x14\n\x0cpark_seconds\x18\x04 \x01(\x01\x12\x12\n\npark_until\x18\x05 \x01(\x01\"\x9c\x01\n\x0fServedToolInput\x12.\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x1e.saip.v1.CallServedToolRequestH\x00\x12\'\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x15.saip.v1.ServedAnswerH\x00\x12\'\n\x06resume\x18\x03 \x01(\x0b\x32\x15.saip.v1.ServedResumeH\x00\x42\x07\n\x05input\"\x80\x01\n\x0cServedResume\x12\x11\n\tparked_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12%\n\x06\x61nswer\x18\x03 \x01(\x0b\x32\x15.saip.v1.ServedAnswer\x12\x14\n\x0cpark_seconds\x18\x04 \x01(\x01\x12\x12\n\npark_until\x18\x05 \x01(\x01\"\xa3\x01\n\x0fServedToolEvent\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.saip.v1.ServedProgressH\x00\x12-\n\x05reply\x18\x02 \x01(\x0b\x32\x1c.saip.v1.CallServedToolReplyH\x00\x12+\n\x08question\x18\x03 \x01(\x0b\x32\x17.saip.v1.ServedQuestionH\x00\x42\x07\n\x05\x65vent\"_\n\x0eServedQuestion\x12\n\n\x02id\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x1d\n\x15requested_schema_json\x18\x03 \x01(\t\x12\x11\n\tparked_id\x18\x04 \x01(\t\"@\n\x0cServedAnswer\x12\n\n\x02id\x18\x01 \x01(\x05\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x14\n\x0c\x63ontent_json\x18\x03 \x01(\t\"B\n\x0eServedProgress\x12\x10\n\x08progress\x18\x01 \x01(\x01\x12\r\n\x05total\x18\x02 \x01(\x01\x12\x0f\n\x07message\x18\x03 \x01(\t\"N\n\x13\x43\x61llServedToolReply\x12\x10\n\x08is_error\x18\x01 \x01(\x08\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x17\n\x0fstructured_json\x18\x03 \x01(\t\"\x94\x02\n\x10ServiceHeartbeat\x12\x0f\n\x07service\x18\x01 \x01(\t\x12\x0f\n\x07replica\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12.\n\nstarted_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12&\n\x02\x61t\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x63pu_seconds\x18\x06 \x01(\x01\x12\x11\n\trss_bytes\x18\x07 \x01(\x03\x12\x10\n\x08open_fds\x18\x08 \x01(\x05\x12\x18\n\x10open_connections\x18\t \x01(\x05\x12\x0f\n\x07threads\x18\n \x01(\x05\x12\x10\n\x08restarts\x18\x0b \x01(\x05*\x82\x01\n\rApprovalLevel\x12\x1e\n\x1a\x41PPROVAL_LEVEL_UNSPECIFIED\x10\x00\x12\x17\n\x13\x41PPROVAL_LEVEL_READ\x10\x01\x12\x18\n\x14\x41PPROVAL_LEVEL_WRITE\x10\x02\x12\x1e\n\x1a\x41PPROVAL_LEVEL_DESTRUCTIVE\x10\x03*\x99\x01\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x0e\n\nOUTCOME_OK\x10\x01\x12\x11\n\rOUTCOME_ERROR\x10\x02\x12\x13\n\x0fOUTCOME_REFUSED\x10\x03\x12\x14\n\x10OUTCOME_DECLINED\x10\x04\x12\x12\n\x0eOUTCOME_DENIED\x10\x05\x12\x13\n\x0fOUTCOME_TIMEOUT\x10\x06*\xbb\x01\n\x0cHitlDecision\x12\x1d\n\x19HITL_DECISION_UNSPECIFIED\x10\x00\x12\x1a\n\x16HITL_DECISION_APPROVED\x10\x01\x12\x1a\n\x16HITL_DECISION_DECLINED\x10\x02\x12\x19\n\x15HITL_DECISION_TIMEOUT\x10\x03\x12\x1f\n\x1bHITL_DECISION_ELICIT_FAILED\x10\x04\x12\x18\n\x14HITL_DECISION_DENIED\x10\x05*O\n\x08HitlSide\x12\x19\n\x15HITL_SIDE_UNSPECIFIED\x10\x00\x12\x14\n\x10HITL_SIDE_SERVER\x10\x01\x12\x12\n\x0eHITL_SIDE_CHAT\x10\x02*J\n\x08Severity\x12\x18\n\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x11\n\rSEVERITY_INFO\x10\x01\x12\x11\n\rSEVERITY_WARN\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14saip/v1/common.proto\x12\x07saip.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc4\x01\n\x06\x43\x61ller\x12\x13\n\x0b\x63lient_name\x18\x01 \x01(\t\x12\x16\n\x0e\x63lient_version\x18\x02 \x01(\t\x12\x13\n\x0b\x65licitation\x18\x03 \x01(\x08\x12\x10\n\x08loopback\x18\x04 \x01(\x08\x12\x18\n\x10protocol_version\x18\x05 \x01(\t\x12\x10\n\x08operator\x18\x06 \x01(\t\x12\x11\n\tinterface\x18\x07 \x01(\t\x12\'\n\ncredential\x18\x08 \x01(\x0b\x32\x13.saip.v1.Credential\"4\n\nCredential\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"\xa9\x02\n\nServedTool\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x19\n\x11input_schema_json\x18\x04 \x01(\t\x12\x11\n\tread_only\x18\x05 \x01(\x08\x12\x13\n\x0b\x64\x65structive\x18\x06 \x01(\x08\x12\x12\n\nidempotent\x18\x07 \x01(\x08\x12\x12\n\nopen_world\x18\x08 \x01(\x08\x12\x15\n\rhitl_required\x18\t \x01(\x08\x12\x13\n\x0bhitl_prompt\x18\n \x01(\t\x12\x12\n\nrisk_level\x18\x0b \x01(\x05\x12\x0e\n\x06source\x18\x0c \x01(\t\x12\x17\n\x0fupstream_server\x18\r \x01(\t\x12\x15\n\rupstream_tool\x18\x0e \x01(\t\"\x18\n\x16ListServedToolsRequest\":\n\x14ListServedToolsReply\x12\"\n\x05tools\x18\x01 \x03(\x0b\x32\x13.saip.v1.ServedTool\"\x88\x01\n\x15\x43\x61llServedToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x02 \x01(\t\x12\x1f\n\x06\x63\x61ller\x18\x03 \x01(\x0b\x32\x0f.saip.v1.Caller\x12\x14\n\x0cpark_seconds\x18\x04 \x01(\x01\x12\x12\n\npark_until\x18\x05 \x01(\x01\"\x9c\x01\n\x0fServedToolInput\x12.\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x1e.saip.v1.CallServedToolRequestH\x00\x12\'\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x15.saip.v1.ServedAnswerH\x00\x12\'\n\x06resume\x18\x03 \x01(\x0b\x32\x15.saip.v1.ServedResumeH\x00\x42\x07\n\x05input\"\x80\x01\n\x0cServedResume\x12\x11\n\tparked_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12%\n\x06\x61nswer\x18\x03 \x01(\x0b\x32\x15.saip.v1.ServedAnswer\x12\x14\n\x0cpark_seconds\x18\x04 \x01(\x01\x12\x12\n\npark_until\x18\x05 \x01(\x01\"\xa3\x01\n\x0fServedToolEvent\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.saip.v1.ServedProgressH\x00\x12-\n\x05reply\x18\x02 \x01(\x0b\x32\x1c.saip.v1.CallServedToolReplyH\x00\x12+\n\x08question\x18\x03 \x01(\x0b\x32\x17.saip.v1.ServedQuestionH\x00\x42\x07\n\x05\x65vent\"_\n\x0eServedQuestion\x12\n\n\x02id\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x1d\n\x15requested_schema_json\x18\x03 \x01(\t\x12\x11\n\tparked_id\x18\x04 \x01(\t\"@\n\x0cServedAnswer\x12\n\n\x02id\x18\x01 \x01(\x05\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x14\n\x0c\x63ontent_json\x18\x03 \x01(\t\"B\n\x0eServedProgress\x12\x10\n\x08progress\x18\x01 \x01(\x01\x12\r\n\x05total\x18\x02 \x01(\x01\x12\x0f\n\x07message\x18\x03 \x01(\t\"N\n\x13\x43\x61llServedToolReply\x12\x10\n\x08is_error\x18\x01 \x01(\x08\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x17\n\x0fstructured_json\x18\x03 \x01(\t\"\x94\x02\n\x10ServiceHeartbeat\x12\x0f\n\x07service\x18\x01 \x01(\t\x12\x0f\n\x07replica\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12.\n\nstarted_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12&\n\x02\x61t\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x63pu_seconds\x18\x06 \x01(\x01\x12\x11\n\trss_bytes\x18\x07 \x01(\x03\x12\x10\n\x08open_fds\x18\x08 \x01(\x05\x12\x18\n\x10open_connections\x18\t \x01(\x05\x12\x0f\n\x07threads\x18\n \x01(\x05\x12\x10\n\x08restarts\x18\x0b \x01(\x05*\x82\x01\n\rApprovalLevel\x12\x1e\n\x1a\x41PPROVAL_LEVEL_UNSPECIFIED\x10\x00\x12\x17\n\x13\x41PPROVAL_LEVEL_READ\x10\x01\x12\x18\n\x14\x41PPROVAL_LEVEL_WRITE\x10\x02\x12\x1e\n\x1a\x41PPROVAL_LEVEL_DESTRUCTIVE\x10\x03*\x99\x01\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x0e\n\nOUTCOME_OK\x10\x01\x12\x11\n\rOUTCOME_ERROR\x10\x02\x12\x13\n\x0fOUTCOME_REFUSED\x10\x03\x12\x14\n\x10OUTCOME_DECLINED\x10\x04\x12\x12\n\x0eOUTCOME_DENIED\x10\x05\x12\x13\n\x0fOUTCOME_TIMEOUT\x10\x06*\xbb\x01\n\x0cHitlDecision\x12\x1d\n\x19HITL_DECISION_UNSPECIFIED\x10\x00\x12\x1a\n\x16HITL_DECISION_APPROVED\x10\x01\x12\x1a\n\x16HITL_DECISION_DECLINED\x10\x02\x12\x19\n\x15HITL_DECISION_TIMEOUT\x10\x03\x12\x1f\n\x1bHITL_DECISION_ELICIT_FAILED\x10\x04\x12\x18\n\x14HITL_DECISION_DENIED\x10\x05*O\n\x08HitlSide\x12\x19\n\x15HITL_SIDE_UNSPECIFIED\x10\x00\x12\x14\n\x10HITL_SIDE_SERVER\x10\x01\x12\x12\n\x0eHITL_SIDE_CHAT\x10\x02*J\n\x08Severity\x12\x18\n\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x11\n\rSEVERITY_INFO\x10\x01\x12\x11\n\rSEVERITY_WARN\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'saip.v1.common_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_APPROVALLEVEL']._serialized_start=1796
-  _globals['_APPROVALLEVEL']._serialized_end=1926
-  _globals['_OUTCOME']._serialized_start=1929
-  _globals['_OUTCOME']._serialized_end=2082
-  _globals['_HITLDECISION']._serialized_start=2085
-  _globals['_HITLDECISION']._serialized_end=2272
-  _globals['_HITLSIDE']._serialized_start=2274
-  _globals['_HITLSIDE']._serialized_end=2353
-  _globals['_SEVERITY']._serialized_start=2355
-  _globals['_SEVERITY']._serialized_end=2429
+  _globals['_APPROVALLEVEL']._serialized_start=1891
+  _globals['_APPROVALLEVEL']._serialized_end=2021
+  _globals['_OUTCOME']._serialized_start=2024
+  _globals['_OUTCOME']._serialized_end=2177
+  _globals['_HITLDECISION']._serialized_start=2180
+  _globals['_HITLDECISION']._serialized_end=2367
+  _globals['_HITLSIDE']._serialized_start=2369
+  _globals['_HITLSIDE']._serialized_end=2448
+  _globals['_SEVERITY']._serialized_start=2450
+  _globals['_SEVERITY']._serialized_end=2524
   _globals['_CALLER']._serialized_start=67
-  _globals['_CALLER']._serialized_end=222
-  _globals['_SERVEDTOOL']._serialized_start=225
-  _globals['_SERVEDTOOL']._serialized_end=522
-  _globals['_LISTSERVEDTOOLSREQUEST']._serialized_start=524
-  _globals['_LISTSERVEDTOOLSREQUEST']._serialized_end=548
-  _globals['_LISTSERVEDTOOLSREPLY']._serialized_start=550
-  _globals['_LISTSERVEDTOOLSREPLY']._serialized_end=608
-  _globals['_CALLSERVEDTOOLREQUEST']._serialized_start=611
-  _globals['_CALLSERVEDTOOLREQUEST']._serialized_end=747
-  _globals['_SERVEDTOOLINPUT']._serialized_start=750
-  _globals['_SERVEDTOOLINPUT']._serialized_end=906
-  _globals['_SERVEDRESUME']._serialized_start=909
-  _globals['_SERVEDRESUME']._serialized_end=1037
-  _globals['_SERVEDTOOLEVENT']._serialized_start=1040
-  _globals['_SERVEDTOOLEVENT']._serialized_end=1203
-  _globals['_SERVEDQUESTION']._serialized_start=1205
-  _globals['_SERVEDQUESTION']._serialized_end=1300
-  _globals['_SERVEDANSWER']._serialized_start=1302
-  _globals['_SERVEDANSWER']._serialized_end=1366
-  _globals['_SERVEDPROGRESS']._serialized_start=1368
-  _globals['_SERVEDPROGRESS']._serialized_end=1434
-  _globals['_CALLSERVEDTOOLREPLY']._serialized_start=1436
-  _globals['_CALLSERVEDTOOLREPLY']._serialized_end=1514
-  _globals['_SERVICEHEARTBEAT']._serialized_start=1517
-  _globals['_SERVICEHEARTBEAT']._serialized_end=1793
+  _globals['_CALLER']._serialized_end=263
+  _globals['_CREDENTIAL']._serialized_start=265
+  _globals['_CREDENTIAL']._serialized_end=317
+  _globals['_SERVEDTOOL']._serialized_start=320
+  _globals['_SERVEDTOOL']._serialized_end=617
+  _globals['_LISTSERVEDTOOLSREQUEST']._serialized_start=619
+  _globals['_LISTSERVEDTOOLSREQUEST']._serialized_end=643
+  _globals['_LISTSERVEDTOOLSREPLY']._serialized_start=645
+  _globals['_LISTSERVEDTOOLSREPLY']._serialized_end=703
+  _globals['_CALLSERVEDTOOLREQUEST']._serialized_start=706
+  _globals['_CALLSERVEDTOOLREQUEST']._serialized_end=842
+  _globals['_SERVEDTOOLINPUT']._serialized_start=845
+  _globals['_SERVEDTOOLINPUT']._serialized_end=1001
+  _globals['_SERVEDRESUME']._serialized_start=1004
+  _globals['_SERVEDRESUME']._serialized_end=1132
+  _globals['_SERVEDTOOLEVENT']._serialized_start=1135
+  _globals['_SERVEDTOOLEVENT']._serialized_end=1298
+  _globals['_SERVEDQUESTION']._serialized_start=1300
+  _globals['_SERVEDQUESTION']._serialized_end=1395
+  _globals['_SERVEDANSWER']._serialized_start=1397
+  _globals['_SERVEDANSWER']._serialized_end=1461
+  _globals['_SERVEDPROGRESS']._serialized_start=1463
+  _globals['_SERVEDPROGRESS']._serialized_end=1529
+  _globals['_CALLSERVEDTOOLREPLY']._serialized_start=1531
+  _globals['_CALLSERVEDTOOLREPLY']._serialized_end=1609
+  _globals['_SERVICEHEARTBEAT']._serialized_start=1612
+  _globals['_SERVICEHEARTBEAT']._serialized_end=1888
 # @@protoc_insertion_point(module_scope)

@@ -72,7 +72,7 @@ SEVERITY_INFO: Severity
 SEVERITY_WARN: Severity
 
 class Caller(_message.Message):
-    __slots__ = ("client_name", "client_version", "elicitation", "loopback", "protocol_version", "operator", "interface")
+    __slots__ = ("client_name", "client_version", "elicitation", "loopback", "protocol_version", "operator", "interface", "credential")
     CLIENT_NAME_FIELD_NUMBER: _ClassVar[int]
     CLIENT_VERSION_FIELD_NUMBER: _ClassVar[int]
     ELICITATION_FIELD_NUMBER: _ClassVar[int]
@@ -80,6 +80,7 @@ class Caller(_message.Message):
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     OPERATOR_FIELD_NUMBER: _ClassVar[int]
     INTERFACE_FIELD_NUMBER: _ClassVar[int]
+    CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
     client_name: str
     client_version: str
     elicitation: bool
@@ -87,7 +88,18 @@ class Caller(_message.Message):
     protocol_version: str
     operator: str
     interface: str
-    def __init__(self, client_name: _Optional[str] = ..., client_version: _Optional[str] = ..., elicitation: _Optional[bool] = ..., loopback: _Optional[bool] = ..., protocol_version: _Optional[str] = ..., operator: _Optional[str] = ..., interface: _Optional[str] = ...) -> None: ...
+    credential: Credential
+    def __init__(self, client_name: _Optional[str] = ..., client_version: _Optional[str] = ..., elicitation: _Optional[bool] = ..., loopback: _Optional[bool] = ..., protocol_version: _Optional[str] = ..., operator: _Optional[str] = ..., interface: _Optional[str] = ..., credential: _Optional[_Union[Credential, _Mapping]] = ...) -> None: ...
+
+class Credential(_message.Message):
+    __slots__ = ("id", "kind", "name")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    kind: str
+    name: str
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
 
 class ServedTool(_message.Message):
     __slots__ = ("name", "title", "description", "input_schema_json", "read_only", "destructive", "idempotent", "open_world", "hitl_required", "hitl_prompt", "risk_level", "source", "upstream_server", "upstream_tool")

@@ -163,3 +163,127 @@ class ChatPending(_message.Message):
     sources: _containers.RepeatedCompositeFieldContainer[ChatSource]
     timed_out: ChatTurn
     def __init__(self, turn_id: _Optional[str] = ..., state_json: _Optional[str] = ..., asked_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., pipeline: _Optional[str] = ..., sources: _Optional[_Iterable[_Union[ChatSource, _Mapping]]] = ..., timed_out: _Optional[_Union[ChatTurn, _Mapping]] = ...) -> None: ...
+
+class CredentialRecord(_message.Message):
+    __slots__ = ("id", "kind", "name", "grant", "token_sha256", "client_id", "client_host", "created_at", "created_by", "expires_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    GRANT_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_SHA256_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_HOST_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    kind: str
+    name: str
+    grant: str
+    token_sha256: str
+    client_id: str
+    client_host: str
+    created_at: _timestamp_pb2.Timestamp
+    created_by: str
+    expires_at: float
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., name: _Optional[str] = ..., grant: _Optional[str] = ..., token_sha256: _Optional[str] = ..., client_id: _Optional[str] = ..., client_host: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_by: _Optional[str] = ..., expires_at: _Optional[float] = ...) -> None: ...
+
+class CredentialSeen(_message.Message):
+    __slots__ = ("first_seen",)
+    FIRST_SEEN_FIELD_NUMBER: _ClassVar[int]
+    first_seen: float
+    def __init__(self, first_seen: _Optional[float] = ...) -> None: ...
+
+class OAuthRegistration(_message.Message):
+    __slots__ = ("client_id", "metadata_json", "registered_at")
+    CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_JSON_FIELD_NUMBER: _ClassVar[int]
+    REGISTERED_AT_FIELD_NUMBER: _ClassVar[int]
+    client_id: str
+    metadata_json: str
+    registered_at: _timestamp_pb2.Timestamp
+    def __init__(self, client_id: _Optional[str] = ..., metadata_json: _Optional[str] = ..., registered_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class PendingAuthorization(_message.Message):
+    __slots__ = ("client_id", "client_name", "client_host", "redirect_uri", "redirect_uri_explicit", "code_challenge", "state", "scopes", "resource", "issuer", "expires_at")
+    CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_HOST_FIELD_NUMBER: _ClassVar[int]
+    REDIRECT_URI_FIELD_NUMBER: _ClassVar[int]
+    REDIRECT_URI_EXPLICIT_FIELD_NUMBER: _ClassVar[int]
+    CODE_CHALLENGE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    ISSUER_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    client_id: str
+    client_name: str
+    client_host: str
+    redirect_uri: str
+    redirect_uri_explicit: bool
+    code_challenge: str
+    state: str
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    resource: str
+    issuer: str
+    expires_at: float
+    def __init__(self, client_id: _Optional[str] = ..., client_name: _Optional[str] = ..., client_host: _Optional[str] = ..., redirect_uri: _Optional[str] = ..., redirect_uri_explicit: _Optional[bool] = ..., code_challenge: _Optional[str] = ..., state: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., resource: _Optional[str] = ..., issuer: _Optional[str] = ..., expires_at: _Optional[float] = ...) -> None: ...
+
+class AuthorizationCodeRecord(_message.Message):
+    __slots__ = ("client_id", "credential_id", "redirect_uri", "redirect_uri_explicit", "code_challenge", "scopes", "resource", "expires_at", "used")
+    CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    CREDENTIAL_ID_FIELD_NUMBER: _ClassVar[int]
+    REDIRECT_URI_FIELD_NUMBER: _ClassVar[int]
+    REDIRECT_URI_EXPLICIT_FIELD_NUMBER: _ClassVar[int]
+    CODE_CHALLENGE_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    USED_FIELD_NUMBER: _ClassVar[int]
+    client_id: str
+    credential_id: str
+    redirect_uri: str
+    redirect_uri_explicit: bool
+    code_challenge: str
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    resource: str
+    expires_at: float
+    used: bool
+    def __init__(self, client_id: _Optional[str] = ..., credential_id: _Optional[str] = ..., redirect_uri: _Optional[str] = ..., redirect_uri_explicit: _Optional[bool] = ..., code_challenge: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., resource: _Optional[str] = ..., expires_at: _Optional[float] = ..., used: _Optional[bool] = ...) -> None: ...
+
+class RefreshRecord(_message.Message):
+    __slots__ = ("client_id", "credential_id", "scopes", "resource", "expires_at", "used")
+    CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    CREDENTIAL_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    USED_FIELD_NUMBER: _ClassVar[int]
+    client_id: str
+    credential_id: str
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    resource: str
+    expires_at: float
+    used: bool
+    def __init__(self, client_id: _Optional[str] = ..., credential_id: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., resource: _Optional[str] = ..., expires_at: _Optional[float] = ..., used: _Optional[bool] = ...) -> None: ...
+
+class CredentialUsage(_message.Message):
+    __slots__ = ("first_seen", "last_seen", "minutes")
+    FIRST_SEEN_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEEN_FIELD_NUMBER: _ClassVar[int]
+    MINUTES_FIELD_NUMBER: _ClassVar[int]
+    first_seen: float
+    last_seen: float
+    minutes: _containers.RepeatedCompositeFieldContainer[UsageMinute]
+    def __init__(self, first_seen: _Optional[float] = ..., last_seen: _Optional[float] = ..., minutes: _Optional[_Iterable[_Union[UsageMinute, _Mapping]]] = ...) -> None: ...
+
+class UsageMinute(_message.Message):
+    __slots__ = ("minute", "calls", "questions")
+    MINUTE_FIELD_NUMBER: _ClassVar[int]
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    minute: int
+    calls: int
+    questions: int
+    def __init__(self, minute: _Optional[int] = ..., calls: _Optional[int] = ..., questions: _Optional[int] = ...) -> None: ...

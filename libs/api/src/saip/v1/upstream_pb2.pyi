@@ -210,6 +210,18 @@ class UpstreamStatus(_message.Message):
     since: _timestamp_pb2.Timestamp
     def __init__(self, server: _Optional[_Union[Server, _Mapping]] = ..., state: _Optional[_Union[ConnectionState, str]] = ..., reason: _Optional[str] = ..., server_name: _Optional[str] = ..., server_version: _Optional[str] = ..., protocol_version: _Optional[str] = ..., capabilities: _Optional[_Iterable[str]] = ..., tool_count: _Optional[int] = ..., risk_level: _Optional[int] = ..., risk_reasons: _Optional[_Iterable[str]] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
+class ConnectionChanged(_message.Message):
+    __slots__ = ("server_id", "state", "reason", "since")
+    SERVER_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    server_id: str
+    state: ConnectionState
+    reason: str
+    since: _timestamp_pb2.Timestamp
+    def __init__(self, server_id: _Optional[str] = ..., state: _Optional[_Union[ConnectionState, str]] = ..., reason: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
 class ListServersRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...

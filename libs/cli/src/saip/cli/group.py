@@ -1,7 +1,7 @@
 """`saip`'s commands: the person's command line. `saip run` starts the local stack; the rest talks to the REST API,
-one file per area (`status` and `token`, `approvals`, `audit`, `traces`, `tools`, `servers`, `expose`, `knowledge`,
-`shipyard`, `chat`), printing through `saip.cli.output`. The entry point is `saip.cli.main`, which starts `saip run`
-without this module."""
+one file per area (`status` and `token`, `approvals`, `clients`, `audit`, `traces`, `tools`, `servers`, `expose`,
+`knowledge`, `shipyard`, `chat`), printing through `saip.cli.output`. The entry point is `saip.cli.main`, which starts
+`saip run` without this module."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ AREAS = {
     "status": "saip.cli.status:status",
     "token": "saip.cli.status:token",
     "approvals": "saip.cli.approvals:approvals",
+    "clients": "saip.cli.clients:clients",
     "audit": "saip.cli.audit:audit",
     "traces": "saip.cli.traces:traces",
     "tools": "saip.cli.tools:tools",

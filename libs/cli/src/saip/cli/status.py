@@ -10,6 +10,7 @@ from saip.cli.client import ApiError
 from saip.cli.commands import api, call
 from saip.cli.hints import for_person
 from saip.cli.output import fields, json_option, listing, report
+from saip.common.words import plural
 
 # Where the MCP token in force comes from, as the gateway names it.
 TOKEN_SOURCES = {
@@ -34,6 +35,7 @@ def status(context: click.Context, as_json: bool) -> None:
                     "MCP token",
                     TOKEN_SOURCES.get(token["source"], f"set by {token['source']}") if token["set"] else "not set",
                 ),
+                ("Credentials", credentials(data["mcp"]["credentials"])),
                 ("Management tools", surface),
                 ("Published tools", ", ".join(tool["name"] for tool in data["mcp"]["published"]) or "none"),
                 ("Approval", f"{management['approval']}, wait {management['approvalWaitSeconds']:g} s"),
@@ -59,6 +61,16 @@ def restarts(context: click.Context) -> str:
         for entry in system["services"]
     }
     return ", ".join(f"{name} {count}" for name, count in sorted(counts.items()) if count) or "none"
+
+
+def credentials(on: dict[str, Any]) -> str:
+    """Which credentials /mcp accepts, in words: `shared token, 2 named tokens, OAuth (dynamic registration on)`."""
+    said = ["shared token"] if on["shared"] else []
+    if on["named"]:
+        said.append(plural(on["named"], "named token"))
+    if on["oauth"]:
+        said.append(f"OAuth (dynamic registration {'on' if on['dynamicRegistration'] else 'off'})")
+    return ", ".join(said) or "none: /mcp serves the published tools to anyone who reaches it"
 
 
 @click.group()

@@ -161,16 +161,20 @@ def exposure(context: click.Context, auto: bool | None, names: tuple[str, ...], 
     report(_studio(context, "PUT", "/exposure", json=body), as_json)
 
 
-for command in (
-    on_name(
-        "publish",
-        "Publish NAME (it must have passed its Local Pass).",
-        lambda context, name: _studio(context, "POST", f"/{name}/publish"),
-    ),
+@tools.command()
+@click.argument("name")
+@click.option("--dry-run", is_flag=True, help="Only show what publishing would do, and at which risk.")
+@json_option
+@click.pass_context
+def publish(context: click.Context, name: str, dry_run: bool, as_json: bool) -> None:
+    """Publish NAME (it must have passed its Local Pass); --dry-run shows what would change, and at which risk."""
+    report(_studio(context, "GET" if dry_run else "POST", f"/{name}/publish"), as_json)
+
+
+tools.add_command(
     on_name(
         "delete",
         "Delete the draft or published tool NAME.",
         lambda context, name: _studio(context, "DELETE", f"/{name}"),
-    ),
-):
-    tools.add_command(command)
+    )
+)

@@ -40,6 +40,11 @@ ANSWERED_ITSELF = (
 
 # The gate's own rules, before anyone is asked (REFUSED).
 LOOPBACK = "Tool '{tool}' was not run: it is not available to this app's own chat."
+NOT_GRANTED = (
+    "Tool '{tool}' was not run: this client's credential ({credential}) is granted the published tools only. Do not "
+    "retry it; ask the user to give this client the management grant: approve its sign-in again with the grant "
+    "'manage', or give it a named token made with `saip clients add NAME --scope manage`."
+)
 HIGH_RISK_UNDER_NONE = (
     "Tool '{tool}' was not run: this is a high-risk action and needs a human decision, but approval is disabled "
     "(management.approval=none). Ask the user to run it from the app."

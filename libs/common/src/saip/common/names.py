@@ -7,6 +7,13 @@ from __future__ import annotations
 AUTH_BUCKET = "saip-auth"
 MCP_TOKEN_KEY = "mcp-token"
 APPROVALS_BUCKET = "saip-approvals"
+# The credentials /mcp accepts besides the shared token (gateway.proto's CredentialRecord): named static tokens and
+# dynamically registered OAuth clients here; OAuth grants and refresh tokens in the grants bucket (entries age out),
+# pending authorizations and codes in the authorizations bucket (minutes), and each replica's count of their use.
+CLIENTS_BUCKET = "saip-clients"
+GRANTS_BUCKET = "saip-grants"
+AUTHORIZATIONS_BUCKET = "saip-authorizations"
+USAGE_BUCKET = "saip-usage"
 # The 2026-07-28 questions out with a client, by nonce: what lets exactly one replica record an unanswered one.
 QUESTIONS_BUCKET = "saip-questions"
 # What each publishing service publishes lives in its bucket; gateways watch it and list the served tools again.
@@ -55,6 +62,10 @@ TRACES_PREFIX = "saip.traces."
 # forwarded on core NATS to saip.tools.parked.<holder>, and the call's events come back on the inbox the header names.
 PARKED_PREFIX = "saip.tools.parked."
 PARKED_EVENTS_HEADER = "Saip-Events-To"
+
+# Each upstream connection's state change (connecting, connected, failed, disabled), told by the tools replica whose
+# connection it is (core NATS, saip.v1.ConnectionChanged): the consoles' live feed follows it.
+CONNECTION_CHANGED = "saip.tools.connection.changed"
 
 # The JetStream header that makes a publish idempotent (a retried record is stored once).
 MSG_ID = "Nats-Msg-Id"

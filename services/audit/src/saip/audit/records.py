@@ -11,7 +11,7 @@ from typing import Literal
 from google.protobuf.message import DecodeError
 
 from saip.audit.errors import RecordRejected
-from saip.common import names, words
+from saip.common import callers, names, words
 from saip.common.masking import Masker
 from saip.v1 import common_pb2, events_pb2
 
@@ -48,6 +48,7 @@ HITL_DECISION_LABELS = words.DECISIONS
 HITL_SIDE_LABELS = words.SIDES
 SEVERITY_LABELS = words.SEVERITIES
 UNSPECIFIED = words.UNSPECIFIED
+UNNAMED = "unknown"  # a client that gave no name
 REJECT_REASONS = ("undecodable", "empty", "missing-id")  # why a message on a record subject is not chained
 
 
@@ -127,7 +128,9 @@ def mask(record: events_pb2.AuditRecord, masker: Masker) -> events_pb2.AuditReco
 
 
 def client_label(caller: common_pb2.Caller) -> str:
-    return f"{caller.client_name} {caller.client_version}".strip() or "unknown"
+    """The caller as a log line and a risk event's summary name it: its credential first, then the client's own name
+    and version (a call that presented no credential: the client alone, the reference format)."""
+    return callers.label(caller, UNNAMED)
 
 
 def level_name(level: common_pb2.ApprovalLevel) -> str:

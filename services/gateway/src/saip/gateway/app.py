@@ -1,5 +1,6 @@
 """The gateway's HTTP app: /mcp to the guarded MCP transport, /console to the console's files, /api/v1 (the person's
-API, with the console's sign-in and live feed), /healthz and /metrics."""
+API, with the console's sign-in and live feed), with OAuth on the authorization server's endpoints and metadata,
+/healthz and /metrics."""
 
 from __future__ import annotations
 
@@ -15,10 +16,13 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from saip.gateway import rest
-from saip.gateway.auth import McpGuard
 from saip.gateway.console import routes as console_routes
 from saip.gateway.console.static import BUILT, ConsoleFiles, is_console
+from saip.gateway.credentials import rest as clients_rest
+from saip.gateway.credentials.guard import McpGuard
 from saip.gateway.metrics import GatewayMetrics
+from saip.gateway.oauth import rest as oauth_rest
+from saip.gateway.oauth.routes import OAuthRoutes
 from saip.gateway.person import PersonCheck
 from saip.gateway.server import VERSION, Gateway
 from saip.gateway.surface.limits import WindowLimit
@@ -91,11 +95,26 @@ def create_app(gateway: Gateway) -> ASGIApp:
         ),
         prefix=rest.PREFIX,
     )
+    # The clients /mcp accepts, and (OAuth on) the consent screen's routes: the person's, beside the areas'.
+    access = gateway.access
+    own = [clients_rest.router(lambda: access.clients, access.mcp_url)]
+    if settings.oauth_enabled:
+        own.append(oauth_rest.router(lambda: access.consent))
+        routes = OAuthRoutes(
+            lambda: access.authority,
+            access.origins,
+            gateway.metrics,
+            failure_limit=settings.oauth_token_failure_limit,
+            dynamic_registration=settings.oauth_dynamic_registration,
+        )
+        app.router.routes.extend(routes.routes())
     app.include_router(
-        rest.router(person=person, operations=gateway.operations, areas=[area.router for area in gateway.areas]),
+        rest.router(
+            person=person, operations=gateway.operations, areas=[*(area.router for area in gateway.areas), *own]
+        ),
         prefix=rest.PREFIX,
     )
-    guarded = McpGuard(mcp_app, gateway.tokens, gateway.metrics)
+    guarded = McpGuard(mcp_app, access.credentials, access.origins, access.usage, gateway.metrics)
     # Any other path the REST API does not route (`/mcp/`, which the MCP app redirects) still reaches the MCP app.
     app.mount("/", guarded)
     app.add_middleware(RequestMetrics, metrics=gateway.metrics)

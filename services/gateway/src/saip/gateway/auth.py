@@ -1,21 +1,19 @@
-"""Bearer tokens: the MCP token (a hash shared by every replica through NATS) and the person's admin token.
+"""The shared MCP token (the seed's mcp-server.auth-token): a hash shared by every replica through NATS.
 
-The MCP token turns the management surface on. It is configured (read-only to the API) or generated, rotated and
-removed by the person; every replica watches the record and applies it, so a change reaches all of them.
+It is configured (read-only to the API) or generated, rotated and removed by the person; every replica watches the
+record and applies it, so a change reaches all of them. It is one of the credentials /mcp accepts
+(`saip.gateway.credentials`), with the management grant.
 """
 
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
-
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from saip.common.tokens import fingerprint, token_hash
 from saip.gateway.errors import TokenManagedByConfiguration
@@ -64,10 +62,12 @@ class TokenState:
         return self.record.created_by if self.record else None
 
     def matches(self, presented: str | None) -> bool:
+        return presented is not None and self.holds(token_hash(presented))
+
+    def holds(self, hashed: str) -> bool:
+        """Whether a token of this SHA-256 (hex) is the one /mcp requires."""
         expected = self._hash
-        if expected is None or presented is None:
-            return False
-        return hmac.compare_digest(token_hash(presented), expected)
+        return expected is not None and hmac.compare_digest(hashed, expected)
 
     def apply(self, record: TokenRecord | None) -> bool:
         """Take a record from the shared store; True when what /mcp requires changed. A configured token wins."""
@@ -124,38 +124,3 @@ class TokenService:
             self._metrics.token_changes.labels("set" if record else "removed").inc()
             logger.info("mcp token changed", extra={"token_set": record is not None})
             await self._on_change()
-
-
-class McpGuard:
-    """ASGI guard in front of /mcp: while a token is set, a wrong or missing one gets 401 with WWW-Authenticate."""
-
-    def __init__(self, app: ASGIApp, state: TokenState, metrics: GatewayMetrics) -> None:
-        self.app = app
-        self.state = state
-        self._metrics = metrics
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and self.state.is_set:
-            headers = dict(scope["headers"])
-            presented = bearer(headers.get(b"authorization", b"").decode("latin-1"))
-            if not self.state.matches(presented):
-                self._metrics.auth_rejected.labels("mcp").inc()
-                await unauthorized(send, "A valid MCP bearer token is required: send 'Authorization: Bearer <token>'.")
-                return
-        await self.app(scope, receive, send)
-
-
-async def unauthorized(send: Send, message: str) -> None:
-    body = json.dumps({"error": message}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"www-authenticate", b'Bearer realm="saip", error="invalid_token"'),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})

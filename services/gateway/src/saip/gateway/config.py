@@ -8,10 +8,13 @@ from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import ClassVar
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from saip.common.netguard import NetworkMode
 from saip.common.settings import ConfigurationError, SaipSettings, StrList, field_name
+from saip.gateway.oauth import redirects
 
 # What management.tools may name; mcp-register is opt-in (left out when the list is empty).
 CATEGORIES = ("tools", "mcp", "mcp-register", "expose", "knowledge", "shipyard", "monitor", "chat")
@@ -35,6 +38,26 @@ class Transport(StrEnum):
     STDIO = "stdio"
 
 
+class PreRegistered(BaseModel):
+    """One entry of oauth.clients: a client registered in configuration (a public client: PKCE, no secret)."""
+
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=lambda name: name.replace("_", "-"), populate_by_name=True, frozen=True
+    )
+
+    id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._~-]+$")
+    name: str = Field(min_length=1, max_length=200)
+    redirect_uris: list[str] = Field(min_length=1, max_length=20)
+
+    @field_validator("redirect_uris")
+    @classmethod
+    def _acceptable(cls, value: list[str]) -> list[str]:
+        problem = redirects.problems(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+
 class GatewaySettings(SaipSettings):
     service: ClassVar[str] = "gateway"
     keys: ClassVar[Mapping[str, str]] = {
@@ -49,8 +72,10 @@ class GatewaySettings(SaipSettings):
         "management.tools": "Categories offered; empty means every category but mcp-register",
         "management.exclude": "Management tool names left out",
         "management.approval": "Which levels ask the person: destructive, all or none",
-        "management.rate-limit": "Management calls one client may make per window; 0 for no limit",
-        "management.question-limit": "Approval questions one client may put to the person per window; 0 for no limit",
+        "management.rate-limit": "Management calls one credential may make per window; 0 for no limit",
+        "management.question-limit": (
+            "Approval questions one credential may put to the person per window; 0 for no limit"
+        ),
         "management.limit-window-seconds": "The window of management.rate-limit and management.question-limit",
         "management.out-of-band-approvals": (
             "Park a question to a client that cannot ask (no elicitation) for the person (saip approvals) instead of "
@@ -70,6 +95,27 @@ class GatewaySettings(SaipSettings):
         "console.dir": "Folder of the built web console served at /console; unset: the one `make install` builds",
         "console.idle-minutes": "A console session ends after this many minutes without a request",
         "console.session-hours": "A console session ends this many hours after sign-in, however busy",
+        "gateway.public-url": (
+            "The URL clients reach the gateway at (https://saip.example.com): the OAuth issuer, and /mcp's resource "
+            "under it; unset: each request's own scheme and Host (one of gateway.allowed-hosts)"
+        ),
+        "oauth.enabled": "Make saip the OAuth 2.1 authorization server of /mcp (the person consents in the console)",
+        "oauth.dynamic-registration": "Accept Dynamic Client Registration (RFC 7591) at /register while OAuth is on",
+        "oauth.clients": "OAuth clients registered in configuration: id, name, redirect-uris (public clients, PKCE)",
+        "oauth.access-token-seconds": "How long an OAuth access token is accepted",
+        "oauth.refresh-token-days": "How long an OAuth refresh token (and the grant it keeps alive) lasts unused",
+        "oauth.consent-seconds": "How long an authorization request waits for the person's consent",
+        "oauth.metadata-network-mode": (
+            "The network guard's mode for fetching Client ID Metadata Documents: strict (public addresses), "
+            "allowlist (oauth.metadata-hosts-allow only) or open"
+        ),
+        "oauth.metadata-hosts-allow": "The hosts Client ID Metadata Documents may come from in allowlist mode",
+        "oauth.metadata-ca-file": (
+            "PEM file of certificate authorities trusted, besides the public ones, for Client ID Metadata Documents"
+        ),
+        "oauth.token-failure-limit": (
+            "Failed /token requests one address may make per minute; more are refused until the minute ends"
+        ),
         "audit.addr": "Address (host:port) of the audit service's gRPC endpoint",
         "tools.addr": "Address (host:port) of the tools service's gRPC endpoint; unset serves no authored tools",
         "knowledge.addr": (
@@ -92,6 +138,7 @@ class GatewaySettings(SaipSettings):
     gateway_port: int = Field(default=8282, ge=1, le=65535)
     gateway_allowed_hosts: StrList = Field(default_factory=lambda: ["127.0.0.1:*", "localhost:*", "[::1]:*"])
     gateway_replica: str = Field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
+    gateway_public_url: str | None = None
     admin_token: SecretStr
     mcp_server_auth_token: SecretStr | None = None
     mcp_server_transport: Transport = Transport.HTTP
@@ -101,7 +148,7 @@ class GatewaySettings(SaipSettings):
     management_tools: StrList = Field(default_factory=list)
     management_exclude: StrList = Field(default_factory=list)
     management_approval: ApprovalMode = ApprovalMode.DESTRUCTIVE
-    # A client is the caller as it names itself, and its 2025-11-25 session (saip.gateway.surface.limits).
+    # Counted per credential; a caller without one is counted as it names itself (saip.gateway.surface.limits).
     management_rate_limit: int = Field(default=300, ge=0, le=1_000_000)
     management_question_limit: int = Field(default=30, ge=0, le=100_000)
     management_limit_window_seconds: float = Field(default=60.0, gt=0, le=86_400)
@@ -125,6 +172,16 @@ class GatewaySettings(SaipSettings):
     chat_base_url: str | None = None
     chat_model: str | None = None
     chat_api_key: SecretStr | None = None
+    oauth_enabled: bool = False
+    oauth_dynamic_registration: bool = True
+    oauth_clients: list[PreRegistered] = Field(default_factory=list)
+    oauth_access_token_seconds: int = Field(default=3600, ge=60, le=86_400)
+    oauth_refresh_token_days: float = Field(default=30.0, gt=0, le=365)
+    oauth_consent_seconds: float = Field(default=600.0, ge=30, le=3600)
+    oauth_metadata_network_mode: NetworkMode = NetworkMode.STRICT
+    oauth_metadata_hosts_allow: StrList = Field(default_factory=list)
+    oauth_metadata_ca_file: Path | None = None
+    oauth_token_failure_limit: int = Field(default=10, ge=1, le=10_000)
 
     @field_validator("management_tools")
     @classmethod
@@ -154,6 +211,23 @@ class GatewaySettings(SaipSettings):
         if mcp is not None and mcp.get_secret_value() == self.admin_token.get_secret_value():
             raise ValueError("admin-token and mcp-server.auth-token must differ: the AI never gets the admin token")
         return self
+
+    @field_validator("gateway_public_url")
+    @classmethod
+    def _plain_origin(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+            raise ValueError(f"must be an http(s) URL with a host and no query or fragment, not '{value}'")
+        return value.rstrip("/")
+
+    @field_validator("oauth_metadata_ca_file")
+    @classmethod
+    def _readable_file(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError(f"{value} is not a file; name a PEM file of certificate authorities")
+        return value
 
     @property
     def categories(self) -> frozenset[str]:

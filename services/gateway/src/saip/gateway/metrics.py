@@ -13,6 +13,8 @@ SURFACES = ("mcp", "api")
 SERVED_KINDS = ("tools", "resources", "resource_templates", "prompts", "skills")
 TOKEN_CHANGES = ("set", "removed")
 LIMITS = ("calls", "questions")
+OAUTH_ENDPOINTS = ("authorize", "token", "register", "revoke")
+OAUTH_OUTCOMES = ("ok", "redirected", "refused", "failed", "throttled")
 
 
 class GatewayMetrics(Metrics):
@@ -93,6 +95,12 @@ class GatewayMetrics(Metrics):
             "MCP token changes this replica applied",
             ["change"],
             known=each(*TOKEN_CHANGES),
+        )
+        self.oauth_requests = self.counter(
+            "saip_gateway_oauth_requests",
+            "Requests to the OAuth endpoints, by endpoint and outcome (throttled: refused for too many failed tokens)",
+            ["endpoint", "outcome"],
+            known=[(endpoint, outcome) for endpoint in OAUTH_ENDPOINTS for outcome in OAUTH_OUTCOMES],
         )
         self.surface_on = self.gauge(
             "saip_gateway_management_surface_on", "1 while the management tools are registered"

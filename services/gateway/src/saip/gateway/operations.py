@@ -1,5 +1,6 @@
-"""The gateway's own methods of the person's API (`rest.Operations`): its status, the management surface's, the MCP
-token, and the out-of-band approvals; `saip status`, `saip token` and `saip approvals` call them through REST."""
+"""The gateway's own methods of the person's API (`rest.Operations`): its status (which credentials /mcp accepts
+among it), the management surface's, the MCP token, and the out-of-band approvals; `saip status`, `saip token` and
+`saip approvals` call them through REST."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class GatewayOperations:
         health: Callable[[], Awaitable[dict[str, str]]],
         token_service: Callable[[], TokenService],
         out_of_band: Callable[[], OutOfBand],
+        credentials: Callable[[], dict[str, Any]],
     ) -> None:
         self._replica = replica
         self._version = version
@@ -38,6 +40,7 @@ class GatewayOperations:
         self._health = health
         self._token_service = token_service
         self._out_of_band = out_of_band
+        self._credentials = credentials
 
     async def approvals(self) -> ManagementResult:
         return await self._out_of_band().waiting()
@@ -59,7 +62,12 @@ class GatewayOperations:
                 "version": self._version,
                 "uptimeSeconds": round(time.time() - self._started, 1),
             },
-            "mcp": {"url": mcp_url, "token": management["token"], "published": self._published()},
+            "mcp": {
+                "url": mcp_url,
+                "token": management["token"],
+                "credentials": self._credentials(),
+                "published": self._published(),
+            },
             "management": management,
             "services": services,
         }

@@ -2,9 +2,10 @@
 methods of the person's API are `operations`.
 
 A `Gateway` is built without I/O: every area of `AREAS` is opened over the gateway's one channel to its service (a
-channel connects on first use). `running()` connects NATS, opens the audit publisher, the registrar, the token watch
-and the list_changed fan-out, and for each area whose service is configured its share of the management surface and
-of the published tools; it closes them in reverse. How the process serves it (HTTP or stdio) is `saip.gateway.process`.
+channel connects on first use). `running()` connects NATS, opens the audit publisher, the registrar, the credentials
+/mcp accepts and their watches (`credentials.access`), the list_changed fan-out, and for each area whose service is
+configured its share of the management surface and of the published tools; it closes them in reverse. How the process
+serves it (HTTP or stdio) is `saip.gateway.process`.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ from saip.gateway.console import signouts
 from saip.gateway.console.feed import BUCKET_TOPICS, Feed
 from saip.gateway.console.session import Sessions
 from saip.gateway.console.signouts import SignOuts
-from saip.gateway.console.sources import follow_bucket, follow_trail
+from saip.gateway.console.sources import follow_bucket, follow_connections, follow_trail
+from saip.gateway.credentials.access import ClientAccess
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.operations import GatewayOperations
 from saip.gateway.person_trail import PersonTrail
@@ -79,6 +81,8 @@ class Gateway:
         self._extra = extra
         self.metrics = GatewayMetrics(registry)
         self.tokens = TokenState(settings.configured_token)
+        # Every credential /mcp accepts, where its requests come to, their use; OAuth when it is on.
+        self.access = ClientAccess(settings, self.tokens)
         self.registry = Registry(self.metrics)
         self.sessions = LegacySessions(self.metrics)
         self.bus = InMemorySubscriptionBus()
@@ -107,6 +111,7 @@ class Gateway:
             health=self.health,
             token_service=lambda: self.token_service,
             out_of_band=lambda: self.out_of_band,
+            credentials=self.access.status,
         )
         # The console: its sessions (the same on every replica with the same keys) and its live feed.
         self.console_sessions = Sessions(
@@ -192,6 +197,7 @@ class Gateway:
             "source": self.tokens.source,
             "fingerprint": self.tokens.fingerprint,
         }
+        status["credentials"] = self.access.status()
         return status
 
     @asynccontextmanager
@@ -234,7 +240,11 @@ class Gateway:
                 min_answer=settings.management_min_answer_ms / 1000,
             )
             auditor = self.trail.auditor = Auditor(
-                sink=self.publisher, replica=settings.gateway_replica, metrics=self.metrics, questions=questions
+                sink=self.publisher,
+                replica=settings.gateway_replica,
+                metrics=self.metrics,
+                questions=questions,
+                usage=self.access.usage,
             )
             self.sweeper = Sweeper(
                 store=questions,
@@ -262,12 +272,15 @@ class Gateway:
             records = KvTokenRecords(auth_kv)
             self.token_service = TokenService(self.tokens, records, self.registrar.refresh, self.metrics)
             await self.token_service.applied(await records.get())
+            await self.access.open(js, self.token_service, self.registrar.refresh)
             await self.registrar.refresh()
             watches: list[tuple[Follow, str]] = [
                 (functools.partial(self._follow_tokens, records), "token"),
+                *self.access.watches(self.registrar.refresh),
                 (self.sweeper.follow, "questions"),
                 (self.signouts.follow, "console sign-outs"),
                 (functools.partial(follow_trail, self.nc, self.feed), "console audit trail"),
+                (functools.partial(follow_connections, self.nc, self.feed), "console connection states"),
             ]
             watches += [
                 (functools.partial(follow_bucket, js, bucket, topic, self.feed), f"console {bucket}")
@@ -279,6 +292,7 @@ class Gateway:
                 group.start_soon(self.publisher.flush_forever)
                 group.start_soon(self.sweeper.sweep_forever)
                 group.start_soon(self.notifier.deliver_forever)
+                group.start_soon(self.access.count_forever)
                 for follow, what in watches:
                     group.start_soon(functools.partial(keep_alive, follow, what, restarts=self.restarts))
                 self.publisher.wake()
@@ -323,7 +337,7 @@ class Gateway:
                 wait_seconds=settings.hitl_approval_wait_seconds,
             ),
             contributions=contributions,
-            token_set=lambda: self.tokens.is_set,
+            authenticated=lambda: self.access.credentials.required,
             gate=gate,
             registry=self.registry,
             notifier=self.notifier,

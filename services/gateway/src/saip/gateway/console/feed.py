@@ -1,10 +1,11 @@
 """The console's live feed: what changed, by topic, for every open console of this replica.
 
-Each replica follows what it already can see of the shared state (the key-value buckets the services write, the
-audit trail as it is chained) and tells every subscriber which topic moved; a console then reads that topic's REST
-routes again. A topic says *that* something changed (and, for the trail, the chained record as the monitor shows it),
-never a value a REST route would not show, so the feed holds no rule and no secret of its own. Because the sources
-are shared, a change made through any replica reaches the consoles of every replica.
+Each replica follows what it already can see of the shared state (the key-value buckets the services write, the audit
+trail as it is chained, the upstream connections' states as the tools replicas tell them) and tells every subscriber
+which topic moved; a console then reads that topic's REST routes again. A topic says *that* something changed (and, for
+the trail, the chained record as the monitor shows it), never a value a REST route would not show, so the feed holds no
+rule and no secret of its own. Because the sources are shared, a change made through any replica reaches the consoles of
+every replica.
 
 A topic is told at once, then at most once every `THROTTLE` seconds while it keeps moving (the last change always
 goes out): under load the trail moves thousands of times a second, and a console reads a page again, not a record.

@@ -1,5 +1,6 @@
-"""What feeds the console's live feed on each replica: the key-value buckets the services write, and the audit chain
-as the collector appends it (saip.audit.ledger)."""
+"""What feeds the console's live feed on each replica: the key-value buckets the services write, the audit chain as
+the collector appends it (saip.audit.ledger), and the upstream connections' states as the tools replicas tell them
+(saip.tools.connection.changed)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from nats.js.kv import KeyValue
 
 from saip.common import bus, names
 from saip.common.watch import WatchEnded
+from saip.gateway.areas.mcp.views import STATES
 from saip.gateway.console.feed import Feed, changes
-from saip.v1 import events_pb2
+from saip.v1 import events_pb2, upstream_pb2
 
 # How often a bucket no service has made yet is looked for (its service may start after the gateway).
 LOOK_AGAIN = 1.0
@@ -44,3 +46,15 @@ async def follow_trail(nc: NatsClient, feed: Feed) -> None:
     finally:
         await subscription.unsubscribe()
     raise WatchEnded("console audit trail")
+
+
+async def follow_connections(nc: NatsClient, feed: Feed) -> None:
+    """Tell `servers` each time an upstream server's connection changes state on a tools replica."""
+    subscription = await nc.subscribe(names.CONNECTION_CHANGED)
+    try:
+        async for message in subscription.messages:
+            change = upstream_pb2.ConnectionChanged.FromString(message.data)
+            feed.publish("servers", {"server": change.server_id, "state": STATES.get(change.state, "unknown")})
+    finally:
+        await subscription.unsubscribe()
+    raise WatchEnded("console connection states")

@@ -24,6 +24,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from saip.common import names, tracing
 from saip.common.approval_sentences import ABANDONED, CUT, UNEXPECTED
 from saip.common.masking import Masker
+from saip.gateway.credentials.usage import Usage
 from saip.gateway.errors import ServiceRefused, ServiceUnavailable
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.approval import Asked, Decided, Decision
@@ -147,12 +148,15 @@ class Auditor:
         metrics: GatewayMetrics,
         masker: Callable[[], Masker] = Masker,
         questions: QuestionStore | None = None,
+        usage: Usage | None = None,
     ) -> None:
+        """`usage` counts each recorded call for its credential (the person's list of clients)."""
         self._sink = sink
         self._replica = replica
         self._metrics = metrics
         self._masker = masker
         self._questions = questions if questions is not None else NoQuestions()
+        self._usage = usage
 
     async def run(self, call: Call, body: Callable[[], Awaitable[Ended[R] | Asked]]) -> Ended[R] | Asked:
         """The gate's body, then the call's record; a question that goes back to the client is not recorded yet."""
@@ -239,6 +243,9 @@ class Auditor:
         """Build the call's audit record (masked), publish it, and time the call."""
         subject, record = self._built(call, said, outcome)
         call.observe(self._metrics, outcome, time.time() - call.started)
+        if self._usage is not None:
+            asked = call.decision is not None and call.decision.decision is not Decision.DENIED
+            self._usage.called(call.caller.credential, asked)
         return await self._sink.publish(subject, record, _record_id(record))
 
     def _built(

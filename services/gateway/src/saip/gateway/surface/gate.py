@@ -22,6 +22,7 @@ from saip.common.approval_sentences import (
     HIGH_RISK_UNDER_NONE,
     LOOPBACK,
     MISMATCH,
+    NOT_GRANTED,
     RATE_LIMITED,
     REPLAYED,
     TIMEOUT,
@@ -176,6 +177,9 @@ class Gate:
         name = tool.name
         if call.caller.loopback:
             return _refused(LOOPBACK.format(tool=name), Outcome.REFUSED)
+        if not call.caller.manages:
+            credential = call.caller.credential.label if call.caller.credential is not None else ""
+            return _refused(NOT_GRANTED.format(tool=name, credential=credential), Outcome.REFUSED)
         retry = self.calls.take(call.caller.client)
         if retry is not None:
             self._metrics.limited.labels("calls").inc()

@@ -1,9 +1,10 @@
-"""Per-client limits over a fixed window: management calls (`management.rate-limit`) and questions to the person
-(`management.question-limit`).
+"""Per-client limits over a fixed window: management calls (`management.rate-limit`), questions to the person
+(`management.question-limit`), and failed token requests (`oauth.token-failure-limit`, by address).
 
-A client is the caller as it identifies itself (`Caller.client`): its name and version, and on 2025-11-25 its MCP
-session. The state is bounded: it holds only the clients seen in the current window (a new window starts empty), and
-at most `MAX_CLIENTS` of them; clients beyond that share one count, so inventing names does not grow it either.
+A client is the caller's credential (`Caller.client`); a caller without one (no auth on /mcp, in-process) is counted
+as it identifies itself: its name and version, and on 2025-11-25 its MCP session. The state is bounded: it holds
+only the clients seen in the current window (a new window starts empty), and at most `MAX_CLIENTS` of them; clients
+beyond that share one count, so inventing names does not grow it either.
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ class WindowLimit:
 
     def take(self, client: str) -> float | None:
         """Count one event of `client`: None when it is within the limit, else the seconds until it may try again."""
+        return self._counted(client, count=True)
+
+    def exceeded(self, client: str) -> float | None:
+        """Whether `client` used up this window already (the seconds until it may try again), counting nothing."""
+        return self._counted(client, count=False)
+
+    def _counted(self, client: str, *, count: bool) -> float | None:
         if self.limit <= 0:
             return None
         now = self._clock()
@@ -44,10 +52,11 @@ class WindowLimit:
             self._counts = {}
         if client not in self._counts and len(self._counts) >= self._max_clients:
             client = OVERFLOW
-        count = self._counts.get(client, 0)
-        if count >= self.limit:
+        made = self._counts.get(client, 0)
+        if made >= self.limit:
             return (index + 1) * self.window - now
-        self._counts[client] = count + 1
+        if count:
+            self._counts[client] = made + 1
         return None
 
 

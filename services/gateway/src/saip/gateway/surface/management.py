@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from saip.common import jsondepth, names, words
 from saip.common.approval_sentences import client_label
 from saip.common.masking import mask_quoted
+from saip.gateway.credentials.identity import Credential
 from saip.gateway.errors import InvalidArguments
 from saip.gateway.surface.expected import NOTHING, Expected
 from saip.v1 import common_pb2
@@ -132,8 +133,9 @@ class Deadline:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: the MCP client as its handshake (or request envelope) described it, and its session; or the
-    person (`operator`), through one of their interfaces (`interface`: the REST API, the command line, the console).
+    """Who is calling: the credential it presented first, then the MCP client as its handshake (or request
+    envelope) described it, and its session; or the person (`operator`), through one of their interfaces
+    (`interface`: the REST API, the command line, the console).
 
     `progress` reports a long step's progress to the client (a no-op unless the request carried a progress token);
     the gate binds it, and `interaction` (the call's channel to the person, for a handler that asks questions of its
@@ -147,6 +149,8 @@ class Caller:
     loopback: bool = False
     protocol_version: str = ""
     session: str = ""  # the 2025-11-25 MCP session; 2026-07-28 requests carry none
+    # The credential the request presented (the /mcp guard's); None for a caller no guard saw (in-process, stdio).
+    credential: Credential | None = None
     chat: bool = False
     deadline: Deadline | None = None
     operator: str = names.AI
@@ -160,8 +164,17 @@ class Caller:
 
     @property
     def client(self) -> str:
-        """Who the per-client limits count: the client as it names itself, and its session when it has one."""
+        """Who the per-client limits count: the credential; without one, the client as it names itself, and its
+        session when it has one."""
+        if self.credential is not None and self.credential.id:
+            return f"credential {self.credential.id}"
         return f"{self.label} ({self.session})" if self.session else self.label
+
+    @property
+    def manages(self) -> bool:
+        """Whether the caller may reach the management surface: its credential's grant says so; a caller no guard
+        saw is the gateway's own (in-process), and the surface is never on over stdio."""
+        return self.credential is None or self.credential.manages
 
     @property
     def proto(self) -> common_pb2.Caller:
@@ -173,6 +186,7 @@ class Caller:
             protocol_version=self.protocol_version,
             operator=self.operator,
             interface=self.interface,
+            credential=self.credential.proto if self.credential is not None else None,
         )
 
 

@@ -7,7 +7,6 @@ get it on `subscriptions/listen`. The SDK seals the 2026-07-28 request state wit
 
 from __future__ import annotations
 
-import hmac
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -29,37 +28,28 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import SpanKind
 
 from saip.common import names, tracing
 from saip.common.approval_form import INPUT_KEY
 from saip.common.masking import mask_quoted
-from saip.common.tokens import token_hash
-from saip.gateway.auth import bearer
 from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface import results, skills
 from saip.gateway.surface.approval import Answer, ElicitationFailed
 from saip.gateway.surface.gate import GateResult
-from saip.gateway.surface.management import Caller
 from saip.gateway.surface.registry import Changes, Registry
+from saip.gateway.surface.requests import caller_of, hidden, is_modern, principal, traced
 
 logger = logging.getLogger(__name__)
 _SPANS = tracing.tracer("gateway")
 
-LOOPBACK_HEADER = "x-saip-loopback"
-SESSION_HEADER = "mcp-session-id"
-
 INSTRUCTIONS = (
     "saip is an operations plane for AI agents. Next to the published tools, this server offers management tools "
-    "named saip_<area>_<verb> while it requires a bearer token. Read-only tools run at once; steps that change "
-    "something may ask the person at your client to approve them first (MCP elicitation), and every call is audited. "
-    "When a tool answers that it was not run, follow the instruction in its message instead of retrying."
+    "named saip_<area>_<verb> to clients whose credential has the management grant. Read-only tools run at once; "
+    "steps that change something may ask the person at your client to approve them first (MCP elicitation), and "
+    "every call is audited. When a tool answers that it was not run, follow the instruction in its message instead "
+    "of retrying."
 )
-
-
-def is_modern(ctx: ServerRequestContext[Any, Any]) -> bool:
-    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
 class McpInteraction:
@@ -100,26 +90,6 @@ class McpInteraction:
 
     async def progress(self, done: float, total: float, message: str) -> None:
         await self._ctx.session.report_progress(done, total, message)
-
-
-def caller_of(ctx: ServerRequestContext[Any, Any], loopback_secret: str) -> Caller:
-    params = ctx.session.client_params
-    info = params.client_info if params else None
-    capabilities = ctx.session.client_capabilities
-    presented = _header(ctx, LOOPBACK_HEADER)
-    return Caller(
-        client_name=info.name if info else "",
-        client_version=info.version if info else "",
-        elicitation=capabilities is not None and capabilities.elicitation is not None,
-        loopback=presented is not None and hmac.compare_digest(presented, loopback_secret),
-        protocol_version=ctx.protocol_version,
-        session="" if is_modern(ctx) else _header(ctx, SESSION_HEADER) or "",
-    )
-
-
-def _header(ctx: ServerRequestContext[Any, Any], name: str) -> str | None:
-    headers = getattr(ctx.request, "headers", None)
-    return headers.get(name) if headers is not None else None
 
 
 class Listener(Protocol):
@@ -269,12 +239,6 @@ class GatewayServer(Server[Any]):
         )
 
 
-def _principal(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    """2026-07-28 state is bound to the bearer token it was asked under: a rotated token cannot answer."""
-    token = bearer(_header(ctx, "authorization"))
-    return token_hash(token) if token else None
-
-
 def unknown(kind: str, name: str, then: str) -> MCPError:
     """A name /mcp does not serve, said masked where it quotes what the client sent (it may hold a secret)."""
     return MCPError(code=types.INVALID_PARAMS, message=mask_quoted(f"Unknown {kind} '{name}'. {then}", name))
@@ -293,7 +257,7 @@ def build_server(
     max_result_bytes: int = results.DEFAULT_LIMIT,
 ) -> GatewayServer:
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=registry.tools())
+        return types.ListToolsResult(tools=registry.tools(hidden(ctx)))
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -305,15 +269,15 @@ def build_server(
         return to_mcp(result, max_result_bytes)
 
     async def list_resources(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=registry.resources())
+        return types.ListResourcesResult(resources=registry.resources(hidden(ctx)))
 
     async def list_templates(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=registry.resource_templates())
+        return types.ListResourceTemplatesResult(resource_templates=registry.resource_templates(hidden(ctx)))
 
     async def read_resource(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        found = await registry.read(params.uri)
+        found = await registry.read(params.uri, hidden(ctx))
         if found is None:
             raise unknown("resource", params.uri, "Call resources/list and resources/templates/list.")
         text, mime_type = found
@@ -322,12 +286,12 @@ def build_server(
         )
 
     async def list_prompts(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=registry.prompts())
+        return types.ListPromptsResult(prompts=registry.prompts(hidden(ctx)))
 
     async def get_prompt(
         ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        prompt = registry.prompt(params.name)
+        prompt = registry.prompt(params.name, hidden(ctx))
         if prompt is None:
             raise unknown("prompt", params.name, "Call prompts/list.")
         return await prompt.render(dict(params.arguments or {}))
@@ -347,7 +311,7 @@ def build_server(
         on_get_prompt=get_prompt,
         on_subscriptions_listen=ListenHandler(bus),
     )
-    skills.install(server, registry)
+    skills.install(server, registry, hidden)
 
     async def observe(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         sessions.track(ctx)
@@ -358,13 +322,14 @@ def build_server(
         era = "2026-07-28" if is_modern(ctx) else "2025-11-25"
         try:
             # The root of the request's trace: the gate, the gRPC call and the audit publish are its children.
-            with _SPANS.span(f"mcp {method}", kind=SpanKind.SERVER, attributes={"mcp.method": method, "mcp.era": era}):
+            attributes = {"mcp.method": method, "mcp.era": era, **traced(ctx)}
+            with _SPANS.span(f"mcp {method}", kind=SpanKind.SERVER, attributes=attributes):
                 return await call_next(ctx)
         finally:
             metrics.mcp_requests.labels(method, era).inc()
             metrics.mcp_request_seconds.labels(method).observe(time.perf_counter() - started)
 
-    security = RequestStateSecurity(keys=[sealing_key], ttl=state_ttl, bind_principal=_principal)
+    security = RequestStateSecurity(keys=[sealing_key], ttl=state_ttl, bind_principal=principal)
     server.middleware.extend([observe, RequestStateBoundary(security, default_audience="saip")])
     return server
 

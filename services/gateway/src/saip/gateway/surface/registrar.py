@@ -1,4 +1,5 @@
-"""The registrar: which saip_* tools, resources and prompts /mcp offers, recomputed on every token or tool-set change.
+"""The registrar: which saip_* tools, resources and prompts /mcp offers, recomputed on every credential or tool-set
+change (the surface is on while /mcp asks for a credential: the shared token, a named token or OAuth).
 
 The first blocker that matches turns the management surface off and becomes the reason the person sees
 (GET /api/v1/management/status, saip_monitor_overview). With none, every contribution of an enabled category is
@@ -22,17 +23,17 @@ from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.surface.approval import Interaction
 from saip.gateway.surface.gate import Gate, GateResult
 from saip.gateway.surface.management import Caller, Contribution, ManagementTool
-from saip.gateway.surface.registry import Changes, Registry, ServedSet, ServedTool
+from saip.gateway.surface.registry import MANAGEMENT, Changes, Registry, ServedSet, ServedTool
 from saip.gateway.surface.skills import guide_skills
 
 logger = logging.getLogger(__name__)
 
-SOURCE = "management"
 BUNDLE_FILE = "saip-bundle.json"
 
 DISABLED = "disabled by management.enabled=false"
 SHIPPED_BUNDLE = "not offered by a shipped server bundle (a shipped server never carries management tools)"
 STDIO = "not offered in stdio mode"
+# The seed's words, for the blocker it names: /mcp asks for no credential (no shared token, no named token, no OAuth).
 NO_TOKEN = "no bearer token on the built-in server"
 
 
@@ -85,7 +86,7 @@ class Registrar:
         *,
         policy: Policy,
         contributions: Sequence[Contribution],
-        token_set: Callable[[], bool],
+        authenticated: Callable[[], bool],
         gate: Gate,
         registry: Registry,
         notifier: Notifier,
@@ -94,7 +95,7 @@ class Registrar:
         self._policy = policy
         self._metrics = metrics
         self._contributions = contributions
-        self._token_set = token_set
+        self._authenticated = authenticated
         self._gate = gate
         self._registry = registry
         self._notifier = notifier
@@ -109,7 +110,7 @@ class Registrar:
             return SHIPPED_BUNDLE
         if self._policy.transport is Transport.STDIO:
             return STDIO
-        if not self._token_set():
+        if not self._authenticated():
             return NO_TOKEN
         return None
 
@@ -137,7 +138,7 @@ class Registrar:
         async with self._lock:
             reason = self.blocker()
             served = ServedSet() if reason else self.wanted()
-            changes = self._registry.replace(SOURCE, served)
+            changes = self._registry.replace(MANAGEMENT, served)
             self.status = ManagementStatus(
                 surface=reason is None,
                 reason=reason,

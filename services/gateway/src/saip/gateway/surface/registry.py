@@ -23,6 +23,9 @@ from saip.gateway.surface.skills import Skill
 
 ToolCall = Callable[[dict[str, Any] | None, Caller, Interaction], Awaitable[GateResult]]
 
+# The source the registrar keeps: the management surface, which a caller without the management grant does not see.
+MANAGEMENT = "management"
+
 
 @dataclass(frozen=True)
 class ServedTool:
@@ -111,11 +114,15 @@ class Registry:
         """The tool names /mcp serves, optionally leaving one source out (the one about to be replaced)."""
         return {name for source, served in self._sources.items() if source != excluding for name in served.tools}
 
-    def _each(self) -> Iterable[ServedSet]:
-        return self._sources.values()
+    def _each(self, excluding: str | None = None) -> Iterable[ServedSet]:
+        return [served for source, served in self._sources.items() if source != excluding]
 
-    def tools(self) -> list[types.Tool]:
-        return [tool.definition for tool in self._tools.values()]
+    def tools(self, excluding: str | None = None) -> list[types.Tool]:
+        """Every tool served, or every one but those of the source `excluding` (what a caller may not see)."""
+        if excluding is None:
+            return [tool.definition for tool in self._tools.values()]
+        hidden = self._sources.get(excluding, ServedSet()).tools
+        return [tool.definition for name, tool in self._tools.items() if name not in hidden]
 
     def tool(self, name: str) -> ServedTool | None:
         return self._tools.get(name)
@@ -130,43 +137,44 @@ class Registry:
         find that out (50-60 us a call), and None (no schema) answers the same at once."""
         return self._header_schemas.get(name)
 
-    def resources(self) -> list[types.Resource]:
-        """Every fixed resource, then each skill's SKILL.md (a skill's other files are listed by its entry)."""
-        return [resource.definition() for served in self._each() for resource in served.resources.values()] + [
-            skill.files[0].definition() for skill in self.skills()
+    def resources(self, excluding: str | None = None) -> list[types.Resource]:
+        """Every fixed resource, then each skill's SKILL.md (a skill's other files are listed by its entry); none of
+        the source `excluding` (what a caller may not see)."""
+        return [resource.definition() for served in self._each(excluding) for resource in served.resources.values()] + [
+            skill.files[0].definition() for skill in self.skills(excluding)
         ]
 
-    def resource_templates(self) -> list[types.ResourceTemplate]:
-        return [template.definition() for served in self._each() for template in served.templates.values()]
+    def resource_templates(self, excluding: str | None = None) -> list[types.ResourceTemplate]:
+        return [template.definition() for served in self._each(excluding) for template in served.templates.values()]
 
-    def prompts(self) -> list[types.Prompt]:
-        return [prompt.definition() for served in self._each() for prompt in served.prompts.values()]
+    def prompts(self, excluding: str | None = None) -> list[types.Prompt]:
+        return [prompt.definition() for served in self._each(excluding) for prompt in served.prompts.values()]
 
-    def prompt(self, name: str) -> ManagementPrompt | None:
-        for served in self._each():
+    def prompt(self, name: str, excluding: str | None = None) -> ManagementPrompt | None:
+        for served in self._each(excluding):
             if name in served.prompts:
                 return served.prompts[name]
         return None
 
-    def skills(self) -> list[Skill]:
-        return [skill for served in self._each() for skill in served.skills.values()]
+    def skills(self, excluding: str | None = None) -> list[Skill]:
+        return [skill for served in self._each(excluding) for skill in served.skills.values()]
 
-    def skill(self, uri: str) -> Skill | None:
+    def skill(self, uri: str, excluding: str | None = None) -> Skill | None:
         """The skill whose SKILL.md is at `uri`."""
-        return next((skill for skill in self.skills() if skill.uri == uri), None)
+        return next((skill for skill in self.skills(excluding) if skill.uri == uri), None)
 
-    async def read(self, uri: str) -> tuple[str, str] | None:
+    async def read(self, uri: str, excluding: str | None = None) -> tuple[str, str] | None:
         """(text, mime type) of the resource at `uri`: a fixed resource first, then a skill's file, then the first
         template that matches."""
-        for served in self._each():
+        for served in self._each(excluding):
             if uri in served.resources:
                 resource = served.resources[uri]
                 return await resource.read(), resource.mime_type
-        for skill in self.skills():
+        for skill in self.skills(excluding):
             file = skill.file(uri)
             if file is not None:
                 return await file.read(), file.mime_type
-        for served in self._each():
+        for served in self._each(excluding):
             for template in served.templates.values():
                 variables = UriTemplate.parse(template.uri_template).match(uri)
                 if variables is not None:

@@ -153,9 +153,9 @@ class GetSkillResult(types.Result):
 class Skills(Protocol):
     """Where the served skills are found (the registry)."""
 
-    def skills(self) -> list[Skill]: ...
+    def skills(self, excluding: str | None = None) -> list[Skill]: ...
 
-    def skill(self, uri: str) -> Skill | None: ...
+    def skill(self, uri: str, excluding: str | None = None) -> Skill | None: ...
 
 
 def _cache(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
@@ -164,8 +164,11 @@ def _cache(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
     return {"ttl_ms": 0, "cache_scope": "private"} if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else {}
 
 
-def install(server: Server[Any], served: Skills) -> None:
-    """Serve `skills/list` and `skills/get` from `served` on `server`, and declare the extension in both eras."""
+def install(
+    server: Server[Any], served: Skills, hidden: Callable[[ServerRequestContext[Any, Any]], str | None]
+) -> None:
+    """Serve `skills/list` and `skills/get` from `served` on `server`, and declare the extension in both eras; a
+    request's caller is served none of the source `hidden` names for it (the management surface, without its grant)."""
 
     async def list_skills(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> HandlerResult:
         if params.cursor is not None:
@@ -174,7 +177,7 @@ def install(server: Server[Any], served: Skills) -> None:
                 message="skills/list answers in one page and gave no cursor; call it without one.",
             )
         entries = []
-        for skill in served.skills():
+        for skill in served.skills(hidden(ctx)):
             try:
                 entries.append(await skill.entry())
             except MCPError as exc:
@@ -184,7 +187,7 @@ def install(server: Server[Any], served: Skills) -> None:
         return ListSkillsResult(skills=entries, **_cache(ctx))
 
     async def get_skill(ctx: ServerRequestContext[Any, Any], params: GetSkillParams) -> HandlerResult:
-        skill = served.skill(params.uri)
+        skill = served.skill(params.uri, hidden(ctx))
         if skill is None:
             raise MCPError(
                 code=types.INVALID_PARAMS,

@@ -101,16 +101,19 @@ def describe(live: Live, client: Client) -> None:
 
 
 Listed = Callable[[upstream_pb2.Server, Live], Awaitable[None]]
+# Told each state change of a server's connection (its id, what it knows now), at once: it must not wait.
+Moved = Callable[[str, Live], None]
 
 
 class Connection:
     """One server's connection, kept alive for as long as the server is registered (and unchanged)."""
 
-    def __init__(self, server: upstream_pb2.Server, limits: Limits, listed: Listed) -> None:
+    def __init__(self, server: upstream_pb2.Server, limits: Limits, listed: Listed, moved: Moved | None = None) -> None:
         self.server = server
         self.live = Live()
         self._limits = limits
         self._listed = listed
+        self._moved = moved
         self._client: Client | None = None
         self._calls: list[_Call] = []
         self._changed = anyio.Event()
@@ -187,6 +190,8 @@ class Connection:
             self.settled.set()
         self.live.state = state
         self.live.reason = reason
+        if self._moved is not None:
+            self._moved(self.server.id, self.live)
 
     async def call(
         self, tool: str, arguments: dict[str, Any], progress: ProgressFnT | None = None, ask: Ask | None = None
@@ -216,9 +221,10 @@ class Connection:
 class Connections:
     """The connection of every registered server, kept in step with the registry (`sync` after every change)."""
 
-    def __init__(self, limits: Limits, listed: Listed) -> None:
+    def __init__(self, limits: Limits, listed: Listed, moved: Moved | None = None) -> None:
         self.limits = limits
         self._listed = listed
+        self._moved = moved
         self._connections: dict[str, Connection] = {}
         self._group: TaskGroup | None = None
         self._lock = anyio.Lock()
@@ -256,7 +262,7 @@ class Connections:
     def _start(self, server: upstream_pb2.Server) -> Connection:
         if self._group is None:
             raise ToolsError("The upstream connections are not started; the tools service is still starting.")
-        connection = Connection(server, self.limits, self._listed)
+        connection = Connection(server, self.limits, self._listed, self._moved)
         self._connections[server.id] = connection
         self._group.start_soon(connection.keep)
         return connection

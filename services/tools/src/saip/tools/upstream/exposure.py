@@ -266,10 +266,15 @@ class Composer:
         composition, revision = await self.read()
         if revision != plan.revision:
             raise Conflict("The exposure changed while this change was planned; call saip_expose_preview again.")
-        members = [member for member in composition.members if name_of(member) not in set(plan.removed)]
         hitl = {entry.name: entry.member.hitl for entry in plan.hitl_changed}
-        for member in members:
+        members = []
+        for kept in composition.members:
+            if name_of(kept) in plan.removed:
+                continue
+            member = upstream_pb2.Member()  # a copy: compared with the composition read, to tell a change
+            member.CopyFrom(kept)
             member.hitl = hitl.get(name_of(member), member.hitl)
+            members.append(member)
         members.extend(entry.member for entry in plan.added)
         if members != list(composition.members) or plan.added or plan.removed:
             payload = upstream_pb2.Composition(members=members).SerializeToString()

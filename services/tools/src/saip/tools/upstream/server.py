@@ -1,7 +1,8 @@
 """Wiring of the upstream side of the tools service: the servicer of saip.v1.UpstreamService (one-line RPC methods
 over `servers`, `exposure` and `proxy`) and `opened`, which the tools lifespan enters: the saip-servers and
 saip-ledger buckets, the connections and the parked calls (a task group of their own), the watch of saip-servers
-that keeps the connections in step with the registry on every replica, and the subject of forwarded resumes.
+that keeps the connections in step with the registry on every replica, the subject of forwarded resumes, and the news
+of each connection's state change.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from saip.tools.statuses import EDGE
 from saip.tools.upstream import catalog, client, registry, relay
 from saip.tools.upstream.exposure import Composer
 from saip.tools.upstream.ledger import Ledger
+from saip.tools.upstream.news import ConnectionNews
 from saip.tools.upstream.parking import Parking
 from saip.tools.upstream.proxy import Proxy
 from saip.tools.upstream.servers import Servers
@@ -171,12 +173,14 @@ async def opened(
     # Like Tool Studio's bucket, each is listed from the watch the service keeps (a listing leaves no consumer).
     records = WatchedRecords(servers_kv, js, bucket=names.SERVERS_BUCKET)
     fingerprints = WatchedRecords(ledger_kv, js, bucket=names.LEDGER_BUCKET)
+    news = ConnectionNews(nc)
     servers = Servers(
         registry.Registry(records, declared, UPSTREAM_SERVERS_KEY),
         Ledger(fingerprints, risk, metrics),
         risk,
         metrics,
         limits(settings),
+        moved=news.moved,
     )
     composer = Composer(records, servers, risk, metrics, settings.expose_risk_cap)
     async with anyio.create_task_group() as group:
@@ -184,6 +188,7 @@ async def opened(
             group.start_soon(functools.partial(keep_alive, watched.watch, what, restarts=restarts))
         await records.ready()
         await fingerprints.ready()
+        group.start_soon(news.tell_forever)
         servers.connections.start(group)
         follow = functools.partial(_follow, servers, servers_kv)
         group.start_soon(functools.partial(keep_alive, follow, "upstream servers", restarts=restarts))

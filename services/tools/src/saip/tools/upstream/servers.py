@@ -22,7 +22,7 @@ from saip.tools.errors import InvalidSpec, OwnMcp, RuleRefused, ToolsError
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.ports import RiskSink
 from saip.tools.upstream import catalog, client, risk
-from saip.tools.upstream.connections import Connections, Live, describe
+from saip.tools.upstream.connections import Connections, Live, Moved, describe
 from saip.tools.upstream.ledger import Ledger, as_tool
 from saip.tools.upstream.registry import Registry, validate
 from saip.v1 import upstream_pb2
@@ -35,13 +35,19 @@ FLOOR_OVERRIDE_TRIGGERED = "floor-override-triggered"
 
 class Servers:
     def __init__(
-        self, registry: Registry, ledger: Ledger, risk_sink: RiskSink, metrics: ToolsMetrics, limits: client.Limits
+        self,
+        registry: Registry,
+        ledger: Ledger,
+        risk_sink: RiskSink,
+        metrics: ToolsMetrics,
+        limits: client.Limits,
+        moved: Moved | None = None,
     ) -> None:
         self.registry = registry
         self.ledger = ledger
         self._risk = risk_sink
         self._metrics = metrics
-        self.connections = Connections(limits, self.listed)
+        self.connections = Connections(limits, self.listed, moved)
         self._reach: dict[tuple[str, int], risk.Reach] = {}
         self._scored: dict[str, risk.Score] = {}
         # What each server's last listing recorded, so a listing reads the ledger only for definitions that changed.

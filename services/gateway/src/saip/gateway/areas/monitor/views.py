@@ -8,7 +8,7 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from saip.common import names, words
+from saip.common import callers, names, words
 from saip.common.words import when
 from saip.v1 import audit_pb2, common_pb2, events_pb2
 
@@ -36,7 +36,15 @@ def side(value: common_pb2.HitlSide) -> str:
 
 
 def client(caller: common_pb2.Caller) -> str:
-    return " ".join(part for part in (caller.client_name, caller.client_version) if part) or "unidentified"
+    return callers.client(caller, "unidentified")
+
+
+def credential(caller: common_pb2.Caller) -> dict[str, str] | None:
+    """The credential a call presented (none: /mcp asked for none, or the call came in-process)."""
+    if not caller.HasField("credential") or not caller.credential.id:
+        return None
+    found = caller.credential
+    return {"id": found.id, "kind": found.kind, "name": found.name}
 
 
 def operator(caller: common_pb2.Caller) -> str:
@@ -50,12 +58,14 @@ def interface(caller: common_pb2.Caller) -> str:
 
 
 def _call(entry: audit_pb2.ChainedRecord, call: events_pb2.ManagementCall | events_pb2.ToolCall) -> dict[str, Any]:
-    """What every audited call shows first: where it is on the trail, when it came, from whom (the AI's client, or
-    the person) and through which interface, for which tool."""
+    """What every audited call shows first: where it is on the trail, when it came, from whom (the credential it
+    presented, then the client as it names itself; the AI's client, or the person) and through which interface, for
+    which tool."""
     return {
         "index": entry.index,
         "cursor": entry.seq,
         "time": when(call.time),
+        "credential": credential(call.caller),
         "client": client(call.caller),
         "operator": operator(call.caller),
         "interface": interface(call.caller),

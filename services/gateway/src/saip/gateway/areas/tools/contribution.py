@@ -242,7 +242,10 @@ class ToolsArea(Declared):
         )
 
     async def plan_publish(self, arguments: NameInput) -> Approval:
-        report = await self.client.check_risk(name=arguments.name)
+        return self.publish_approval(await self.client.check_risk(name=arguments.name))
+
+    def publish_approval(self, report: tools_pb2.RiskReport) -> Approval:
+        """What publishing the assessed tool does, and at which risk (or why it is refused): the person's question."""
         asks = "each call asks the person" if report.hitl_required else "calls run without asking the person"
         summary = (
             f"publish '{report.name}' and serve it on /mcp: risk L{report.risk_level}, "
@@ -255,7 +258,7 @@ class ToolsArea(Declared):
             summary,
             high_risk=report.above_baseline or report.weakens_approval,
             expected=Expected.of(read_of(report)),
-            refused=self._taken_refusal(arguments.name) or report.publish_refused,
+            refused=self._taken_refusal(report.name) or report.publish_refused,
         )
 
     @tool(Level.DESTRUCTIVE, "Publish a tool", planner=plan_publish)

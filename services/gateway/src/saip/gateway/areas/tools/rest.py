@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
+from saip.gateway.areas.tools import views
 from saip.gateway.areas.tools.contribution import (
     CheckRiskInput,
     ExposureInput,
@@ -16,8 +17,9 @@ from saip.gateway.areas.tools.contribution import (
     TestInput,
     ToolsArea,
 )
+from saip.gateway.errors import sentence
 from saip.gateway.rest import Envelope, area_router
-from saip.gateway.surface.management import Input
+from saip.gateway.surface.management import Input, ManagementResult
 
 
 class TrialInput(Input):
@@ -56,6 +58,24 @@ def router(studio: ToolsArea) -> APIRouter:
     async def test_tool(name: ToolName, body: TrialInput | None = None) -> Envelope:
         arguments = body.arguments if body is not None else None
         return Envelope.of(await studio.test(TestInput(name=name, arguments=arguments)))
+
+    @api.get(
+        "/{name}/publish",
+        summary="What publishing the tool would do and at which risk, or why it would be refused (nothing changes)",
+    )
+    async def publish_plan(name: ToolName) -> Envelope:
+        report = await studio.client.check_risk(name=name)
+        planned = studio.publish_approval(report)
+        data = {
+            "summary": planned.summary,
+            "level": planned.level.value,
+            "highRisk": planned.high_risk,
+            "refused": planned.refused or None,
+            "risk": views.risk(report),
+        }
+        # Not ok when the publish would be refused: the message is then the refusal the publish would answer.
+        said = ManagementResult(not planned.refused, sentence(planned.refused or planned.summary), data=data)
+        return Envelope.of(said)
 
     @api.post("/{name}/publish", summary="Publish a draft that passed its Local Pass")
     async def publish_tool(name: ToolName) -> Envelope:
