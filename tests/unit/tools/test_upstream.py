@@ -205,6 +205,16 @@ def test_headers_and_variables_are_references_only() -> None:
     )
 
 
+def test_a_declared_server_that_is_refused_or_declared_twice_stops_the_start_naming_its_place() -> None:
+    wiki = {"id": "wiki", "transport": "streamable-http", "url": "https://wiki.example.com/mcp"}
+    declared = registry.declared([wiki], "tools.upstream-servers")
+    assert declared["wiki"].source == pb.SERVER_SOURCE_CONFIGURATION
+    with pytest.raises(ConfigurationError, match=r"^tools.upstream-servers\[1\]: Unknown server fields colour"):
+        registry.declared([wiki, {**wiki, "id": "docs", "colour": "red"}], "tools.upstream-servers")
+    with pytest.raises(ConfigurationError, match=r"^tools.upstream-servers\[1\]: the server 'wiki' is declared twice"):
+        registry.declared([wiki, wiki], "tools.upstream-servers")
+
+
 def test_an_unset_variable_is_named() -> None:
     with pytest.raises(RuleRefused) as unset:
         registry.references_set(server(headers={"Authorization": "Bearer ${WIKI_TOKEN}"}), environ={})

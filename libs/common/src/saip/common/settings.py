@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Self, get_args
+from typing import Annotated, Any, ClassVar, Self, TypeVar, get_args
 
 from pydantic import BeforeValidator, Field, SecretStr, ValidationError, model_validator
 from pydantic.fields import FieldInfo
@@ -58,6 +58,7 @@ __all__ = [
     "SaipSettings",
     "StrList",
     "config_file",
+    "declared_by_name",
     "endpoint_keys",
     "env_name",
     "field_name",
@@ -73,6 +74,8 @@ __all__ = [
 # 0 asks the system for a free port (the embedded default and the tests use it).
 Port = Annotated[int, Field(ge=0, le=65535)]
 
+_Item = TypeVar("_Item")
+
 
 def installed_services() -> dict[str, type[SaipSettings]]:
     """The services installed beside this process, by name: each package names its settings class in the
@@ -84,6 +87,29 @@ def installed_services() -> dict[str, type[SaipSettings]]:
             raise ConfigurationError(f"entry point {SERVICES_GROUP}:{point.name} does not name a settings class")
         found[point.name] = settings
     return dict(sorted(found.items()))
+
+
+def declared_by_name(
+    documents: Sequence[Any],
+    key: str,
+    read: Callable[[Any], _Item],
+    name: Callable[[_Item], str],
+    *,
+    what: str,
+    refused: type[Exception],
+) -> dict[str, _Item]:
+    """The items a list key declares (a tool, a server), by name, read before anything is opened: an item `read`
+    refuses (raising `refused`) or a name declared twice is a ConfigurationError naming its place (`key[index]`)."""
+    items: dict[str, _Item] = {}
+    for index, document in enumerate(documents):
+        try:
+            item = read(document)
+        except refused as exc:
+            raise ConfigurationError(f"{key}[{index}]: {exc}") from None
+        if name(item) in items:
+            raise ConfigurationError(f"{key}[{index}]: the {what} '{name(item)}' is declared twice")
+        items[name(item)] = item
+    return items
 
 
 def _split_list(value: Any) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
-from saip.common.settings import ConfigurationError
+from saip.common.settings import declared_by_name
 from saip.tools import spec as specs
 from saip.tools.errors import ToolsError
 from saip.tools.spec import ToolSpec
@@ -26,13 +26,4 @@ def bundled() -> dict[str, ToolSpec]:
 
 def declared(documents: list[dict[str, Any]], key: str) -> dict[str, ToolSpec]:
     """The tools declared in configuration, validated at start; a bad one stops the service naming the key."""
-    tools: dict[str, ToolSpec] = {}
-    for index, document in enumerate(documents):
-        try:
-            tool = specs.parse(document)
-        except ToolsError as exc:
-            raise ConfigurationError(f"{key}[{index}]: {exc}") from None
-        if tool.name in tools:
-            raise ConfigurationError(f"{key}[{index}]: the tool '{tool.name}' is declared twice")
-        tools[tool.name] = tool
-    return tools
+    return declared_by_name(documents, key, specs.parse, lambda tool: tool.name, what="tool", refused=ToolsError)

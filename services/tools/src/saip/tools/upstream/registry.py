@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 from saip.common import literals
 from saip.common.literals import SECRET_VALUE
 from saip.common.masking import is_secret_name
-from saip.common.settings import ConfigurationError, is_own_variable
+from saip.common.settings import declared_by_name, is_own_variable
 from saip.tools.errors import InvalidSpec, LiteralSecret, RuleRefused, ServerExists, ServerNotFound, ToolsError
 from saip.tools.ports import Records
 from saip.v1 import upstream_pb2
@@ -125,16 +125,11 @@ def references_set(server: upstream_pb2.Server, environ: Mapping[str, str] | Non
 
 def declared(documents: list[dict[str, Any]], key: str) -> dict[str, upstream_pb2.Server]:
     """The servers declared in configuration, validated at start; a bad one stops the service naming the key."""
-    servers: dict[str, upstream_pb2.Server] = {}
-    for index, document in enumerate(documents):
-        try:
-            server = validate(from_document(document, upstream_pb2.SERVER_SOURCE_CONFIGURATION))
-        except ToolsError as exc:
-            raise ConfigurationError(f"{key}[{index}]: {exc}") from None
-        if server.id in servers:
-            raise ConfigurationError(f"{key}[{index}]: the server '{server.id}' is declared twice")
-        servers[server.id] = server
-    return servers
+    return declared_by_name(documents, key, _configured, lambda server: server.id, what="server", refused=ToolsError)
+
+
+def _configured(document: dict[str, Any]) -> upstream_pb2.Server:
+    return validate(from_document(document, upstream_pb2.SERVER_SOURCE_CONFIGURATION))
 
 
 def from_document(document: Mapping[str, Any], source: upstream_pb2.ServerSource) -> upstream_pb2.Server:
