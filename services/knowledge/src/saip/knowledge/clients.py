@@ -6,29 +6,26 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import anyio
 from google.protobuf.message import DecodeError, Message
 from nats.js import JetStreamContext
 from nats.js.api import ObjectMeta, ObjectStoreConfig, StorageType
 from nats.js.errors import BucketNotFoundError, KeyWrongLastSequenceError, NotFoundError, ObjectNotFoundError
-from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
+from nats.js.kv import KeyValue
 from nats.js.object_store import ObjectStore
 
-from saip.common import bus, jetstream, names
+from saip.common import jetstream, names
+from saip.common.bucket_copy import BucketCopy
 from saip.common.nats_failures import answered
 from saip.common.netguard import Binding, GuardBlocked, NetPolicy, NetworkMode, guarded_fetch
 from saip.common.risk import SANDBOX_GUARD_BLOCKED, WARN, RiskPublisher
-from saip.common.watch import Applied
 from saip.knowledge.errors import AlreadyExists, NotFound, Refused, StoreUnavailable
 from saip.knowledge.ports import Fetched
 from saip.v1 import knowledge_pb2
 
 logger = logging.getLogger(__name__)
-
-CATCH_UP_WITHIN = 5.0  # how long a write waits for the bucket watch to show it
 
 _KINDS: dict[str, type[Message]] = {
     "document": knowledge_pb2.Document,
@@ -37,50 +34,54 @@ _KINDS: dict[str, type[Message]] = {
 }
 
 
-class KvCatalog:
-    """The saip-knowledge bucket (keys document.<id>, pipeline.<id>, tool.<name>) and a snapshot of it.
+class KvCatalog(BucketCopy[Message]):
+    """The saip-knowledge bucket (keys document.<id>, pipeline.<id>, tool.<name>) and a copy of it.
 
-    Reads come from the snapshot, which only the bucket's watch changes; every write waits until the watch has shown
-    it, so a caller reads its own writes and every replica converges on the same state. The service keeps the watch
-    alive (`saip.common.watch.keep_alive(catalog.watch, ...)`); each run reads every key afresh, then follows the
-    changes.
+    Reads come from the copy, which only the bucket's watch changes (`saip.common.bucket_copy`); every write waits
+    until the watch has shown it, so a caller reads its own writes and every replica converges on the same state. The
+    service keeps the watch alive (`saip.common.watch.keep_alive(catalog.watch, ...)`).
     """
 
     def __init__(self, js: JetStreamContext, kv: KeyValue) -> None:
-        self._js = js
-        self._kv = kv
-        self._entries: dict[str, dict[str, Message]] = {kind: {} for kind in _KINDS}
-        self._applied = Applied()
-        self._ready = anyio.Event()
-        self.on_change: Callable[[], None] = lambda: None
+        super().__init__(kv, js, names.KNOWLEDGE_BUCKET, StoreUnavailable)
 
     @classmethod
     async def open(cls, js: JetStreamContext) -> KvCatalog:
         kv = await answered(jetstream.ensure_kv(js, names.KNOWLEDGE_BUCKET, history=5), StoreUnavailable)
         return cls(js, kv)
 
+    def value(self, entry: KeyValue.Entry) -> Message | None:
+        kind = entry.key.partition(".")[0]
+        if kind not in _KINDS or not entry.value:
+            return None
+        try:
+            return _KINDS[kind].FromString(entry.value)
+        except DecodeError:
+            logger.error("unreadable knowledge record skipped", extra={"key": entry.key})
+            return None
+
     # reads --------------------------------------------------------------------------------------------------------
 
     def _all(self, kind: str) -> list[Any]:
-        return list(self._entries[kind].values())
+        return [record for key, record in self._values.items() if key.startswith(f"{kind}.")]
 
     def documents(self) -> list[knowledge_pb2.Document]:
         return self._all("document")
 
     def document(self, document_id: str) -> knowledge_pb2.Document | None:
-        return self._entries["document"].get(document_id)  # type: ignore[return-value]
+        return self._values.get(f"document.{document_id}")  # type: ignore[return-value]
 
     def pipelines(self) -> list[knowledge_pb2.Pipeline]:
         return self._all("pipeline")
 
     def pipeline(self, pipeline_id: str) -> knowledge_pb2.Pipeline | None:
-        return self._entries["pipeline"].get(pipeline_id)  # type: ignore[return-value]
+        return self._values.get(f"pipeline.{pipeline_id}")  # type: ignore[return-value]
 
     def tools(self) -> list[knowledge_pb2.KnowledgeTool]:
         return self._all("tool")
 
     def tool(self, name: str) -> knowledge_pb2.KnowledgeTool | None:
-        return self._entries["tool"].get(name)  # type: ignore[return-value]
+        return self._values.get(f"tool.{name}")  # type: ignore[return-value]
 
     # writes -------------------------------------------------------------------------------------------------------
 
@@ -89,20 +90,14 @@ class KvCatalog:
             revision = await answered(self._kv.create(key, message.SerializeToString()), StoreUnavailable)
         except KeyWrongLastSequenceError:
             raise AlreadyExists(taken) from None
-        await self._caught_up(revision)
+        await self.caught_up(revision)
 
     async def _put(self, key: str, message: Message) -> None:
-        await self._caught_up(await answered(self._kv.put(key, message.SerializeToString()), StoreUnavailable))
+        await self.caught_up(await answered(self._kv.put(key, message.SerializeToString()), StoreUnavailable))
 
     async def _delete(self, key: str) -> None:
         await answered(self._kv.delete(key), StoreUnavailable)
-        await self.sync()  # a delete does not return its revision; the stream's last sequence covers it
-
-    async def sync(self) -> None:
-        """Wait until the snapshot shows every write made so far, by any replica (the gateway lists the served tools
-        as soon as it sees a change, possibly before this replica's watch has applied it)."""
-        info = await answered(self._js.stream_info(f"KV_{names.KNOWLEDGE_BUCKET}"), StoreUnavailable)
-        await self._caught_up(info.state.last_seq)
+        await self.current()  # a delete does not return its revision; the stream's last sequence covers it
 
     async def create_document(self, document: knowledge_pb2.Document) -> None:
         await self._create(f"document.{document.id}", document, f"a document named '{document.name}' exists")
@@ -125,53 +120,6 @@ class KvCatalog:
 
     async def delete_tool(self, name: str) -> None:
         await self._delete(f"tool.{name}")
-
-    # the watch ----------------------------------------------------------------------------------------------------
-
-    async def _caught_up(self, revision: int) -> None:
-        if not await self._applied.reached(revision, CATCH_UP_WITHIN):
-            raise StoreUnavailable("the knowledge catalog did not catch up with NATS in time; try again")
-
-    async def ready(self) -> None:
-        """Returns once the first run of the watch has read the whole bucket."""
-        await self._ready.wait()
-
-    async def watch(self) -> None:
-        """One run of the watch: every key read afresh, then each change applied, until the watch fails."""
-        # The current values are gathered apart and swapped in at once, so no reader sees half a catalog.
-        fresh: dict[str, dict[str, Message]] = {kind: {} for kind in _KINDS}
-        initial, seen = True, 0
-        async with contextlib.aclosing(bus.kv_updates(self._kv)) as updates:
-            async for entry in updates:
-                if entry is None:  # the end of the current values
-                    if initial:
-                        self._entries, initial = fresh, False
-                        self._applied.advance(seen)
-                        self._ready.set()
-                        self._changed()
-                    continue
-                if initial:
-                    self._apply(fresh, entry)
-                    seen = max(seen, entry.revision or 0)
-                else:
-                    self._apply(self._entries, entry)
-                    self._applied.advance(entry.revision or 0)
-                    self._changed()
-
-    def _apply(self, target: dict[str, dict[str, Message]], entry: KeyValue.Entry) -> None:
-        kind, _, key = entry.key.partition(".")
-        if kind not in _KINDS:
-            return
-        if entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
-            target[kind].pop(key, None)
-            return
-        try:
-            target[kind][key] = _KINDS[kind].FromString(entry.value)
-        except DecodeError:
-            logger.error("unreadable knowledge record skipped", extra={"key": entry.key})
-
-    def _changed(self) -> None:
-        self.on_change()
 
 
 class ObjectOriginals:

@@ -234,14 +234,14 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
     async def DescribeTool(
         self, request: knowledge_pb2.DescribeKnowledgeToolRequest, context: Any
     ) -> knowledge_pb2.KnowledgeToolDefinition:
-        await self._catalog.sync()
+        await self._catalog.current()
         return self._rules.tools.definition(request.name)
 
     @_streaming  # the definition, then the snapshot archive in pieces
     async def SnapshotTool(
         self, request: knowledge_pb2.DescribeKnowledgeToolRequest, context: Any
     ) -> AsyncIterator[knowledge_pb2.SnapshotPiece]:
-        await self._catalog.sync()
+        await self._catalog.current()
         with tempfile.TemporaryDirectory(prefix="saip-snapshot-") as scratch:
             target = Path(scratch) / "tool.snapshot"
             definition = await self._rules.tools.snapshot(request.name, target)
@@ -254,7 +254,7 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
     async def ListServedTools(
         self, request: common_pb2.ListServedToolsRequest, context: Any
     ) -> common_pb2.ListServedToolsReply:
-        await self._catalog.sync()
+        await self._catalog.current()
         return common_pb2.ListServedToolsReply(tools=self._rules.tools.served())
 
     @_unary
