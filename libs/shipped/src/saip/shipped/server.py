@@ -16,7 +16,6 @@ refuses to start on one), and the gateway's registrar offers none in a home that
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -250,18 +249,12 @@ class BearerGuard:
         if scope["type"] == "http" and scope["path"] != "/healthz":
             presented = dict(scope["headers"]).get(b"authorization", b"")
             if not hmac.compare_digest(presented, self._expected):
-                body = json.dumps({"error": "This server needs its bearer token: 'Authorization: Bearer <token>'."})
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="saip-shipped", error="invalid_token"'),
-                        ],
-                    }
+                refusal = JSONResponse(
+                    {"error": "This server needs its bearer token: 'Authorization: Bearer <token>'."},
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="saip-shipped", error="invalid_token"'},
                 )
-                await send({"type": "http.response.body", "body": body.encode()})
+                await refusal(scope, receive, send)
                 return
         await self._app(scope, receive, send)
 
