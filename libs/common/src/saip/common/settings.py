@@ -21,7 +21,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self, TypeVar, get_args
 
-from pydantic import BeforeValidator, Field, SecretStr, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -53,6 +53,7 @@ __all__ = [
     "COMMON_KEYS",
     "CONFIG_ENV",
     "ConfigurationError",
+    "DeclaredItem",
     "Port",
     "Reads",
     "SaipSettings",
@@ -87,6 +88,15 @@ def installed_services() -> dict[str, type[SaipSettings]]:
             raise ConfigurationError(f"entry point {SERVICES_GROUP}:{point.name} does not name a settings class")
         found[point.name] = settings
     return dict(sorted(found.items()))
+
+
+class DeclaredItem(BaseModel):
+    """An item of a list key in `saip.yaml` (a document, a shipped server): its keys written with dashes (`top-k`) or
+    underscores, nothing unknown, and never changed once read."""
+
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=lambda name: name.replace("_", "-"), populate_by_name=True, frozen=True
+    )
 
 
 def declared_by_name(

@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 from pydantic_settings import NoDecode
 
 from saip.common import literals
 from saip.common.secret_source import SecretSource
-from saip.common.settings import Port, Reads, SaipSettings, endpoint_keys
+from saip.common.settings import DeclaredItem, Port, Reads, SaipSettings, endpoint_keys
 
 QDRANT_URL_ENV = "QDRANT_URL"
 SECRETS_KEY = "knowledge.secrets"
@@ -32,15 +32,7 @@ def _split_paths(value: Any) -> Any:
 PathList = Annotated[list[Path], NoDecode, BeforeValidator(_split_paths)]
 
 
-class _Declared(BaseModel):
-    """A `saip.yaml` item: keys with dashes (`top-k`) or underscores, nothing unknown."""
-
-    model_config = ConfigDict(
-        extra="forbid", alias_generator=lambda name: name.replace("_", "-"), populate_by_name=True, frozen=True
-    )
-
-
-class DeclaredDocument(_Declared):
+class DeclaredDocument(DeclaredItem):
     """One entry of knowledge.documents: a name and exactly one source."""
 
     name: str = Field(min_length=1, max_length=200)
@@ -63,7 +55,7 @@ class DeclaredDocument(_Declared):
         return self
 
 
-class DeclaredPipeline(_Declared):
+class DeclaredPipeline(DeclaredItem):
     """One entry of knowledge.pipelines."""
 
     name: str = Field(min_length=1, max_length=200)

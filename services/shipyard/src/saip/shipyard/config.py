@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from saip.common.settings import (
+    DeclaredItem,
     Port,
     Reads,
     SaipSettings,
@@ -29,14 +30,10 @@ SERVICE_ADDRESS_KEYS = {
 }
 
 
-class DeclaredServer(BaseModel):
+class DeclaredServer(DeclaredItem):
     """One entry of shipyard.servers: what to ship (the proposal an AI would make) and, with `target`, where to run it.
-    Keys as in saip.yaml (dashes or underscores), nothing unknown; the ship's own rules (a Local Pass of each authored
-    tool's current revision, the name's) are checked when the shipyard ships it."""
-
-    model_config = ConfigDict(
-        extra="forbid", alias_generator=lambda name: name.replace("_", "-"), populate_by_name=True, frozen=True
-    )
+    The ship's own rules (a Local Pass of each authored tool's current revision, the name's) are checked when the
+    shipyard ships it."""
 
     name: str = Field(min_length=1, max_length=40)
     description: str = Field(min_length=1, max_length=1024)
