@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
 import grpc
 import httpx
 import pytest
@@ -484,6 +485,26 @@ async def test_the_dense_encoder_finds_meaning_the_words_miss_and_documents_are_
     assert [hit.document_name for hit in found.hits] == ["garage"] and found.dropped_below_threshold == 1
     assert found.hits[0].relevance == 1.0
     assert both.hits[0].document_name == "garage" and both.hits[0].relevance == 1.0
+
+
+async def test_an_unreadable_catalog_record_is_absent_from_the_copy_whether_read_first_or_written_later(
+    nats_client: NatsClient,
+) -> None:
+    # A length-delimited field that promises five bytes and holds two: no message reads it.
+    unreadable = b"\x0a\x05ab"
+    js = nats_client.jetstream()
+    catalog = await KvCatalog.open(js)
+    kv = await js.key_value(names.KNOWLEDGE_BUCKET)
+    await kv.put("document.early", unreadable)
+    async with anyio.create_task_group() as group:
+        group.start_soon(catalog.watch)
+        await catalog.ready()
+        assert catalog.document("early") is None
+        await catalog.create_document(knowledge_pb2.Document(id="late", name="Late"))
+        assert [document.name for document in catalog.documents()] == ["Late"]
+        await catalog.caught_up(await kv.put("document.late", unreadable))
+        assert catalog.document("late") is None and catalog.documents() == []
+        group.cancel_scope.cancel()
 
 
 @asynccontextmanager
