@@ -40,6 +40,31 @@ $(VENV)/.compiled-sources: $(VENV)/.installed $(SOURCES_PY)
 	$(PY) -m compileall -q libs/*/src services/*/src
 	@touch $@
 
+# The sandbox's JavaScript engine (docs/sandbox.md): QuickJS-ng's C sources from the source distribution that
+# libs/sandbox/quickjs.lock pins by its hash (pip checks it), compiled with libs/sandbox's engine.c into the extension
+# saip.sandbox._engine, next to the package's sources (the workspace's packages are installed editable). Nothing is
+# downloaded at run time; a fresh machine needs a C compiler, which this machine kind has.
+QUICKJS_LOCK := libs/sandbox/quickjs.lock
+QUICKJS := $(VENV)/quickjs
+QUICKJS_SOURCES := quickjs.c libregexp.c libunicode.c dtoa.c
+EXT_SUFFIX := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+ENGINE := libs/sandbox/src/saip/sandbox/_engine$(EXT_SUFFIX)
+CC ?= cc
+
+$(QUICKJS)/.fetched: $(QUICKJS_LOCK) $(VENV)/.installed
+	rm -rf $(QUICKJS) && mkdir -p $(QUICKJS)/dist
+	$(PY) -m pip download --quiet --no-deps --no-binary :all: --require-hashes -r $(QUICKJS_LOCK) -d $(QUICKJS)/dist
+	tar -xzf $(QUICKJS)/dist/*.tar.gz -C $(QUICKJS) --strip-components=2 --wildcards '*/upstream-quickjs/*'
+	@touch $@
+
+$(QUICKJS)/%.o: $(QUICKJS)/.fetched
+	$(CC) -O2 -fPIC -DNDEBUG -D_GNU_SOURCE -w -c $(QUICKJS)/$*.c -o $@
+
+$(ENGINE): libs/sandbox/src/saip/sandbox/engine.c $(addprefix $(QUICKJS)/,$(QUICKJS_SOURCES:.c=.o))
+	$(CC) -O2 -shared -fPIC -DNDEBUG -D_GNU_SOURCE -Wall -Werror -I$(QUICKJS) \
+		-I$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['include'])") \
+		$< $(addprefix $(QUICKJS)/,$(QUICKJS_SOURCES:.c=.o)) -lm -o $@
+
 .PHONY: help
 help:  ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -72,7 +97,7 @@ $(CHROMIUM):
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
 
 .PHONY: install
-install: $(VENV)/.installed $(VENV)/.compiled-packages $(VENV)/.compiled-sources $(CLIENTS)/node_modules/.installed $(CONSOLE_BUILT)  ## Install Python, the packages, nats-server, Node, the MCP test clients, and build the console (only what is missing)
+install: $(VENV)/.installed $(ENGINE) $(VENV)/.compiled-packages $(VENV)/.compiled-sources $(CLIENTS)/node_modules/.installed $(CONSOLE_BUILT)  ## Install Python, the packages, the sandbox's engine, nats-server, Node, the MCP test clients, and build the console (only what is missing)
 
 .PHONY: run
 run: install  ## Start the whole stack as local processes; prints the MCP URL and the tokens
@@ -123,4 +148,4 @@ k8s-render: env  ## Print k8s/ as `kubectl apply -k k8s/` sends it (kubectl kust
 
 .PHONY: clean
 clean:  ## Remove the virtual environment and the local stack data (.saip)
-	rm -rf $(VENV) .saip $(CLIENTS)/node_modules $(CONSOLE)/node_modules $(dir $(CONSOLE_BUILT))
+	rm -rf $(VENV) .saip $(CLIENTS)/node_modules $(CONSOLE)/node_modules $(dir $(CONSOLE_BUILT)) $(ENGINE)

@@ -101,17 +101,26 @@ async def test_the_pool_runs_calls_side_by_side_and_survives_a_runaway() -> None
     assert after.ok
 
 
-async def test_code_that_never_yields_back_to_v8_is_stopped_and_its_worker_replaced() -> None:
-    # The loop runs in a promise job after the call's script returned, where V8's termination cannot reach it; the
-    # worker says so and retires, and the pool starts another.
+async def test_a_loop_in_a_promise_job_is_stopped_at_the_wall_clock_and_its_worker_serves_on() -> None:
+    # The loop runs in a promise job after the call's script returned; the interpreter's deadline reaches it there
+    # too, so the worker answers and takes the next call itself.
     async with pool(1, Limits(timeout=0.5, memory_bytes=32 * 1024 * 1024)) as sandbox:
         await sandbox.warm()
         before = sandbox.pids
         stopped = await call(sandbox, "await null; while (true) {}")
-        after = await call(sandbox, "return 'served by another worker'")
-        assert sandbox.pids != before
+        after = await call(sandbox, "return 'served by the same worker'")
+        assert sandbox.pids == before
     assert [reason for reason, _ in stopped.guard_blocks] == ["time-limit"]
+    assert stopped.error == "The code ran longer than the 0.5 s wall-clock limit and was stopped."
     assert after.ok
+
+
+async def test_a_caught_interruption_still_ends_the_call() -> None:
+    # The deadline's error cannot be caught: a catch or a finally that loops again never runs.
+    async with pool(1, Limits(timeout=0.5, memory_bytes=32 * 1024 * 1024)) as sandbox:
+        looping = "try { while (true) {} } catch (e) { while (true) {} } finally { while (true) {} }"
+        stopped = await call(sandbox, looping)
+    assert [reason for reason, _ in stopped.guard_blocks] == ["time-limit"]
 
 
 async def test_array_buffers_past_the_workers_data_cap_fail_inside_the_code() -> None:

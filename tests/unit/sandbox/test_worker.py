@@ -10,7 +10,6 @@ from saip.sandbox.job import Job
 from saip.sandbox.worker import Spares
 from tests.waiting import eventually
 
-MEMORY = 32 * 1024 * 1024
 JOB = Job(code="return globalThis.marker = (globalThis.marker ?? 0) + 1", arguments={}, statics={})
 
 
@@ -23,12 +22,12 @@ async def tended(spares: Spares) -> AsyncIterator[Spares]:
         tending.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await tending
-        await spares.close()
+        spares.close()
 
 
 async def test_a_spent_isolate_is_closed_and_the_next_one_made_while_the_worker_waits() -> None:
-    spares = Spares(1, MEMORY)
-    await spares.fill()
+    spares = Spares(1)
+    spares.fill()
     assert spares.ready == 1
     async with tended(spares):
         async with spares.call() as isolate:
@@ -41,7 +40,7 @@ async def test_a_spent_isolate_is_closed_and_the_next_one_made_while_the_worker_
 
 
 async def test_a_call_that_finds_no_spare_makes_its_isolate_on_the_spot() -> None:
-    spares = Spares(1, MEMORY)
+    spares = Spares(1)
     async with tended(spares), spares.call() as isolate:
         outcome = await isolate.run(JOB)
     assert outcome.ok and not outcome.warm

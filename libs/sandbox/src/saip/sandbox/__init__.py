@@ -1,1 +1,2 @@
-"""saip sandbox: authored JavaScript run in V8, one single-use isolate per call, on a pool of worker processes."""
+"""saip sandbox: authored JavaScript run in QuickJS, one single-use isolate (a runtime of its own) per call, on a pool
+of worker processes."""

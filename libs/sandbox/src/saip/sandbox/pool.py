@@ -1,12 +1,13 @@
-"""The sandbox: a pool of worker processes that run tool code in V8, one single-use isolate per call.
+"""The sandbox: a pool of worker processes that run tool code in QuickJS, one single-use isolate per call.
 
 Each worker keeps isolates ready before calls arrive (`saip.sandbox.worker`), and the pool hands each call to the
 worker that has been idle longest, so the one that had the most time to prepare its next isolate. The pool talks to
 a worker over a Unix socket in framed JSON, from the service's own event loop: no threads, no pickles.
 
-V8 enforces the wall clock (the run is terminated) and the heap cap; each worker's data segment is capped as well,
-for memory outside the heap. Should a worker stop answering anyway, the pool kills it once the wall clock and a
-grace period have passed and starts a new one, so a runaway tool costs one worker for a moment, never the service.
+The engine enforces the wall clock (the interpreter stops the code) and the memory cap; each worker's data segment
+is capped as well, a backstop for the worker's own memory. Should a worker stop answering anyway, the pool kills it
+once the wall clock and a grace period have passed and starts a new one, so a runaway tool costs one worker for a
+moment, never the service.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ logger = logging.getLogger(__name__)
 
 GRACE_SECONDS = 5.0
 START_WITHIN = 60.0
-# Room above the heap cap for the interpreter, V8's own structures and array buffers; and for each spare isolate
-# (its heap and its thread's stack, about 10 MiB of data segment).
-DATA_HEADROOM = 640 * 1024 * 1024
-SPARE_HEADROOM = 16 * 1024 * 1024
+# Room above a call's memory cap for the Python interpreter and the worker's own structures; and for each spare
+# isolate (a QuickJS runtime with the runtime evaluated holds about 0.25 MiB).
+DATA_HEADROOM = 256 * 1024 * 1024
+SPARE_HEADROOM = 1024 * 1024
 WORKER_COMMAND = (sys.executable, "-m", "saip.sandbox.worker")
 
 
@@ -82,10 +83,10 @@ class _Worker:
         if hello != {"ready": True}:
             code = await self.exit_code()
             self.kill()
-            if code is not None and code < 0:  # a signal's: something ended it, V8 did not fail
+            if code is not None and code < 0:  # a signal's: something ended it, the engine did not fail
                 how = f"{processes.ended(code)} before it was ready"
             else:
-                how = f"did not start (exit code {code}): it could not load V8 here"
+                how = f"did not start (exit code {code}): it could not load its JavaScript engine here"
             raise SandboxUnavailable(
                 f"A sandbox worker process {how}. Try again; if it happens again, the service's log says why."
             )
@@ -98,8 +99,8 @@ class _Worker:
         ended = self._reader is None or self._reader.at_eof()
         return not ended and self.process is not None and self.process.returncode is None
 
-    async def call(self, job: Job) -> tuple[Outcome, bool]:
-        """The job's outcome, and whether the worker is retiring after it."""
+    async def call(self, job: Job) -> Outcome:
+        """The job's outcome."""
         if self._reader is None or self._writer is None:
             raise _NotDelivered
         try:
@@ -110,7 +111,7 @@ class _Worker:
         if answer is None:
             raise _WorkerGone
         try:
-            return Outcome.from_wire(answer["outcome"]), answer.get("retire") is True
+            return Outcome.from_wire(answer["outcome"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise wire.WireError(f"a worker's answer is not an outcome ({exc!r})") from None
 
@@ -148,7 +149,6 @@ class Sandbox:
         self._command = tuple(command)
         self._settings = WorkerSettings(
             spares=spares,
-            memory_bytes=limits.memory_bytes,
             data_limit=limits.memory_bytes + DATA_HEADROOM + spares * SPARE_HEADROOM,
             parent=os.getpid(),
         )
@@ -238,7 +238,7 @@ class Sandbox:
         """The job's outcome, and whether the worker can take the next one."""
         try:
             async with asyncio.timeout(job.timeout + GRACE_SECONDS):
-                outcome, retiring = await worker.call(job)
+                outcome = await worker.call(job)
         except _NotDelivered:
             raise
         except TimeoutError:
@@ -255,7 +255,7 @@ class Sandbox:
                 "memory; the code was stopped. Use less memory."
             )
             return Outcome(ok=False, error=message, guard_blocks=[(WORKER_CRASHED, message)]), False
-        return outcome, not retiring
+        return outcome, True
 
     async def close(self) -> None:
         """Stop every worker (they hold nothing to drain: a call in flight is the caller's to wait for)."""

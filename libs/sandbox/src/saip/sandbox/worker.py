@@ -3,8 +3,8 @@
 It keeps `spares` isolates ready (made, runtime evaluated), takes one for each call, sends the outcome, and only
 then discards the spent isolate and makes the next, while it waits for work: a call never pays for its isolate
 unless calls come faster than isolates can be made, and no state of one call can reach another. The process caps
-its data segment, the backstop for memory V8's heap cap does not see (array buffers live outside the heap), and
-talks to nothing but the pool's socket and the network a call's policy allows.
+its data segment, a backstop beyond each call's memory budget (for the interpreter's own memory and the worker's),
+and talks to nothing but the pool's socket and the network a call's policy allows.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ class WorkerSettings:
     """What a worker is started with (its second argument, as JSON)."""
 
     spares: int
-    memory_bytes: int
     data_limit: int
     parent: int = 0  # the pool's process: the worker dies with it (0: not watched)
 
@@ -50,9 +49,8 @@ class WorkerSettings:
 class Spares:
     """The isolates a worker keeps ready, and the spent ones still to close; both are tended only while idle."""
 
-    def __init__(self, count: int, memory_bytes: int) -> None:
+    def __init__(self, count: int) -> None:
         self._count = count
-        self._memory_bytes = memory_bytes
         self._ready: deque[Isolate] = deque()
         self._spent: deque[Isolate] = deque()
         self._idle = asyncio.Event()
@@ -68,20 +66,17 @@ class Spares:
     def spent(self) -> int:
         return len(self._spent)
 
-    async def fill(self) -> None:
+    def fill(self) -> None:
         """Make every spare now (the worker does this once, before it says it is ready)."""
         while len(self._ready) < self._count:
-            self._ready.append(await Isolate.prepare(self._memory_bytes))
+            self._ready.append(Isolate.prepare())
 
     @contextlib.asynccontextmanager
     async def call(self) -> AsyncIterator[Isolate]:
         """The isolate for one call: a spare, or one made now when none is ready. Tending pauses meanwhile."""
         self._idle.clear()
         try:
-            if self._ready:
-                isolate = self._ready.popleft()
-            else:
-                isolate = await Isolate.prepare(self._memory_bytes, warm=False)
+            isolate = self._ready.popleft() if self._ready else Isolate.prepare(warm=False)
             try:
                 yield isolate
             finally:
@@ -91,29 +86,31 @@ class Spares:
             self._work.set()
 
     async def tend(self) -> None:
-        """Forever: close the spent isolates, then make the missing spares, one step at a time between calls."""
+        """Forever: close the spent isolates, then make the missing spares, one step at a time between calls (a
+        call that arrives meanwhile waits for one step, a fraction of a millisecond)."""
         while True:
             await self._work.wait()
             await self._idle.wait()
             if self._spent:
-                await self._spent.popleft().close()
+                self._spent.popleft().close()
             elif len(self._ready) < self._count:
-                self._ready.append(await Isolate.prepare(self._memory_bytes, pause=self._idle.wait))
+                self._ready.append(Isolate.prepare())
             else:
                 self._work.clear()
+            await asyncio.sleep(0)  # a job that arrived during the step is read before the next step
 
-    async def close(self) -> None:
+    def close(self) -> None:
         while self._ready:
-            await self._ready.popleft().close()
+            self._ready.popleft().close()
         while self._spent:
-            await self._spent.popleft().close()
+            self._spent.popleft().close()
 
 
 async def serve(sock: socket.socket, settings: WorkerSettings) -> None:
-    """Answer the pool's jobs, one at a time, until it closes the socket or an isolate is wedged."""
+    """Answer the pool's jobs, one at a time, until it closes the socket."""
     reader, writer = await asyncio.open_unix_connection(sock=sock)
-    spares = Spares(settings.spares, settings.memory_bytes)
-    await spares.fill()
+    spares = Spares(settings.spares)
+    spares.fill()
     await wire.send(writer, {"ready": True})
     tending = asyncio.create_task(spares.tend(), name="sandbox-spares")
     tending.add_done_callback(_end_if_failed)
@@ -122,16 +119,12 @@ async def serve(sock: socket.socket, settings: WorkerSettings) -> None:
             async with spares.call() as isolate:
                 outcome = await isolate.run(Job.from_wire(message["job"]))
                 # Answered before the spent isolate is closed or the next one made: neither is on the call's path.
-                await wire.send(writer, {"outcome": outcome.to_wire(), "retire": isolate.wedged})
-            if isolate.wedged:
-                # V8 is stuck in that isolate and nothing but the end of the process frees it; the pool starts
-                # another worker.
-                os._exit(0)
+                await wire.send(writer, {"outcome": outcome.to_wire()})
     finally:
         tending.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await tending
-        await spares.close()
+        spares.close()
         writer.close()
 
 
