@@ -163,11 +163,11 @@ def _starts() -> list[list[object]]:
     async def ready() -> list[float]:
         samples = []
         for _ in range(CONTEXTS):
-            isolate = await Isolate.prepare(job.memory_bytes)
+            isolate = Isolate.prepare()
             started = time.perf_counter()
             await isolate.run(job)
             samples.append((time.perf_counter() - started) * 1000)
-            await isolate.close()
+            isolate.close()
         return samples
 
     worker_cpu: dict[int, float] = {}
@@ -199,7 +199,7 @@ def _starts() -> list[list[object]]:
         made.append((time.perf_counter() - started) * 1000)
     rows: list[list[object]] = []
     for label, samples in (
-        (f"start a worker process and V8 (spawn, imports, first isolate; {STARTS} starts)", asyncio.run(cold_starts())),
+        (f"start a worker process (spawn, imports, first isolate; {STARTS} starts)", asyncio.run(cold_starts())),
         (f"isolate made on the call path + runtime + the call, in-process ({CONTEXTS})", made),
         (f"the call on an isolate made beforehand, in-process ({CONTEXTS})", asyncio.run(ready())),
         (f"through the pool without spares, from the service's loop ({CONTEXTS})", asyncio.run(pooled(0))),
