@@ -22,7 +22,7 @@ from saip.sandbox.job import Job
 ROUNDS = 5
 CALLS = 200
 WORD_COUNT = "return { words: text.trim() ? text.trim().split(/\\s+/).length : 0 };"
-CODES = {
+CODES: dict[str, tuple[str, dict[str, object]]] = {
     "word count": (WORD_COUNT, {"text": "the quick brown fox jumps over the lazy dog"}),
     "returns at once": ("return 1", {}),
     "awaits a 1 ms timer": ("await new Promise((done) => setTimeout(done, 1)); return 1", {}),

@@ -1,4 +1,4 @@
-"""The tools service over gRPC with a real nats-server and real V8 workers: the lifecycle, its rules, exposure,
+"""The tools service over gRPC with a real nats-server and real sandbox workers: the lifecycle, its rules, exposure,
 secrets, masking, the served-tools contract, risk events, and bad input."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Shared by the tools integration tests (it holds no tests itself): the tools service in-process on free ports,
-with a real nats-server and real V8 workers, its gRPC client, and what it counts of its proxied calls."""
+with a real nats-server and real sandbox workers, its gRPC client, and what it counts of its proxied calls."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Unit tests of the sandbox library (saip.sandbox): one call on real V8, a worker's spares, the pool of workers."""
+"""Unit tests of the sandbox library (saip.sandbox): one call on the real engine, a worker's spares, the pool."""

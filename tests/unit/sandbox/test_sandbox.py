@@ -1,4 +1,4 @@
-"""One call on real V8, in this process: the runtime's helpers, the limits, escape attempts, fetch under the guard."""
+"""One call on the real engine, in this process: the runtime's helpers, the limits, escapes, fetch under the guard."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Secrets a tool cannot read back: a ${NAME} resolves only from tools.secrets, the code holds an unguessable
-placeholder, and the sandbox's fetch puts the value only into requests to the hosts the secret is bound to. Real V8,
-a real HTTP server on loopback (granted by name, as a person lists it in hostsAllow)."""
+placeholder, and the sandbox's fetch puts the value only into requests to the hosts the secret is bound to. The real
+engine, a real HTTP server on loopback (granted by name, as a person lists it in hostsAllow)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What Tool Studio's rules need from outside, as protocols: the record store (the saip-tools bucket, `clients.
-WatchedRecords`), the runner of tool code (the V8 sandbox, `sandbox.Sandbox`) and the sink of risk events
+WatchedRecords`), the runner of tool code (the JavaScript sandbox, `sandbox.Sandbox`) and the sink of risk events
 (`saip.common.risk.RiskPublisher`). tests/unit/tools/fakes.py holds in-memory ones."""
 
 from __future__ import annotations
