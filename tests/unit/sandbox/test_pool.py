@@ -123,6 +123,27 @@ async def test_a_caught_interruption_still_ends_the_call() -> None:
     assert [reason for reason, _ in stopped.guard_blocks] == ["time-limit"]
 
 
+async def test_recursion_and_allocation_bombs_end_the_call_not_the_worker() -> None:
+    async with pool() as sandbox:
+        await sandbox.warm()
+        before = sandbox.pids
+        recursion = await call(sandbox, "const f = () => [f()]; return f()")
+        allocation = await call(sandbox, "const o = {}; for (let i = 0; ; i++) o['k' + i] = [i];")
+        after = await call(sandbox, "return 'still serving'")
+        assert sandbox.pids == before
+    assert recursion.error == "RangeError: Maximum call stack size exceeded"
+    assert [reason for reason, _ in allocation.guard_blocks] == ["memory-limit"]
+    assert after.ok
+
+
+async def test_a_timer_of_a_stopped_call_never_reaches_the_next_call() -> None:
+    async with pool(1, Limits(timeout=0.5, memory_bytes=32 * 1024 * 1024)) as sandbox:
+        stopped = await call(sandbox, "setTimeout(() => { globalThis.late = 'leaked'; }, 50); while (true) {}")
+        later = await call(sandbox, "await new Promise((done) => setTimeout(done, 200)); return typeof late")
+    assert [reason for reason, _ in stopped.guard_blocks] == ["time-limit"]
+    assert later.result_json == '"undefined"'
+
+
 async def test_array_buffers_past_the_workers_data_cap_fail_inside_the_code() -> None:
     async with pool() as sandbox:
         outcome = await call(sandbox, "return new Uint8Array(2 ** 31).fill(1).length")

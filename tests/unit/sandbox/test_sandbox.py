@@ -137,6 +137,30 @@ def test_a_heap_bomb_is_stopped_at_the_memory_cap_as_a_guard_block() -> None:
     assert [reason for reason, _ in outcome.guard_blocks] == ["memory-limit"]
 
 
+def test_a_recursion_bomb_fails_as_a_range_error_the_code_may_catch() -> None:
+    bomb = "const f = (n) => f(n + 1) + 1;"
+    assert run(f"{bomb} return f(0)").error == "RangeError: Maximum call stack size exceeded"
+    assert result(f"{bomb} try {{ return f(0); }} catch (e) {{ return 'caught ' + e.name; }}") == "caught RangeError"
+
+
+def test_an_allocation_past_the_cap_ends_the_call_even_when_the_code_catches_it() -> None:
+    outcome = run("try { new Uint8Array(2 ** 28); } catch (e) { return 'caught'; }", memory_bytes=32 * 1024 * 1024)
+    assert not outcome.ok
+    assert outcome.error == "The code used more than the 32 MiB memory cap and was stopped."
+    assert [reason for reason, _ in outcome.guard_blocks] == ["memory-limit"]
+
+
+def test_a_busy_loop_in_a_timer_callback_is_stopped_at_the_wall_clock_limit() -> None:
+    outcome = run("await new Promise(() => setTimeout(() => { while (true) {} }, 1)); return 1", timeout=0.5)
+    assert outcome.guard_blocks == [("time-limit", "The code ran longer than the 0.5 s wall-clock limit and was stopped.")]
+
+
+def test_the_console_of_a_stopped_call_is_kept() -> None:
+    outcome = run("console.log('before the loop'); while (true) {}", timeout=0.5)
+    assert outcome.console == ["before the loop"]
+    assert [reason for reason, _ in outcome.guard_blocks] == ["time-limit"]
+
+
 @pytest.mark.parametrize(
     ("code", "error"),
     [
