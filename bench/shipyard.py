@@ -1,9 +1,13 @@
 """Shipped servers on the stack started as `make run` starts it: ship + run on the local target to the first answered
-call (seconds, each step timed), and one knowledge tool called on the shipped server against the same tool through
-saip's /mcp (the gateway, the knowledge service, the audit record), both over streamable HTTP, same run."""
+call (seconds, each step timed); one knowledge tool called on the shipped server against the same tool through
+saip's /mcp (the gateway, the knowledge service, the audit record), both over streamable HTTP, same run; and a
+published JavaScript tool on a shipped server (the shipped-server runtime's own sandbox) against the same tool as
+native Python on a bare MCP SDK server, both eras, as `bench tool_latency` measures it through saip's /mcp."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -11,8 +15,10 @@ from pathlib import Path
 import anyio
 import httpx
 
-from bench.mcp_latency import _measure
-from bench.stats import summary, table
+from bench.mcp_latency import _measure, _wait_listening
+from bench.stats import added, row, summary, table
+from bench.tool_latency import ARGUMENTS, ERAS, _publish
+from saip.common.natsd import free_port
 from tests.e2e.stack import Stack, mcp_client, start_stack
 
 SHIPS = 3
@@ -45,13 +51,41 @@ async def _first_call(endpoint: str, token: str) -> None:
         raise RuntimeError(f"the shipped {TOOL} failed: {result.content}")
 
 
-async def _served(url: str, token: str) -> None:
+async def _served(url: str, token: str, tool: str = TOOL) -> None:
     with anyio.fail_after(15):
         while True:
             async with mcp_client(url, token, mode="legacy") as client:
-                if TOOL in {tool.name for tool in (await client.list_tools()).tools}:
+                if tool in {listed.name for listed in (await client.list_tools()).tools}:
                     return
             await anyio.sleep(0.1)
+
+
+def _authored(stack: Stack, api: httpx.Client) -> list[list[object]]:
+    """The word count as a published JS tool on a shipped server of its own, against the bare server's native one."""
+    _publish(stack.url, stack.admin_token)
+    _data(api.post("/shipyard/servers", json={"name": "counter", "description": "Counts.", "tools": ["word-count"]}))
+    _data(api.post("/shipyard/servers/counter/run", json={}))
+    token = _data(api.get("/shipyard/servers/counter/token"))
+    endpoint, secret = str(token["endpoint"]), str(token["token"])
+    anyio.run(_served, endpoint, secret, "word-count")
+    port = free_port()
+    bare = subprocess.Popen([sys.executable, "-m", "bench.bare_server", str(port)])
+    rows: list[list[object]] = []
+    try:
+        _wait_listening(port)
+        for mode, era in ERAS:
+            base = summary(anyio.run(_measure, f"http://127.0.0.1:{port}/mcp", None, "word_count", ARGUMENTS, mode))
+            js = summary(anyio.run(_measure, endpoint, secret, "word-count", ARGUMENTS, mode))
+            rows += [
+                row(f"native Python tool, bare MCP SDK ({era}, beside the next row)", base),
+                row(f"published JS tool on the shipped server ({era})", js),
+                added(f"added by the shipped server ({era})", js, base),
+            ]
+    finally:
+        bare.terminate()
+        bare.wait(timeout=10)
+        _data(api.post("/shipyard/servers/counter/stop"))
+    return rows
 
 
 def run() -> str:
@@ -91,6 +125,7 @@ def run() -> str:
                 )
                 saip_ms = summary(anyio.run(_measure, stack.mcp_url, stack.mcp_token, TOOL, QUESTION, "legacy"))
                 _data(api.post("/shipyard/servers/broker/stop"))
+                authored = _authored(stack, api)
         finally:
             stack.stop()
     calls = [
@@ -101,5 +136,6 @@ def run() -> str:
         [
             table("Ship and run on the local target, to the first answered call", ["", "min", "max"], rows),
             table("A knowledge tool call over streamable HTTP, 2025-11-25", ["", "p50", "p90", "p99"], calls),
+            table("A JS tool call on a shipped server over streamable HTTP (ms)", ["", "p50", "p90", "p99"], authored),
         ]
     )

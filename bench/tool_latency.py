@@ -1,15 +1,17 @@
-"""A published JavaScript tool through /mcp against a native Python tool on a bare MCP SDK server; the sandbox's
-own costs (a worker process's start, an isolate made on the call path against one made before the call, the pool's
-round trip)."""
+"""A published JavaScript tool through /mcp against a native Python tool on a bare MCP SDK server, and against a READ
+management call (the same gateway -> tools path without the sandbox) while another process keeps one core busy; the
+sandbox's own costs (a worker process's start, an isolate made on the call path against one made before the call,
+the pool's round trip, the worker's CPU a call)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import anyio
@@ -17,7 +19,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench import procstat
-from bench.mcp_latency import CALLS, WARMUP, _measure, _wait_listening
+from bench.mcp_latency import CALLS, STACK_ENV, WARMUP, _measure, _wait_listening
 from bench.stats import summary, table
 from saip.common.natsd import free_port
 from saip.sandbox.isolate import Isolate, run_job
@@ -59,13 +61,27 @@ async def _served(url: str, token: str) -> None:
             await anyio.sleep(0.1)
 
 
-# The same stack twice: with every isolate made on its call's path (what every call paid before spares), then as
-# `make run` starts it (one spare isolate per worker).
+# The same stack twice: with every isolate made on its call's path, then as `make run` starts it (one spare isolate
+# per worker); the management calls' rate limit lifted, as in `bench mcp_latency`.
 CONFIGURATIONS = (
-    ("isolate made on the call path", {"SAIP_TOOLS_SANDBOX_SPARES": "0"}),
-    ("isolate made ahead (default)", {}),
+    ("isolate made on the call path", {**STACK_ENV, "SAIP_TOOLS_SANDBOX_SPARES": "0"}),
+    ("isolate made ahead (default)", STACK_ENV),
 )
+DEFAULT = CONFIGURATIONS[-1][0]
 ERAS = (("legacy", "2025-11-25"), ("auto", "2026-07-28"))
+READ = ("saip_monitor_hitl", {"recent": 1})
+# Another process that keeps one of the machine's cores busy while it runs (bounded: it stops by itself).
+BUSY_LOOP = "import time\nend = time.monotonic() + 300\nwhile time.monotonic() < end:\n    pass"
+
+
+@contextlib.contextmanager
+def _busy_core() -> Iterator[None]:
+    busy = subprocess.Popen([sys.executable, "-c", BUSY_LOOP])
+    try:
+        yield
+    finally:
+        busy.kill()
+        busy.wait(timeout=10)
 
 
 def _calls() -> list[list[object]]:
@@ -74,6 +90,7 @@ def _calls() -> list[list[object]]:
     bare_url = f"http://127.0.0.1:{port}/mcp"
     figures: dict[tuple[str, str], tuple[dict[str, float], dict[str, float]]] = {}
     means: dict[tuple[str, str], list[float]] = {}
+    busy: dict[str, tuple[dict[str, float], dict[str, float]]] = {}
     try:
         _wait_listening(port)
         for label, env in CONFIGURATIONS:
@@ -90,6 +107,14 @@ def _calls() -> list[list[object]]:
                         after = _tools_time(stack.metrics["tools"])
                         figures[label, era] = base, js
                         means[label, era] = mean_ms(before, after)
+                    if label == DEFAULT:
+                        with _busy_core():
+                            for mode, era in ERAS:
+                                read = summary(anyio.run(_measure, stack.mcp_url, stack.mcp_token, *READ, mode))
+                                js = summary(
+                                    anyio.run(_measure, stack.mcp_url, stack.mcp_token, "word-count", ARGUMENTS, mode)
+                                )
+                                busy[era] = read, js
                 finally:
                     stack.stop()
     finally:
@@ -106,6 +131,16 @@ def _calls() -> list[list[object]]:
             served, run = means[label, era]
             rows.append([f"of which the tools service's CallServedTool, mean ({era})", served, "", ""])
             rows.append([f"of which its sandbox run, pool round trip included, mean ({era})", run, "", ""])
+    for _, era in ERAS:
+        read, js = busy[era]
+        rows.append([f"READ management call, a busy loop on one core ({era}, beside the next row)", *_cells(read)])
+        rows.append([f"published JS tool, a busy loop on one core ({era})", *_cells(js)])
+        rows.append(
+            [
+                f"the JS tool's time over the READ call's, a busy loop on one core ({era})",
+                *(j - r for j, r in zip(_cells(js), _cells(read), strict=True)),
+            ]
+        )
     return rows
 
 
