@@ -137,7 +137,7 @@ env:  ## Generate .env (compose) and k8s/secrets.env (kubectl apply -k): tokens,
 	$(PYTHON) scripts/gen_env.py
 
 .PHONY: images
-images:  ## Build the saip/<service> images with docker (docker/<service>.Dockerfile)
+images: $(ENGINE)  ## Build the saip/<service> images with docker (docker/<service>.Dockerfile; the sandbox's engine built here first)
 	@for service in $(SERVICES); do \
 		docker build -f docker/$$service.Dockerfile -t saip/$$service:$(SAIP_VERSION) . || exit 1; \
 	done
