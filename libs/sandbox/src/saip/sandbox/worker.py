@@ -138,17 +138,17 @@ def _end_if_failed(tending: asyncio.Task[None]) -> None:
 
 
 def limit_data(data_limit: int) -> None:
-    """Cap this process's data segment; an allocation past it fails inside JS as a RangeError."""
+    """Cap this process's data segment: a backstop beyond each call's memory budget, for the worker's own memory."""
     if data_limit > 0:
         resource.setrlimit(resource.RLIMIT_DATA, (data_limit, data_limit))
 
 
 def die_with_parent(parent: int) -> None:
     """Be killed when the service that started this worker ends, however it ends: the worker runs in a session of its
-    own, so its parent's process group is not its own, and a worker whose parent is gone must not live on (a wedged
-    isolate would never see its socket close). Linux's PR_SET_PDEATHSIG, which follows the thread that forked the
-    worker: the pool's, the service's event loop, which lives as long as the service. A parent already gone ends it
-    now."""
+    own, so its parent's process group is not its own, and a worker whose parent is gone must not live on (one busy in
+    a call would not see its socket close until the call ends). Linux's PR_SET_PDEATHSIG, which follows the thread
+    that forked the worker: the pool's, the service's event loop, which lives as long as the service. A parent
+    already gone ends it now."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
