@@ -68,6 +68,14 @@ def _run(code: str) -> str:
 REPORT = "__saipReport()"
 
 
+def _said(evaluate: Callable[[], object]) -> str:
+    """What a probe's evaluation answered, or the exception it raised, named."""
+    try:
+        return str(evaluate())
+    except Exception as error:  # each engine raises its own kinds
+        return f"{type(error).__name__}: {str(error)[:80]}"
+
+
 class Saip:
     name = "saip: QuickJS-ng, a runtime per call, runtime as bytecode"
     module = "saip.sandbox._engine"
@@ -116,11 +124,7 @@ class MiniRacer:
         with Racer() as ctx:
             ctx.set_hard_memory_limit(MEMORY)
             ctx.eval(_setup(own_timers=True))
-            try:
-                ctx.eval(_run(code), timeout_sec=TIMEOUT)
-                return str(ctx.eval(REPORT))
-            except Exception as error:
-                return f"{type(error).__name__}: {str(error)[:80]}"
+            return _said(lambda: (ctx.eval(_run(code), timeout_sec=TIMEOUT), ctx.eval(REPORT))[1])
 
 
 class StPyV8:
@@ -148,11 +152,7 @@ class StPyV8:
         threading.Timer(TIMEOUT, STPyV8.JSEngine.terminateAllThreads).start()
         with STPyV8.JSIsolate(), STPyV8.JSContext() as ctx:
             ctx.eval(_setup())
-            try:
-                ctx.eval(_run(code))
-                return str(ctx.eval(REPORT))
-            except Exception as error:
-                return f"{type(error).__name__}: {str(error)[:80]}"
+            return _said(lambda: (ctx.eval(_run(code)), ctx.eval(REPORT))[1])
 
 
 class QuickJsBinding:
@@ -176,13 +176,14 @@ class QuickJsBinding:
         ctx.eval(_setup())
         ctx.set_memory_limit(MEMORY + 1024 * 1024)
         ctx.set_time_limit(TIMEOUT)  # CPU time, not the wall clock
-        try:
+
+        def evaluate() -> object:
             ctx.eval(_run(code))
             while ctx.execute_pending_job():
                 pass
-            return str(ctx.eval(REPORT))
-        except Exception as error:
-            return f"{type(error).__name__}: {str(error)[:80]}"
+            return ctx.eval(REPORT)
+
+        return _said(evaluate)
 
 
 class QuickJsWasm:
@@ -212,11 +213,7 @@ class QuickJsWasm:
         with Runtime(memory_limit=MEMORY + 1024 * 1024) as runtime:
             ctx = runtime.new_context(timeout=TIMEOUT)
             ctx.eval(_setup())
-            try:
-                asyncio.run(ctx.eval_async(_run(code)))
-                return str(ctx.eval(REPORT))
-            except Exception as error:
-                return f"{type(error).__name__}: {str(error)[:80]}"
+            return _said(lambda: (asyncio.run(ctx.eval_async(_run(code))), ctx.eval(REPORT))[1])
 
 
 ENGINES: dict[str, Callable[[], Any]] = {
