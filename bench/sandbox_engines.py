@@ -57,7 +57,10 @@ def _setup(own_timers: bool = False) -> str:
     the engine's own setTimeout and clearTimeout left in place, as mini-racer's cannot be redefined)."""
     source = runtime_source().strip()
     if own_timers:
-        source = source.replace("setTimeout,\n    clearTimeout,\n", "")
+        timers = "Object.entries({ setTimeout, clearTimeout })"
+        if timers not in source:
+            raise RuntimeError("js/runtime.js no longer defines its timers as this benchmark expects")
+        source = source.replace(timers, "Object.entries({})")
     return f"globalThis.__entry = ({source})(() => undefined, '{os.urandom(16).hex()}'); 1"
 
 

@@ -121,8 +121,8 @@ class Isolate:
                 _settle(outcome, report, job)
         finally:
             await door.close()
-        if report is None or not outcome.ok:
-            report = self._last_report() or report
+        if report is None:
+            report = self._last_report()
         if report is not None:
             outcome.console = report.logs
             outcome.console_dropped = report.dropped
