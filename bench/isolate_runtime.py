@@ -2,10 +2,11 @@
 runtime of `js/runtime.js` evaluated from its bytecode) then `run` and `close`, in this process, for the word count
 of `bench tool_latency`, a call that returns at once and one that waits on a timer.
 
-With `python -m bench.isolate_runtime <runtime.js>`, the same calls also run on isolates given that runtime instead
-(the one a change replaces, e.g. `git show main:libs/sandbox/src/saip/sandbox/js/runtime.js`), in the same run:
-rounds of each, alternated, so both see the same load. The figures are this process's CPU per call (the issue 31
-target: at most 0.5 ms for the word count, fresh state included), and the wall-clock p50 of a call.
+With `python -m bench.isolate_runtime <folder>`, the same calls also run on isolates given the `runtime.js` and
+`web.js` of that folder instead (the ones a change replaces, e.g. `git archive main libs/sandbox/src/saip/sandbox/js`
+unpacked), in the same run: rounds of each, alternated, so both see the same load. The figures are this process's
+CPU per call (issue 31's target: at most 0.5 ms for the word count, fresh state included), and the wall-clock p50
+of a call.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 from pathlib import Path
 
 from bench.stats import percentile, table
-from saip.sandbox.isolate import Isolate, runtime_bytecode
+from saip.sandbox.isolate import Bytecode, Isolate, runtime_bytecode
 from saip.sandbox.job import Job
 
 ROUNDS = 5
@@ -29,7 +30,7 @@ CODES: dict[str, tuple[str, dict[str, object]]] = {
 }
 
 
-async def _round(bytecode: bytes, code: str, arguments: dict[str, object]) -> tuple[float, list[float]]:
+async def _round(bytecode: Bytecode, code: str, arguments: dict[str, object]) -> tuple[float, list[float]]:
     """(CPU seconds, wall seconds of each call) of CALLS calls, each on an isolate of its own with `bytecode`."""
     job = Job(code=code, arguments=arguments, statics={})
     walls = []
@@ -47,7 +48,7 @@ async def _round(bytecode: bytes, code: str, arguments: dict[str, object]) -> tu
     return time.process_time() - spent, walls
 
 
-async def _measure(runtimes: dict[str, bytes]) -> list[list[object]]:
+async def _measure(runtimes: dict[str, Bytecode]) -> list[list[object]]:
     rows: list[list[object]] = []
     for case, (code, arguments) in CODES.items():
         cpu = dict.fromkeys(runtimes, 0.0)
@@ -66,7 +67,8 @@ async def _measure(runtimes: dict[str, bytes]) -> list[list[object]]:
 def run(baseline: Path | None = None) -> str:
     runtimes = {"this runtime": runtime_bytecode()}
     if baseline is not None:
-        runtimes["the baseline's"] = runtime_bytecode(baseline.read_text(encoding="utf-8"))
+        runtime, web = ((baseline / name).read_text(encoding="utf-8") for name in ("runtime.js", "web.js"))
+        runtimes["the baseline's"] = Bytecode.compile(runtime, web)
     rows = asyncio.run(_measure(runtimes))
     title = f"A sandbox call on a fresh isolate, in-process: {ROUNDS} x {CALLS} calls a row"
     return table(title, ["call", "CPU ms per call", "wall p50 ms"], rows)

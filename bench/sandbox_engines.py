@@ -3,9 +3,10 @@ CPU-heavy tool, the memory cap and a busy loop's interruption (docs/sandbox.md r
 
 Each engine gets the same work through its own public API: a fresh state (what each call would get), the runtime of
 `js/runtime.js` evaluated in it (given a host door that answers nothing: the calls here never use it), then the call
-through the runtime's `__saipRun` and `__saipReport`. The engines are saip's own (QuickJS-ng, `saip.sandbox`) and
-whichever of these are installed, none of them a dependency of saip (`pip install mini-racer stpyv8 quickjs-ng
-quickjs-rs` into the environment for a full run; a missing one is named and left out):
+through the runtime's `__saipRun` and `__saipReport`. saip's engine reads both scripts as bytecode, and `js/web.js`
+only when a call names one of its helpers; the others parse both from their source. The engines are saip's own
+(QuickJS-ng, `saip.sandbox`) and whichever of these are installed, none of them a dependency of saip (`pip install
+mini-racer stpyv8 quickjs-ng quickjs-rs` into the environment for a full run; a missing one is named and left out):
 
 - mini-racer (V8): a new MiniRacer, an isolate of its own, for each call (the sandbox's engine before this one);
 - stpyv8 (V8): a new context in one warm isolate for each call;
@@ -53,15 +54,17 @@ TIMEOUT = 0.5
 
 
 def _setup(own_timers: bool = False) -> str:
-    """The runtime evaluated and set up with a door that answers nothing, its entry kept as a global (`own_timers`:
-    the engine's own setTimeout and clearTimeout left in place, as mini-racer's cannot be redefined)."""
+    """The runtime evaluated and set up with a door that answers nothing and its web helpers parsed with it, its entry
+    kept as a global (`own_timers`: the engine's own setTimeout and clearTimeout left in place, as mini-racer's
+    cannot be redefined)."""
     source = runtime_source().strip()
     if own_timers:
         timers = "Object.entries({ setTimeout, clearTimeout })"
         if timers not in source:
             raise RuntimeError("js/runtime.js no longer defines its timers as this benchmark expects")
         source = source.replace(timers, "Object.entries({})")
-    return f"globalThis.__entry = ({source})(() => undefined, '{os.urandom(16).hex()}'); 1"
+    web = runtime_source("web.js").strip()
+    return f"globalThis.__entry = ({source})(() => undefined, '{os.urandom(16).hex()}', () => ({web})); 1"
 
 
 def _run(code: str) -> str:

@@ -2,7 +2,8 @@
 it, used by one call, discarded.
 
 `Isolate.prepare` makes it (a new QuickJS runtime and context, the runtime's bytecode, compiled once a process,
-evaluated, a fresh random pool): about a tenth of a millisecond of CPU, in this thread. `run` then sets the call's
+evaluated, a fresh random pool; the web helpers' bytecode read only when the code names one of them): a fraction of a
+millisecond of CPU, in this thread. `run` then sets the call's
 memory budget and deadline, binds the call's arguments and static values as globals and runs the code; every
 promise job runs before the context is asked how the call stands, and the host's replies (fetch, digests, HMAC,
 timers: `saip.sandbox.door`, the only way out of the context) are handed in as they arrive. The deadline is the
@@ -36,14 +37,28 @@ BUFFER_REFUSED = "RangeError: invalid array buffer length"
 MAX_ERROR_CHARS = 2000
 
 
-def runtime_source() -> str:
-    return resources.files("saip.sandbox").joinpath("js/runtime.js").read_text(encoding="utf-8")
+def runtime_source(name: str = "runtime.js") -> str:
+    """The source of `js/runtime.js` (or of `js/web.js`, its web helpers)."""
+    return resources.files("saip.sandbox").joinpath(f"js/{name}").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Bytecode:
+    """The runtime and its web helpers compiled, without their source text or debug information."""
+
+    runtime: bytes
+    web: bytes
+
+    @classmethod
+    def compile(cls, runtime: str, web: str) -> Bytecode:
+        compiler = _engine.Runtime()
+        return cls(compiler.compile(runtime, "runtime.js"), compiler.compile(web, "web.js"))
 
 
 @functools.cache
-def runtime_bytecode(source: str | None = None) -> bytes:
-    """`js/runtime.js` (or `source`) compiled once, without its source text or debug information."""
-    return _engine.Runtime().compile(runtime_source() if source is None else source, "runtime.js")
+def runtime_bytecode() -> Bytecode:
+    """`js/runtime.js` and `js/web.js`, compiled once a process."""
+    return Bytecode.compile(runtime_source(), runtime_source("web.js"))
 
 
 @dataclass
@@ -87,10 +102,11 @@ class Isolate:
         self.used = False
 
     @classmethod
-    def prepare(cls, *, warm: bool = True, bytecode: bytes | None = None) -> Isolate:
+    def prepare(cls, *, warm: bool = True, bytecode: Bytecode | None = None) -> Isolate:
         """Make an isolate ready for a call (`bytecode`: another runtime's, for the benchmarks)."""
+        compiled = runtime_bytecode() if bytecode is None else bytecode
         runtime = _engine.Runtime()
-        context = runtime.context(runtime_bytecode() if bytecode is None else bytecode, os.urandom(RANDOM_BYTES).hex())
+        context = runtime.context(compiled.runtime, os.urandom(RANDOM_BYTES).hex(), compiled.web)
         return cls(runtime, context, warm=warm)
 
     async def run(self, job: Job) -> Outcome:
