@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 GRACE_SECONDS = 5.0
 START_WITHIN = 60.0
 # Room above a call's memory cap for the Python interpreter and the worker's own structures; and for each spare
-# isolate (a QuickJS runtime with the runtime evaluated holds about 0.25 MiB).
+# isolate (a QuickJS runtime with the runtime evaluated holds about 0.2 MiB).
 DATA_HEADROOM = 256 * 1024 * 1024
 SPARE_HEADROOM = 1024 * 1024
 WORKER_COMMAND = (sys.executable, "-m", "saip.sandbox.worker")
