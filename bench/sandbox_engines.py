@@ -64,7 +64,7 @@ def _setup(own_timers: bool = False) -> str:
             raise RuntimeError("js/runtime.js no longer defines its timers as this benchmark expects")
         source = source.replace(timers, "Object.entries({})")
     web = runtime_source("web.js").strip()
-    return f"globalThis.__entry = ({source})(() => undefined, '{os.urandom(16).hex()}', () => ({web})); 1"
+    return f"globalThis.__entry = ({source})(() => undefined, () => [({web}), '{os.urandom(16).hex()}']); 1"
 
 
 def _run(code: str) -> str:

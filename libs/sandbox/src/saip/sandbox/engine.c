@@ -4,11 +4,11 @@
  *           deadline (the interrupt handler, polled by the interpreter every few thousand operations, in every
  *           function and promise job alike; the error it throws cannot be caught).
  * Context   one realm of a runtime, made from a script's bytecode: the script's value is a setup function, called
- *           with the door (a function that only appends its one string argument to the context's outbox), a
- *           string, and `load` (a function that evaluates a second script's bytecode, given with the first, the
- *           first time it is called, and returns its value: what the realm may never need is not read until it
- *           does); what the setup returns is the entry, the one function Python calls afterwards, with strings
- *           only. After each call the runtime's pending jobs run to the end, so a call returns with the code
+ *           with the door (a function that only appends its one string argument to the context's outbox) and
+ *           `load` (a function that, the first time it is called, evaluates a second script's bytecode and returns
+ *           its value with a pool of random bytes as hex, both given with the first script: what the realm may
+ *           never need is not read nor made until it does); what the setup returns is the entry, the one function
+ *           Python calls afterwards, with strings only. After each call the runtime's pending jobs run to the end, so a call returns with the code
  *           settled as far as it can without the host.
  *
  * No other name of the host is given to JavaScript, and values cross only as strings (surrogates pass through).
@@ -103,6 +103,7 @@ typedef struct {
     JSValue entry;
     PyObject *outbox; /* list of str */
     PyObject *later;  /* bytes: the second script's bytecode, until `load` reads it */
+    PyObject *pool;   /* bytes: the random pool `load` hands over with it */
 } ContextObject;
 
 static int interrupt(JSRuntime *rt, void *opaque) {
@@ -227,16 +228,44 @@ static JSValue door(JSContext *ctx, JSValueConst this_value, int argc, JSValueCo
 
 static PyTypeObject ContextType;
 
+static JSValue hex_string(JSContext *ctx, PyObject *bytes) {
+    static const char digits[] = "0123456789abcdef";
+    Py_ssize_t size = PyBytes_GET_SIZE(bytes);
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(bytes);
+    char *text = js_malloc(ctx, (size_t)size * 2 + 1);
+    if (text == NULL) return JS_EXCEPTION;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        text[2 * i] = digits[data[i] >> 4];
+        text[2 * i + 1] = digits[data[i] & 15];
+    }
+    JSValue value = JS_NewStringLen(ctx, text, (size_t)size * 2);
+    js_free(ctx, text);
+    return value;
+}
+
+/* [the second script's value, the random pool as hex], once. */
 static JSValue load(JSContext *ctx, JSValueConst this_value, int argc, JSValueConst *argv) {
     ContextObject *self = JS_GetContextOpaque(ctx);
     if (self == NULL || self->later == NULL) return JS_ThrowTypeError(ctx, "nothing more to load");
-    PyObject *later = self->later;
-    self->later = NULL;
+    PyObject *later = self->later, *pool = self->pool;
+    self->later = self->pool = NULL;
     JSValue script = JS_ReadObject(ctx, (const uint8_t *)PyBytes_AS_STRING(later), (size_t)PyBytes_GET_SIZE(later),
                                    JS_READ_OBJ_BYTECODE);
     Py_DECREF(later);
-    if (JS_IsException(script)) return JS_EXCEPTION;
-    return JS_EvalFunction(ctx, script);
+    JSValue value = JS_IsException(script) ? JS_EXCEPTION : JS_EvalFunction(ctx, script);
+    JSValue random = JS_IsException(value) ? JS_EXCEPTION : hex_string(ctx, pool);
+    Py_DECREF(pool);
+    if (JS_IsException(random)) {
+        JS_FreeValue(ctx, value);
+        return JS_EXCEPTION;
+    }
+    JSValue loaded = JS_NewArray(ctx);
+    if (JS_IsException(loaded) || JS_SetPropertyUint32(ctx, loaded, 0, value) < 0 ||
+        JS_SetPropertyUint32(ctx, loaded, 1, random) < 0) {
+        JS_FreeValue(ctx, loaded);
+        return JS_EXCEPTION;
+    }
+    return loaded;
 }
 
 /* A realm with the language's own objects, and nothing of the host's (no performance, no atob: the runtime has its
@@ -283,13 +312,13 @@ static PyObject *Runtime_compile(RuntimeObject *self, PyObject *args) {
     return result;
 }
 
-/* A new context: the bytecode evaluated, its value called with the door, `argument` and `load` (for `later`), what
+/* A new context: the bytecode evaluated, its value called with the door and `load` (for `later` and `pool`), what
  * that returns kept as the entry. */
 static PyObject *Runtime_context(RuntimeObject *self, PyObject *args) {
     Py_buffer bytecode;
-    PyObject *argument;
-    PyObject *later = NULL;
-    if (!PyArg_ParseTuple(args, "y*U|S", &bytecode, &argument, &later)) return NULL;
+    PyObject *later;
+    PyObject *pool;
+    if (!PyArg_ParseTuple(args, "y*SS", &bytecode, &later, &pool)) return NULL;
     ContextObject *made = PyObject_New(ContextObject, &ContextType);
     if (made == NULL) {
         PyBuffer_Release(&bytecode);
@@ -298,7 +327,8 @@ static PyObject *Runtime_context(RuntimeObject *self, PyObject *args) {
     Py_INCREF(self);
     made->runtime = self;
     made->entry = JS_UNDEFINED;
-    made->later = Py_XNewRef(later);
+    made->later = Py_NewRef(later);
+    made->pool = Py_NewRef(pool);
     made->outbox = PyList_New(0);
     made->ctx = new_realm(self->rt);
     if (made->outbox == NULL || made->ctx == NULL) {
@@ -313,20 +343,9 @@ static PyObject *Runtime_context(RuntimeObject *self, PyObject *args) {
     if (JS_IsException(script)) goto failed;
     JSValue setup = JS_EvalFunction(ctx, script);
     if (JS_IsException(setup)) goto failed;
-    JSValue given[3] = {
-        JS_NewCFunction(ctx, door, "door", 1),
-        to_js(ctx, argument),
-        JS_NewCFunction(ctx, load, "load", 0),
-    };
-    if (JS_IsException(given[1])) {
-        JS_FreeValue(ctx, given[0]);
-        JS_FreeValue(ctx, given[2]);
-        JS_FreeValue(ctx, setup);
-        Py_DECREF(made);
-        return NULL;
-    }
-    made->entry = JS_Call(ctx, setup, JS_UNDEFINED, 3, given);
-    for (int i = 0; i < 3; i++) JS_FreeValue(ctx, given[i]);
+    JSValue given[2] = {JS_NewCFunction(ctx, door, "door", 1), JS_NewCFunction(ctx, load, "load", 0)};
+    made->entry = JS_Call(ctx, setup, JS_UNDEFINED, 2, given);
+    for (int i = 0; i < 2; i++) JS_FreeValue(ctx, given[i]);
     JS_FreeValue(ctx, setup);
     if (JS_IsException(made->entry)) goto failed;
     if (!JS_IsFunction(ctx, made->entry)) {
@@ -367,7 +386,7 @@ static PyObject *Runtime_collect(RuntimeObject *self, PyObject *unused) {
 static PyMethodDef Runtime_methods[] = {
     {"limit", (PyCFunction)Runtime_limit, METH_VARARGS, "limit(memory, deadline): the budget and deadline of a call"},
     {"compile", (PyCFunction)Runtime_compile, METH_VARARGS, "compile(source, name) -> the script's bytecode"},
-    {"context", (PyCFunction)Runtime_context, METH_VARARGS, "context(bytecode, argument, later=None) -> a new Context"},
+    {"context", (PyCFunction)Runtime_context, METH_VARARGS, "context(bytecode, later, pool) -> a new Context"},
     {"collect", (PyCFunction)Runtime_collect, METH_NOARGS, "collect(): run the cycle collector"},
     {NULL},
 };
@@ -404,6 +423,7 @@ static void Context_release(ContextObject *self) {
 static void Context_dealloc(ContextObject *self) {
     Context_release(self);
     Py_XDECREF(self->later);
+    Py_XDECREF(self->pool);
     Py_XDECREF(self->outbox);
     Py_XDECREF(self->runtime);
     PyObject_Free(self);

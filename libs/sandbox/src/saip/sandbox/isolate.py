@@ -106,7 +106,7 @@ class Isolate:
         """Make an isolate ready for a call (`bytecode`: another runtime's, for the benchmarks)."""
         compiled = runtime_bytecode() if bytecode is None else bytecode
         runtime = _engine.Runtime()
-        context = runtime.context(compiled.runtime, os.urandom(RANDOM_BYTES).hex(), compiled.web)
+        context = runtime.context(compiled.runtime, compiled.web, os.urandom(RANDOM_BYTES))
         return cls(runtime, context, warm=warm)
 
     async def run(self, job: Job) -> Outcome:
@@ -116,11 +116,11 @@ class Isolate:
         self.used = True
         outcome = Outcome(ok=False, warm=self.warm)
         started = time.monotonic()
-        door = Door(Call(job, outcome, started + job.timeout))
-        self._runtime.limit(job.memory_bytes, door.call.deadline)
+        call = Call(job, outcome, started + job.timeout)
+        self._runtime.limit(job.memory_bytes, call.deadline)
         report: _Report | None = None
         try:
-            report = await self._call(job, door)
+            report = await self._call(call)
         except TimeoutError:
             _refuse(outcome, TIME_LIMIT, _over_time(job))
         except _engine.ScriptError as exc:
@@ -135,8 +135,6 @@ class Isolate:
                 _refuse(outcome, MEMORY_LIMIT, _over_memory(job))
             else:
                 _settle(outcome, report, job)
-        finally:
-            await door.close()
         if report is None:
             report = self._last_report()
         if report is not None:
@@ -145,20 +143,28 @@ class Isolate:
         outcome.duration_ms = int((time.monotonic() - started) * 1000)
         return outcome
 
-    async def _call(self, job: Job, door: Door) -> _Report:
-        context = self._context
+    async def _call(self, call: Call) -> _Report:
+        """Start the code and hand the host's replies in until it settles. A code that settles at once (it awaited
+        nothing of the host's) never opens the door; what a settled code still asked for is not served."""
+        context, job = self._context, call.job
         context.call("run", bindings(job), job.code, str(int(job.console_cap)))
+        report = _Report.parse(context.call("report"))
+        if report.state != "running":
+            return report
+        door = Door(call)
         loop = asyncio.get_running_loop()
-        async with asyncio.timeout_at(loop.time() + door.call.deadline - time.monotonic()):
-            while True:
-                door.knock(context.take())
-                report = _Report.parse(context.call("report"))
-                if report.state != "running":
-                    return report
-                ident, reply = await door.replies.get()
-                context.call("answer", ident, reply)
-                while not door.replies.empty():  # the replies that arrived meanwhile, then one report
-                    context.call("answer", *door.replies.get_nowait())
+        try:
+            async with asyncio.timeout_at(loop.time() + call.deadline - time.monotonic()):
+                while report.state == "running":
+                    door.knock(context.take())
+                    ident, reply = await door.replies.get()
+                    context.call("answer", ident, reply)
+                    while not door.replies.empty():  # the replies that arrived meanwhile, then one report
+                        context.call("answer", *door.replies.get_nowait())
+                    report = _Report.parse(context.call("report"))
+        finally:
+            await door.close()
+        return report
 
     def _last_report(self) -> _Report | None:
         """The console of a stopped call, when the context can still say it within a small budget."""

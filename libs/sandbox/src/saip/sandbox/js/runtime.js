@@ -3,10 +3,10 @@
 // Headers, fetch, crypto) are js/web.js, read when the code first names one of them. QuickJS alone offers no host
 // access (no process, no files, no require, no import); the only door out is the host function `door`, which takes a
 // string and nothing else, and the worker decides what a request through it may do. The script's value is the setup
-// function, given the door, the call's random pool and `load` (which evaluates js/web.js once and returns its value);
-// it returns the entry, the one function the worker calls afterwards. The context is made for its call and discarded
+// function, given the door and `load` (which evaluates js/web.js once and returns its value with the call's pool of
+// random bytes); it returns the entry, the one function the worker calls afterwards. The context is made for its call and discarded
 // after it, so nothing here is ever reset or shared between calls.
-(function (door, randomHex, load) {
+(function (door, load) {
   "use strict";
   const g = globalThis;
 
@@ -72,7 +72,10 @@
   // The web helpers (js/web.js) are read and made the first time the code names one of them, each global an accessor
   // that cannot be redefined: a call that uses none of them pays for neither. What they call back into, the host
   // door, was taken above, before the code ran.
-  const web = () => load()(host, randomHex);
+  const web = () => {
+    const loaded = load();
+    return loaded[0](host, loaded[1]);
+  };
   let made = null;
   for (const name of ["TextEncoder", "TextDecoder", "atob", "btoa", "URL", "URLSearchParams", "Headers", "Response",
     "fetch", "crypto"]) {
