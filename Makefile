@@ -51,7 +51,7 @@ EXT_SUFFIX := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config
 ENGINE := libs/sandbox/src/saip/sandbox/_engine$(EXT_SUFFIX)
 CC ?= cc
 
-$(QUICKJS)/.fetched: $(QUICKJS_LOCK) $(VENV)/.installed
+$(QUICKJS)/.fetched: $(QUICKJS_LOCK) | $(VENV)/.installed
 	rm -rf $(QUICKJS) && mkdir -p $(QUICKJS)/dist
 	$(PY) -m pip download --quiet --no-deps --no-binary :all: --require-hashes -r $(QUICKJS_LOCK) -d $(QUICKJS)/dist
 	tar -xzf $(QUICKJS)/dist/*.tar.gz -C $(QUICKJS) --strip-components=2 --wildcards '*/upstream-quickjs/*'
