@@ -1,6 +1,6 @@
 """In-memory fakes of Tool Studio's ports (it holds no tests itself): a record store that numbers its writes as a NATS
-bucket does, a runner that answers from a script instead of running the code in V8, and a risk sink that keeps what
-it was sent; and the studio's parts wired over them, as the service wires them over the real ones."""
+bucket does, a runner that answers from a script instead of running the code in the sandbox, and a risk sink that
+keeps what it was sent; and the studio's parts wired over them, as the service wires them over the real ones."""
 
 from __future__ import annotations
 

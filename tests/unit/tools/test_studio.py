@@ -1,6 +1,6 @@
 """Tool Studio's rules over in-memory fakes of its ports: the lifecycle and its Local Pass bound to the spec's hash,
 nothing overwritten, revisions and conflicts, read-only configured and bundled tools, exposure, and the served tools.
-(tests/integration/test_tools_service.py runs the same service over NATS and V8.)"""
+(tests/integration/test_tools_service.py runs the same service over NATS and the real sandbox.)"""
 
 from __future__ import annotations
 

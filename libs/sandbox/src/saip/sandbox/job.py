@@ -1,6 +1,6 @@
 """One call of tool code: the job (the code, its globals, its limits), what came of it, and the sandbox's own
-refusal reasons. Jobs and outcomes cross the process boundary as JSON, never pickled: a worker that V8 failed to
-contain still cannot make the service run code by what it answers.
+refusal reasons. Jobs and outcomes cross the process boundary as JSON, never pickled: a worker whose engine failed
+to contain the code still cannot make the service run code by what it answers.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ class Limits:
 
 @dataclass(frozen=True)
 class Job:
-    """One call: the code, its globals, and the limits it runs under. `secrets` never reach V8: the globals carry
-    their placeholders, and the sandbox's fetch substitutes each value into requests to the hosts it is bound to."""
+    """One call: the code, its globals, and the limits it runs under. `secrets` never reach the engine: the globals
+    carry their placeholders, and the sandbox's fetch substitutes each value into requests to the hosts it is bound
+    to."""
 
     code: str
     arguments: dict[str, Any]

@@ -1,4 +1,4 @@
-"""The authored tools of a bundle: each spec parsed as the tools service parses it, run in the same V8 sandbox
+"""The authored tools of a bundle: each spec parsed as the tools service parses it, run in the same sandbox
 (`saip.sandbox`), arguments checked against its input schema, resolved secrets masked in every answer."""
 
 from __future__ import annotations

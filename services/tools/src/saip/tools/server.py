@@ -183,8 +183,8 @@ async def lifespan(settings: ToolsSettings, *, registry: CollectorRegistry = REG
                 cannot_serve=functools.partial(cannot_serve, nc, records),
             )
         )
-        # The workers warm once the API serves, off the stack's cold start (V8 and each worker's first isolate are
-        # CPU a start would otherwise spend first), and a call that comes first waits for its worker's warm-up
+        # The workers warm once the API serves, off the stack's cold start (each worker's imports and first isolate
+        # are CPU a start would otherwise spend first), and a call that comes first waits for its worker's warm-up
         # (`Sandbox.run`). A worker that cannot start stops the service.
         group.start_soon(sandbox.warm)
         yield Running(served.port, served.metrics_port, metrics, studio, upstreams)
