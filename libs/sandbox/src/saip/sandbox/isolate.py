@@ -2,15 +2,14 @@
 it, used by one call, discarded.
 
 `Isolate.prepare` makes it (a new QuickJS runtime and context, the runtime's bytecode, compiled once a process,
-evaluated, a fresh random pool; the web helpers' bytecode read only when the code names one of them): a fraction of a
-millisecond of CPU, in this thread. `run` then sets the call's
-memory budget and deadline, binds the call's arguments and static values as globals and runs the code; every
-promise job runs before the context is asked how the call stands, and the host's replies (fetch, digests, HMAC,
-timers: `saip.sandbox.door`, the only way out of the context) are handed in as they arrive. The deadline is the
-interpreter's own (polled every few thousand operations, in every function and promise job, and not catchable), so a
-busy loop ends the call wherever it runs; the budget counts every allocation, array buffers included, so a heap
-bomb ends it too. Neither ends the worker. A runtime of its own per call means that no object, job or string of one
-call can be reached from another.
+evaluated; the web helpers' bytecode and the call's random pool handed over only when the code names one of them): a
+fraction of a millisecond of CPU, in this thread. `run` then sets the call's memory budget and deadline, binds the
+call's arguments and static values as globals and runs the code; every promise job runs before the context is asked
+how the call stands, and the host's replies (fetch, digests, HMAC, timers: `saip.sandbox.door`, the only way out of
+the context) are handed in as they arrive. The deadline is the interpreter's own (polled every few thousand
+operations, in every function and promise job, and not catchable), so a busy loop ends the call wherever it runs;
+the budget counts every allocation, array buffers included, so a heap bomb ends it too. Neither ends the worker. A
+runtime of its own per call means that no object, job or string of one call can be reached from another.
 """
 
 from __future__ import annotations
