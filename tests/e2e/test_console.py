@@ -25,7 +25,19 @@ pytestmark = pytest.mark.e2e
 
 EXPOSE = {"autoExpose": False, "tools": []}
 # Every screen of the console's navigation, by its path.
-SCREENS = ["/", "/approvals", "/safety", "/tools", "/servers", "/knowledge", "/shipyard", "/traces", "/chat"]
+SCREENS = [
+    "/",
+    "/approvals",
+    "/safety",
+    "/tools",
+    "/servers",
+    "/knowledge",
+    "/shipyard",
+    "/traces",
+    "/chat",
+    "/clients",
+    "/consent",
+]
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +126,9 @@ async def test_a_headless_client_s_question_is_approved_in_the_inbox_and_its_cal
             await card.get_by_role("button", name=f"Approve saip_tools_set_exposure for nightly-{era} 1").click()
             await expect(page.get_by_role("status").filter(has_text="Approved saip_tools_set_exposure")).to_be_visible()
             await expect(card).to_have_count(0)  # it left the list
+            answered = page.get_by_role("list", name="Recent answers").get_by_role("listitem").first
+            await expect(answered).to_contain_text(f"saip_tools_set_exposure for nightly-{era} 1: approved")
+            await expect(answered).to_contain_text("by the person, in the console")
     assert said and said[0]["ok"] is True, said
     assert said[0]["message"] == "Exposure saved: serve published tools only when listed; also serve no others."
 

@@ -15,30 +15,42 @@ interface Waiting {
   secondsLeft: number;
   held: boolean;
   answer: string | null;
-  level?: string;
-  binds?: Record<string, string>;
+  level: string | null;
+  binds: { tool: string; argumentsHash: string | null; revisions: Record<string, string> };
 }
 
 interface Answered {
-  id: string;
-  tool: string;
+  index: number;
+  time: string;
   client: string;
-  answer: string;
-  answeredBy?: string;
-  answeredAt: string;
-  secondsToAnswer?: number;
+  tool: string;
+  decision: string | null;
+  answeredVia: string | null;
+  answeredAt: string | null;
+  secondsToAnswer: number;
+  outcome: string;
 }
 
 interface Approvals {
   approvals: Waiting[];
-  recent?: Answered[];
+  /** The recent answers, newest first, from the audit trail (null while the audit service is away). */
+  answered: Answered[] | null;
 }
 
+const WHO: Record<string, string> = {
+  client: "the person at the client",
+  "client-itself": "the client by itself, no person",
+  "out-of-band": "the person, out of band",
+  console: "the person, in the console",
+  cli: "the person, with saip",
+  rest: "the person, through the REST API",
+};
+
 export default function Approvals() {
-  const listing = useResource((signal) => get<Approvals>("/approvals", {}, signal), [], ["approvals"]);
+  const listing = useResource((signal) => get<Approvals>("/approvals", {}, signal), [], ["approvals", "audit"]);
   const answer = useAction((id: string, approve: boolean) => post(`/approvals/${segment(id)}/${approve ? "approve" : "decline"}`));
   const waiting = listing.envelope?.data.approvals ?? [];
-  const recent = listing.envelope?.data.recent ?? [];
+  const recent = listing.envelope?.data.answered ?? [];
   return (
     <>
       <div class="page-head">
@@ -71,15 +83,21 @@ export default function Approvals() {
                     </dd>
                   </>
                 )}
-                {question.binds &&
-                  Object.entries(question.binds).map(([name, value]) => (
+                <dt>Binds</dt>
+                <dd>
+                  <code>{question.binds.tool}</code>
+                  {question.binds.argumentsHash && (
                     <>
-                      <dt key={`${name}-t`}>{name}</dt>
-                      <dd key={`${name}-d`}>
-                        <code>{value}</code>
-                      </dd>
+                      {" "}
+                      with arguments <code>{question.binds.argumentsHash.slice(0, 12)}</code>
                     </>
+                  )}
+                  {Object.entries(question.binds.revisions).map(([what, revision]) => (
+                    <span key={what}>
+                      , {what} at <code>{revision}</code>
+                    </span>
                   ))}
+                </dd>
                 <dt>Asked</dt>
                 <dd>
                   <Time iso={question.askedAt} />
@@ -118,12 +136,17 @@ export default function Approvals() {
       {recent.length > 0 && (
         <section aria-labelledby="answered">
           <h2 id="answered">Recent answers</h2>
-          <ul>
+          <ul aria-label="Recent answers">
             {recent.map((done) => (
-              <li key={done.id}>
-                {done.tool} for {done.client}: <strong>{done.answer}</strong>
-                {done.answeredBy && <> by {done.answeredBy}</>}, <Time iso={done.answeredAt} />
-                {done.secondsToAnswer !== undefined && <> ({done.secondsToAnswer.toFixed(1)} s to answer)</>}
+              <li key={done.index}>
+                {done.tool} for {done.client}: <strong>{done.decision ?? done.outcome}</strong>
+                {done.answeredVia && <> by {WHO[done.answeredVia] ?? done.answeredVia}</>}
+                {done.answeredAt && (
+                  <>
+                    , <Time iso={done.answeredAt} />
+                  </>
+                )}{" "}
+                ({done.secondsToAnswer.toFixed(1)} s to answer)
               </li>
             ))}
           </ul>

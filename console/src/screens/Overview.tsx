@@ -57,6 +57,7 @@ export default function Overview() {
         <>
           <p>{status.envelope?.message}</p>
           <McpServer status={data} reload={status.reload} />
+          <Connect />
           <Settings management={data.management} />
         </>
       )}
@@ -145,6 +146,38 @@ function McpServer({ status, reload }: { status: Status; reload: () => void }) {
           </button>
         </div>
       )}
+    </section>
+  );
+}
+
+interface ClientSnippet {
+  client: string;
+  auth: string;
+  steps: string[];
+  config: string;
+  language: string;
+}
+
+/** How each AI client connects to this gateway's /mcp: the gateway's own text (docs/clients.md says the same). */
+function Connect() {
+  const snippets = useResource((signal) => get<{ url: string; snippets: ClientSnippet[] }>("/clients/snippets", {}, signal), []);
+  return (
+    <section class="card" aria-labelledby="connect">
+      <h2 id="connect">Connect an AI client</h2>
+      <LoadError error={snippets.error} retry={snippets.reload} />
+      {(snippets.envelope?.data.snippets ?? []).map((snippet) => (
+        <details key={snippet.client}>
+          <summary>
+            {snippet.client} <span class="muted">({snippet.auth === "oauth" ? "signs in with OAuth" : "a named token in a header"})</span>
+          </summary>
+          <ol>
+            {snippet.steps.map((step) => (
+              <li key={step}>{step}</li>
+            ))}
+          </ol>
+          {snippet.config && <Snippet text={snippet.config} label={`the ${snippet.client} configuration`} />}
+        </details>
+      ))}
     </section>
   );
 }

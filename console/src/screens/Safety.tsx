@@ -22,6 +22,7 @@ interface Hitl {
   since: string | null;
   questions: number;
   approvalRate: number;
+  answerTimes: { answered: number; p50Seconds: number; p90Seconds: number; maxSeconds: number };
   decisions: Record<string, Record<string, number>>;
   recent: { index: number; tool: string; client: string; approval: string | null; approvalSeconds: number | null; time: string }[];
 }
@@ -54,9 +55,7 @@ export default function Safety() {
 }
 
 function Approvals({ hitl }: { hitl: Hitl }) {
-  const answered = hitl.recent.filter((call) => call.approvalSeconds !== null);
-  const times = answered.map((call) => call.approvalSeconds ?? 0).sort((a, b) => a - b);
-  const median = times.length ? times[Math.floor(times.length / 2)] : null;
+  const times = hitl.answerTimes;
   return (
     <section class="card" aria-labelledby="hitl">
       <h2 id="hitl">Human approvals</h2>
@@ -66,7 +65,11 @@ function Approvals({ hitl }: { hitl: Hitl }) {
           <strong>{(hitl.approvalRate * 100).toFixed(0)} %</strong> of {hitl.questions} questions
         </dd>
         <dt>Time to answer</dt>
-        <dd>{median === null ? "—" : `${median?.toFixed(1)} s (median of the last ${times.length})`}</dd>
+        <dd>
+          {times.answered === 0
+            ? "no answer yet"
+            : `${times.p50Seconds} s at the median, ${times.p90Seconds} s at the 90th percentile, ${times.maxSeconds} s at most (${times.answered} answers)`}
+        </dd>
         {Object.entries(hitl.decisions).map(([side, decisions]) => (
           <>
             <dt key={`${side}-t`}>{side}</dt>

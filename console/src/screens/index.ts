@@ -23,5 +23,7 @@ export const SCREENS: Screen[] = [
   { path: "/shipyard", title: "Shipyard", nav: true, load: () => import("./Shipyard") },
   { path: "/traces", title: "Traces", nav: true, load: () => import("./Traces") },
   { path: "/chat", title: "Chat", nav: true, load: () => import("./Chat") },
+  { path: "/clients", title: "Clients", nav: true, load: () => import("./Clients") },
+  { path: "/consent", title: "Connect a client", nav: false, load: () => import("./Consent") },
   { path: "/traces/:id", title: "Trace", nav: false, load: () => import("./Trace") },
 ];

@@ -38,6 +38,9 @@ BUCKET_TOPICS: dict[str, str] = {
     names.SHIPYARD_BUCKET: "shipyard",
     names.CHAT_BUCKET: "chat",
     names.AUTH_BUCKET: "token",
+    names.CLIENTS_BUCKET: "clients",
+    names.GRANTS_BUCKET: "clients",
+    names.USAGE_BUCKET: "clients",
 }
 RESYNC = "resync"
 QUEUE = 256
