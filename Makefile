@@ -41,29 +41,14 @@ $(VENV)/.compiled-sources: $(VENV)/.installed $(SOURCES_PY)
 	@touch $@
 
 # The sandbox's JavaScript engine (docs/sandbox.md): QuickJS-ng's C sources from the source distribution that
-# libs/sandbox/quickjs.lock pins by its hash (pip checks it), compiled with libs/sandbox's engine.c into the extension
-# saip.sandbox._engine, next to the package's sources (the workspace's packages are installed editable). Nothing is
-# downloaded at run time; a fresh machine needs a C compiler, which this machine kind has.
-QUICKJS_LOCK := libs/sandbox/quickjs.lock
-QUICKJS := $(VENV)/quickjs
-QUICKJS_SOURCES := quickjs.c libregexp.c libunicode.c dtoa.c
+# libs/sandbox/quickjs.lock pins by its hash, compiled with libs/sandbox's engine.c into the extension
+# saip.sandbox._engine, next to the package's sources (the workspace's packages are installed editable), by
+# scripts/build_engine.py, which the images that run tools' code run too. A fresh machine needs a C compiler, which
+# this machine kind has; nothing is downloaded at run time.
 EXT_SUFFIX := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
 ENGINE := libs/sandbox/src/saip/sandbox/_engine$(EXT_SUFFIX)
-CC ?= cc
-
-$(QUICKJS)/.fetched: $(QUICKJS_LOCK) | $(VENV)/.installed
-	rm -rf $(QUICKJS) && mkdir -p $(QUICKJS)/dist
-	$(PY) -m pip download --quiet --no-deps --no-binary :all: --require-hashes -r $(QUICKJS_LOCK) -d $(QUICKJS)/dist
-	tar -xzf $(QUICKJS)/dist/*.tar.gz -C $(QUICKJS) --strip-components=2 --wildcards '*/upstream-quickjs/*'
-	@touch $@
-
-$(QUICKJS)/%.o: $(QUICKJS)/.fetched
-	$(CC) -O2 -fPIC -DNDEBUG -D_GNU_SOURCE -w -c $(QUICKJS)/$*.c -o $@
-
-$(ENGINE): libs/sandbox/src/saip/sandbox/engine.c $(addprefix $(QUICKJS)/,$(QUICKJS_SOURCES:.c=.o))
-	$(CC) -O2 -shared -fPIC -DNDEBUG -D_GNU_SOURCE -Wall -Werror -I$(QUICKJS) \
-		-I$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['include'])") \
-		$< $(addprefix $(QUICKJS)/,$(QUICKJS_SOURCES:.c=.o)) -lm -o $@
+$(ENGINE): scripts/build_engine.py libs/sandbox/quickjs.lock libs/sandbox/src/saip/sandbox/engine.c | $(VENV)/.installed
+	$(PY) scripts/build_engine.py --work $(VENV)/quickjs
 
 .PHONY: help
 help:  ## Show the targets
@@ -137,7 +122,7 @@ env:  ## Generate .env (compose) and k8s/secrets.env (kubectl apply -k): tokens,
 	$(PYTHON) scripts/gen_env.py
 
 .PHONY: images
-images: $(ENGINE)  ## Build the saip/<service> images with docker (docker/<service>.Dockerfile; the sandbox's engine built here first)
+images:  ## Build the saip/<service> images with docker (docker/<service>.Dockerfile)
 	@for service in $(SERVICES); do \
 		docker build -f docker/$$service.Dockerfile -t saip/$$service:$(SAIP_VERSION) . || exit 1; \
 	done

@@ -4,6 +4,16 @@
 #   docker build -f docker/tools.Dockerfile -t saip/tools .
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
+# The sandbox's engine (the images that run tools' code only): built from the QuickJS sources libs/sandbox/quickjs.lock
+# pins, by the script `make install` runs, into the sandbox's package, which the builder stage copies it back into.
+FROM ${PYTHON_IMAGE} AS engine
+RUN apt-get update && apt-get install --yes --no-install-recommends gcc libc6-dev && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY scripts/build_engine.py scripts/build_engine.py
+COPY libs/sandbox/quickjs.lock libs/sandbox/quickjs.lock
+COPY libs/sandbox/src/saip/sandbox/engine.c libs/sandbox/src/saip/sandbox/engine.c
+RUN python scripts/build_engine.py --work /tmp/quickjs
+
 FROM ${PYTHON_IMAGE} AS builder
 COPY --from=ghcr.io/astral-sh/uv:0.13.9 /uv /usr/local/bin/uv
 ENV UV_COMPILE_BYTECODE=1 UV_LINK_MODE=copy UV_PYTHON_DOWNLOADS=never UV_PROJECT_ENVIRONMENT=/opt/saip
@@ -16,6 +26,7 @@ RUN --mount=type=cache,target=/root/.cache/uv \
 COPY pyproject.toml uv.lock ./
 COPY libs libs
 COPY services services
+COPY --from=engine /src/libs/sandbox/src/saip/sandbox/ libs/sandbox/src/saip/sandbox/
 RUN --mount=type=cache,target=/root/.cache/uv \
     uv sync --frozen --no-dev --no-editable --package saip-tools
 
