@@ -92,6 +92,10 @@ run: install  ## Start the whole stack as local processes; prints the MCP URL an
 test: lint $(CHROMIUM)  ## Run the lint, then every test: unit, contract, integration (real nats-server), end to end and the console in Chromium
 	$(PY) -m pytest
 
+.PHONY: screenshots
+screenshots: install $(CHROMIUM)  ## Take docs/console.md's pictures of the console (its browser tests, writing them)
+	SAIP_SCREENSHOTS=docs/console $(PY) -m pytest tests/e2e/test_console*.py -q
+
 .PHONY: lint
 lint: install  ## ruff (lint + format check), strict mypy over every package's sources, the console's TypeScript check
 	$(VENV)/bin/ruff check .

@@ -64,7 +64,7 @@ function Frame({ onSignOut }: { onSignOut: () => void }) {
 
   useEffect(() => {
     document.title = found ? `${found.screen.title} · saip console` : "saip console";
-    main.current?.focus();
+    main.current?.focus({ preventScroll: true });
   }, [path]);
 
   return (

@@ -125,6 +125,10 @@ export function useLive(topics: readonly Topic[], onChange: (data: Record<string
 
 export function useConnection(): Connection {
   const [state, setState] = useState<Connection>(feed.state);
-  useEffect(() => feed.onConnection(setState), []);
+  useEffect(() => {
+    const off = feed.onConnection(setState);
+    setState(feed.state); // what changed between the first render and this subscription
+    return off;
+  }, []);
   return state;
 }

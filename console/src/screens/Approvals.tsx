@@ -67,7 +67,7 @@ export default function Approvals() {
       <section aria-labelledby="waiting">
         <h2 id="waiting">Waiting</h2>
         {waiting.length === 0 && <p class="empty">No question is waiting.</p>}
-        <ul class="cards" aria-label="Waiting questions">
+        <ul class="questions" aria-label="Waiting questions">
           {waiting.map((question) => (
             <li class="card" key={question.id} aria-labelledby={`q-${question.id}`}>
               <h3 id={`q-${question.id}`}>
