@@ -9,8 +9,9 @@ import mcp_types as types
 
 
 def text(result: Any) -> str:
-    """The text of a tool's result: its first content block, which every client reads."""
-    assert isinstance(result, types.CallToolResult), result
+    """The text of a tool's result: its first content block, which every client reads (the SDK's result, or another
+    client's of the same shape: fastmcp's)."""
+    assert not isinstance(result, types.InputRequiredResult), result
     block = result.content[0]
     assert isinstance(block, types.TextContent), block
     return block.text
@@ -21,6 +22,6 @@ def envelope(result: Any) -> dict[str, Any]:
     holds, which the structured content repeats when it is there."""
     data = json.loads(text(result))
     assert isinstance(data, dict), data
-    if result.structured_content is not None:
+    if getattr(result, "structured_content", None) is not None:
         assert result.structured_content == data
     return data

@@ -4,7 +4,6 @@ names with markup shown as text, and axe-core's check of every screen in light a
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from saip.gateway.console.routes import MCP_TOKEN
 from tests.e2e.browser import accessibility_violations, chromium, described, person, screenshot
 from tests.e2e.stack import Stack, mcp_client, start_stack
 from tests.e2e.test_local_stack import started
+from tests.results import envelope
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.e2e
@@ -103,7 +103,7 @@ async def test_a_headless_client_s_question_is_approved_in_the_inbox_and_its_cal
 
             async def call() -> None:
                 if era == "legacy":  # the call is held until the person answers
-                    said.append(_envelope(await client.call_tool("saip_tools_set_exposure", EXPOSE)))
+                    said.append(envelope(await client.call_tool("saip_tools_set_exposure", EXPOSE)))
                     return
                 asked = await client.session.call_tool("saip_tools_set_exposure", EXPOSE, allow_input_required=True)
                 assert isinstance(asked, types.InputRequiredResult)
@@ -112,7 +112,7 @@ async def test_a_headless_client_s_question_is_approved_in_the_inbox_and_its_cal
                     "saip_tools_set_exposure", EXPOSE, request_state=asked.request_state, allow_input_required=True
                 )
                 assert isinstance(retried, types.CallToolResult)
-                said.append(_envelope(retried))
+                said.append(envelope(retried))
 
             group.start_soon(call)
             card = page.get_by_role("listitem").filter(has_text=f"nightly-{era} 1")
@@ -168,12 +168,6 @@ async def test_no_screen_has_a_serious_or_critical_accessibility_violation(stack
 async def _settled(page: Page) -> None:
     """The screen has read what it shows (no 'Loading…' left)."""
     await expect(page.get_by_text("Loading…")).to_have_count(0)
-
-
-def _envelope(result: types.CallToolResult) -> dict[str, Any]:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return json.loads(block.text)  # type: ignore[no-any-return]
 
 
 def _answered(stack: Stack, client: str) -> bool:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -203,12 +202,6 @@ class SdkClient:
             yield client
 
 
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
 async def listed_clients(url: str) -> list[dict[str, Any]]:
     async with httpx.AsyncClient(timeout=10) as http:
         reply = await http.get(f"{url}/api/v1/clients", headers=ADMIN_HEADERS)
@@ -228,10 +221,6 @@ async def records_of(nc: NatsClient) -> list[events_pb2.AuditRecord]:
         if message.subject in names.AUDIT_RECORD_SUBJECTS:
             found.append(events_pb2.AuditRecord.FromString(message.data or b""))
     return found
-
-
-def envelope(result: types.CallToolResult) -> dict[str, Any]:
-    return json.loads(text_of(result))  # type: ignore[no-any-return]
 
 
 class FastMcpOAuth(FastMcpOAuthBase):

@@ -23,12 +23,11 @@ from tests.integration.oauth_support import (
     FastMcpOAuth,
     Person,
     SdkClient,
-    envelope,
     listed_clients,
     oauth_gateway,
     records_of,
-    text_of,
 )
+from tests.results import envelope, text
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -54,9 +53,9 @@ async def test_the_sdk_client_registers_signs_in_and_calls_under_its_own_credent
             tools = {tool.name for tool in (await session.list_tools()).tools}
             assert {PUBLISHED, MANAGEMENT} <= tools
             echoed = await session.call_tool(PUBLISHED, {"text": "hello"})
-            assert not echoed.is_error and "echo: hello" in text_of(echoed)
+            assert not echoed.is_error and "echo: hello" in text(echoed)
             deleted = await session.call_tool(MANAGEMENT, {"name": "old"})
-            assert envelope(deleted)["ok"] is True, text_of(deleted)
+            assert envelope(deleted)["ok"] is True, text(deleted)
         # The person saw who asked and what it asked for, and one question came for the management call.
         [shown] = person.shown
         assert shown["client"]["name"] == "sdk-oauth-client"
@@ -132,7 +131,7 @@ async def test_fastmcp_s_oauth_client_signs_in_and_calls_under_its_own_credentia
             tools = {tool.name for tool in await client.list_tools()}
             assert {PUBLISHED, MANAGEMENT} <= tools
             echoed = await client.call_tool(PUBLISHED, {"text": "hi"})
-            assert "echo: hi" in text_of(echoed)
+            assert "echo: hi" in text(echoed)
             deleted = await client.call_tool(MANAGEMENT, {"name": "old"})
             assert envelope(deleted)["ok"] is True
         assert person.shown[0]["client"]["name"] == "fastmcp-oauth-client"

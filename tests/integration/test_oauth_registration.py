@@ -26,8 +26,8 @@ from tests.integration.oauth_support import (
     SdkClient,
     listed_clients,
     oauth_gateway,
-    text_of,
 )
+from tests.results import text
 from tests.tls_origin import LocalAuthority, https_origin, local_authority
 
 pytestmark = pytest.mark.integration
@@ -97,7 +97,7 @@ async def test_a_client_with_a_metadata_document_signs_in_by_its_url(nats_server
             client = SdkClient(served, person, name="cimd-client", metadata_url=url, redirect_uri=REDIRECT)
             async with client.connected("auto") as session:
                 echoed = await session.call_tool(PUBLISHED, {"text": "by url"})
-                assert "echo: by url" in text_of(echoed)
+                assert "echo: by url" in text(echoed)
             assert client.storage.client is not None and client.storage.client.client_id == url  # no registration
             assert person.shown[0]["client"] == {"id": url, "name": "cimd-client", "host": "localhost"}
             [listed] = [found for found in await listed_clients(served.url) if found["kind"] == "oauth"]
