@@ -118,7 +118,7 @@ check-proto: proto  ## Fail when the checked-in generated code is stale
 	@test -z "$$(git status --porcelain --untracked-files=all -- libs/api)" || (echo "libs/api has uncommitted files: run 'make proto' and commit" && exit 1)
 
 .PHONY: bench
-bench: install  ## Run the benchmarks and print their figures (see docs/BENCHMARKS.md)
+bench: install $(CHROMIUM)  ## Run the benchmarks and print their figures (see docs/BENCHMARKS.md)
 	$(PY) -m bench
 
 .PHONY: env

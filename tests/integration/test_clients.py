@@ -34,8 +34,8 @@ from tests.integration.oauth_support import (
     listed_clients,
     oauth_gateway,
     records_of,
-    text_of,
 )
+from tests.results import text
 from tests.skills import listed
 from tests.waiting import eventually
 
@@ -97,9 +97,9 @@ async def test_a_client_granted_the_published_tools_only_sees_and_runs_no_manage
             assert (await listed(session)).skills == []
             refused = await session.call_tool(MANAGEMENT, {"name": "old"})
             assert refused.is_error
-            said = json.loads(text_of(refused))["message"]
+            said = json.loads(text(refused))["message"]
             assert NOT_GRANTED in said and "saip clients add NAME --scope manage" in said
-            assert "echo: still" in text_of(await session.call_tool(PUBLISHED, {"text": "still"}))
+            assert "echo: still" in text(await session.call_tool(PUBLISHED, {"text": "still"}))
         assert served.gateway.registry.tool(MANAGEMENT) is not None  # the surface is on, for the others
         [grant] = [found for found in await listed_clients(served.url) if found["kind"] == "oauth"]
 

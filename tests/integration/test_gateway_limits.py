@@ -23,6 +23,7 @@ from saip.v1 import common_pb2
 from tests.integration.gateways import ADMIN_HEADERS, GatewayProcess, ready, replica_settings, start_replica
 from tests.integration.publishing import Catalog, publishing, served
 from tests.integration.tools_support import running_tools
+from tests.results import text
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -63,13 +64,6 @@ async def mcp_client(replica: GatewayProcess, token: str, mode: str) -> AsyncIte
         yield client
 
 
-def text_of(result: types.CallToolResult | types.InputRequiredResult) -> str:
-    assert isinstance(result, types.CallToolResult)
-    [block] = result.content
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
 @pytest.mark.parametrize("mode", ERAS)
 async def test_a_multi_megabyte_answer_is_cut_to_fit_one_sse_event_and_says_so(
     nats_server: LocalNats, tmp_path: Path, mode: str
@@ -86,14 +80,14 @@ async def test_a_multi_megabyte_answer_is_cut_to_fit_one_sse_event_and_says_so(
         management = await client.call_tool("saip_probe_flood", {"name": "x", "count": 3})
         published = await client.call_tool("flood", {})
 
-    envelope = json.loads(text_of(management))
+    envelope = json.loads(text(management))
     assert envelope["ok"] is True and envelope["message"] == "flooded"
     assert envelope["warnings"][-1].startswith("The result was cut: its data was ")
     assert envelope["data"].startswith('{"text": "\\"x\\"x')  # the start of the data's JSON
-    assert results.wire_size(text_of(management)) <= results.DEFAULT_LIMIT < SSE_EVENT_LIMIT
+    assert results.wire_size(text(management)) <= results.DEFAULT_LIMIT < SSE_EVENT_LIMIT
     assert isinstance(management, types.CallToolResult) and management.structured_content is None
 
-    cut = text_of(published)
+    cut = text(published)
     assert cut.startswith('{"lines": ["say \\"hi\\""')
     limit = f"above the {results.DEFAULT_LIMIT}-byte limit (mcp-server.max-result-bytes)"
     assert cut.endswith(f"{limit}. Ask the tool for less to see the rest.]")
@@ -122,7 +116,7 @@ async def test_a_burst_of_5000_reads_meets_the_rate_limit_while_others_and_the_s
                 for _ in range(5000):
                     result = await burst.call_tool("saip_tools_list", {})
                     assert isinstance(result, types.CallToolResult)
-                    said = "ok" if not result.is_error else text_of(result).split(" s, ")[0]
+                    said = "ok" if not result.is_error else text(result).split(" s, ")[0]
                     outcomes[said] = outcomes.get(said, 0) + 1
             other = types.Implementation(name="other-client", version="1.0")
             async with Client(gateway.mcp, mode="auto", client_info=other) as calm:
