@@ -20,11 +20,8 @@ from tests.e2e.stack import Stack, start_stack
 
 @pytest.fixture(scope="session")
 def shared_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = start_stack(tmp_path_factory.mktemp("saip-shared-home"))
-    try:
+    with start_stack(tmp_path_factory.mktemp("saip-shared-home")) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture(scope="module")
@@ -32,11 +29,8 @@ def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     if getattr(request.module, "SHARED_STACK", False):
         yield request.getfixturevalue("shared_stack")
         return
-    running = start_stack(tmp_path_factory.mktemp("saip-home"))
-    try:
+    with start_stack(tmp_path_factory.mktemp("saip-home")) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

@@ -109,6 +109,12 @@ class Stack:
             frontier.extend(children)
         return found
 
+    def __enter__(self) -> Stack:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def stop(self, within: float = STOP_WITHIN) -> bool:
         """SIGTERM the launcher as a person's Ctrl-C would and wait for it to exit; returns whether it stopped by
         itself within `within` seconds (otherwise its whole process group was killed)."""
@@ -168,12 +174,11 @@ class ChatStack:
 @contextmanager
 def chat_stack(home: Path, env: dict[str, str]) -> Iterator[ChatStack]:
     """A stack whose chat asks the scripted model (chat.base-url and chat.model set), with `env` besides."""
-    with scripted_model() as model:
-        running = start_stack(home, env={"SAIP_CHAT_BASE_URL": model.url, "SAIP_CHAT_MODEL": MODEL, **env})
-        try:
-            yield ChatStack(running, model)
-        finally:
-            running.stop()
+    with (
+        scripted_model() as model,
+        start_stack(home, env={"SAIP_CHAT_BASE_URL": model.url, "SAIP_CHAT_MODEL": MODEL, **env}) as running,
+    ):
+        yield ChatStack(running, model)
 
 
 def process_name(pid: int) -> str | None:

@@ -31,13 +31,10 @@ SCENARIOS = [
 @pytest.fixture(scope="module")
 def open_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     assert installed(), "the npm test clients are missing: run `make install`"
-    running = start_stack(tmp_path_factory.mktemp("saip-open"))
-    try:
+    with start_stack(tmp_path_factory.mktemp("saip-open")) as running:
         with running.api() as api:
             assert api.delete("/api/v1/mcp-token").status_code == 200
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

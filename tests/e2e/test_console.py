@@ -43,13 +43,10 @@ SCREENS = [
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """A stack whose questions to clients that cannot ask wait for the person (the inbox)."""
-    running = start_stack(
+    with start_stack(
         tmp_path_factory.mktemp("saip-console"), env={"SAIP_MANAGEMENT_OUT_OF_BAND_APPROVALS": "true"}
-    )
-    try:
+    ) as running:
         yield running
-    finally:
-        running.stop()
 
 
 async def test_a_person_signs_in_with_the_admin_token_and_the_browser_keeps_only_a_strict_cookie(stack: Stack) -> None:

@@ -39,11 +39,8 @@ WAIT_MS = 60_000  # a sign-in on a loaded machine: mcp-remote's registration, th
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """A stack that is the OAuth authorization server of its own /mcp."""
-    running = start_stack(tmp_path_factory.mktemp("saip-oauth"), env={"SAIP_OAUTH_ENABLED": "true"})
-    try:
+    with start_stack(tmp_path_factory.mktemp("saip-oauth"), env={"SAIP_OAUTH_ENABLED": "true"}) as running:
         yield running
-    finally:
-        running.stop()
 
 
 def authorization_url(log: Path) -> str | None:

@@ -32,13 +32,10 @@ SHOUT = tool("shout", f"Shouts the text {MARKUP}")
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """A stack whose tools service lists its upstreams often, so a changed definition is seen within a second."""
-    running = start_stack(
+    with start_stack(
         tmp_path_factory.mktemp("saip-console-servers"), env={"SAIP_TOOLS_UPSTREAM_REFRESH_SECONDS": "0.5"}
-    )
-    try:
+    ) as running:
         yield running
-    finally:
-        running.stop()
 
 
 async def servers(page: Page) -> None:
