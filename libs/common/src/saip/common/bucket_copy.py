@@ -10,6 +10,7 @@ every write the bucket had taken, by any replica. The service keeps `watch` aliv
 from __future__ import annotations
 
 import contextlib
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -26,7 +27,7 @@ CATCH_UP_WITHIN = 5.0  # how long a write (or `current`) waits for the bucket wa
 _Value = TypeVar("_Value")
 
 
-class BucketCopy(Generic[_Value]):
+class BucketCopy(ABC, Generic[_Value]):
     """The copy of `bucket` in `_values`: what `value` makes of each key's last entry. NATS not answering, or the
     watch not catching up, raises `away(sentence)` (the service's StoreUnavailable)."""
 
@@ -43,9 +44,9 @@ class BucketCopy(Generic[_Value]):
         self.following = False  # the watch has read the whole bucket and follows it now
         self.on_change: Callable[[], None] = lambda: None  # called each time the copy moved
 
+    @abstractmethod
     def value(self, entry: KeyValue.Entry) -> _Value | None:
         """What the copy keeps of a written entry; None keeps nothing under its key."""
-        raise NotImplementedError
 
     async def ready(self) -> None:
         """Returns once the first run of the watch has read the whole bucket."""
