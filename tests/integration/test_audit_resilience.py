@@ -14,14 +14,16 @@ from nats.aio.client import Client as NatsClient
 from nats.js.api import Header
 from prometheus_client import CollectorRegistry
 
-from saip.audit import chain, records, views
+from saip.audit import chain, records
 from saip.audit.chain import GENESIS
 from saip.audit.clients.consumer import JetStreamRecords, NatsDelivery
 from saip.audit.clients.ledger import JetStreamLedger
 from saip.audit.clients.store import ensure_audit_stream
-from saip.audit.collector import Collector, Linked
+from saip.audit.collector import Collector
+from saip.audit.entries import decode
 from saip.audit.errors import BatchRefused, ChainMoved
 from saip.audit.metrics import AuditMetrics
+from saip.audit.ports import Linked
 from saip.audit.server import Running
 from saip.common import names
 from saip.common.masking import Masker
@@ -298,7 +300,7 @@ async def test_two_collectors_on_one_stream_keep_one_unforked_chain_with_every_r
     assert sum(chained_by) == 30
     assert all(chained_by), "both collectors took records"
     assert conflicts > 0, "the collectors contended for the head and neither forked the chain"
-    assert in_views == [[views.decode(message) for message in messages]] * 2
+    assert in_views == [[decode(message) for message in messages]] * 2
 
 
 async def test_a_forged_ledger_message_is_reported_by_verify_chain(

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from saip.audit import chain, records
 from saip.audit.chain import GENESIS, ChainHead
-from saip.audit.collector import Appended
 from saip.audit.errors import BatchRefused, ChainMoved
+from saip.audit.ports import Appended
 from saip.v1 import events_pb2
 from tests.unit.audit.samples import CHAINED_AT
 

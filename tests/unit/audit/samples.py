@@ -9,7 +9,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from saip.audit import chain, records
 from saip.audit.chain import GENESIS, ChainHead, LedgerMessage
-from saip.audit.views import Window
+from saip.audit.ports import Window
 from saip.v1 import common_pb2, events_pb2
 
 CHAINED_AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

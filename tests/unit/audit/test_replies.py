@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from saip.audit import replies, views
+from saip.audit import entries, replies
 from saip.v1 import audit_pb2, common_pb2, events_pb2
 
 AT = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)
@@ -50,9 +50,9 @@ def test_a_time_range_keeps_calls_from_since_and_before_until() -> None:
 
 
 def test_answer_times_count_the_questions_someone_answered() -> None:
-    def decided(seconds: float, decision: int) -> views.Chained:
+    def decided(seconds: float, decision: int) -> entries.Chained:
         record = events_pb2.AuditRecord(management=call(hitl=decision, approval_seconds=seconds))  # type: ignore[arg-type]
-        return views.Chained(1, 1, b"", AT, record)
+        return entries.Chained(1, 1, b"", AT, record)
 
     times = replies.answer_times(
         [

@@ -5,11 +5,13 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from saip.audit import chain, views
+from saip.audit import chain, paging
 from saip.audit.chain import LedgerMessage, decode_entry
-from saip.audit.collector import Linked
+from saip.audit.entries import Chained, as_management, as_risk, as_tool_call, decode
 from saip.audit.errors import InvalidRequest, StoreUnavailable, TailTooSlow
-from saip.audit.views import MAX_PAGE, AuditViews, Chained, Ring
+from saip.audit.paging import MAX_PAGE, Ring
+from saip.audit.ports import Linked
+from saip.audit.views import AuditViews
 from saip.v1 import common_pb2, events_pb2
 from tests.unit.audit.samples import (
     CHAINED_AT,
@@ -98,7 +100,7 @@ async def test_entries_this_collector_appended_behind_what_the_views_hold_are_ap
         with anyio.fail_after(1):
             tailed = [(await tail.next()).record for _ in calls]
 
-    assert list(audit_views.recent.newest_first())[::-1] == [views.decode(message) for message in ledger.messages]
+    assert list(audit_views.recent.newest_first())[::-1] == [decode(message) for message in ledger.messages]
     assert tailed == calls
     assert audit_views.last_seq == ledger.last_seq
     assert [audit_views.apply(message) for message in ledger.messages] == [None, None, None]  # passed by
@@ -117,7 +119,7 @@ def test_entries_appended_behind_another_collectors_are_taken_as_they_are_when_t
 
     assert [entry.record if entry else None for entry in applied[1:]] == calls
     assert all(entry is not None and entry.record is call for entry, call in zip(applied[1:], calls, strict=True))
-    assert applied == [views.decode(message) for message in ledger.messages]
+    assert applied == [decode(message) for message in ledger.messages]
 
 
 def test_a_message_other_than_the_entry_expected_at_its_sequence_is_decoded() -> None:
@@ -129,7 +131,7 @@ def test_a_message_other_than_the_entry_expected_at_its_sequence_is_decoded() ->
     audit_views.appended(expected)
     applied = audit_views.apply(ledger.messages[0])
 
-    assert applied == views.decode(ledger.messages[0])
+    assert applied == decode(ledger.messages[0])
     assert applied is not None and applied.record.management.id == "m-theirs"
 
 
@@ -158,12 +160,12 @@ async def test_a_page_from_the_ring_is_newest_first_with_a_cursor_to_the_next() 
     ledger = ledger_of(5)
     audit_views = live_views(ledger, capacity=10)
 
-    first = await views.page(audit_views.management, views.as_management, lambda _: True, ledger, limit=2, before_seq=0)
-    second = await views.page(
-        audit_views.management, views.as_management, lambda _: True, ledger, limit=2, before_seq=first.next_before_seq
+    first = await paging.page(audit_views.management, as_management, lambda _: True, ledger, limit=2, before_seq=0)
+    second = await paging.page(
+        audit_views.management, as_management, lambda _: True, ledger, limit=2, before_seq=first.next_before_seq
     )
-    last = await views.page(
-        audit_views.management, views.as_management, lambda _: True, ledger, limit=2, before_seq=second.next_before_seq
+    last = await paging.page(
+        audit_views.management, as_management, lambda _: True, ledger, limit=2, before_seq=second.next_before_seq
     )
 
     assert (ids(first.items), first.next_before_seq) == (["m-5", "m-4"], 8)
@@ -176,7 +178,7 @@ async def test_a_page_that_fills_exactly_has_no_next_cursor() -> None:
     ledger = ledger_of(2)
     audit_views = live_views(ledger, capacity=10)
 
-    found = await views.page(audit_views.management, views.as_management, lambda _: True, ledger, limit=2, before_seq=0)
+    found = await paging.page(audit_views.management, as_management, lambda _: True, ledger, limit=2, before_seq=0)
 
     assert (ids(found.items), found.next_before_seq) == (["m-2", "m-1"], 0)
 
@@ -187,8 +189,8 @@ async def test_pages_below_the_rings_horizon_are_read_from_the_stream() -> None:
 
     pages, cursor = [], 0
     while True:
-        found = await views.page(
-            audit_views.management, views.as_management, lambda _: True, ledger, limit=5, before_seq=cursor
+        found = await paging.page(
+            audit_views.management, as_management, lambda _: True, ledger, limit=5, before_seq=cursor
         )
         pages.append(ids(found.items))
         if not found.next_before_seq:
@@ -211,7 +213,7 @@ async def test_filters_apply_to_the_ring_and_the_stream_alike() -> None:
         call = entry.record.management
         return call.tool == "saip_tools_publish" and call.outcome == common_pb2.OUTCOME_ERROR
 
-    found = await views.page(audit_views.management, views.as_management, failed_publish, ledger, limit=5, before_seq=0)
+    found = await paging.page(audit_views.management, as_management, failed_publish, ledger, limit=5, before_seq=0)
 
     assert (ids(found.items), found.next_before_seq) == (["m-9", "m-3"], 0)
 
@@ -220,8 +222,8 @@ async def test_a_scan_that_runs_out_of_budget_returns_a_short_page_with_a_cursor
     ledger = ledger_of(40)
     audit_views = live_views(ledger, capacity=2)  # holds m-39, m-40 (seqs 78, 80)
 
-    found = await views.page(
-        audit_views.management, views.as_management, lambda _: True, ledger, limit=20, before_seq=0, budget=10
+    found = await paging.page(
+        audit_views.management, as_management, lambda _: True, ledger, limit=20, before_seq=0, budget=10
     )
 
     assert ids(found.items) == ["m-40", "m-39", "m-38", "m-37", "m-36", "m-35", "m-34"]
@@ -234,10 +236,10 @@ async def test_risk_pages_hold_raised_and_derived_events_with_a_type_filter() ->
     )
     audit_views = live_views(ledger, capacity=10)
 
-    everything = await views.page(audit_views.risks, views.as_risk, lambda _: True, ledger, limit=10, before_seq=0)
-    poisoning = await views.page(
+    everything = await paging.page(audit_views.risks, as_risk, lambda _: True, ledger, limit=10, before_seq=0)
+    poisoning = await paging.page(
         audit_views.risks,
-        views.as_risk,
+        as_risk,
         lambda risk: risk.event.type == "poisoning-hit",
         ledger,
         limit=10,
@@ -250,12 +252,12 @@ async def test_risk_pages_hold_raised_and_derived_events_with_a_type_filter() ->
 
 
 def test_page_sizes_default_to_20_and_refuse_more_than_500_naming_the_range() -> None:
-    assert views.page_size(0) == 20
-    assert views.page_size(1) == 1
-    assert views.page_size(500) == 500
-    assert views.page_size(0, name="recent", default=10) == 10
+    assert paging.page_size(0) == 20
+    assert paging.page_size(1) == 1
+    assert paging.page_size(500) == 500
+    assert paging.page_size(0, name="recent", default=10) == 10
     with pytest.raises(InvalidRequest, match=r"limit must be between 1 and 500 \(0 means 20\), got 501"):
-        views.page_size(501)
+        paging.page_size(501)
 
 
 async def test_a_rebuild_stops_reading_back_once_every_ring_is_full() -> None:
@@ -303,7 +305,7 @@ async def test_a_rebuilt_ring_that_did_not_fill_pages_older_entries_from_the_str
     audit_views = AuditViews(capacity=5)
 
     await audit_views.rebuild(ledger, ledger.last_seq, budget=20)
-    found = await views.page(audit_views.tools, views.as_tool_call, lambda _: True, ledger, limit=5, before_seq=0)
+    found = await paging.page(audit_views.tools, as_tool_call, lambda _: True, ledger, limit=5, before_seq=0)
 
     assert len(audit_views.tools) == 0
     assert audit_views.tools.horizon > 0

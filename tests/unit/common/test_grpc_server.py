@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry
 
 from saip.common.grpc_server import GrpcServer, RpcEdge, _Metrics, endpoints
 from saip.common.metrics import GrpcMetrics
-from saip.common.settings import Port, SaipSettings, endpoint_keys
+from saip.common.settings import Port, SaipSettings, service_keys
 from saip.common.tracing import ServerSpans
 from saip.v1 import common_pb2
 
@@ -29,7 +29,7 @@ class NotThere(ServiceError):
 
 class ProbeSettings(SaipSettings):
     service: ClassVar[str] = "probe"
-    keys: ClassVar[Mapping[str, str]] = {**SaipSettings.keys, **endpoint_keys("probe")}
+    keys: ClassVar[Mapping[str, str]] = service_keys(endpoint="probe", own={})
 
     probe_host: str = "127.0.0.1"
     probe_port: Port = 0

@@ -6,13 +6,36 @@ from pathlib import Path
 
 import pytest
 
-from saip.common.settings import ConfigurationError, SaipSettings, env_name, field_name, read_config_file
+from saip.common.settings import (
+    COMMON_KEYS,
+    ConfigurationError,
+    SaipSettings,
+    address_keys,
+    env_name,
+    field_name,
+    read_config_file,
+    service_keys,
+)
 
 
 def test_a_key_maps_to_its_field_and_variable() -> None:
     assert field_name("mcp-server.auth-token") == "mcp_server_auth_token"
     assert env_name("hitl.approval-wait-seconds") == "SAIP_HITL_APPROVAL_WAIT_SECONDS"
     assert env_name("management.approval") == "SAIP_MANAGEMENT_APPROVAL"
+
+
+def test_a_services_keys_are_the_common_ones_then_its_endpoints_then_its_own() -> None:
+    keys = service_keys(endpoint="probe", own={"probe.size": "How big a probe is"})
+    assert list(keys) == [*COMMON_KEYS, "probe.host", "probe.port", "probe.metrics-port", "probe.size"]
+    assert keys["probe.size"] == "How big a probe is"
+    assert list(service_keys(endpoint=None, own={"size": "How big"})) == [*COMMON_KEYS, "size"]
+
+
+def test_an_address_key_is_worded_once_and_says_what_an_unset_address_goes_without() -> None:
+    assert address_keys("audit", "shipyard") == {
+        "audit.addr": "Address (host:port) of the audit service's gRPC endpoint",
+        "shipyard.addr": "Address (host:port) of the shipyard service's gRPC endpoint; unset offers no shipyard area",
+    }
 
 
 def test_nested_and_dotted_yaml_keys_are_read(tmp_path: Path) -> None:

@@ -47,6 +47,33 @@ def endpoint_keys(service: str) -> dict[str, str]:
     }
 
 
+# What a process that reaches a service goes without while that service's address is unset (the audit service's
+# address has a default: a process that records calls always reaches it).
+_WITHOUT_ADDRESS = {
+    "tools": "serves no authored tools",
+    "knowledge": "serves no knowledge tools",
+    "shipyard": "offers no shipyard area",
+}
+
+
+def address_keys(*services: str) -> dict[str, str]:
+    """The keys of where the named gRPC services are reached (`<service>.addr`), worded once for every process that
+    reaches them (the gateway, the shipyard), as the key manifest holds one meaning a key."""
+    keys: dict[str, str] = {}
+    for service in services:
+        meaning = f"Address (host:port) of the {service} service's gRPC endpoint"
+        without = _WITHOUT_ADDRESS.get(service)
+        keys[f"{service}.addr"] = f"{meaning}; unset {without}" if without else meaning
+    return keys
+
+
+def service_keys(*, endpoint: str | None, own: Mapping[str, str]) -> dict[str, str]:
+    """A service's whole key table, its settings class's `keys`: the keys every service reads (`COMMON_KEYS`), those
+    of the gRPC endpoint it serves as `endpoint` (`endpoint_keys`; None for a service that serves none), then its
+    own, each with what it means."""
+    return {**COMMON_KEYS, **(endpoint_keys(endpoint) if endpoint is not None else {}), **own}
+
+
 def field_name(key: str) -> str:
     """The settings field (and, upper-cased with the prefix, the variable) of a configuration key."""
     return key.lower().replace(".", "_").replace("-", "_")

@@ -33,6 +33,7 @@ from saip.common.configuration import (
     REFERENCE,
     SERVICES_GROUP,
     ConfigurationError,
+    address_keys,
     config_file,
     endpoint_keys,
     env_name,
@@ -44,6 +45,7 @@ from saip.common.configuration import (
     listed_names,
     read_config_file,
     resolve_reference,
+    service_keys,
 )
 from saip.common.launching import BASIC_PREFIXES, BASIC_VARIABLES, Reads, launch_environment
 
@@ -58,6 +60,7 @@ __all__ = [
     "Reads",
     "SaipSettings",
     "StrList",
+    "address_keys",
     "config_file",
     "declared_by_name",
     "endpoint_keys",
@@ -70,6 +73,7 @@ __all__ = [
     "listed_environment",
     "listed_names",
     "read_config_file",
+    "service_keys",
 ]
 
 # 0 asks the system for a free port (the embedded default and the tests use it).
@@ -164,7 +168,7 @@ class _YamlSource(PydanticBaseSettingsSource):
 
 class SaipSettings(BaseSettings):
     """The settings every service reads; each service extends it with its own fields and declares them in `keys`
-    (`{**SaipSettings.keys, "<name>.port": "what it means", ...}`)."""
+    (`service_keys(endpoint="<name>", own={"<name>.<key>": "what it means", ...})`)."""
 
     model_config = SettingsConfigDict(env_prefix="SAIP_", extra="ignore", validate_default=True)
     service: ClassVar[str] = "saip"

@@ -1,5 +1,6 @@
-"""The ingest: the published records, a batch at a time in stream order, masked, linked onto the chain and
-appended together, logged and counted, and only then acknowledged.
+"""The ingest: the published records (`ports.RecordSource`), a batch at a time in stream order, masked, linked onto
+the chain and appended together (`ports.Ledger`), logged and counted, and only then acknowledged, so a record is
+never acknowledged before its entry is stored.
 
 A batch is one atomic append: its entries, linked one after another from the head, are stored all together or not
 at all, and the first expects the ledger subject's last sequence, so an append from a stale head (a second
@@ -18,15 +19,16 @@ import functools
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from saip.audit import chain, records
 from saip.audit.chain import GENESIS, ChainHead
 from saip.audit.errors import BatchRefused, ChainMoved, RecordRejected, StoreUnavailable
 from saip.audit.metrics import AuditMetrics
+from saip.audit.ports import Delivery, Ledger, Linked, RecordSource
 from saip.common import lifecycle, tracing
 from saip.common.masking import Masker
 from saip.v1 import common_pb2, events_pb2
@@ -50,86 +52,6 @@ RETRY_WAIT_FIRST = 0.05
 RETRY_WAIT_MAX = 2.0
 
 _SPANS = tracing.tracer("audit")
-
-
-class Delivery(Protocol):
-    """One delivery of a published record; it is redelivered until acknowledged or rejected."""
-
-    @property
-    def data(self) -> bytes: ...
-
-    @property
-    def subject(self) -> str: ...
-
-    @property
-    def seq(self) -> int: ...
-
-    @property
-    def headers(self) -> Mapping[str, str] | None:
-        """The message's headers: the publisher's `traceparent`, when the call was traced."""
-        ...
-
-    async def ack(self) -> None: ...
-
-    async def reject(self) -> None:
-        """Never deliver this one again (it cannot be chained)."""
-        ...
-
-
-class RecordSource(Protocol):
-    """The published records, in stream order."""
-
-    async def batch(self, limit: int) -> Sequence[Delivery]:
-        """The next records, at most `limit`: those that have arrived, or none when none arrived within the
-        source's wait."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class Appended:
-    seq: int  # stream sequence of the ledger message
-    duplicate: bool  # the store already held an append of this record
-
-
-@dataclass(frozen=True, slots=True)
-class Linked:
-    """An entry this collector appended, with what it already holds decoded: the masked record and when it was
-    chained."""
-
-    seq: int  # stream sequence of the ledger message
-    after_seq: int  # the ledger message right before it: the last sequence its append expected
-    entry: events_pb2.LedgerEntry
-    record: events_pb2.AuditRecord
-    chained_at: datetime
-
-
-class Ledger(Protocol):
-    """The chain as stored: its head, appends that cannot fork it, and what was chained after a given point."""
-
-    async def head(self) -> ChainHead: ...
-
-    async def append(self, entry: events_pb2.LedgerEntry, expected_seq: int) -> Appended:
-        """Append unless the ledger's last message is no longer `expected_seq`.
-
-        Raises:
-            ChainMoved: another writer appended after `expected_seq`.
-        """
-        ...
-
-    async def append_batch(self, entries: Sequence[events_pb2.LedgerEntry], expected_seq: int) -> int:
-        """Append the entries all together, or none of them, unless the ledger's last message is no longer
-        `expected_seq`; returns the stream sequence of the last (the others precede it, one apart).
-
-        Raises:
-            ChainMoved: another writer appended after `expected_seq`.
-            BatchRefused: the store took none of them for another reason (a record it holds already).
-        """
-        ...
-
-    async def chained_since(self, seq: int) -> list[str]:
-        """The record ids of the entries appended after stream sequence `seq` (the most recent ones, when that
-        is very many)."""
-        ...
 
 
 class RecentIds:

@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from saip.common.settings import Port, SaipSettings, endpoint_keys
+from saip.common.settings import Port, SaipSettings, service_keys
 
 
 class AuditSettings(SaipSettings):
@@ -16,13 +16,16 @@ class AuditSettings(SaipSettings):
 
     service: ClassVar[str] = "audit"
     # The service's keys: a parallel table, declared the same way in every service (docs/architecture.md).
-    keys: ClassVar[Mapping[str, str]] = {
-        **SaipSettings.keys,
-        **endpoint_keys("audit"),
-        "management.audit-capacity": "Calls kept in the audit ring buffer for fast reads",
-        "audit.traces-max": "Recent traces the audit service keeps in memory (the least recently touched goes first)",
-        "audit.traces-max-age-minutes": "How long a kept trace stays after its last span arrived",
-    }
+    keys: ClassVar[Mapping[str, str]] = service_keys(
+        endpoint="audit",
+        own={
+            "management.audit-capacity": "Calls kept in the audit ring buffer for fast reads",
+            "audit.traces-max": (
+                "Recent traces the audit service keeps in memory (the least recently touched goes first)"
+            ),
+            "audit.traces-max-age-minutes": "How long a kept trace stays after its last span arrived",
+        },
+    )
 
     audit_host: str = "127.0.0.1"
     audit_port: Port = 50054

@@ -5,13 +5,14 @@ ledger, and how long the recent questions took to be answered."""
 from __future__ import annotations
 
 import statistics
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import aclosing
 from datetime import datetime
 from typing import Protocol
 
 from saip.audit import traces, views
-from saip.audit.chain import LedgerMessage
+from saip.audit.entries import Chained, RiskView, decode
+from saip.audit.ports import LedgerRange
 from saip.common import names
 from saip.v1 import audit_pb2, common_pb2, events_pb2
 
@@ -26,11 +27,11 @@ class Paged(Protocol):
     before_seq: int
 
 
-def chained(entry: views.Chained) -> audit_pb2.ChainedRecord:
+def chained(entry: Chained) -> audit_pb2.ChainedRecord:
     return audit_pb2.ChainedRecord(index=entry.index, seq=entry.seq, record=entry.record)
 
 
-def risk(entry: views.RiskView) -> audit_pb2.RiskEventEntry:
+def risk(entry: RiskView) -> audit_pb2.RiskEventEntry:
     return audit_pb2.RiskEventEntry(index=entry.index, seq=entry.seq, event=entry.event)
 
 
@@ -59,23 +60,23 @@ def keeps(wanted: audit_pb2.CallFilter) -> Callable[[events_pb2.ManagementCall],
     return kept
 
 
-def management_calls(request: audit_pb2.ListManagementCallsRequest) -> Callable[[views.Chained], bool]:
+def management_calls(request: audit_pb2.ListManagementCallsRequest) -> Callable[[Chained], bool]:
     """The management calls a listing's filter keeps."""
     kept = keeps(request.filter)
     return lambda entry: kept(entry.record.management)
 
 
-def tool_calls(request: audit_pb2.ListToolCallsRequest) -> Callable[[views.Chained], bool]:
+def tool_calls(request: audit_pb2.ListToolCallsRequest) -> Callable[[Chained], bool]:
     """Tool calls of the requested tool and source (either any when empty)."""
 
-    def matches(entry: views.Chained) -> bool:
+    def matches(entry: Chained) -> bool:
         call = entry.record.tool_call
         return (not request.tool or call.tool == request.tool) and (not request.source or call.source == request.source)
 
     return matches
 
 
-def risk_events(request: audit_pb2.ListRiskEventsRequest) -> Callable[[views.RiskView], bool]:
+def risk_events(request: audit_pb2.ListRiskEventsRequest) -> Callable[[RiskView], bool]:
     return lambda entry: not request.type or entry.event.type == request.type
 
 
@@ -111,7 +112,7 @@ def trace_span(span: traces.Span, depth: int, trace_start_ns: int) -> audit_pb2.
     )
 
 
-def answer_times(decided: Iterable[views.Chained]) -> audit_pb2.AnswerTimes:
+def answer_times(decided: Iterable[Chained]) -> audit_pb2.AnswerTimes:
     """How long the questions someone answered took, over the recent decided calls."""
     calls = (
         entry.record.management if entry.record.HasField("management") else entry.record.tool_call for entry in decided
@@ -125,15 +126,7 @@ def answer_times(decided: Iterable[views.Chained]) -> audit_pb2.AnswerTimes:
     )
 
 
-class Ledger(Protocol):
-    async def bounds(self) -> tuple[int, int]: ...
-
-    def read(
-        self, start_seq: int, end_seq: int, since: datetime | None = None
-    ) -> AsyncGenerator[LedgerMessage, None]: ...
-
-
-async def entry(audit_views: views.AuditViews, ledger: Ledger, seq: int) -> views.Chained | None:
+async def entry(audit_views: views.AuditViews, ledger: LedgerRange, seq: int) -> Chained | None:
     """The entry whose ledger message has this cursor: from the recent ring when it holds it, else the stream."""
     for item in audit_views.recent.newest_first():
         if item.seq <= seq:
@@ -142,11 +135,11 @@ async def entry(audit_views: views.AuditViews, ledger: Ledger, seq: int) -> view
             break
     async with aclosing(ledger.read(seq, seq)) as messages:
         async for message in messages:
-            return views.decode(message) if message.seq == seq else None
+            return decode(message) if message.seq == seq else None
     return None
 
 
-async def entries(ledger: Ledger, since: datetime | None) -> AsyncIterator[views.Chained]:
+async def entries(ledger: LedgerRange, since: datetime | None) -> AsyncIterator[Chained]:
     """Every readable entry of the retained ledger, oldest first, from the first one chained at `since` or later (a
     call is chained after it arrived, so none that arrived since is before it), to the last one there is now."""
     first, last = await ledger.bounds()
@@ -154,7 +147,7 @@ async def entries(ledger: Ledger, since: datetime | None) -> AsyncIterator[views
         return
     async with aclosing(ledger.read(first, last, since)) as messages:
         async for message in messages:
-            found = views.decode(message)
+            found = decode(message)
             if found is not None:
                 yield found
 

@@ -21,13 +21,14 @@ import grpc
 from prometheus_client import REGISTRY, CollectorRegistry
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
-from saip.audit import records, replies, traces, views
+from saip.audit import paging, records, replies, traces, views
 from saip.audit.clients.consumer import ACK_WAIT, JetStreamRecords
 from saip.audit.clients.ledger import JetStreamLedger
 from saip.audit.clients.store import REQUEST_TIMEOUT, ensure_audit_stream
 from saip.audit.clients.trace_keeper import keep_traces
 from saip.audit.collector import Collector
 from saip.audit.config import AuditSettings
+from saip.audit.entries import Chained, as_management, as_risk, as_tool_call
 from saip.audit.errors import (
     AuditError,
     EntryNotFound,
@@ -130,21 +131,21 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
     async def ListManagementCalls(
         self, request: audit_pb2.ListManagementCallsRequest, context: grpc.aio.ServicerContext
     ) -> audit_pb2.ListManagementCallsResponse:
-        listed = self.audit_views.management, views.as_management, replies.management_calls(request), replies.chained
+        listed = self.audit_views.management, as_management, replies.management_calls(request), replies.chained
         return await self._page(audit_pb2.ListManagementCallsResponse, *listed, request)
 
     @_unary
     async def ListToolCalls(
         self, request: audit_pb2.ListToolCallsRequest, context: grpc.aio.ServicerContext
     ) -> audit_pb2.ListToolCallsResponse:
-        listed = self.audit_views.tools, views.as_tool_call, replies.tool_calls(request), replies.chained
+        listed = self.audit_views.tools, as_tool_call, replies.tool_calls(request), replies.chained
         return await self._page(audit_pb2.ListToolCallsResponse, *listed, request)
 
     @_unary
     async def ListRiskEvents(
         self, request: audit_pb2.ListRiskEventsRequest, context: grpc.aio.ServicerContext
     ) -> audit_pb2.ListRiskEventsResponse:
-        listed = self.audit_views.risks, views.as_risk, replies.risk_events(request), replies.risk
+        listed = self.audit_views.risks, as_risk, replies.risk_events(request), replies.risk
         return await self._page(audit_pb2.ListRiskEventsResponse, *listed, request)
 
     @_unary
@@ -163,29 +164,29 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         kept = replies.keeps(request)
         since = request.since.ToDatetime(tzinfo=UTC) if request.HasField("since") else None
         async for entry in replies.entries(self.ledger, since):
-            if views.as_management(entry) is not None and kept(entry.record.management):
+            if as_management(entry) is not None and kept(entry.record.management):
                 yield replies.chained(entry)
 
     async def _page(
         self,
         reply: Callable[..., R],
-        ring: views.Ring[views.T],
-        view: Callable[[views.Chained], views.T | None],
-        matching: Callable[[views.T], bool],
-        shown: Callable[[views.T], Any],
+        ring: paging.Ring[paging.T],
+        view: Callable[[Chained], paging.T | None],
+        matching: Callable[[paging.T], bool],
+        shown: Callable[[paging.T], Any],
         request: replies.Paged,
     ) -> R:
         """One page of a listing: the entries of a ring (or, below its horizon, of the ledger) that match the
         request, newest first, each as `shown` makes it, and the cursor of the next page."""
-        limit = views.page_size(request.limit)
-        found = await views.page(ring, view, matching, self.ledger, limit=limit, before_seq=request.before_seq)
+        limit = paging.page_size(request.limit)
+        found = await paging.page(ring, view, matching, self.ledger, limit=limit, before_seq=request.before_seq)
         return reply(entries=[shown(item) for item in found.items], next_before_seq=found.next_before_seq)
 
     @_unary
     async def GetHitlSummary(
         self, request: audit_pb2.GetHitlSummaryRequest, context: grpc.aio.ServicerContext
     ) -> audit_pb2.GetHitlSummaryResponse:
-        recent = views.page_size(request.recent, name="recent", default=10)
+        recent = paging.page_size(request.recent, name="recent", default=10)
         response = audit_pb2.GetHitlSummaryResponse()
         response.CopyFrom(self._hitl_counted())
         response.recent.extend(replies.chained(entry) for entry in self.audit_views.recent_decisions(recent))
@@ -248,7 +249,7 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
             tool=request.tool,
             outcome=request.outcome,
             min_duration_ms=request.min_duration_ms,
-            limit=views.page_size(request.limit),
+            limit=paging.page_size(request.limit),
         )
         return audit_pb2.ListTracesResponse(
             traces=[replies.summary(trace) for trace in found],
@@ -278,7 +279,7 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
     async def TailEntries(
         self, request: audit_pb2.TailEntriesRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[audit_pb2.ChainedRecord]:
-        backlog = views.page_size(request.backlog, name="backlog")
+        backlog = paging.page_size(request.backlog, name="backlog")
         with self.audit_views.tail(backlog) as (entries, tail):
             for entry in entries:
                 yield replies.chained(entry)

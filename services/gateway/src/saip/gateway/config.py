@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from saip.common.netguard import NetworkMode
-from saip.common.settings import ConfigurationError, SaipSettings, StrList, field_name
+from saip.common.settings import ConfigurationError, SaipSettings, StrList, address_keys, field_name, service_keys
 from saip.gateway.oauth import redirects
 
 # What management.tools may name; mcp-register is opt-in (left out when the list is empty).
@@ -60,79 +60,82 @@ class PreRegistered(BaseModel):
 
 class GatewaySettings(SaipSettings):
     service: ClassVar[str] = "gateway"
-    keys: ClassVar[Mapping[str, str]] = {
-        **SaipSettings.keys,
-        "admin-token": "Bearer token of the REST API (the person's; never the MCP token)",
-        "mcp-server.auth-token": "The MCP bearer token; when set here it cannot be changed through the API",
-        "mcp-server.transport": "http (default) or stdio; the management surface is never offered over stdio",
-        "mcp-server.max-result-bytes": (
-            "Largest tool result /mcp sends, in bytes as it travels; a larger one is cut with a note"
-        ),
-        "management.enabled": "Master switch of the management tools",
-        "management.tools": "Categories offered; empty means every category but mcp-register",
-        "management.exclude": "Management tool names left out",
-        "management.approval": "Which levels ask the person: destructive, all or none",
-        "management.rate-limit": "Management calls one credential may make per window; 0 for no limit",
-        "management.question-limit": (
-            "Approval questions one credential may put to the person per window; 0 for no limit"
-        ),
-        "management.limit-window-seconds": "The window of management.rate-limit and management.question-limit",
-        "management.out-of-band-approvals": (
-            "Park a question to a client that cannot ask (no elicitation) for the person (saip approvals) instead of "
-            "denying it"
-        ),
-        "management.min-answer-ms": (
-            "An answer a client gives sooner than this after the question (ms) is the client's, not a person's: the "
-            "call is denied, or parked for the person with out-of-band approvals on; 0 turns the rule off"
-        ),
-        "hitl.approval-wait-seconds": "How long an approval question waits for the person",
-        "hitl.progress-interval-seconds": "How often a waiting question reports progress (2025-11-25 clients)",
-        "approval.sealing-key": "Secret (32+ bytes) sealing 2026-07-28 approval state; shared by every gateway",
-        "gateway.host": "Interface the gateway listens on",
-        "gateway.port": "Port of /mcp, /api/v1, /healthz and /metrics",
-        "gateway.allowed-hosts": "Host headers /mcp accepts (DNS-rebinding protection), host:port or host:*",
-        "gateway.replica": "Name of this gateway replica in audit records; the host name and pid when unset",
-        "console.dir": "Folder of the built web console served at /console; unset: the one `make install` builds",
-        "console.idle-minutes": "A console session ends after this many minutes without a request",
-        "console.session-hours": "A console session ends this many hours after sign-in, however busy",
-        "gateway.public-url": (
-            "The URL clients reach the gateway at (https://saip.example.com): the OAuth issuer, and /mcp's resource "
-            "under it; unset: each request's own scheme and Host (one of gateway.allowed-hosts)"
-        ),
-        "oauth.enabled": "Make saip the OAuth 2.1 authorization server of /mcp (the person consents in the console)",
-        "oauth.dynamic-registration": "Accept Dynamic Client Registration (RFC 7591) at /register while OAuth is on",
-        "oauth.clients": "OAuth clients registered in configuration: id, name, redirect-uris (public clients, PKCE)",
-        "oauth.access-token-seconds": "How long an OAuth access token is accepted",
-        "oauth.refresh-token-days": "How long an OAuth refresh token (and the grant it keeps alive) lasts unused",
-        "oauth.consent-seconds": "How long an authorization request waits for the person's consent",
-        "oauth.metadata-network-mode": (
-            "The network guard's mode for fetching Client ID Metadata Documents: strict (public addresses), "
-            "allowlist (oauth.metadata-hosts-allow only) or open"
-        ),
-        "oauth.metadata-hosts-allow": "The hosts Client ID Metadata Documents may come from in allowlist mode",
-        "oauth.metadata-ca-file": (
-            "PEM file of certificate authorities trusted, besides the public ones, for Client ID Metadata Documents"
-        ),
-        "oauth.token-failure-limit": (
-            "Failed /token requests one address may make per minute; more are refused until the minute ends"
-        ),
-        "audit.addr": "Address (host:port) of the audit service's gRPC endpoint",
-        "tools.addr": "Address (host:port) of the tools service's gRPC endpoint; unset serves no authored tools",
-        "knowledge.addr": (
-            "Address (host:port) of the knowledge service's gRPC endpoint; unset serves no knowledge tools"
-        ),
-        "shipyard.addr": "Address (host:port) of the shipyard service's gRPC endpoint; unset offers no shipyard area",
-        "audit.spool-dir": "Where a gateway keeps audit records while NATS is unreachable",
-        "chat.base-url": (
-            "Base URL of the OpenAI-compatible chat completions endpoint saip_chat_ask talks to "
-            "(e.g. http://127.0.0.1:11434/v1 for Ollama); unset: no chat model"
-        ),
-        "chat.model": "The model saip_chat_ask asks (it must support tool calling)",
-        "chat.api-key": (
-            "The endpoint's API key as a ${ENV} reference to a variable exported when starting saip "
-            "(or the key itself); unset for endpoints without keys"
-        ),
-    }
+    keys: ClassVar[Mapping[str, str]] = service_keys(
+        endpoint=None,  # it serves HTTP, not gRPC: gateway.host and gateway.port are among its own keys
+        own={
+            "admin-token": "Bearer token of the REST API (the person's; never the MCP token)",
+            "mcp-server.auth-token": "The MCP bearer token; when set here it cannot be changed through the API",
+            "mcp-server.transport": "http (default) or stdio; the management surface is never offered over stdio",
+            "mcp-server.max-result-bytes": (
+                "Largest tool result /mcp sends, in bytes as it travels; a larger one is cut with a note"
+            ),
+            "management.enabled": "Master switch of the management tools",
+            "management.tools": "Categories offered; empty means every category but mcp-register",
+            "management.exclude": "Management tool names left out",
+            "management.approval": "Which levels ask the person: destructive, all or none",
+            "management.rate-limit": "Management calls one credential may make per window; 0 for no limit",
+            "management.question-limit": (
+                "Approval questions one credential may put to the person per window; 0 for no limit"
+            ),
+            "management.limit-window-seconds": "The window of management.rate-limit and management.question-limit",
+            "management.out-of-band-approvals": (
+                "Park a question to a client that cannot ask (no elicitation) for the person (saip approvals) "
+                "instead of denying it"
+            ),
+            "management.min-answer-ms": (
+                "An answer a client gives sooner than this after the question (ms) is the client's, not a person's: "
+                "the call is denied, or parked for the person with out-of-band approvals on; 0 turns the rule off"
+            ),
+            "hitl.approval-wait-seconds": "How long an approval question waits for the person",
+            "hitl.progress-interval-seconds": "How often a waiting question reports progress (2025-11-25 clients)",
+            "approval.sealing-key": "Secret (32+ bytes) sealing 2026-07-28 approval state; shared by every gateway",
+            "gateway.host": "Interface the gateway listens on",
+            "gateway.port": "Port of /mcp, /api/v1, /healthz and /metrics",
+            "gateway.allowed-hosts": "Host headers /mcp accepts (DNS-rebinding protection), host:port or host:*",
+            "gateway.replica": "Name of this gateway replica in audit records; the host name and pid when unset",
+            "console.dir": "Folder of the built web console served at /console; unset: the one `make install` builds",
+            "console.idle-minutes": "A console session ends after this many minutes without a request",
+            "console.session-hours": "A console session ends this many hours after sign-in, however busy",
+            "gateway.public-url": (
+                "The URL clients reach the gateway at (https://saip.example.com): the OAuth issuer, and /mcp's "
+                "resource under it; unset: each request's own scheme and Host (one of gateway.allowed-hosts)"
+            ),
+            "oauth.enabled": (
+                "Make saip the OAuth 2.1 authorization server of /mcp (the person consents in the console)"
+            ),
+            "oauth.dynamic-registration": (
+                "Accept Dynamic Client Registration (RFC 7591) at /register while OAuth is on"
+            ),
+            "oauth.clients": (
+                "OAuth clients registered in configuration: id, name, redirect-uris (public clients, PKCE)"
+            ),
+            "oauth.access-token-seconds": "How long an OAuth access token is accepted",
+            "oauth.refresh-token-days": "How long an OAuth refresh token (and the grant it keeps alive) lasts unused",
+            "oauth.consent-seconds": "How long an authorization request waits for the person's consent",
+            "oauth.metadata-network-mode": (
+                "The network guard's mode for fetching Client ID Metadata Documents: strict (public addresses), "
+                "allowlist (oauth.metadata-hosts-allow only) or open"
+            ),
+            "oauth.metadata-hosts-allow": "The hosts Client ID Metadata Documents may come from in allowlist mode",
+            "oauth.metadata-ca-file": (
+                "PEM file of certificate authorities trusted, besides the public ones, for Client ID Metadata Documents"
+            ),
+            "oauth.token-failure-limit": (
+                "Failed /token requests one address may make per minute; more are refused until the minute ends"
+            ),
+            **address_keys("audit", "tools", "knowledge", "shipyard"),
+            "audit.spool-dir": "Where a gateway keeps audit records while NATS is unreachable",
+            "chat.base-url": (
+                "Base URL of the OpenAI-compatible chat completions endpoint saip_chat_ask talks to "
+                "(e.g. http://127.0.0.1:11434/v1 for Ollama); unset: no chat model"
+            ),
+            "chat.model": "The model saip_chat_ask asks (it must support tool calling)",
+            "chat.api-key": (
+                "The endpoint's API key as a ${ENV} reference to a variable exported when starting saip "
+                "(or the key itself); unset for endpoints without keys"
+            ),
+        },
+    )
 
     gateway_host: str = "127.0.0.1"
     gateway_port: int = Field(default=8282, ge=1, le=65535)

@@ -13,7 +13,7 @@ from pydantic_settings import NoDecode
 
 from saip.common import literals
 from saip.common.secret_source import SecretSource
-from saip.common.settings import DeclaredItem, Port, Reads, SaipSettings, endpoint_keys
+from saip.common.settings import DeclaredItem, Port, Reads, SaipSettings, service_keys
 
 QDRANT_URL_ENV = "QDRANT_URL"
 SECRETS_KEY = "knowledge.secrets"
@@ -70,18 +70,21 @@ class KnowledgeSettings(SaipSettings):
 
     service: ClassVar[str] = "knowledge"
     # The service's keys: a parallel table, declared the same way in every service (docs/architecture.md).
-    keys: ClassVar[Mapping[str, str]] = {
-        **SaipSettings.keys,
-        **endpoint_keys("knowledge"),
-        "knowledge.ingest-roots": "Folders documents may be ingested from by path (':'-separated in the variable)",
-        "knowledge.max-document-bytes": "Largest document (file, URL body or text) an ingest accepts",
-        "knowledge.documents": "Documents declared in configuration (read-only to the AI)",
-        "knowledge.pipelines": "Pipelines declared in configuration (read-only to the AI)",
-        "knowledge.dense-model": "ONNX sentence-embedding model file of the optional dense encoder (hybrid search)",
-        "knowledge.dense-tokenizer": "tokenizer.json of the dense model",
-        SECRETS_KEY: "File of the secrets a document URL's ${NAME} may carry, each bound to its hosts",
-        "qdrant-url": "Qdrant server URL (QDRANT_URL also works); unset: Qdrant Edge in-process in $home/qdrant-edge",
-    }
+    keys: ClassVar[Mapping[str, str]] = service_keys(
+        endpoint="knowledge",
+        own={
+            "knowledge.ingest-roots": "Folders documents may be ingested from by path (':'-separated in the variable)",
+            "knowledge.max-document-bytes": "Largest document (file, URL body or text) an ingest accepts",
+            "knowledge.documents": "Documents declared in configuration (read-only to the AI)",
+            "knowledge.pipelines": "Pipelines declared in configuration (read-only to the AI)",
+            "knowledge.dense-model": "ONNX sentence-embedding model file of the optional dense encoder (hybrid search)",
+            "knowledge.dense-tokenizer": "tokenizer.json of the dense model",
+            SECRETS_KEY: "File of the secrets a document URL's ${NAME} may carry, each bound to its hosts",
+            "qdrant-url": (
+                "Qdrant server URL (QDRANT_URL also works); unset: Qdrant Edge in-process in $home/qdrant-edge"
+            ),
+        },
+    )
     # Besides its keys' variables: the plain QDRANT_URL that `qdrant_location` falls back to, and those the secrets
     # file reads.
     reads: ClassVar[Reads] = Reads(variables=(QDRANT_URL_ENV,), secrets_files=("knowledge_secrets",))

@@ -14,20 +14,15 @@ from saip.common.settings import (
     Reads,
     SaipSettings,
     StrList,
-    endpoint_keys,
+    address_keys,
     is_own_variable,
     listed_environment,
+    service_keys,
 )
 from saip.shipped.bundle import TRANSPORTS
 from saip.shipyard.targets import TARGETS
 
 SERVERS_KEY = "shipyard.servers"
-
-# The same keys, with the same meaning, as the gateway's: one address of each service for every process.
-SERVICE_ADDRESS_KEYS = {
-    "tools.addr": "Address (host:port) of the tools service's gRPC endpoint; unset serves no authored tools",
-    "knowledge.addr": "Address (host:port) of the knowledge service's gRPC endpoint; unset serves no knowledge tools",
-}
 
 
 class DeclaredServer(DeclaredItem):
@@ -48,17 +43,18 @@ class ShipyardSettings(SaipSettings):
 
     service: ClassVar[str] = "shipyard"
     # The service's keys: a parallel table, declared the same way in every service (docs/architecture.md).
-    keys: ClassVar[Mapping[str, str]] = {
-        **SaipSettings.keys,
-        **endpoint_keys("shipyard"),
-        **SERVICE_ADDRESS_KEYS,
-        "shipyard.image": "Image of the shipped-server runtime the compose and kubernetes targets run",
-        "shipyard.log-lines": "Log lines kept of each locally running shipped server (masked; older lines drop)",
-        "shipyard.restart-limit": "Crash restarts of a local shipped server in a row before it is marked failed",
-        "shipyard.kube-context": "kubectl context the kubernetes target applies to; the current context when unset",
-        "shipyard.variables": "Environment variables the shipped servers may be given (their ${ENV} requirements)",
-        SERVERS_KEY: "Shipped servers declared in configuration, shipped (and run on `target`) at start: read-only",
-    }
+    keys: ClassVar[Mapping[str, str]] = service_keys(
+        endpoint="shipyard",
+        own={
+            **address_keys("tools", "knowledge"),
+            "shipyard.image": "Image of the shipped-server runtime the compose and kubernetes targets run",
+            "shipyard.log-lines": "Log lines kept of each locally running shipped server (masked; older lines drop)",
+            "shipyard.restart-limit": "Crash restarts of a local shipped server in a row before it is marked failed",
+            "shipyard.kube-context": "kubectl context the kubernetes target applies to; the current context when unset",
+            "shipyard.variables": "Environment variables the shipped servers may be given (their ${ENV} requirements)",
+            SERVERS_KEY: "Shipped servers declared in configuration, shipped (and run on `target`) at start: read-only",
+        },
+    )
     # Besides its keys' variables: those listed for the shipped servers.
     reads: ClassVar[Reads] = Reads(variable_lists=("shipyard_variables",))
 

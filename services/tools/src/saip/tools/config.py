@@ -11,7 +11,7 @@ from pydantic_settings import NoDecode
 
 from saip.common import jsondepth
 from saip.common.secret_source import SecretSource
-from saip.common.settings import Port, Reads, SaipSettings, StrList, endpoint_keys, listed_environment
+from saip.common.settings import Port, Reads, SaipSettings, StrList, listed_environment, service_keys
 from saip.tools import catalog
 from saip.tools.upstream import registry
 
@@ -45,34 +45,45 @@ class ToolsSettings(SaipSettings):
 
     service: ClassVar[str] = "tools"
     # The service's keys: a parallel table, declared the same way in every service (docs/architecture.md).
-    keys: ClassVar[Mapping[str, str]] = {
-        **SaipSettings.keys,
-        **endpoint_keys("tools"),
-        "tools.sandbox-workers": "Worker processes that run tool code (each runs one call at a time)",
-        "tools.sandbox-spares": "Isolates each worker keeps ready for its next calls (each serves one call)",
-        "tools.sandbox-timeout-seconds": "Wall-clock limit of one tool run",
-        "tools.sandbox-memory-mb": "Memory cap of one tool run (every allocation of its JavaScript, array buffers too)",
-        "tools.declared": "Tools declared in configuration (a list of tool specs): served, read-only to the AI",
-        SECRETS_KEY: "File of the secrets tool code may send, each bound to its hosts; the only source of ${NAME}",
-        UPSTREAM_SERVERS_KEY: "Upstream MCP servers declared in configuration (a list, docs/upstream.md): read-only",
-        "tools.upstream-connect-timeout-seconds": "How long connecting to an upstream (and each listing) may take",
-        "tools.upstream-call-timeout-seconds": "How long one proxied call of an upstream tool may take",
-        "tools.upstream-max-result-bytes": "The most of an upstream tool's result passed on (cut with a note beyond)",
-        "tools.upstream-max-response-bytes": (
-            "The most bytes read of one upstream response; the read stops there and the request fails"
-        ),
-        "tools.upstream-parked-max": (
-            "The most proxied calls a tools replica holds parked at an upstream's question for a 2026-07-28 caller"
-        ),
-        "tools.upstream-max-tools": "The most tools an upstream server may list (a longer list fails its connection)",
-        "tools.upstream-refresh-seconds": "How often a connection lists its server's tools without a list_changed",
-        "tools.upstream-gateway-urls": (
-            "Where saip's own /mcp listens, refused as an upstream at any address of its place before connecting "
-            "(saip run adds its gateway's; the handshake refuses the others)"
-        ),
-        "tools.upstream-variables": "Environment variables an upstream server's ${NAME} may read; no other",
-        "expose.risk-cap": "The highest inherent risk level an exposed upstream tool may have (HITL does not lift it)",
-    }
+    keys: ClassVar[Mapping[str, str]] = service_keys(
+        endpoint="tools",
+        own={
+            "tools.sandbox-workers": "Worker processes that run tool code (each runs one call at a time)",
+            "tools.sandbox-spares": "Isolates each worker keeps ready for its next calls (each serves one call)",
+            "tools.sandbox-timeout-seconds": "Wall-clock limit of one tool run",
+            "tools.sandbox-memory-mb": (
+                "Memory cap of one tool run (every allocation of its JavaScript, array buffers too)"
+            ),
+            "tools.declared": "Tools declared in configuration (a list of tool specs): served, read-only to the AI",
+            SECRETS_KEY: "File of the secrets tool code may send, each bound to its hosts; the only source of ${NAME}",
+            UPSTREAM_SERVERS_KEY: (
+                "Upstream MCP servers declared in configuration (a list, docs/upstream.md): read-only"
+            ),
+            "tools.upstream-connect-timeout-seconds": "How long connecting to an upstream (and each listing) may take",
+            "tools.upstream-call-timeout-seconds": "How long one proxied call of an upstream tool may take",
+            "tools.upstream-max-result-bytes": (
+                "The most of an upstream tool's result passed on (cut with a note beyond)"
+            ),
+            "tools.upstream-max-response-bytes": (
+                "The most bytes read of one upstream response; the read stops there and the request fails"
+            ),
+            "tools.upstream-parked-max": (
+                "The most proxied calls a tools replica holds parked at an upstream's question for a 2026-07-28 caller"
+            ),
+            "tools.upstream-max-tools": (
+                "The most tools an upstream server may list (a longer list fails its connection)"
+            ),
+            "tools.upstream-refresh-seconds": "How often a connection lists its server's tools without a list_changed",
+            "tools.upstream-gateway-urls": (
+                "Where saip's own /mcp listens, refused as an upstream at any address of its place before connecting "
+                "(saip run adds its gateway's; the handshake refuses the others)"
+            ),
+            "tools.upstream-variables": "Environment variables an upstream server's ${NAME} may read; no other",
+            "expose.risk-cap": (
+                "The highest inherent risk level an exposed upstream tool may have (HITL does not lift it)"
+            ),
+        },
+    )
     # Besides its keys' variables: those the secrets file reads (`env:`) and those tools.upstream-variables lists.
     reads: ClassVar[Reads] = Reads(variable_lists=("tools_upstream_variables",), secrets_files=("tools_secrets",))
 

@@ -22,9 +22,9 @@ from nats.js.api import ConsumerConfig, DeliverPolicy, Header
 
 from saip.audit.chain import GENESIS, ChainHead, LedgerMessage, decode_entry, head_of
 from saip.audit.clients.store import REQUEST_TIMEOUT, store, stream_sequence
-from saip.audit.collector import BATCH, Appended
+from saip.audit.collector import BATCH
 from saip.audit.errors import BatchRefused, ChainMoved, StoreUnavailable
-from saip.audit.views import Window
+from saip.audit.ports import Appended, Window
 from saip.common import names
 from saip.v1 import events_pb2
 
