@@ -20,7 +20,7 @@ import anyio
 import grpc
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from saip.common import bus, jetstream, jsondepth, lifecycle, tracing
+from saip.common import bus, call_arguments, jetstream, lifecycle, tracing
 from saip.common.grpc_server import Endpoints, RpcEdge, endpoints
 from saip.common.netguard import NetworkMode
 from saip.common.risk import RiskPublisher
@@ -264,15 +264,9 @@ class KnowledgeServicer(knowledge_pb2_grpc.KnowledgeServiceServicer):
         """A knowledge tool's answer; bad arguments and refusals are the tool's own error result, not a failure."""
         started = time.perf_counter()
         try:
-            arguments = jsondepth.loads(request.arguments_json or "{}")
-            if not isinstance(arguments, dict):
-                raise InvalidRequest("the arguments must be a JSON object with `query`")
+            arguments = call_arguments.read(request.name, request.arguments_json)
             answer = await self._rules.tools.call(request.name, arguments)
-        except jsondepth.TooDeep as exc:
-            return common_pb2.CallServedToolReply(is_error=True, text=f"the arguments are refused: {exc}")
-        except json.JSONDecodeError:
-            return common_pb2.CallServedToolReply(is_error=True, text="the arguments are not valid JSON")
-        except (InvalidRequest, NotFound, Refused) as exc:
+        except (call_arguments.BadArguments, InvalidRequest, NotFound, Refused) as exc:
             return common_pb2.CallServedToolReply(is_error=True, text=str(exc))
         self._metrics.searches.labels("tool").inc()
         self._metrics.search_seconds.labels("tool").observe(time.perf_counter() - started)

@@ -69,7 +69,7 @@ class Published:
             )
         spec = entry.spec
         try:
-            arguments = parse_arguments(spec, arguments_json or "{}")
+            arguments = parse_arguments(spec, arguments_json)
         except InvalidSpec as exc:
             return common_pb2.CallServedToolReply(is_error=True, text=str(exc))
         resolved = self._library.resolve(spec)

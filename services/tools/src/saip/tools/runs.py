@@ -12,7 +12,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from saip.common import jsondepth, tracing
+from saip.common import call_arguments, tracing
 from saip.common.masking import Masker
 from saip.common.risk import SANDBOX_GUARD_BLOCKED, WARN
 from saip.common.secret_source import SecretSource
@@ -76,13 +76,9 @@ def missing_text(name: str, source: SecretSource, missing: Sequence[str]) -> str
 def parse_arguments(spec: ToolSpec, arguments_json: str) -> dict[str, Any]:
     """Call arguments checked against the tool's input schema; InvalidSpec names each problem."""
     try:
-        arguments = jsondepth.loads(arguments_json)
-    except jsondepth.TooDeep as exc:
-        raise InvalidSpec(f"Invalid arguments for '{spec.name}': {exc}.") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidSpec(f"Invalid arguments for '{spec.name}': not JSON ({exc.msg}).") from None
-    if not isinstance(arguments, dict):
-        raise InvalidSpec(f"Invalid arguments for '{spec.name}': pass a JSON object of parameter values.")
+        arguments = call_arguments.read(spec.name, arguments_json)
+    except call_arguments.BadArguments as exc:
+        raise InvalidSpec(str(exc)) from None
     problems = []
     for error in sorted(_validator(json.dumps(spec.input_schema())).iter_errors(arguments), key=str):
         where = ".".join(str(part) for part in error.absolute_path)

@@ -24,7 +24,7 @@ import anyio
 import mcp_types as types
 from opentelemetry.trace import SpanKind
 
-from saip.common import jsondepth, tracing
+from saip.common import call_arguments, tracing
 from saip.common.masking import Masker
 from saip.tools.errors import RuleRefused
 from saip.tools.metrics import ToolsMetrics
@@ -81,13 +81,9 @@ class Proxy:
         if entry.withheld or entry.server is None:
             raise RuleRefused(f"'{name}' is not served right now: {entry.withheld}.")
         try:
-            arguments = jsondepth.loads(arguments_json or "{}")
-        except jsondepth.TooDeep as exc:
-            return common_pb2.CallServedToolReply(is_error=True, text=f"Invalid arguments for '{name}': {exc}.")
-        except ValueError:
-            return common_pb2.CallServedToolReply(is_error=True, text="The arguments are not a JSON object.")
-        if not isinstance(arguments, dict):
-            return common_pb2.CallServedToolReply(is_error=True, text="The arguments are not a JSON object.")
+            arguments = call_arguments.read(name, arguments_json)
+        except call_arguments.BadArguments as exc:
+            return common_pb2.CallServedToolReply(is_error=True, text=str(exc))
         started, outcome = time.perf_counter(), "cancelled"
         attributes = {"saip.tool": name, "saip.upstream.server": entry.member.server_id}
         with _SPANS.span("upstream call", kind=SpanKind.CLIENT, attributes=attributes) as span:
