@@ -23,7 +23,8 @@ from mcp.client import ClientRequestContext
 
 from saip.common.approval_form import INPUT_KEY
 from saip.common.natsd import LocalNats
-from saip.gateway.areas.chat.contribution import AskInput, ChatArea
+from saip.gateway.areas.chat.contribution import ChatArea
+from saip.gateway.areas.chat.inputs import AskInput
 from saip.gateway.areas.chat.turn import MAX_ROUNDS
 from saip.gateway.server import Gateway
 from saip.gateway.surface.approval import Answer, Binding

@@ -25,7 +25,8 @@ from mcp.client import ClientRequestContext
 from saip.common import names
 from saip.common.approval_form import INPUT_KEY, arguments_hash
 from saip.common.natsd import LocalNats
-from saip.gateway.areas.chat.contribution import AskInput, ChatArea
+from saip.gateway.areas.chat.contribution import ChatArea
+from saip.gateway.areas.chat.inputs import AskInput
 from saip.gateway.areas.chat.store import Conversations
 from saip.gateway.server import Gateway
 from saip.gateway.surface.approval import Answer, Binding

@@ -33,7 +33,7 @@ from saip.gateway.clients import ServiceChannel
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.server import Gateway
 from saip.gateway.surface.management import Caller, Deadline
-from saip.gateway.surface.published import ServedToolsClient
+from saip.gateway.surface.served import ServedToolsClient
 from saip.tools.server import Running
 from saip.v1 import audit_pb2, common_pb2, upstream_pb2, upstream_pb2_grpc
 from tests.integration.answers import Painter, Person, Roundtrip

@@ -55,10 +55,12 @@ from saip.gateway.surface.gate import Gate
 from saip.gateway.surface.limits import WindowLimit
 from saip.gateway.surface.management import Contribution
 from saip.gateway.surface.mcp_server import LegacySessions, ListChangedNotifier, build_server
-from saip.gateway.surface.published import PublishedSource, PublishedTools, ServedToolsClient, source_of
+from saip.gateway.surface.published import PublishedSource, source_of
+from saip.gateway.surface.published_gate import PublishedTools
 from saip.gateway.surface.questions import OutOfBand, Sweeper
 from saip.gateway.surface.registrar import Policy, Registrar
 from saip.gateway.surface.registry import Registry, ServedTool
+from saip.gateway.surface.served import ServedToolsClient
 from saip.v1 import audit_pb2
 
 logger = logging.getLogger(__name__)

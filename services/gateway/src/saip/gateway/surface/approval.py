@@ -1,6 +1,6 @@
 """What asking the person is made of, in both protocol eras: the decisions, the client's answer, the era's channel to
-the person (`Interaction`), what an approval binds, the question as it is put, and what came of it (a question to
-return, a decision, or a rejected answer). `surface.asking.Approvals` asks with these; every gate shares them.
+the person (`Interaction`), what an approval binds, and what came of asking (a question to return, a decision, or a
+rejected answer). `surface.asking.Approvals` asks with these; every gate shares them.
 
 2025-11-25 clients have a back channel: the question is pushed as `elicitation/create` and the call waits. 2026-07-28
 clients have none: the call returns the question (`InputRequiredResult`) with a state that binds the tool, the
@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import StrEnum, nonmember
 from typing import Any, Protocol
 
 from saip.common import words
 from saip.common.approval_form import approves, arguments_hash
 from saip.gateway.surface.expected import NOTHING, Expected
-from saip.gateway.surface.management import Caller, protobuf_values
-from saip.v1 import common_pb2, gateway_pb2
+from saip.gateway.surface.protobuf_value import ProtobufValue
 
 
 class Decision(StrEnum):
-    """The person's decisions, in the words of saip.common.words.DECISIONS (a table parallel to Level and
-    Outcome in management)."""
+    """The person's decisions, in the words of saip.common.words.DECISIONS (as management's Level and Outcome are
+    in theirs)."""
 
     APPROVED = "approved"
     DECLINED = "declined"
@@ -32,12 +31,7 @@ class Decision(StrEnum):
     ELICIT_FAILED = "elicit-failed"
     DENIED = "denied"
 
-    @property
-    def proto(self) -> common_pb2.HitlDecision:
-        return _DECISIONS[self]
-
-
-_DECISIONS = protobuf_values(Decision, words.DECISIONS)
+    proto = nonmember(ProtobufValue(words.DECISIONS))
 
 
 @dataclass(frozen=True)
@@ -177,31 +171,6 @@ class Rejected:
 
     problem: StateProblem
     detail: str = ""
-
-
-@dataclass(frozen=True)
-class Question:
-    """One question as it is put: its text, its level, what it binds, and the client it is put to."""
-
-    text: str
-    binding: Binding
-    caller: Caller
-    level: str = ""
-
-    def parked(self, now: float, wait: float, *, held: bool) -> gateway_pb2.PendingQuestion:
-        """The question as the store keeps it, waiting for the person out of band (`held`: its call waits too)."""
-        return gateway_pb2.PendingQuestion(
-            tool=self.binding.tool,
-            deadline=now + wait,
-            asked_at=now,
-            out_of_band=True,
-            held=held,
-            message=self.text,
-            client=self.caller.label,
-            level=self.level,
-            arguments_hash=self.binding.arguments_hash,
-            revisions=self.binding.revisions(),
-        )
 
 
 def new_nonce() -> str:

@@ -23,7 +23,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -43,7 +43,6 @@ from saip.gateway.surface.approval import (
     ElicitationFailed,
     Interaction,
     NonceStore,
-    Question,
     Rejected,
     StateProblem,
     new_nonce,
@@ -56,6 +55,31 @@ from saip.v1 import gateway_pb2
 logger = logging.getLogger(__name__)
 
 ANSWER_POLL = 0.25  # seconds between two looks at a held question's answer
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question as it is put: its text, its level, what it binds, and the client it is put to."""
+
+    text: str
+    binding: Binding
+    caller: Caller
+    level: str = ""
+
+    def parked(self, now: float, wait: float, *, held: bool) -> gateway_pb2.PendingQuestion:
+        """The question as the store keeps it, waiting for the person out of band (`held`: its call waits too)."""
+        return gateway_pb2.PendingQuestion(
+            tool=self.binding.tool,
+            deadline=now + wait,
+            asked_at=now,
+            out_of_band=True,
+            held=held,
+            message=self.text,
+            client=self.caller.label,
+            level=self.level,
+            arguments_hash=self.binding.arguments_hash,
+            revisions=self.binding.revisions(),
+        )
 
 
 class Approvals:

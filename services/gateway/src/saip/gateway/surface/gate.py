@@ -40,11 +40,10 @@ from saip.gateway.surface.approval import (
     Decided,
     Decision,
     Interaction,
-    Question,
     Rejected,
     StateProblem,
 )
-from saip.gateway.surface.asking import Approvals
+from saip.gateway.surface.asking import Approvals, Question
 from saip.gateway.surface.audited import Auditor, Call, Ended, Failed, ManagementToolCall
 from saip.gateway.surface.expected import NOTHING, Expected
 from saip.gateway.surface.limits import WindowLimit, seconds_left

@@ -11,8 +11,8 @@ import inspect
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from enum import StrEnum, nonmember
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 import mcp_types as types
@@ -23,26 +23,13 @@ from saip.common.approval_sentences import client_label
 from saip.common.masking import mask_quoted
 from saip.gateway.credentials.identity import Credential
 from saip.gateway.errors import InvalidArguments
+from saip.gateway.surface.approval import Asked, Interaction
 from saip.gateway.surface.expected import NOTHING, Expected
+from saip.gateway.surface.protobuf_value import ProtobufValue
 from saip.v1 import common_pb2
 
-if TYPE_CHECKING:
-    from saip.gateway.surface.approval import Asked, Interaction
-
-# Level and Outcome (and approval.Decision) are declared parallel tables: the typed names of the words in
-# saip.common.words' tables, each mapped back to its protobuf value there; `protobuf_values` fails the import
-# when an enum and its table do not name the same words.
-
-E = TypeVar("E", bound=StrEnum)
-V = TypeVar("V")
-
-
-def protobuf_values(enum: type[E], words: Mapping[V, str]) -> dict[E, V]:
-    """Each member's protobuf value, from saip.common.words' table of the same words."""
-    table = {enum(word): value for value, word in words.items()}
-    if set(table) != set(enum):
-        raise TypeError(f"{enum.__name__} and saip.common.words name different words")
-    return table
+# Level and Outcome (and approval.Decision) are the typed names of the words in saip.common.words' tables, each
+# member's `proto` its protobuf value there (`surface.protobuf_value`).
 
 
 class Level(StrEnum):
@@ -50,9 +37,7 @@ class Level(StrEnum):
     WRITE = "WRITE"
     DESTRUCTIVE = "DESTRUCTIVE"
 
-    @property
-    def proto(self) -> common_pb2.ApprovalLevel:
-        return _LEVELS[self]
+    proto = nonmember(ProtobufValue(words.LEVELS))
 
 
 class Outcome(StrEnum):
@@ -63,13 +48,8 @@ class Outcome(StrEnum):
     DENIED = "DENIED"
     TIMEOUT = "TIMEOUT"
 
-    @property
-    def proto(self) -> common_pb2.Outcome:
-        return _OUTCOMES[self]
+    proto = nonmember(ProtobufValue(words.OUTCOMES))
 
-
-_LEVELS = protobuf_values(Level, words.LEVELS)
-_OUTCOMES = protobuf_values(Outcome, words.OUTCOMES)
 
 # The outcomes and levels as closed sets of words, for inputs that filter by one (the monitor's log, its REST query).
 OUTCOME_NAMES = tuple(outcome.value for outcome in Outcome)

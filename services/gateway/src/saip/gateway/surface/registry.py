@@ -74,7 +74,8 @@ def declares_headers(schema: Any) -> bool:
 class Registry:
     def __init__(self, metrics: GatewayMetrics) -> None:
         self._sources: dict[str, ServedSet] = {}
-        # Every served tool by name, merged once per change instead of on every call that looks one up.
+        # Worked out once per change of what is served (`replace`), since every call reads them: every served tool
+        # by name, and the input schemas that declare an `x-mcp-header` (`input_schema`).
         self._tools: dict[str, ServedTool] = {}
         self._header_schemas: dict[str, dict[str, Any]] = {}
         self._metrics = metrics
@@ -131,10 +132,10 @@ class Registry:
         return sorted(self._sources.get(source, ServedSet()).tools)
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
-        """The schema the MCP SDK checks a `tools/call`'s `Mcp-Param-*` headers against: only a tool whose schema
-        declares such a header has one. The check compares each declared header with its argument and nothing else,
-        so for a schema that declares none it passes whatever was sent; it walked the schema twice on every call to
-        find that out (50-60 us a call), and None (no schema) answers the same at once."""
+        """The schema the MCP SDK checks a `tools/call`'s `Mcp-Param-*` headers against, asked on every call: only a
+        tool whose schema declares such a header has one. The check compares each declared header with its argument
+        and nothing else, so a schema that declares none passes whatever was sent, as None (no schema) does without
+        walking the schema; which schemas declare one is known from the last change (`replace`), not found per call."""
         return self._header_schemas.get(name)
 
     def resources(self, excluding: str | None = None) -> list[types.Resource]:

@@ -7,7 +7,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from saip.gateway.areas.chat.contribution import AskInput, ChatArea, ListInput
+from saip.gateway.areas.chat.contribution import ChatArea
+from saip.gateway.areas.chat.inputs import AskInput, ListInput
 from saip.gateway.rest import Envelope, area_router
 from saip.gateway.surface.management import Caller
 
