@@ -56,7 +56,7 @@ class Calls:
             async with mcp_client(self.stack.mcp_url, self.stack.mcp_token) as client:
                 result = await client.call_tool(tool, {argument: mark})
         except* (httpx2.HTTPError, OSError):
-            pass  # the gateway was away, or went while it answered: no answer came
+            result = None  # the gateway was away, or went while it answered: no answer came
         if result is None:
             return None
         message = str(envelope(result)["message"])
