@@ -272,9 +272,9 @@ class ShipyardArea(Declared):
     # The person's side only: the bearer token of a running server (REST and `saip shipyard token`), and an export
     # (REST and `saip shipyard export`), whose files carry a token of their own.
 
-    async def token(self, name: str) -> ManagementResult:
+    async def token(self, arguments: ServerInput) -> ManagementResult:
         """The bearer token and endpoint of a running shipped server, for the person's MCP client."""
-        reply = await self.client.token(name)
+        reply = await self.client.token(arguments.name)
         data = {"name": reply.name, "token": reply.token, "endpoint": reply.endpoint}
         return ManagementResult(True, f"The bearer token of '{reply.name}'.", data=data)
 
