@@ -14,7 +14,7 @@ from pydantic import Field
 from saip.common.words import plural
 from saip.gateway.areas.shipyard import views
 from saip.gateway.areas.shipyard.client import Export, ShipyardClient
-from saip.gateway.surface.declare import Declared, prompt, resource, tool
+from saip.gateway.surface.declare import Declared, asking, prompt, resource, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
 from saip.gateway.surface.management import Approval, Input, Level, ManagementResult
 from saip.v1 import shipyard_pb2 as pb
@@ -334,7 +334,4 @@ class ShipyardArea(Declared):
         )
         if tools:
             text += f"\n\nTools to carry: {tools}"
-        return types.GetPromptResult(
-            description="Ship and run a standalone MCP server",
-            messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
-        )
+        return asking("Ship and run a standalone MCP server", text)
