@@ -47,3 +47,19 @@ def test_every_other_path_is_the_rest_api_s(tmp_path: Path) -> None:
     assert client.get("/api/v1/management/status").status_code == 401  # no admin token sent
     exposition = generate_latest(gateway.metrics.registry).decode()
     assert 'route="/api/v1/management/status",status="401"' in exposition
+
+
+def test_a_refused_mcp_request_is_answered_in_the_envelope_of_every_refusal(tmp_path: Path) -> None:
+    client = TestClient(create_app(_gateway(tmp_path)))
+    missing, wrong = client.post("/mcp", json={}), client.post("/mcp", json={}, headers={"Authorization": "Bearer x"})
+    assert (missing.status_code, wrong.status_code) == (401, 401)
+    assert missing.headers["www-authenticate"] == 'Bearer realm="saip"'
+    assert wrong.headers["www-authenticate"] == 'Bearer realm="saip", error="invalid_token"'
+    assert wrong.json() == {
+        "ok": False,
+        "message": "A valid MCP bearer token is required: send 'Authorization: Bearer <token>'.",
+        "persisted": False,
+        "restartRequired": False,
+        "warnings": [],
+        "data": None,
+    }

@@ -1,6 +1,6 @@
 """The person's REST API under /api/v1 (admin token only): one answer shape, errors mapped in one place, and the
 gateway's own routes (status, the MCP token, the out-of-band approvals). Each area adds its router, built from its
-contribution.
+contribution: a table of the routes that only call one of its methods (`area_router`), and the few that do more.
 
 Every answer is the envelope the AI gets from the same method, `{ok, message, persisted, restartRequired, warnings,
 data}`; an error is that envelope with `ok` false and `data` null, under its HTTP status. The one exception is the
@@ -13,7 +13,7 @@ import contextlib
 import json
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal, Protocol
 
 from fastapi import APIRouter, Depends, FastAPI, Path, Request, Response
@@ -40,8 +40,9 @@ from saip.gateway.errors import (
 )
 from saip.gateway.person import PersonCheck
 from saip.gateway.person_trail import Change, PersonTrail
+from saip.gateway.rest_arguments import BODIES, Arguments, input_of
 from saip.gateway.surface.declare import reaching
-from saip.gateway.surface.management import ManagementResult, problems
+from saip.gateway.surface.management import Input, ManagementResult, problems
 
 PREFIX = "/api/v1"
 JSON = "application/json"
@@ -123,7 +124,21 @@ AREA_ERRORS = {
 }
 
 
-Read = Callable[[], Awaitable[ManagementResult]]
+# A method a route calls: with its input (an Input model) when it takes one, else with nothing.
+Method = Callable[..., Awaitable[ManagementResult]]
+
+
+@dataclass(frozen=True)
+class Call:
+    """A route that only calls a method: the method's input read from the request (`Arguments`), its result the
+    answer; `summary` is the route's line in /api/docs."""
+
+    method: Method
+    summary: str
+
+
+# A router's routes that only call a method, by "VERB /path" ("GET" alone: the router's own path).
+Routes = Mapping[str, Call]
 
 
 class Answered(APIRoute):
@@ -180,24 +195,38 @@ async def given(request: Request) -> dict[str, Any]:
     return {"path": request.scope["path"], "params": request.path_params, "query": query, "body": body}
 
 
-def area_router(prefix: str, reads: Mapping[str, tuple[str, Read]]) -> APIRouter:
+def area_router(prefix: str, routes: Routes) -> APIRouter:
     """An area's router under its prefix (also its tag in /api/docs), answering the errors an area's routes may,
-    with its GET routes that take nothing: {path: (summary, method)}."""
+    with its routes that only call a method (`calls`)."""
     api = APIRouter(prefix=prefix, tags=[prefix.strip("/")], responses=AREA_ERRORS, route_class=Answered)
-    _reads(api, reads)
+    calls(api, routes)
     return api
 
 
-def _reads(api: APIRouter, routes: Mapping[str, tuple[str, Read]]) -> None:
-    for path, (summary, method) in routes.items():
-        api.add_api_route(path, _answering(method), methods=["GET"], summary=summary, name=method.__name__)
+def calls(api: APIRouter, routes: Routes) -> None:
+    """Routes that only call a method: each reads the method's input from the request (`Arguments`), calls it (as
+    the REST API calls every method: outside the gate, the admin token being the person's own authority) and answers
+    its result in the envelope."""
+    for route, call in routes.items():
+        verb, _, path = route.partition(" ")
+        endpoint = _calling(call.method, verb, path)
+        api.add_api_route(path, endpoint, methods=[verb], summary=call.summary, name=call.method.__name__)
 
 
-def _answering(method: Read) -> Callable[[], Awaitable[Envelope]]:
-    async def answer() -> Envelope:
-        return Envelope.of(await method())
+def _calling(method: Method, verb: str, path: str) -> Callable[..., Awaitable[Envelope]]:
+    model = input_of(method)
+    if model is None:
 
-    return answer
+        async def call() -> Envelope:
+            return Envelope.of(await method())
+
+        return call
+    given = Depends(Arguments(model, path, body=verb in BODIES))
+
+    async def call_with(arguments: Input = given) -> Envelope:
+        return Envelope.of(await method(arguments))
+
+    return call_with
 
 
 def install(app: FastAPI) -> None:
@@ -280,8 +309,13 @@ def router(*, person: PersonCheck, operations: Operations, areas: Sequence[APIRo
     async def status(request: Request) -> Envelope:
         return Envelope.of(await operations.status(str(request.base_url) + "mcp"))
 
-    _reads(
-        api, {"/management/status": ("Whether the management tools are offered, and why not", operations.management)}
+    calls(
+        api,
+        {
+            "GET /management/status": Call(
+                operations.management, "Whether the management tools are offered, and why not"
+            )
+        },
     )
 
     # The token is NATS's to store: it may be away; and a token set in configuration is not the API's to change.
@@ -301,13 +335,13 @@ def router(*, person: PersonCheck, operations: Operations, areas: Sequence[APIRo
         return Envelope.of(await operations.remove_token())
 
     # Out-of-band approvals (management.out-of-band-approvals): the questions clients that cannot ask are waiting on.
-    _reads(
+    calls(
         api,
         {
-            "/approvals": (
+            "GET /approvals": Call(
+                operations.approvals,
                 "The questions waiting for the person's answer (data.approvals), and the recent answers to every "
                 "question (data.answered)",
-                operations.approvals,
             )
         },
     )

@@ -5,8 +5,6 @@ serves it what its grant allows. While none is on, a request goes on without one
 
 from __future__ import annotations
 
-import json
-
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -19,6 +17,7 @@ from saip.gateway.metrics import GatewayMetrics
 from saip.gateway.oauth.authority import SCOPES
 from saip.gateway.oauth.origin import Origins, resource
 from saip.gateway.oauth.routes import resource_metadata_url
+from saip.gateway.rest import failure
 
 USERS = 10_000  # the SDK's users kept, one a credential
 REQUIRED = "A valid MCP bearer token is required: send 'Authorization: Bearer <token>'."
@@ -58,7 +57,7 @@ class McpGuard:
         credential = await self._registry.verify(presented, lambda: self._resource(scope)) if presented else None
         if credential is None:
             self._metrics.auth_rejected.labels("mcp").inc()
-            await self._challenge(send, self._origins.of(scope), presented is not None)
+            await self._challenge(scope, receive, send, presented is not None)
             return
         scope[SCOPE_KEY] = credential
         if credential.kind is not Kind.SHARED:
@@ -84,8 +83,10 @@ class McpGuard:
         origin = self._origins.of(scope)
         return resource(origin) if origin is not None else None
 
-    async def _challenge(self, send: Send, origin: str | None, presented: bool) -> None:
-        """401 and the challenge: RFC 6750 names no error when no token came, invalid_token when a wrong one did."""
+    async def _challenge(self, scope: Scope, receive: Receive, send: Send, presented: bool) -> None:
+        """401 and the challenge, in the envelope of every refusal of the gateway (`rest.failure`): RFC 6750 names no
+        error when no token came, invalid_token when a wrong one did."""
+        origin = self._origins.of(scope)
         oauth = self._registry.access is not None
         parts = ['Bearer realm="saip"']
         if presented:
@@ -93,12 +94,5 @@ class McpGuard:
         if oauth and origin is not None:
             parts.append(f'resource_metadata="{resource_metadata_url(origin)}"')
             parts.append(f'scope="{" ".join(SCOPES)}"')
-        body = json.dumps({"error": SIGN_IN if oauth else REQUIRED}).encode()
-        headers = [(b"content-type", b"application/json"), (b"www-authenticate", ", ".join(parts).encode())]
-        await _answer(send, 401, body, headers)
-
-
-async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    headers = [*headers, (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+        refusal = failure(401, SIGN_IN if oauth else REQUIRED, {"WWW-Authenticate": ", ".join(parts)})
+        await refusal(scope, receive, send)

@@ -105,6 +105,13 @@ def prompt(name: str, *, arguments: Sequence[types.PromptArgument] = ()) -> Call
     return _marking(_Prompt(name, arguments))
 
 
+def asking(description: str, text: str, *attached: types.EmbeddedResource) -> types.GetPromptResult:
+    """What a prompt renders: the user's request, then each attached resource as a message of its own."""
+    messages = [types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))]
+    messages.extend(types.PromptMessage(role="user", content=resource) for resource in attached)
+    return types.GetPromptResult(description=description, messages=messages)
+
+
 @dataclass(frozen=True)
 class Reached:
     """The management tool a direct call (a person's, through the REST API) reached: its name, category and level,

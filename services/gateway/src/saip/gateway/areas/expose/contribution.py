@@ -26,7 +26,7 @@ from saip.common.words import plural
 from saip.gateway.areas.expose import views
 from saip.gateway.areas.mcp.client import UpstreamClient
 from saip.gateway.errors import ServiceRefused
-from saip.gateway.surface.declare import Declared, prompt, resource, tool
+from saip.gateway.surface.declare import Declared, asking, prompt, resource, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
 from saip.gateway.surface.management import MAX_INTEGER, Approval, Input, Level, ManagementResult
 from saip.v1 import upstream_pb2 as pb
@@ -302,7 +302,4 @@ class ExposeArea(Declared):
             "the person approves). Never put a secret in a header or variable: use a ${ENV_NAME} reference and ask "
             "the person to set it."
         )
-        return types.GetPromptResult(
-            description="Proxy an upstream MCP server",
-            messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))],
-        )
+        return asking("Proxy an upstream MCP server", text)

@@ -7,17 +7,17 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from saip.gateway.areas.expose.contribution import ApplyInput, ExposeArea
-from saip.gateway.rest import Envelope, area_router
+from saip.gateway.rest import Call, Envelope, area_router
 
 
 def router(area: ExposeArea) -> APIRouter:
     api = area_router(
-        "/exposure", {"": ("The exposed upstream tools, with HITL, risk and fingerprint state", area.get)}
+        "/exposure",
+        {
+            "GET": Call(area.get, "The exposed upstream tools, with HITL, risk and fingerprint state"),
+            "POST /plan": Call(area.preview, "The dry run of a change: what would be added, refused, and accepted"),
+        },
     )
-
-    @api.post("/plan", summary="The dry run of a change: what would be added, refused, and accepted")
-    async def preview(body: ApplyInput) -> Envelope:
-        return Envelope.of(await area.preview(body))
 
     @api.post("", summary="Apply a change: add, remove, set HITL, accept changed definitions")
     async def apply(body: ApplyInput) -> Envelope:

@@ -13,12 +13,19 @@ def member(found: pb.Member) -> dict[str, Any]:
     return {"serverId": found.server_id, "tool": found.tool, "alias": found.alias, "hitl": found.hitl}
 
 
-def exposed(found: pb.ExposedTool) -> dict[str, Any]:
+def _risked(found: pb.ExposedTool | pb.PlannedMember) -> dict[str, Any]:
+    """An exposed tool, in the composition or in a plan: its name, its member and its two risks."""
     return {
         "name": found.name,
         **member(found.member),
         "inherentRisk": f"L{found.inherent_level}",
         "effectiveRisk": f"L{found.effective_level}",
+    }
+
+
+def exposed(found: pb.ExposedTool) -> dict[str, Any]:
+    return {
+        **_risked(found),
         "served": found.served,
         "withheld": found.withheld,
         "fingerprint": FINGERPRINTS.get(found.fingerprint, "unseen"),
@@ -33,10 +40,7 @@ def composition(found: pb.CompositionView) -> dict[str, Any]:
 
 def planned(found: pb.PlannedMember) -> dict[str, Any]:
     return {
-        "name": found.name,
-        **member(found.member),
-        "inherentRisk": f"L{found.inherent_level}",
-        "effectiveRisk": f"L{found.effective_level}",
+        **_risked(found),
         "withoutApproval": found.without_approval,
         "poisoning": list(found.poisoning),
     }

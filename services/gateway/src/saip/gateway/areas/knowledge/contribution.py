@@ -22,7 +22,7 @@ from saip.gateway.areas.knowledge.inputs import (
     scope_words,
 )
 from saip.gateway.errors import ReservedName, ServiceRefused, refuse_reserved
-from saip.gateway.surface.declare import Declared, prompt, resource, tool
+from saip.gateway.surface.declare import Declared, asking, prompt, resource, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
 from saip.gateway.surface.management import Approval, Caller, Level, ManagementResult
 from saip.v1 import knowledge_pb2 as pb
@@ -272,7 +272,4 @@ class KnowledgeArea(Declared):
         )
         if sources:
             text += f"\n\nSources to ingest: {sources}"
-        return types.GetPromptResult(
-            description="Build and publish a knowledge tool",
-            messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
-        )
+        return asking("Build and publish a knowledge tool", text)

@@ -8,44 +8,42 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
-from pydantic import Field
 
 from saip.gateway.areas.knowledge import inputs
 from saip.gateway.areas.knowledge.contribution import KnowledgeArea
 from saip.gateway.errors import GatewayError
-from saip.gateway.rest import Envelope, Failure, area_router, status_of
-from saip.gateway.surface.management import Caller, Input
+from saip.gateway.rest import Call, Envelope, Failure, area_router, status_of
+from saip.gateway.surface.management import Caller
 
 logger = logging.getLogger(__name__)
 
 PERSON = Caller(client_name="rest-api")
 NDJSON = "application/x-ndjson"
-Name = Annotated[str, Path(min_length=1, max_length=200, description="The exact name, as the list shows it")]
-# Document and pipeline names are free text, so a slash in one is part of it (`{name:path}`): sent percent-encoded,
-# as the command line sends every name, it still arrives decoded.
-
-
-class PipelineBody(Input):
-    """PUT /knowledge/pipelines/{name}: the pipeline's settings; the name is in the path."""
-
-    documents: list[str] = Field(default_factory=list, max_length=500)
-    topK: int | None = Field(default=None, ge=1, le=50)
-    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    rerank: bool | None = None
 
 
 def router(area: KnowledgeArea) -> APIRouter:
+    # Document and pipeline names are free text, so a slash in one is part of it (`{name:path}`): sent percent-encoded,
+    # as the command line sends every name, it still arrives decoded.
     api = area_router(
         "/knowledge",
         {
-            "/status": ("Documents, chunks, pipelines, published tools, ingest roots", area.status),
-            "/documents": ("The ingested documents (data.documents)", area.list_documents),
-            "/pipelines": ("The pipelines (data.pipelines)", area.list_pipelines),
-            "/tools": ("The published knowledge tools (data.tools)", area.published_tools),
+            "GET /status": Call(area.status, "Documents, chunks, pipelines, published tools, ingest roots"),
+            "GET /documents": Call(area.list_documents, "The ingested documents (data.documents)"),
+            "GET /pipelines": Call(area.list_pipelines, "The pipelines (data.pipelines)"),
+            "GET /tools": Call(area.published_tools, "The published knowledge tools (data.tools)"),
+            "DELETE /documents/{name:path}": Call(
+                area.delete_document, "Delete a document, its chunks and its original"
+            ),
+            "PUT /pipelines/{name:path}": Call(area.apply_pipeline, "Create or update a pipeline"),
+            "DELETE /pipelines/{name:path}": Call(area.delete_pipeline, "Delete a pipeline (its documents stay)"),
+            "POST /search": Call(area.search, "Search a pipeline's documents"),
+            "GET /suggestions": Call(area.suggest_tools, "Knowledge tools proposed from each pipeline's documents"),
+            "POST /tools": Call(area.publish_tool, "Publish a knowledge tool on /mcp"),
+            "DELETE /tools/{name}": Call(area.unpublish_tool, "Unpublish a knowledge tool"),
         },
     )
 
@@ -62,34 +60,6 @@ def router(area: KnowledgeArea) -> APIRouter:
         if NDJSON in request.headers.get("accept", ""):
             return StreamingResponse(_progressed(area, body), media_type=NDJSON)
         return Envelope.of(await area.ingest_document(body, PERSON))
-
-    @api.delete("/documents/{name:path}", summary="Delete a document, its chunks and its original")
-    async def delete_document(name: Name) -> Envelope:
-        return Envelope.of(await area.delete_document(inputs.NamedInput(name=name)))
-
-    @api.put("/pipelines/{name:path}", summary="Create or update a pipeline")
-    async def apply_pipeline(name: Name, body: PipelineBody) -> Envelope:
-        return Envelope.of(await area.apply_pipeline(inputs.PipelineInput(name=name, **body.model_dump())))
-
-    @api.delete("/pipelines/{name:path}", summary="Delete a pipeline (its documents stay)")
-    async def delete_pipeline(name: Name) -> Envelope:
-        return Envelope.of(await area.delete_pipeline(inputs.NamedInput(name=name)))
-
-    @api.post("/search", summary="Search a pipeline's documents")
-    async def search(body: inputs.SearchInput) -> Envelope:
-        return Envelope.of(await area.search(body))
-
-    @api.get("/suggestions", summary="Knowledge tools proposed from each pipeline's documents")
-    async def suggestions(pipeline: Annotated[str | None, Query(max_length=200)] = None) -> Envelope:
-        return Envelope.of(await area.suggest_tools(inputs.SuggestInput(pipeline=pipeline)))
-
-    @api.post("/tools", summary="Publish a knowledge tool on /mcp")
-    async def publish(body: inputs.PublishInput) -> Envelope:
-        return Envelope.of(await area.publish_tool(body))
-
-    @api.delete("/tools/{name}", summary="Unpublish a knowledge tool")
-    async def unpublish(name: Name) -> Envelope:
-        return Envelope.of(await area.unpublish_tool(inputs.NamedInput(name=name)))
 
     return api
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter
 from saip.gateway.areas.expose import views as expose_views
 from saip.gateway.areas.mcp import views
 from saip.gateway.areas.mcp.client import UpstreamClient
-from saip.gateway.rest import area_router
+from saip.gateway.rest import Call, area_router
 from saip.gateway.surface.declare import Declared, tool
 from saip.gateway.surface.management import Level, ManagementResult
 
@@ -40,4 +40,6 @@ class McpMonitor(Declared):
 
 def router(area: McpMonitor) -> APIRouter:
     """The person reads the same under /api/v1/servers/status."""
-    return area_router("/servers/status", {"": ("Upstream servers by state and the exposed tools", area.mcp_status)})
+    return area_router(
+        "/servers/status", {"GET": Call(area.mcp_status, "Upstream servers by state and the exposed tools")}
+    )

@@ -96,6 +96,10 @@ class ManagementLogInput(PageInput, CallsFilter):
     pass
 
 
+class CallInput(Input):
+    cursor: int = Field(ge=1, le=MAX_INTEGER, description="The call's cursor, as the management log lists it.")
+
+
 class ToolCallsInput(PageInput):
     tool: str | None = Field(default=None, max_length=128, description="Only calls of this exact tool name.")
 
@@ -291,12 +295,12 @@ class MonitorArea(Declared):
 
     # The person's side only: one call opened, the export, the chain check and the live tail (REST, `saip audit`).
 
-    async def management_call(self, cursor: int) -> ManagementResult:
+    async def management_call(self, arguments: CallInput) -> ManagementResult:
         """One management call of the trail, opened: everything a listing shows of it, and its trace id."""
-        entry = await self._audit.entry(cursor)
+        entry = await self._audit.entry(arguments.cursor)
         if not entry.record.HasField("management"):
             raise ServiceNotFound(
-                f"The entry at cursor {cursor} is not a management call; the management log lists them."
+                f"The entry at cursor {arguments.cursor} is not a management call; the management log lists them."
             )
         data = views.management_call(entry)
         said = (

@@ -8,33 +8,15 @@ import csv
 import io
 import json
 from collections.abc import AsyncIterator, Sequence
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import StreamingResponse
 
-from saip.gateway.areas.monitor.contribution import (
-    TRACE_ID,
-    CallsFilter,
-    HitlInput,
-    LogsTailInput,
-    ManagementLogInput,
-    MonitorArea,
-    RiskEventsInput,
-    ToolCallsInput,
-    TraceGetInput,
-    TracesInput,
-)
-from saip.gateway.areas.monitor.system import LogLevel
-from saip.gateway.rest import Envelope, area_router
-from saip.gateway.surface.management import MAX_INTEGER, LevelName, OutcomeName
+from saip.gateway.areas.monitor.contribution import TRACE_ID, CallsFilter, MonitorArea, TraceGetInput
+from saip.gateway.rest import Call, Envelope, area_router
+from saip.gateway.rest_arguments import Arguments
 
-Limit = Annotated[int, Query(ge=1, le=500, description="How many entries (1 to 500)")]
-Before = Annotated[
-    int, Query(ge=0, le=MAX_INTEGER, description="0 for the newest; otherwise the nextCursor of the previous page")
-]
-ToolName = Annotated[str | None, Query(max_length=128, description="Only calls of this exact tool name")]
 NDJSON = "application/x-ndjson"
 CSV = "text/csv"
 # The columns of a CSV export: the fields of a management call as the log shows it.
@@ -58,29 +40,8 @@ COLUMNS = (
     "result",
     "traceId",
 )
-
-
-def calls_filter(
-    tool: ToolName = None,
-    client: Annotated[str | None, Query(max_length=200, description="The client's name, or name and version")] = None,
-    level: Annotated[LevelName | None, Query()] = None,
-    outcome: Annotated[OutcomeName | None, Query()] = None,
-    since: Annotated[datetime | None, Query(description="Calls that arrived at this time or later (RFC 3339)")] = None,
-    until: Annotated[datetime | None, Query(description="Calls that arrived before this time (RFC 3339)")] = None,
-    operator: Annotated[Literal["ai", "person"] | None, Query()] = None,
-    interface: Annotated[Literal["mcp", "rest", "cli", "console"] | None, Query()] = None,
-) -> CallsFilter:
-    """The filter of the management log and its export, from the query."""
-    return CallsFilter(
-        tool=tool,
-        client=client,
-        level=level,
-        outcome=outcome,
-        since=since,
-        until=until,
-        operator=operator,
-        interface=interface,
-    )
+# The filter of the export (the management log's too), read from the query.
+Filter = Annotated[CallsFilter, Depends(Arguments(CallsFilter))]
 
 
 async def exported(
@@ -110,37 +71,34 @@ def router(area: MonitorArea) -> APIRouter:
     api = area_router(
         "/audit",
         {
-            "/overview": ("Recent management outcomes, risk events, the audit chain", area.overview),
-            "/verify": ("Walk the audit hash chain; ok false and data.broken name the first broken link", area.verify),
-            "/system": (
-                "Each service's processes and health, NATS JetStream and its consumers' lag, the vector store",
-                area.system,
+            "GET /overview": Call(area.overview, "Recent management outcomes, risk events, the audit chain"),
+            "GET /verify": Call(
+                area.verify,
+                "Walk the audit hash chain; ok false and data.broken name the first broken link",
             ),
+            "GET /system": Call(
+                area.system,
+                "Each service's processes and health, NATS JetStream and its consumers' lag, the vector store",
+            ),
+            "GET /logs": Call(
+                area.logs_tail,
+                "The last log lines of a service or of all, oldest first (data: lines, count)",
+            ),
+            "GET /management-log": Call(
+                area.management_log,
+                "Management calls (the AI's and the person's), newest first (data: entries, count, nextCursor)",
+            ),
+            "GET /management-log/{cursor}": Call(
+                area.management_call, "One management call, opened: its masked summary, duration, trace"
+            ),
+            "GET /tool-calls": Call(
+                area.tool_calls,
+                "Published tool calls, newest first (data: entries, count, nextCursor)",
+            ),
+            "GET /risk-events": Call(area.risk_events, "Risk events, newest first (data: entries, count, nextCursor)"),
+            "GET /hitl": Call(area.hitl, "Approval decisions by side and decision, and the approval rate"),
         },
     )
-
-    @api.get("/logs", summary="The last log lines of a service or of all, oldest first (data: lines, count)")
-    async def logs(
-        service: Annotated[str | None, Query(max_length=32, pattern=r"^[a-z][a-z0-9-]*$")] = None,
-        level: Annotated[LogLevel, Query()] = "INFO",
-        text: Annotated[str | None, Query(max_length=200)] = None,
-        limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    ) -> Envelope:
-        return Envelope.of(await area.logs_tail(LogsTailInput(service=service, level=level, text=text, limit=limit)))
-
-    @api.get(
-        "/management-log",
-        summary="Management calls (the AI's and the person's), newest first (data: entries, count, nextCursor)",
-    )
-    async def management_log(
-        wanted: Annotated[CallsFilter, Depends(calls_filter)], limit: Limit = 20, before: Before = 0
-    ) -> Envelope:
-        arguments = ManagementLogInput(limit=limit, before=before, **wanted.model_dump())
-        return Envelope.of(await area.management_log(arguments))
-
-    @api.get("/management-log/{cursor}", summary="One management call, opened: its masked summary, duration, trace")
-    async def management_call(cursor: Annotated[int, Path(ge=1, le=MAX_INTEGER)]) -> Envelope:
-        return Envelope.of(await area.management_call(cursor))
 
     @api.get(
         "/export",
@@ -154,7 +112,7 @@ def router(area: MonitorArea) -> APIRouter:
         },
     )
     async def export(
-        wanted: Annotated[CallsFilter, Depends(calls_filter)],
+        wanted: Filter,
         format: Annotated[Literal["jsonl", "csv"], Query(description="jsonl (JSON lines) or csv")] = "jsonl",
     ) -> StreamingResponse:
         calls = area.export(wanted)
@@ -162,20 +120,6 @@ def router(area: MonitorArea) -> APIRouter:
         lines = exported(first, calls, as_csv=format == "csv")
         disposition = {"Content-Disposition": f'attachment; filename="saip-management-calls.{format}"'}
         return StreamingResponse(lines, media_type=CSV if format == "csv" else NDJSON, headers=disposition)
-
-    @api.get("/tool-calls", summary="Published tool calls, newest first (data: entries, count, nextCursor)")
-    async def tool_calls(limit: Limit = 20, before: Before = 0, tool: ToolName = None) -> Envelope:
-        return Envelope.of(await area.tool_calls(ToolCallsInput(limit=limit, before=before, tool=tool)))
-
-    @api.get("/risk-events", summary="Risk events, newest first (data: entries, count, nextCursor)")
-    async def risk_events(
-        limit: Limit = 20, before: Before = 0, type: Annotated[str | None, Query(max_length=64)] = None
-    ) -> Envelope:
-        return Envelope.of(await area.risk_events(RiskEventsInput(limit=limit, before=before, type=type)))
-
-    @api.get("/hitl", summary="Approval decisions by side and decision, and the approval rate")
-    async def hitl(recent: Annotated[int, Query(ge=1, le=100)] = 10) -> Envelope:
-        return Envelope.of(await area.hitl(HitlInput(recent=recent)))
 
     @api.get(
         "/tail",
@@ -197,17 +141,9 @@ def router(area: MonitorArea) -> APIRouter:
 
 
 def _traces(area: MonitorArea) -> APIRouter:
-    api = area_router("/traces", {})
-
-    @api.get("", summary="The recent traces, newest first (data: traces, count, kept)")
-    async def traces(
-        tool: ToolName = None,
-        outcome: OutcomeName | None = None,
-        min_duration_ms: Annotated[float, Query(alias="minDurationMs", ge=0, le=86_400_000)] = 0,
-        limit: Annotated[int, Query(ge=1, le=500)] = 20,
-    ) -> Envelope:
-        arguments = TracesInput(tool=tool, outcome=outcome, minDurationMs=min_duration_ms, limit=limit)
-        return Envelope.of(await area.traces(arguments))
+    api = area_router(
+        "/traces", {"GET": Call(area.traces, "The recent traces, newest first (data: traces, count, kept)")}
+    )
 
     @api.get("/{trace_id}", summary="One trace: its spans as a tree, with their timings")
     async def trace(trace_id: Annotated[str, Path(pattern=TRACE_ID)]) -> Envelope:

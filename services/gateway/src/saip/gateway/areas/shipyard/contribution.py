@@ -14,7 +14,7 @@ from pydantic import Field
 from saip.common.words import plural
 from saip.gateway.areas.shipyard import views
 from saip.gateway.areas.shipyard.client import Export, ShipyardClient
-from saip.gateway.surface.declare import Declared, prompt, resource, tool
+from saip.gateway.surface.declare import Declared, asking, prompt, resource, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
 from saip.gateway.surface.management import Approval, Input, Level, ManagementResult
 from saip.v1 import shipyard_pb2 as pb
@@ -272,9 +272,9 @@ class ShipyardArea(Declared):
     # The person's side only: the bearer token of a running server (REST and `saip shipyard token`), and an export
     # (REST and `saip shipyard export`), whose files carry a token of their own.
 
-    async def token(self, name: str) -> ManagementResult:
+    async def token(self, arguments: ServerInput) -> ManagementResult:
         """The bearer token and endpoint of a running shipped server, for the person's MCP client."""
-        reply = await self.client.token(name)
+        reply = await self.client.token(arguments.name)
         data = {"name": reply.name, "token": reply.token, "endpoint": reply.endpoint}
         return ManagementResult(True, f"The bearer token of '{reply.name}'.", data=data)
 
@@ -334,7 +334,4 @@ class ShipyardArea(Declared):
         )
         if tools:
             text += f"\n\nTools to carry: {tools}"
-        return types.GetPromptResult(
-            description="Ship and run a standalone MCP server",
-            messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
-        )
+        return asking("Ship and run a standalone MCP server", text)

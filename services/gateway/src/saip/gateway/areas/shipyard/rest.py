@@ -8,18 +8,8 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Response
 
-from saip.gateway.areas.shipyard.contribution import (
-    DeleteInput,
-    ExportInput,
-    LogsInput,
-    ProposalInput,
-    RunInput,
-    ServerInput,
-    ShipyardArea,
-    Target,
-)
-from saip.gateway.rest import Envelope, area_router
-from saip.gateway.surface.management import Input
+from saip.gateway.areas.shipyard.contribution import ExportInput, ShipyardArea
+from saip.gateway.rest import Call, area_router
 
 Name = Annotated[str, Path(min_length=1, max_length=40, description="The shipped server's name")]
 ExportTarget = Annotated[Literal["compose", "kubernetes"], Query(description="The target whose files to export")]
@@ -27,75 +17,34 @@ HostPort = Annotated[int | None, Query(ge=1024, le=65535, description="Compose: 
 GZIP = "application/gzip"
 
 
-class RunBody(Input):
-    """POST /shipyard/servers/{name}/run: where and how; the name is in the path."""
-
-    target: str = "local"
-    port: int | None = None
-    version: int | None = None
-
-
 def router(area: ShipyardArea) -> APIRouter:
     api = area_router(
         "/shipyard",
         {
-            "/servers": ("The shipped servers with their status (data)", area.list_servers),
-            "/shippable": ("The tools a server can carry (data)", area.list_shippable),
-            "/targets": ("The run targets usable on this host, and why not (data)", area.targets),
+            "GET /servers": Call(area.list_servers, "The shipped servers with their status (data)"),
+            "GET /shippable": Call(area.list_shippable, "The tools a server can carry (data)"),
+            "GET /targets": Call(area.targets, "The run targets usable on this host, and why not (data)"),
+            "POST /validate": Call(area.validate, "Check a server bundle without shipping it"),
+            "POST /servers": Call(area.ship, "Ship a server: a new bundle version"),
+            "GET /servers/{name}": Call(area.status, "One shipped server's status"),
+            "GET /servers/{name}/logs": Call(area.logs, "The last lines of a local shipped server (masked)"),
+            "GET /servers/{name}/plan": Call(
+                area.run_plan,
+                "What a run would do, without running it: the exact command, the version and why it would be refused",
+            ),
+            "POST /servers/{name}/run": Call(area.run, "Run a shipped server on a target"),
+            "POST /servers/{name}/stop": Call(area.stop, "Stop a running shipped server"),
+            "DELETE /servers/{name}": Call(area.delete, "Delete a stopped shipped server and every bundle version"),
+            "GET /servers/{name}/token": Call(
+                area.token, "The bearer token of a running shipped server (the person's only)"
+            ),
+            "GET /servers/{name}/export": Call(
+                area.export,
+                "The compose or kubernetes files of a shipped server (data: command, folder, files), to apply "
+                "elsewhere; the person's only",
+            ),
         },
     )
-
-    @api.post("/validate", summary="Check a server bundle without shipping it")
-    async def validate(body: ProposalInput) -> Envelope:
-        return Envelope.of(await area.validate(body))
-
-    @api.post("/servers", summary="Ship a server: a new bundle version")
-    async def ship(body: ProposalInput) -> Envelope:
-        return Envelope.of(await area.ship(body))
-
-    @api.get("/servers/{name}", summary="One shipped server's status")
-    async def status(name: Name) -> Envelope:
-        return Envelope.of(await area.status(ServerInput(name=name)))
-
-    @api.get("/servers/{name}/logs", summary="The last lines of a local shipped server (masked)")
-    async def logs(name: Name, lines: Annotated[int, Query(ge=1, le=1000)] = 100) -> Envelope:
-        return Envelope.of(await area.logs(LogsInput(name=name, lines=lines)))
-
-    @api.get(
-        "/servers/{name}/plan",
-        summary="What a run would do, without running it: the exact command, the version and why it would be refused",
-    )
-    async def plan(
-        name: Name,
-        target: Annotated[Target, Query()] = "local",
-        port: Annotated[int | None, Query(ge=1024, le=65535)] = None,
-    ) -> Envelope:
-        return Envelope.of(await area.run_plan(RunInput(name=name, target=target, port=port)))
-
-    @api.post("/servers/{name}/run", summary="Run a shipped server on a target")
-    async def run(name: Name, body: RunBody) -> Envelope:
-        arguments = RunInput.model_validate({"name": name, **body.model_dump(exclude_none=True)}, strict=False)
-        return Envelope.of(await area.run(arguments))
-
-    @api.post("/servers/{name}/stop", summary="Stop a running shipped server")
-    async def stop(name: Name) -> Envelope:
-        return Envelope.of(await area.stop(ServerInput(name=name)))
-
-    @api.delete("/servers/{name}", summary="Delete a stopped shipped server and every bundle version")
-    async def delete(name: Name, version: Annotated[int | None, Query(ge=1)] = None) -> Envelope:
-        return Envelope.of(await area.delete(DeleteInput(name=name, version=version)))
-
-    @api.get("/servers/{name}/token", summary="The bearer token of a running shipped server (the person's only)")
-    async def token(name: Name) -> Envelope:
-        return Envelope.of(await area.token(name))
-
-    @api.get(
-        "/servers/{name}/export",
-        summary="The compose or kubernetes files of a shipped server (data: command, folder, files), to apply "
-        "elsewhere; the person's only",
-    )
-    async def export(name: Name, target: ExportTarget, port: HostPort = None) -> Envelope:
-        return Envelope.of(await area.export(ExportInput(name=name, target=target, port=port)))
 
     @api.get(
         "/servers/{name}/export/archive",

@@ -18,7 +18,7 @@ from saip.common.words import plural
 from saip.gateway.areas.tools import views
 from saip.gateway.areas.tools.client import ToolsClient
 from saip.gateway.errors import LiteralSecret, ServiceRefused, ServiceUnavailable
-from saip.gateway.surface.declare import Declared, prompt, template, tool
+from saip.gateway.surface.declare import Declared, asking, prompt, template, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
 from saip.gateway.surface.management import (
     MAX_INTEGER,
@@ -373,13 +373,7 @@ class ToolsArea(Declared):
             type="resource",
             resource=types.TextResourceContents(uri=GUIDE, text=guide_text(""), mime_type="text/markdown"),
         )
-        return types.GetPromptResult(
-            description="Author, test and publish a tool",
-            messages=[
-                types.PromptMessage(role="user", content=types.TextContent(type="text", text=procedure)),
-                types.PromptMessage(role="user", content=guide),
-            ],
-        )
+        return asking("Author, test and publish a tool", procedure, guide)
 
 
 def _static(page: str) -> Callable[[], Awaitable[str]]:
