@@ -100,11 +100,12 @@ def written(
 
 
 @asynccontextmanager
-async def shipped(folder: Path, environ: dict[str, str]) -> AsyncIterator[str]:
-    """The shipped server as the shipyard's local target runs it, listing its upstreams every 0.2 s."""
+async def shipped(folder: Path, environ: dict[str, str], *, min_answer_ms: int = 0) -> AsyncIterator[str]:
+    """The shipped server as the shipyard's local target runs it, listing its upstreams every 0.2 s; the tests' person
+    answers at once, so an answer counts as theirs however soon it comes (`min_answer_ms` 0) unless a test says."""
     port = free_port()
     argv = [sys.executable, "-m", "saip.shipped", "--bundle", str(folder), "--port", str(port)]
-    argv += ["--upstream-refresh", "0.2", "--approval-wait", "30"]
+    argv += ["--upstream-refresh", "0.2", "--approval-wait", "30", "--min-answer-ms", str(min_answer_ms)]
     env = {**os.environ, "SAIP_SHIPPED_TOKEN": TOKEN, **environ}
     process = await anyio.open_process(argv, env=env, cwd=ROOT, stdout=None, stderr=None)
     try:
@@ -145,9 +146,12 @@ async def health(base: str) -> dict[str, Any]:
         return found
 
 
-def answering(approve: bool, questions: list[str]) -> Any:
+def answering(approve: bool, questions: list[str], reads: float = 0.0) -> Any:
+    """A person at the client who takes `reads` seconds over each question, then approves or declines it."""
+
     async def answer(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
         questions.append(params.message)
+        await anyio.sleep(reads)
         return types.ElicitResult(action="accept", content={"approve": ["run"] if approve else []})  # type: ignore[arg-type]
 
     return answer
@@ -257,10 +261,34 @@ async def test_hitl_tools_ask_the_person_first_and_run_only_when_approved(mode: 
 
 
 @pytest.mark.parametrize("mode", ERAS)
+async def test_an_answer_sooner_than_a_person_can_read_the_question_is_the_clients_own(
+    mode: str, tmp_path: Path
+) -> None:
+    """A headless client answers saip's question by itself in milliseconds: with the default --min-answer-ms (500),
+    that answer runs nothing, and says so; the same answer after a person's reading time runs the call."""
+    folder = written(tmp_path / "bundle", [authored_part(humanInTheLoop={"mode": "REQUIRED"})], [])
+    questions: list[str] = []
+    async with shipped(folder, {}, min_answer_ms=500) as base:
+        async with connected(base, mode, elicitation_callback=answering(True, questions)) as client:
+            itself = await client.call_tool("adder", {"a": 1, "b": 2})
+        said = text(itself)
+        assert itself.is_error and said.startswith(
+            "Tool 'adder' was not run: it needs human approval and this client answered the question by itself "
+            "(it accepted it "
+        )
+        assert "sooner than a person can read it), so no person decided." in said
+        async with connected(base, mode, elicitation_callback=answering(True, questions, reads=0.6)) as client:
+            added = await client.call_tool("adder", {"a": 1, "b": 2})
+        assert not added.is_error and json.loads(text(added)) == {"sum": 3}
+    assert len(questions) == 2
+
+
+@pytest.mark.parametrize("mode", ERAS)
 async def test_over_stdio_a_hitl_tool_asks_too(mode: str, tmp_path: Path) -> None:
     """No web server and no bearer token: the 2026-07-28 question is sealed under a key of the process itself."""
     folder = written(tmp_path / "bundle", [authored_part(humanInTheLoop={"mode": "REQUIRED"})], [], "stdio")
-    server = StdioServerParameters(command=sys.executable, args=["-m", "saip.shipped", "--bundle", str(folder)])
+    args = ["-m", "saip.shipped", "--bundle", str(folder), "--min-answer-ms", "0"]
+    server = StdioServerParameters(command=sys.executable, args=args)
     questions: list[str] = []
     with anyio.fail_after(90):
         async with Client(

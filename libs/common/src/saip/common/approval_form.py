@@ -1,7 +1,8 @@
 """The approval question's form, as saip puts it to a person through MCP elicitation: one ticked choice
-(`APPROVAL_SCHEMA`), what counts as an approval (`approves`) and what an approval binds of a call's arguments
-(`arguments_hash`). The gateway's gate and a shipped server's gate ask with these; the question's text and the
-sentences of its outcomes are `saip.common.approval_sentences`'."""
+(`APPROVAL_SCHEMA`), what counts as an approval (`approves`), what an answer came to (`said`) and what an approval
+binds of a call's arguments (`arguments_hash`). The gateway's gate and a shipped server's gate ask with these; the
+question's text and the sentences of its outcomes are `saip.common.approval_sentences`'. An answer sooner than
+`MIN_ANSWER_SECONDS` after its question is the client's own: no person reads a question that fast."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from saip.common.canonical import sha256_of
 INPUT_KEY = "approval"  # the key of the question in a 2026-07-28 InputRequiredResult, and of its answer on retry
 APPROVE_FIELD = "approve"
 RUN = "run"
+CANCEL = "cancel"  # a dismissal: no decision
+# management.min-answer-ms's default: headless clients answer their own questions in about 20 ms.
+MIN_ANSWER_SECONDS = 0.5
 
 # One required field, a single choice "Run this call" that arrives ticked: a person reads and clicks Accept; a client
 # that fills empty forms by itself sends no tick, which is a decline.
@@ -36,6 +40,11 @@ def approves(action: str, content: Mapping[str, Any] | None) -> bool:
     """An accepted form with 'Run this call' still ticked; anything else refuses."""
     ticked = (content or {}).get(APPROVE_FIELD)
     return action == "accept" and isinstance(ticked, list) and ticked == [RUN]
+
+
+def said(action: str, content: Mapping[str, Any] | None) -> str:
+    """What an answer came to, in the words of the sentence that quotes it (`approval_sentences.ANSWERED_ITSELF`)."""
+    return "accepted" if approves(action, content) else "dismissed" if action == CANCEL else "declined"
 
 
 def arguments_hash(arguments: Mapping[str, Any] | None) -> str:

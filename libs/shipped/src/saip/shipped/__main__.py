@@ -3,7 +3,8 @@ SIGINT (or, over stdio, until the client closes stdin).
 
 Over streamable HTTP it listens on `--host`/`--port` (SAIP_SHIPPED_HOST, SAIP_SHIPPED_PORT) and needs its bearer
 token in SAIP_SHIPPED_TOKEN; over stdio it speaks on stdin/stdout and logs to stderr. A tool with HITL on waits
-`--approval-wait` s (SAIP_SHIPPED_APPROVAL_SECONDS) for the person's answer; each upstream server of an exposed member
+`--approval-wait` s (SAIP_SHIPPED_APPROVAL_SECONDS) for the person's answer, and takes an answer sooner than
+`--min-answer-ms` (SAIP_SHIPPED_MIN_ANSWER_MS) as the client's own; each upstream server of an exposed member
 is listed again every `--upstream-refresh` s (SAIP_SHIPPED_UPSTREAM_REFRESH_SECONDS) and on its list_changed. The
 bundle's hashes are checked before anything opens: a bundle that fails them, or a requirement that is unset, is one
 log line and exit 1. With `--stop-with-stdin` (how the shipyard's local target runs it) a server over streamable HTTP
@@ -31,6 +32,7 @@ import uvicorn
 from mcp.server.stdio import stdio_server
 
 from saip.common import lifecycle, logs
+from saip.common.approval_form import MIN_ANSWER_SECONDS
 from saip.common.http_serving import HttpServer, listening
 from saip.shipped import bundle as bundles
 from saip.shipped.approval import WAIT_SECONDS, Gate
@@ -73,6 +75,12 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
         help="seconds the person has to answer the approval question of a tool with HITL on",
     )
     parser.add_argument(
+        "--min-answer-ms",
+        type=int,
+        default=int(os.environ.get("SAIP_SHIPPED_MIN_ANSWER_MS", str(round(MIN_ANSWER_SECONDS * 1000)))),
+        help="an approval answer sooner than this after its question is the client's own, and the call is denied",
+    )
+    parser.add_argument(
         "--upstream-refresh",
         type=float,
         default=float(os.environ.get("SAIP_SHIPPED_UPSTREAM_REFRESH_SECONDS", str(UPSTREAM_REFRESH_SECONDS))),
@@ -93,7 +101,7 @@ async def lifespan(options: argparse.Namespace) -> AsyncIterator[None]:
     with tempfile.TemporaryDirectory(prefix="saip-shipped-") as work:
         token = None if transport == STDIO else checked_token(os.environ.get("SAIP_SHIPPED_TOKEN"))
         async with opened(bundle, Path(work), os.environ, refresh=options.upstream_refresh) as served:
-            server = build(served, gate=Gate(options.approval_wait), token=token)
+            server = build(served, gate=Gate(options.approval_wait, options.min_answer_ms / 1000), token=token)
             said = {"server": bundle.name, "version": bundle.version, "tools": len(served.tools)}
             if token is None:
                 async with over_stdio(server):

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from saip.common.approval_form import MIN_ANSWER_SECONDS
 from saip.common.netguard import NetworkMode
 from saip.common.settings import ConfigurationError, SaipSettings, StrList, address_keys, field_name, service_keys
 from saip.gateway.oauth import redirects
@@ -159,7 +160,7 @@ class GatewaySettings(SaipSettings):
     management_out_of_band_approvals: bool = False
     # Headless clients answer a question by themselves within about 20 ms; the fastest person who reads it and moves
     # to a button takes well over a second (docs/management.md, "Who answered").
-    management_min_answer_ms: int = Field(default=500, ge=0, le=60_000)
+    management_min_answer_ms: int = Field(default=round(MIN_ANSWER_SECONDS * 1000), ge=0, le=60_000)
     hitl_approval_wait_seconds: float = Field(default=180.0, gt=0, le=3600)
     hitl_progress_interval_seconds: float = Field(default=10.0, gt=0, le=600)
     approval_sealing_key: SecretStr

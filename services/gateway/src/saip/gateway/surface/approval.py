@@ -16,7 +16,7 @@ from enum import StrEnum, nonmember
 from typing import Any, Protocol
 
 from saip.common import words
-from saip.common.approval_form import approves, arguments_hash
+from saip.common.approval_form import CANCEL, approves, arguments_hash, said
 from saip.gateway.surface.expected import NOTHING, Expected
 from saip.gateway.surface.protobuf_value import ProtobufValue
 
@@ -53,7 +53,7 @@ class Answer:
     @property
     def said(self) -> str:
         """What the answer came to, in the words of the sentence that quotes it."""
-        return "accepted" if self.approves else "dismissed" if self.dismissed else "declined"
+        return said(self.action, self.content)
 
 
 class ElicitationFailed(Exception):
@@ -101,7 +101,6 @@ class NonceStore(Protocol):
 BY_CLIENT = "client"
 CLIENT_ITSELF = "client-itself"
 OUT_OF_BAND = "out-of-band"
-CANCEL = "cancel"
 
 
 @dataclass(frozen=True)
