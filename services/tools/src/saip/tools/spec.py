@@ -295,20 +295,19 @@ def _fits(kind: str, value: Any) -> bool:
 
 def parse(document: Any) -> ToolSpec:
     """A spec from its JSON document (text or already parsed); raises InvalidSpec naming every problem."""
-    if isinstance(document, str | bytes):
-        if len(document) > MAX_SPEC_BYTES:
-            raise InvalidSpec(f"The spec is larger than {MAX_SPEC_BYTES // 1024} KiB; a tool's code must be smaller.")
-        try:
+    try:
+        if isinstance(document, str | bytes):
+            if len(document) > MAX_SPEC_BYTES:
+                raise InvalidSpec(
+                    f"The spec is larger than {MAX_SPEC_BYTES // 1024} KiB; a tool's code must be smaller."
+                )
             document = jsondepth.loads(document)
-        except jsondepth.TooDeep as exc:
-            raise InvalidSpec(f"The spec is refused: {exc}.") from None
-        except json.JSONDecodeError as exc:
-            raise InvalidSpec(f"The spec is not valid JSON ({exc.msg} at line {exc.lineno}).") from None
-    else:
-        try:
+        else:
             jsondepth.check(document)
-        except jsondepth.TooDeep as exc:
-            raise InvalidSpec(f"The spec is refused: {exc}.") from None
+    except jsondepth.TooDeep as exc:
+        raise InvalidSpec(f"The spec is refused: {exc}.") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidSpec(f"The spec is not valid JSON ({exc.msg} at line {exc.lineno}).") from None
     if not isinstance(document, dict):
         raise InvalidSpec("The spec must be a JSON object with name, description, params, code and sandbox.")
     cleaned = {key: value for key, value in document.items() if key not in LIFECYCLE_FIELDS}
