@@ -5,28 +5,29 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path
 
 from saip.gateway.areas.chat.contribution import ChatArea
-from saip.gateway.areas.chat.inputs import AskInput, ListInput
-from saip.gateway.rest import Envelope, area_router
+from saip.gateway.areas.chat.inputs import AskInput
+from saip.gateway.rest import Call, Envelope, area_router
 from saip.gateway.surface.management import Caller
 
 PERSON = Caller(client_name="rest-api")
 
 
 def router(area: ChatArea) -> APIRouter:
-    api = area_router("/chat", {})
+    api = area_router(
+        "/chat",
+        {
+            "GET /conversations": Call(
+                area.list_conversations, "Conversations, most recently updated first, with their last turns"
+            ),
+        },
+    )
 
     @api.post("/ask", summary="Run one chat turn (data: answer, status, model, tokens, toolCalls, conversationId)")
     async def ask(body: AskInput) -> Envelope:
         return Envelope.of(await area.ask(body, PERSON))
-
-    @api.get("/conversations", summary="Conversations, most recently updated first, with their last turns")
-    async def conversations(
-        turns: Annotated[int, Query(ge=0, le=50)] = 3, limit: Annotated[int, Query(ge=1, le=200)] = 20
-    ) -> Envelope:
-        return Envelope.of(await area.list_conversations(ListInput(turns=turns, limit=limit)))
 
     @api.get("/conversations/{conversation_id}", summary="One conversation with every turn it keeps")
     async def conversation(
