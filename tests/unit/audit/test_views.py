@@ -7,7 +7,7 @@ import pytest
 
 from saip.audit import chain, paging
 from saip.audit.chain import LedgerMessage, decode_entry
-from saip.audit.entries import Chained, as_management, as_risk, as_tool_call, decode
+from saip.audit.entries import Chained, decode
 from saip.audit.errors import InvalidRequest, StoreUnavailable, TailTooSlow
 from saip.audit.paging import MAX_PAGE, Ring
 from saip.audit.ports import Linked
@@ -48,7 +48,7 @@ def ids(items: list[Chained]) -> list[str]:
 
 
 def test_a_ring_keeps_the_newest_items_and_raises_its_horizon_past_evicted_ones() -> None:
-    ring: Ring[LedgerMessage] = Ring(3)
+    ring: Ring[LedgerMessage] = Ring(3, lambda _: None)
     for seq in (2, 4, 6, 8, 10):
         ring.add(LedgerMessage(seq, b""))
 
@@ -160,13 +160,11 @@ async def test_a_page_from_the_ring_is_newest_first_with_a_cursor_to_the_next() 
     ledger = ledger_of(5)
     audit_views = live_views(ledger, capacity=10)
 
-    first = await paging.page(audit_views.management, as_management, lambda _: True, ledger, limit=2, before_seq=0)
+    first = await paging.page(audit_views.management, lambda _: True, ledger, limit=2, before_seq=0)
     second = await paging.page(
-        audit_views.management, as_management, lambda _: True, ledger, limit=2, before_seq=first.next_before_seq
+        audit_views.management, lambda _: True, ledger, limit=2, before_seq=first.next_before_seq
     )
-    last = await paging.page(
-        audit_views.management, as_management, lambda _: True, ledger, limit=2, before_seq=second.next_before_seq
-    )
+    last = await paging.page(audit_views.management, lambda _: True, ledger, limit=2, before_seq=second.next_before_seq)
 
     assert (ids(first.items), first.next_before_seq) == (["m-5", "m-4"], 8)
     assert (ids(second.items), second.next_before_seq) == (["m-3", "m-2"], 4)
@@ -178,7 +176,7 @@ async def test_a_page_that_fills_exactly_has_no_next_cursor() -> None:
     ledger = ledger_of(2)
     audit_views = live_views(ledger, capacity=10)
 
-    found = await paging.page(audit_views.management, as_management, lambda _: True, ledger, limit=2, before_seq=0)
+    found = await paging.page(audit_views.management, lambda _: True, ledger, limit=2, before_seq=0)
 
     assert (ids(found.items), found.next_before_seq) == (["m-2", "m-1"], 0)
 
@@ -189,9 +187,7 @@ async def test_pages_below_the_rings_horizon_are_read_from_the_stream() -> None:
 
     pages, cursor = [], 0
     while True:
-        found = await paging.page(
-            audit_views.management, as_management, lambda _: True, ledger, limit=5, before_seq=cursor
-        )
+        found = await paging.page(audit_views.management, lambda _: True, ledger, limit=5, before_seq=cursor)
         pages.append(ids(found.items))
         if not found.next_before_seq:
             break
@@ -213,7 +209,7 @@ async def test_filters_apply_to_the_ring_and_the_stream_alike() -> None:
         call = entry.record.management
         return call.tool == "saip_tools_publish" and call.outcome == common_pb2.OUTCOME_ERROR
 
-    found = await paging.page(audit_views.management, as_management, failed_publish, ledger, limit=5, before_seq=0)
+    found = await paging.page(audit_views.management, failed_publish, ledger, limit=5, before_seq=0)
 
     assert (ids(found.items), found.next_before_seq) == (["m-9", "m-3"], 0)
 
@@ -222,9 +218,7 @@ async def test_a_scan_that_runs_out_of_budget_returns_a_short_page_with_a_cursor
     ledger = ledger_of(40)
     audit_views = live_views(ledger, capacity=2)  # holds m-39, m-40 (seqs 78, 80)
 
-    found = await paging.page(
-        audit_views.management, as_management, lambda _: True, ledger, limit=20, before_seq=0, budget=10
-    )
+    found = await paging.page(audit_views.management, lambda _: True, ledger, limit=20, before_seq=0, budget=10)
 
     assert ids(found.items) == ["m-40", "m-39", "m-38", "m-37", "m-36", "m-35", "m-34"]
     assert found.next_before_seq == 67  # sequences 67..76 were scanned; the next call goes on below 67
@@ -236,10 +230,9 @@ async def test_risk_pages_hold_raised_and_derived_events_with_a_type_filter() ->
     )
     audit_views = live_views(ledger, capacity=10)
 
-    everything = await paging.page(audit_views.risks, as_risk, lambda _: True, ledger, limit=10, before_seq=0)
+    everything = await paging.page(audit_views.risks, lambda _: True, ledger, limit=10, before_seq=0)
     poisoning = await paging.page(
         audit_views.risks,
-        as_risk,
         lambda risk: risk.event.type == "poisoning-hit",
         ledger,
         limit=10,
@@ -305,7 +298,7 @@ async def test_a_rebuilt_ring_that_did_not_fill_pages_older_entries_from_the_str
     audit_views = AuditViews(capacity=5)
 
     await audit_views.rebuild(ledger, ledger.last_seq, budget=20)
-    found = await paging.page(audit_views.tools, as_tool_call, lambda _: True, ledger, limit=5, before_seq=0)
+    found = await paging.page(audit_views.tools, lambda _: True, ledger, limit=5, before_seq=0)
 
     assert len(audit_views.tools) == 0
     assert audit_views.tools.horizon > 0

@@ -1,5 +1,9 @@
 """A listing's pages: rings of the newest items of a kind, and a page read from a ring and, below it, from the ledger.
 
+A ring knows its kind: `view` makes its item of a chained entry, or None for an entry of another kind, so one
+function decides what the ring takes (`offer`), what a rebuild counts towards filling it, and what a page read from
+the ledger below it finds.
+
 A ring's `horizon` is the lowest stream sequence from which it holds every item of its kind (0: the whole history),
 so a page reaching below the horizon is read from the stream backwards instead, at most `SCAN_BUDGET` sequences a
 call; a page cut short by that budget says in its cursor where the next call continues, so no item is skipped. Pages
@@ -33,12 +37,20 @@ T = TypeVar("T", bound=_HasSeq)
 
 
 class Ring(Generic[T]):
-    """The newest `capacity` items, oldest evicted first; the horizon rises past every evicted item."""
+    """The newest `capacity` items of the kind `view` picks, oldest evicted first; the horizon rises past every
+    evicted item."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, view: Callable[[Chained], T | None]) -> None:
         self.capacity = capacity
+        self.view = view
         self.horizon = 0
         self._items: deque[T] = deque()
+
+    def offer(self, entry: Chained) -> None:
+        """Keep the entry's item when it is of this ring's kind."""
+        item = self.view(entry)
+        if item is not None:
+            self.add(item)
 
     def add(self, item: T) -> None:
         if len(self._items) >= self.capacity:
@@ -78,7 +90,6 @@ def page_size(value: int, *, name: str = "limit", default: int = 20, maximum: in
 
 async def page(
     ring: Ring[T],
-    view: Callable[[Chained], T | None],
     matches: Callable[[T], bool],
     history: LedgerHistory,
     *,
@@ -97,7 +108,7 @@ async def page(
     found = list(islice((item for item in newer_first if matches(item)), wanted))
     if len(found) < wanted and ring.horizon > 0:
         scan_below = min(before_seq, ring.horizon) if before_seq else ring.horizon
-        older, unscanned_below = await _scan(history, scan_below, budget, view, matches, wanted - len(found))
+        older, unscanned_below = await _scan(history, scan_below, budget, ring.view, matches, wanted - len(found))
         found.extend(older)
         if len(found) < wanted and unscanned_below:
             return Page(found, next_before_seq=unscanned_below)

@@ -28,7 +28,7 @@ from saip.audit.clients.store import REQUEST_TIMEOUT, ensure_audit_stream
 from saip.audit.clients.trace_keeper import keep_traces
 from saip.audit.collector import Collector
 from saip.audit.config import AuditSettings
-from saip.audit.entries import Chained, as_management, as_risk, as_tool_call
+from saip.audit.entries import as_management
 from saip.audit.errors import (
     AuditError,
     EntryNotFound,
@@ -131,21 +131,21 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
     async def ListManagementCalls(
         self, request: audit_pb2.ListManagementCallsRequest, context: grpc.aio.ServicerContext
     ) -> audit_pb2.ListManagementCallsResponse:
-        listed = self.audit_views.management, as_management, replies.management_calls(request), replies.chained
+        listed = self.audit_views.management, replies.management_calls(request), replies.chained
         return await self._page(audit_pb2.ListManagementCallsResponse, *listed, request)
 
     @_unary
     async def ListToolCalls(
         self, request: audit_pb2.ListToolCallsRequest, context: grpc.aio.ServicerContext
     ) -> audit_pb2.ListToolCallsResponse:
-        listed = self.audit_views.tools, as_tool_call, replies.tool_calls(request), replies.chained
+        listed = self.audit_views.tools, replies.tool_calls(request), replies.chained
         return await self._page(audit_pb2.ListToolCallsResponse, *listed, request)
 
     @_unary
     async def ListRiskEvents(
         self, request: audit_pb2.ListRiskEventsRequest, context: grpc.aio.ServicerContext
     ) -> audit_pb2.ListRiskEventsResponse:
-        listed = self.audit_views.risks, as_risk, replies.risk_events(request), replies.risk
+        listed = self.audit_views.risks, replies.risk_events(request), replies.risk
         return await self._page(audit_pb2.ListRiskEventsResponse, *listed, request)
 
     @_unary
@@ -171,7 +171,6 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         self,
         reply: Callable[..., R],
         ring: paging.Ring[paging.T],
-        view: Callable[[Chained], paging.T | None],
         matching: Callable[[paging.T], bool],
         shown: Callable[[paging.T], Any],
         request: replies.Paged,
@@ -179,7 +178,7 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         """One page of a listing: the entries of a ring (or, below its horizon, of the ledger) that match the
         request, newest first, each as `shown` makes it, and the cursor of the next page."""
         limit = paging.page_size(request.limit)
-        found = await paging.page(ring, view, matching, self.ledger, limit=limit, before_seq=request.before_seq)
+        found = await paging.page(ring, matching, self.ledger, limit=limit, before_seq=request.before_seq)
         return reply(entries=[shown(item) for item in found.items], next_before_seq=found.next_before_seq)
 
     @_unary

@@ -38,14 +38,14 @@ class AuditViews:
     def __init__(self, capacity: int, on_entry: Callable[[Chained], None] | None = None) -> None:
         self.capacity = capacity
         self._on_entry = on_entry
-        self.management: Ring[Chained] = Ring(capacity)
-        self.tools: Ring[Chained] = Ring(capacity)
-        self.risks: Ring[RiskView] = Ring(capacity)
+        self.management: Ring[Chained] = Ring(capacity, as_management)
+        self.tools: Ring[Chained] = Ring(capacity, as_tool_call)
+        self.risks: Ring[RiskView] = Ring(capacity, as_risk)
         # Serves TailEntries' backlog, which may ask for up to a full page whatever the capacity.
-        self.recent: Ring[Chained] = Ring(max(capacity, MAX_PAGE))
+        self.recent: Ring[Chained] = Ring(max(capacity, MAX_PAGE), _every)
         # The newest calls that needed a decision, a page's worth: every READ call asks the HITL summary for them, so
         # they are kept apart rather than searched for among all recent entries.
-        self.decisions: Ring[Chained] = Ring(MAX_PAGE)
+        self.decisions: Ring[Chained] = Ring(MAX_PAGE, _decided)
         self.last: Chained | None = None
         self.last_seq = 0  # the last ledger message applied, readable or not
         self._tails: set[Tail] = set()
@@ -101,20 +101,14 @@ class AuditViews:
             tail.push(entry)
 
     def _add(self, entry: Chained) -> None:
-        self.recent.add(entry)
-        if records.needed_decision(entry.record):
-            self.decisions.add(entry)
-        if (call := as_management(entry)) is not None:
-            self.management.add(call)
-        if (tool := as_tool_call(entry)) is not None:
-            self.tools.add(tool)
-        if (risk := as_risk(entry)) is not None:
-            self.risks.add(risk)
+        for ring in (*self._listed(), self.decisions):
+            ring.offer(entry)
         self.last = entry
         if self._on_entry is not None:
             self._on_entry(entry)
 
-    def _rings(self) -> tuple[Ring[Chained], Ring[Chained], Ring[RiskView], Ring[Chained]]:
+    def _listed(self) -> tuple[Ring[Chained] | Ring[RiskView], ...]:
+        """The rings a listing pages through (below them, the ledger): what a rebuild fills."""
         return self.management, self.tools, self.risks, self.recent
 
     async def rebuild(self, history: LedgerHistory, last_seq: int, budget: int | None = None) -> int:
@@ -123,8 +117,8 @@ class AuditViews:
         default, so a large stream is never replayed whole). Returns how many entries were taken.
         """
         budget = budget if budget is not None else 8 * max(self.capacity, MAX_PAGE)
-        wanted = {"management": self.management.capacity, "tool": self.tools.capacity, "risk": self.risks.capacity}
-        wanted_recent = self.recent.capacity
+        rings = self._listed()
+        wanted = [ring.capacity for ring in rings]
         newest_first: list[Chained] = []
         low, at_start = last_seq + 1, True
         async with aclosing(history.windows_back(last_seq + 1, budget)) as windows:
@@ -135,14 +129,12 @@ class AuditViews:
                     if entry is None:
                         continue
                     newest_first.append(entry)
-                    wanted_recent -= 1
-                    for kind, view in (("management", as_management), ("tool", as_tool_call), ("risk", as_risk)):
-                        if view(entry) is not None:
-                            wanted[kind] -= 1
-                if wanted_recent <= 0 and all(count <= 0 for count in wanted.values()):
+                    for at, ring in enumerate(rings):
+                        wanted[at] -= ring.view(entry) is not None
+                if all(count <= 0 for count in wanted):
                     at_start = False
                     break
-        for ring in self._rings():
+        for ring in rings:
             ring.horizon = 0 if at_start else low
         for entry in reversed(newest_first):
             self._add(entry)
@@ -185,3 +177,12 @@ class AuditViews:
     def recent_decisions(self, limit: int) -> list[Chained]:
         """The newest calls (management and tool) that needed an approval decision, newest first."""
         return list(islice(self.decisions.newest_first(), limit))
+
+
+def _every(entry: Chained) -> Chained:
+    return entry
+
+
+def _decided(entry: Chained) -> Chained | None:
+    """A call that needed an approval decision."""
+    return entry if records.needed_decision(entry.record) else None
