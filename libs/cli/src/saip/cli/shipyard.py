@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import click
@@ -101,10 +102,23 @@ def shipyard_ship(
     report(_shipyard(context, "POST", "/servers", json=body, timeout=SHIP_TIMEOUT), as_json)
 
 
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def run_target(command: Command) -> Command:
+    """`--target` and `--port`: where `run` starts a server, and where `plan` says that run would."""
+    port = click.option(
+        "--port", type=click.IntRange(1024, 65535), help="Local target: the port; a free one when omitted."
+    )
+    target = click.option(
+        "--target", type=click.Choice(["local", "compose", "kubernetes"]), default="local", show_default=True
+    )
+    return target(port(command))
+
+
 @shipyard.command("plan")
 @click.argument("name")
-@click.option("--target", type=click.Choice(["local", "compose", "kubernetes"]), default="local", show_default=True)
-@click.option("--port", type=click.IntRange(1024, 65535), help="Local target: the port; a free one when omitted.")
+@run_target
 @json_option
 @click.pass_context
 def shipyard_plan(context: click.Context, name: str, target: str, port: int | None, as_json: bool) -> None:
@@ -115,8 +129,7 @@ def shipyard_plan(context: click.Context, name: str, target: str, port: int | No
 
 @shipyard.command("run")
 @click.argument("name")
-@click.option("--target", type=click.Choice(["local", "compose", "kubernetes"]), default="local", show_default=True)
-@click.option("--port", type=click.IntRange(1024, 65535), help="Local target: the port; a free one when omitted.")
+@run_target
 @json_option
 @click.pass_context
 def shipyard_run(context: click.Context, name: str, target: str, port: int | None, as_json: bool) -> None:
