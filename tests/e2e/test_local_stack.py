@@ -118,8 +118,7 @@ def test_a_service_that_cannot_start_is_named_in_the_last_line_with_where_to_loo
 
 def test_a_configured_token_is_used_and_cannot_be_changed_through_the_api(tmp_path: Path) -> None:
     configured = "configured-token-" + "x" * 24
-    stack = start_stack(tmp_path, env={"SAIP_MCP_SERVER_AUTH_TOKEN": configured})
-    try:
+    with start_stack(tmp_path, env={"SAIP_MCP_SERVER_AUTH_TOKEN": configured}) as stack:
         assert stack.mcp_token == configured
         with stack.api() as api:
             rotate, remove = api.post("/api/v1/mcp-token"), api.delete("/api/v1/mcp-token")
@@ -129,39 +128,27 @@ def test_a_configured_token_is_used_and_cannot_be_changed_through_the_api(tmp_pa
             assert "mcp-server.auth-token" in reply.json()["message"]
         assert status["mcp"]["token"]["source"] == "configuration"
         assert not (tmp_path / "mcp-token").exists()
-    finally:
-        stack.stop()
 
 
 def test_the_token_is_generated_once_and_a_removal_survives_a_restart(tmp_path: Path) -> None:
-    first = start_stack(tmp_path)
-    token = first.mcp_token
-    first.stop()
-    second = start_stack(tmp_path)
-    try:
+    with start_stack(tmp_path) as first:
+        token = first.mcp_token
+    with start_stack(tmp_path) as second:
         assert second.mcp_token == token
         with second.api() as api:
             api.delete("/api/v1/mcp-token").raise_for_status()
-    finally:
-        second.stop()
-    third = start_stack(tmp_path)
-    try:
+    with start_stack(tmp_path) as third:
         assert third.mcp_token.startswith("none (it was removed)")
         with third.api() as api:
             status = api.get("/api/v1/management/status").json()["data"]
         assert status["reason"] == "no bearer token on the built-in server"
-    finally:
-        third.stop()
 
 
 def test_an_existing_nats_is_used_when_saip_nats_url_is_set(tmp_path: Path, nats_server: LocalNats) -> None:
     home = tmp_path / "home"
-    stack = start_stack(home, env={"SAIP_NATS_URL": nats_server.url})
-    try:
+    with start_stack(home, env={"SAIP_NATS_URL": nats_server.url}) as stack:
         assert httpx.get(f"{stack.url}/healthz", timeout=5).status_code == 200
         started = {line.split("|", 1)[1].strip() for line in stack.lines if "system" in line and "started" in line}
-    finally:
-        stack.stop()
     assert not any(line.startswith("nats started") for line in started)
     assert {"audit", "tools", "gateway"} <= {line.split()[0] for line in started}
     assert not (home / "nats").exists()
