@@ -18,9 +18,20 @@ def test_a_client_over_its_limit_is_told_when_the_window_ends_and_others_still_p
     limit = WindowLimit(3, 60, clock=clock)
     assert [limit.take("a") for _ in range(3)] == [None, None, None]
     clock.now += 15
-    assert limit.take("a") == 5.0  # the window [960, 1020) ends in 5 s
+    assert limit.take("a") == 45.0  # the window [1000, 1060) ends in 45 s
     assert limit.take("b") is None
-    clock.now += 5
+    clock.now += 45
+    assert limit.take("a") is None
+
+
+def test_the_windows_start_when_the_limit_is_made_not_at_a_multiple_of_the_clock() -> None:
+    clock = Clock()
+    clock.now = 3599.5  # the monotonic clock half a second before a multiple of the hour
+    limit = WindowLimit(2, 3600, clock=clock)
+    assert [limit.take("a") for _ in range(2)] == [None, None]
+    clock.now += 1
+    assert limit.take("a") == 3599.0  # the count runs on: the window began at 3599.5
+    clock.now += 3599
     assert limit.take("a") is None
 
 

@@ -2,9 +2,13 @@
 (`management.question-limit`), and failed token requests (`oauth.token-failure-limit`, by address).
 
 A client is the caller's credential (`Caller.client`); a caller without one (no auth on /mcp, in-process) is counted
-as it identifies itself: its name and version, and on 2025-11-25 its MCP session. The state is bounded: it holds
-only the clients seen in the current window (a new window starts empty), and at most `MAX_CLIENTS` of them; clients
-beyond that share one count, so inventing names does not grow it either.
+as it identifies itself: its name and version, and on 2025-11-25 its MCP session.
+
+The windows follow each other from the moment the limit is made (the gateway's start), so a count never restarts at an
+instant the machine sets (the monotonic clock counts from the boot, and its multiples of the window fall anywhere).
+
+The state is bounded: it holds only the clients seen in the current window (a new window starts empty), and at most
+`MAX_CLIENTS` of them; clients beyond that share one count, so inventing names does not grow it either.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ OVERFLOW = "(other clients)"
 
 
 class WindowLimit:
-    """At most `limit` events per client in each window of `window` seconds; a limit of 0 is no limit."""
+    """At most `limit` events per client in each window of `window` seconds, the first one starting now; a limit of 0
+    is no limit."""
 
     def __init__(
         self, limit: int, window: float, *, clock: Callable[[], float] = time.monotonic, max_clients: int = MAX_CLIENTS
@@ -26,6 +31,7 @@ class WindowLimit:
         self.limit = limit
         self.window = window
         self._clock = clock
+        self._start = clock()
         self._max_clients = max_clients
         self._index = -1
         self._counts: dict[str, int] = {}
@@ -45,7 +51,7 @@ class WindowLimit:
     def _counted(self, client: str, *, count: bool) -> float | None:
         if self.limit <= 0:
             return None
-        now = self._clock()
+        now = self._clock() - self._start
         index = math.floor(now / self.window)
         if index != self._index:
             self._index = index
