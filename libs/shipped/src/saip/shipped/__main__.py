@@ -23,9 +23,10 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import anyio
 import uvicorn
@@ -50,16 +51,18 @@ from saip.shipped.server import (
 logger = logging.getLogger("saip.shipped")
 DRAIN_SECONDS = 3
 
+T = TypeVar("T")
+
 
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m saip.shipped", description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", required=True, type=Path, help="the saip-bundle.json (or the folder holding it)")
     parser.add_argument("--transport", choices=TRANSPORTS, help="the bundle's transport when not given")
-    parser.add_argument("--host", default=os.environ.get("SAIP_SHIPPED_HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("SAIP_SHIPPED_PORT", "8383")))
+    parser.add_argument("--host", default=_env("SAIP_SHIPPED_HOST", str, "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=_env("SAIP_SHIPPED_PORT", int, 8383))
     parser.add_argument(
         "--allowed-hosts",
-        default=os.environ.get("SAIP_SHIPPED_ALLOWED_HOSTS", "127.0.0.1:*,localhost:*"),
+        default=_env("SAIP_SHIPPED_ALLOWED_HOSTS", str, "127.0.0.1:*,localhost:*"),
         help="Host headers accepted (DNS-rebinding protection); '*' accepts any, for a container behind a Service",
     )
     parser.add_argument(
@@ -71,19 +74,19 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--approval-wait",
         type=float,
-        default=float(os.environ.get("SAIP_SHIPPED_APPROVAL_SECONDS", str(WAIT_SECONDS))),
+        default=_env("SAIP_SHIPPED_APPROVAL_SECONDS", float, WAIT_SECONDS),
         help="seconds the person has to answer the approval question of a tool with HITL on",
     )
     parser.add_argument(
         "--min-answer-ms",
         type=int,
-        default=int(os.environ.get("SAIP_SHIPPED_MIN_ANSWER_MS", str(round(MIN_ANSWER_SECONDS * 1000)))),
+        default=_env("SAIP_SHIPPED_MIN_ANSWER_MS", int, round(MIN_ANSWER_SECONDS * 1000)),
         help="an approval answer sooner than this after its question is the client's own, and the call is denied",
     )
     parser.add_argument(
         "--upstream-refresh",
         type=float,
-        default=float(os.environ.get("SAIP_SHIPPED_UPSTREAM_REFRESH_SECONDS", str(UPSTREAM_REFRESH_SECONDS))),
+        default=_env("SAIP_SHIPPED_UPSTREAM_REFRESH_SECONDS", float, UPSTREAM_REFRESH_SECONDS),
         help="seconds between two listings of an upstream server (a changed definition is withheld from then on)",
     )
     parser.add_argument(
@@ -92,6 +95,11 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
         help="stop as on SIGTERM when stdin closes (for a parent that holds the pipe: the shipyard's local target)",
     )
     return parser.parse_args(argv)
+
+
+def _env(variable: str, read: Callable[[str], T], default: object) -> T:
+    """An option's default: its variable when set, else `default`, read as the option reads what is typed."""
+    return read(os.environ.get(variable, str(default)))
 
 
 @asynccontextmanager
