@@ -10,12 +10,12 @@ from __future__ import annotations
 import logging
 import uuid
 
-from google.protobuf.timestamp_pb2 import Timestamp
 from nats.aio.client import Client as NatsClient
 from nats.errors import Error as NatsError
 
 from saip.common import names, tracing
 from saip.common.masking import Masker
+from saip.common.timestamps import now
 from saip.v1 import common_pb2, events_pb2
 
 logger = logging.getLogger(__name__)
@@ -44,12 +44,10 @@ class RiskPublisher:
         masker: Masker | None = None,
     ) -> bool:
         """True once JetStream acknowledged the event."""
-        stamp = Timestamp()
-        stamp.GetCurrentTime()
         masker = masker or Masker()
         event = events_pb2.RiskEvent(
             id=str(uuid.uuid4()),
-            time=stamp,
+            time=now(),
             service=self._service,
             type=kind,
             severity=severity,

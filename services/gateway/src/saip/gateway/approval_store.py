@@ -9,12 +9,11 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 from google.protobuf.message import DecodeError
-from google.protobuf.timestamp_pb2 import Timestamp
 from nats.errors import Error as NatsError
 from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
-from saip.common import bus
+from saip.common import bus, timestamps
 from saip.common.approval_sentences import NOT_WAITING
 from saip.gateway.errors import ServiceRefused, ServiceUnavailable
 from saip.gateway.surface import pending
@@ -32,9 +31,7 @@ class KvNonces:
         self._replica = replica
 
     async def spend(self, nonce: str, tool: str) -> bool:
-        used = Timestamp()
-        used.GetCurrentTime()
-        record = gateway_pb2.ApprovalNonce(tool=tool, used_at=used, gateway=self._replica)
+        record = gateway_pb2.ApprovalNonce(tool=tool, used_at=timestamps.now(), gateway=self._replica)
         try:
             await self._kv.create(nonce, record.SerializeToString())
         except KeyWrongLastSequenceError:

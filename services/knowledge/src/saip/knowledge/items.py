@@ -7,7 +7,6 @@ import re
 from collections.abc import Sequence
 
 from google.protobuf.message import Message
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from saip.common.approval_sentences import changed_since_asked
 from saip.knowledge.config import DEFAULT_THRESHOLD, DEFAULT_TOP_K
@@ -24,12 +23,6 @@ def slug(name: str) -> str:
     if not value:
         raise InvalidRequest(f"'{name}' has no letters or digits; choose a name with some")
     return value
-
-
-def now() -> Timestamp:
-    stamp = Timestamp()
-    stamp.GetCurrentTime()
-    return stamp
 
 
 def default_pipeline() -> knowledge_pb2.Pipeline:

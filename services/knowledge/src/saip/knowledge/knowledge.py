@@ -24,11 +24,12 @@ import anyio
 from saip.common import concurrently, literals
 from saip.common.netguard import Binding
 from saip.common.secret_source import SecretSource
+from saip.common.timestamps import now
 from saip.common.words import plural
 from saip.knowledge import chunking, paths, readers, sparse
 from saip.knowledge.config import SECRETS_KEY
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, KnowledgeError, NotFound, Refused
-from saip.knowledge.items import DEFAULT_PIPELINE, MAX_NAME, default_pipeline, expect, fingerprint, listed, now, slug
+from saip.knowledge.items import DEFAULT_PIPELINE, MAX_NAME, default_pipeline, expect, fingerprint, listed, slug
 from saip.knowledge.ports import Catalog, Dense, Fetcher, Index, IndexedChunk, Originals
 from saip.v1 import knowledge_pb2
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from saip.common.timestamps import now
 from saip.knowledge.config import MAX_TOP_K
 from saip.knowledge.errors import InvalidRequest, NotFound, Refused
-from saip.knowledge.items import MAX_NAME, default_pipeline, expect, fingerprint, listed, now, slug
+from saip.knowledge.items import MAX_NAME, default_pipeline, expect, fingerprint, listed, slug
 from saip.knowledge.knowledge import Knowledge
 from saip.v1 import knowledge_pb2
 

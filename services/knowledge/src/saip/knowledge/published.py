@@ -8,11 +8,12 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from saip.common.timestamps import now
 from saip.common.words import is_reserved
 from saip.knowledge import suggest
 from saip.knowledge.config import MAX_TOP_K
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, NotFound, Refused
-from saip.knowledge.items import expect, fingerprint, listed, now
+from saip.knowledge.items import expect, fingerprint, listed
 from saip.knowledge.pipelines import Pipelines
 from saip.knowledge.ports import Index
 from saip.knowledge.search import Search, hit_json

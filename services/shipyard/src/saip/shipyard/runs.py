@@ -17,13 +17,11 @@ import logging
 import secrets
 import shlex
 from collections.abc import Container
-from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from google.protobuf.timestamp_pb2 import Timestamp
-
 from saip.common.natsd import free_port, port_is_free
+from saip.common.timestamps import now
 from saip.shipped.bundle import BUNDLE_FILE, STDIO
 from saip.shipyard import deploy
 from saip.shipyard.errors import Conflict, InvalidProposal, RuleRefused, ShipyardError, TargetUnusable
@@ -38,12 +36,6 @@ from saip.v1 import shipyard_pb2
 logger = logging.getLogger(__name__)
 
 COMMAND_WITHIN = 300.0
-
-
-def now() -> Timestamp:
-    stamp = Timestamp()
-    stamp.FromDatetime(datetime.now(UTC))
-    return stamp
 
 
 def command(

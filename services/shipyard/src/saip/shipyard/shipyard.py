@@ -20,6 +20,7 @@ from pathlib import Path
 
 import anyio
 
+from saip.common.timestamps import now
 from saip.shipped import bundle as bundle_files
 from saip.shipped.bundle import STDIO, BundleInvalid
 from saip.shipyard import bundles, declared
@@ -31,7 +32,7 @@ from saip.shipyard.metrics import ShipyardMetrics
 from saip.shipyard.packing import Places, WorkingCopies, archive_name, pack
 from saip.shipyard.ports import Archives, Commands, Records, Sources, Supervisor
 from saip.shipyard.records import ServerRecords
-from saip.shipyard.runs import Runs, now
+from saip.shipyard.runs import Runs
 from saip.shipyard.targets import LOCAL
 from saip.v1 import shipyard_pb2
 

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from saip.common.approval_sentences import changed_since_asked
 from saip.common.secret_source import SecretSource
@@ -80,12 +79,6 @@ def conflict(entry: Entry, expected_revision: int) -> Conflict | None:
 
 def key_of(name: str) -> str:
     return TOOL_PREFIX + name
-
-
-def now() -> Timestamp:
-    stamp = Timestamp()
-    stamp.GetCurrentTime()
-    return stamp
 
 
 class Library:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from saip.common.risk import INFO, POISONING_HIT, WARN
+from saip.common.timestamps import now
 from saip.tools import spec as specs
 from saip.tools.errors import (
     AlreadyPublished,
@@ -36,7 +37,6 @@ from saip.tools.library import (
     conflict,
     expect,
     key_of,
-    now,
 )
 from saip.tools.metrics import ToolsMetrics
 from saip.tools.ports import Outcome, RiskSink

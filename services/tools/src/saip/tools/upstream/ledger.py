@@ -17,8 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from google.protobuf.timestamp_pb2 import Timestamp
-
+from saip.common import timestamps
 from saip.common.canonical import canonical_json, sha256_of
 from saip.common.risk import WARN
 from saip.tools.errors import Conflict, RuleRefused
@@ -145,8 +144,7 @@ class Ledger:
         name = definition["name"]
         digest = fingerprint(definition)
         stored = await self._records.get(key(server_id, name))
-        now = Timestamp()
-        now.GetCurrentTime()
+        now = timestamps.now()
         if stored is None:
             row = upstream_pb2.LedgerRecord(
                 server_id=server_id,
