@@ -9,6 +9,9 @@ PY := $(VENV)/bin/python
 UV_VERSION := 0.13.9
 SAIP_VERSION ?= 0.1.0
 SERVICES := $(notdir $(wildcard services/*))
+# Every image: one per service, and saip/shipped, the shipped-server runtime the shipyard's compose and kubernetes
+# targets run (shipyard.image).
+IMAGES := $(SERVICES) shipped
 # The Python sources mypy checks: every package's src/ (a new library or service joins by existing), but the generated
 # libs/api, which is only on mypy's path so that the others' imports of saip.v1 resolve.
 SOURCES := $(filter-out libs/api/src,$(wildcard libs/*/src services/*/src))
@@ -126,9 +129,9 @@ env:  ## Generate .env (compose) and k8s/secrets.env (kubectl apply -k): tokens,
 	$(PYTHON) scripts/gen_env.py
 
 .PHONY: images
-images:  ## Build the saip/<service> images with docker (docker/<service>.Dockerfile)
-	@for service in $(SERVICES); do \
-		docker build -f docker/$$service.Dockerfile -t saip/$$service:$(SAIP_VERSION) . || exit 1; \
+images:  ## Build the saip/<service> images and saip/shipped with docker (docker/<name>.Dockerfile)
+	@for image in $(IMAGES); do \
+		docker build -f docker/$$image.Dockerfile -t saip/$$image:$(SAIP_VERSION) . || exit 1; \
 	done
 
 .PHONY: k8s-render

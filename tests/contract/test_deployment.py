@@ -204,6 +204,29 @@ def _uv_syncs(dockerfile: Path) -> list[list[str]]:
     ]
 
 
+def test_make_images_builds_an_image_of_every_dockerfile(tmp_path: Path) -> None:
+    # `docker` here is a stand-in that writes down its arguments, so the target runs without a docker daemon.
+    calls = tmp_path / "calls"
+    docker = tmp_path / "docker"
+    docker.write_text(f'#!/bin/sh\necho "$@" >> {calls}\n')
+    docker.chmod(0o755)
+    environment = {**os.environ, "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(
+        ["make", "--no-print-directory", "images", "SAIP_VERSION=9.9.9"],
+        cwd=ROOT,
+        env=environment,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    built = set()
+    for line in calls.read_text().splitlines():
+        arguments = shlex.split(line)
+        built.add((arguments[arguments.index("-f") + 1], arguments[arguments.index("-t") + 1]))
+    expected = {(f"docker/{path.name}", f"saip/{path.stem}:9.9.9") for path in DOCKERFILES.glob("*.Dockerfile")}
+    assert built == expected
+
+
 def test_the_images_use_the_uv_the_makefile_pins() -> None:
     [pinned] = re.findall(r"^UV_VERSION := (\S+)$", (ROOT / "Makefile").read_text(), flags=re.M)
     for path in DOCKERFILES.glob("*.Dockerfile"):
