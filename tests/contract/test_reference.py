@@ -1,7 +1,7 @@
 """The references are true to the code: every metric a service exports is named in the docs (README.md and
 docs/*.md) as Prometheus exposes it (a counter with `_total`, a gauge or histogram by its own name), and every
 management tool the gateway can offer has its row in docs/management.md with its level, beside its resources and
-prompts."""
+prompts, and README.md's sketch names every NATS bucket, object store and stream."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from saip.audit.metrics import AuditMetrics
+from saip.common import names
 from saip.common.metrics import GrpcMetrics, Metrics
 from saip.gateway.config import GatewaySettings
 from saip.gateway.metrics import GatewayMetrics
@@ -79,3 +80,15 @@ def test_every_resource_and_prompt_is_named_in_management(gateway: Gateway) -> N
     prompts = [prompt.name for c in contributions for prompt in c.prompts()]
     missing = [uri for uri in names if not named(uri)] + [name for name in prompts if f"`{name}`" not in MANAGEMENT]
     assert not missing, f"docs/management.md does not name {missing}"
+
+
+def test_the_readme_sketch_names_every_bucket_object_store_and_stream() -> None:
+    readme = (ROOT / "README.md").read_text()
+    sketch = readme[readme.index(" AI client ──/mcp") :]
+    stores = {
+        value
+        for name, value in vars(names).items()
+        if name.endswith(("_BUCKET", "_OBJECT_STORE", "_STREAM")) and isinstance(value, str)
+    }
+    assert stores, "saip.common.names holds the buckets' names"
+    assert sorted(store for store in stores if store not in sketch[: sketch.index("```")]) == []

@@ -32,6 +32,8 @@ SHIPYARD_BUCKET = "saip-shipyard"
 SESSIONS_BUCKET = "saip-sessions"
 # The originals of ingested documents (the knowledge service), one object per ingest.
 DOCUMENTS_OBJECT_STORE = "saip-documents"
+# The shipped servers' bundles (the shipyard service), one archive a version.
+BUNDLES_OBJECT_STORE = "saip-bundles"
 
 # How saip's gateway names itself in the MCP handshake: an upstream that answers so is saip's own /mcp, refused.
 GATEWAY_MCP_NAME = "saip"

@@ -31,7 +31,7 @@ from saip.common.nats_failures import answered
 from saip.shipyard.errors import Conflict, InvalidProposal, RuleRefused, StoreUnavailable
 from saip.v1 import knowledge_pb2, knowledge_pb2_grpc, tools_pb2, tools_pb2_grpc, upstream_pb2, upstream_pb2_grpc
 
-BUNDLES_OBJECT_STORE = "saip-bundles"
+BUNDLES_OBJECT_STORE = names.BUNDLES_OBJECT_STORE
 SHIPYARD_BUCKET = names.SHIPYARD_BUCKET
 CALL_WITHIN = 10.0
 SNAPSHOT_WITHIN = 300.0  # a snapshot of a large collection takes a while to write and to stream
