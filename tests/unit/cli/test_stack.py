@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -230,3 +231,68 @@ def test_one_saip_run_holds_a_saip_home_and_a_second_is_refused_naming_it(tmp_pa
         )
     with held(home):  # released with the first: the next launcher takes it
         pass
+
+
+@pytest.mark.parametrize("given", ["abc", "70000", "-1", "²"])
+def test_a_gateway_port_that_is_no_port_is_refused_naming_the_key(shell: dict[str, str], given: str) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        plan({**shell, "SAIP_GATEWAY_PORT": given})
+    assert str(refused.value) == (
+        f"gateway.port (SAIP_GATEWAY_PORT) is {given!r}, not a port: give a number up to 65535, such as 8282"
+    )
+
+
+def test_the_gateway_listens_where_saip_yaml_says(shell: dict[str, str], tmp_path: Path) -> None:
+    port = natsd.free_port()
+    (tmp_path / "saip.yaml").write_text(f"gateway:\n  host: 127.0.0.1\n  port: {port}\n")
+    del shell["SAIP_GATEWAY_PORT"]
+    stack = plan(shell)
+    assert stack.gateway_url == f"http://127.0.0.1:{port}"
+    assert stack.processes["gateway"][1]["SAIP_GATEWAY_PORT"] == str(port)
+
+
+def test_a_gateway_port_in_use_or_a_host_not_of_this_machine_is_refused_before_anything_starts(
+    shell: dict[str, str],
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(StackError) as refused:
+            plan({**shell, "SAIP_GATEWAY_PORT": str(port)})
+    assert str(refused.value) == (
+        f"port {port} is in use (another saip?): stop it, or set gateway.port (SAIP_GATEWAY_PORT) to a free port"
+    )
+    with pytest.raises(StackError) as refused:
+        plan({**shell, "SAIP_GATEWAY_HOST": "saip.invalid"})
+    assert str(refused.value).startswith("the gateway cannot listen on saip.invalid port 0 (")
+    assert str(refused.value).endswith(
+        "set gateway.host (SAIP_GATEWAY_HOST) to an address of this machine, such as 127.0.0.1, and gateway.port "
+        "(SAIP_GATEWAY_PORT) to a port it may take"
+    )
+
+
+def test_a_key_the_launcher_reads_given_as_a_list_is_refused_naming_it(shell: dict[str, str], tmp_path: Path) -> None:
+    (tmp_path / "saip.yaml").write_text("nats-url: [nats://127.0.0.1:4222]\n")
+    with pytest.raises(ConfigurationError) as refused:
+        plan(shell)
+    assert str(refused.value) == "nats-url (SAIP_NATS_URL) is a list; give it one value (docs/configuration.md)"
+
+
+def test_a_gateway_on_ipv6_is_reached_at_a_url_with_brackets(shell: dict[str, str]) -> None:
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 here")
+    assert plan({**shell, "SAIP_GATEWAY_HOST": "::1"}).gateway_url == "http://[::1]:0"
+
+
+@pytest.mark.parametrize("below", ["", "sub"])
+def test_a_saip_home_that_cannot_be_a_folder_is_refused_saying_what_to_set(tmp_path: Path, below: str) -> None:
+    home = tmp_path / "a-file" / below if below else tmp_path / "a-file"
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(StackError) as refused, held(home):
+        pass
+    reason = "a file, not a folder" if not below else "Not a directory"
+    assert str(refused.value) == (
+        f"SAIP_HOME {home} cannot be saip's folder ({reason}): set home (SAIP_HOME) to a folder saip may create and "
+        "write in"
+    )

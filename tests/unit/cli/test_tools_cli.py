@@ -4,6 +4,8 @@ sent."""
 
 from __future__ import annotations
 
+import io
+import sys
 from pathlib import Path
 
 import click
@@ -42,6 +44,14 @@ def test_a_folder_is_refused_as_unreadable(tmp_path: Path) -> None:
     assert refused.value.format_message() == (
         f"Cannot read {tmp_path}: Is a directory. Give a file holding a tool spec, or - for stdin."
     )
+
+
+def test_a_spec_on_standard_input_that_is_not_utf_8_is_refused_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Under the C locale Python reads standard input with surrogateescape: the bytes arrive as text, not as an error.
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\xff{}"), "utf-8", errors="surrogateescape"))
+    with pytest.raises(click.ClickException) as refused:
+        spec_of("-")
+    assert refused.value.format_message() == "- is not UTF-8 text; a tool spec is JSON."
 
 
 def test_trial_arguments_are_one_json_object() -> None:

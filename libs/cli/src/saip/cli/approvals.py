@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote
 
 import click
 
-from saip.cli.commands import call, on_name
+from saip.cli.commands import call, on_name, segment
 from saip.cli.output import Table, echo_json, json_option, say
 
 WAITING = Table((32, 11, 7, 0))  # id, level, seconds left, the question (which names the client and the tool)
@@ -46,7 +45,7 @@ def approvals(context: click.Context, as_json: bool) -> None:
 
 def _answer(verb: str) -> Callable[[click.Context, str], dict[str, Any]]:
     def send(context: click.Context, question_id: str) -> dict[str, Any]:
-        return call(context, "POST", f"/approvals/{quote(question_id, safe='')}/{verb}")
+        return call(context, "POST", f"/approvals/{segment(question_id)}/{verb}")
 
     return send
 

@@ -4,11 +4,10 @@ tools call). A turn asked here has no channel for approval questions, so a tool 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 import click
 
-from saip.cli.commands import call
+from saip.cli.commands import call, segment
 from saip.cli.output import Table, json_option, listing, report
 
 CONVERSATIONS = Table((36, 20, 6, 0))  # id, updated, turns, title
@@ -83,7 +82,7 @@ def chat_show(context: click.Context, conversation: str, as_json: bool) -> None:
             click.echo(turn["answer"])
             click.echo()
 
-    envelope = call(context, "GET", f"/chat/conversations/{quote(conversation, safe='')}")
+    envelope = call(context, "GET", f"/chat/conversations/{segment(conversation)}")
     if as_json:
         report(envelope, as_json)
     else:

@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from saip.common.names import CLI, INTERFACE_HEADER
 
@@ -48,11 +49,16 @@ class GatewayApi:
             raise ApiError(
                 "no admin token: set SAIP_ADMIN_TOKEN (make run prints it and keeps it in $SAIP_HOME/admin-token)"
             )
+        if not _header_safe(admin_token):  # the token itself is never said: it is a secret, typed wrong or not
+            raise ApiError(
+                "the admin token holds a character an HTTP header cannot carry (a space, a control character or a "
+                "non-ASCII one): give the token as `make run` printed it (SAIP_ADMIN_TOKEN or --admin-token)"
+            )
         # httpx is imported by the first client, not with this module: `saip run` reads this module before it starts
         # the fork server, whose start its import would delay, and needs a client only once the gateway answers.
         import httpx
 
-        self.url = url.rstrip("/")
+        self.url = gateway_url(url)
         # The interface header: the gateway records the person's changes and answers as the command line's.
         headers = {"Authorization": f"Bearer {admin_token}", INTERFACE_HEADER: CLI}
         self._client = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
@@ -117,6 +123,25 @@ class GatewayApi:
                         yield json.loads(line)
         except httpx.TransportError as exc:
             raise ApiError(f"the audit stream from {self.url} ended ({type(exc).__name__})") from None
+
+
+def gateway_url(url: str) -> str:
+    """`url` without its trailing slash, or the ApiError that says it is no gateway's address (a scheme other than
+    http(s), no host, a port that is no number)."""
+    example = f"give the gateway's address, such as http://127.0.0.1:{DEFAULT_PORT} (--url or SAIP_GATEWAY_URL)"
+    try:
+        address = urlsplit(url)
+        address.port  # noqa: B018 - read for the ValueError of a port that is no number or out of range
+    except ValueError:
+        raise ApiError(f"the gateway URL {url!r} cannot be read: {example}") from None
+    if address.scheme not in ("http", "https") or not address.hostname:
+        raise ApiError(f"the gateway URL {url!r} is not an http(s) URL with a host: {example}")
+    return url.rstrip("/")
+
+
+def _header_safe(value: str) -> bool:
+    """Whether `value` can be an HTTP header's value as it is: printable ASCII without spaces (a token's characters)."""
+    return value.isascii() and value.isprintable() and " " not in value
 
 
 def _checked(response: httpx.Response) -> dict[str, Any]:

@@ -4,11 +4,10 @@ token made for one client, and a credential revoked, through the REST API with t
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 import click
 
-from saip.cli.commands import call, on_name
+from saip.cli.commands import call, on_name, segment
 from saip.cli.output import Table, json_option, listing, report
 
 CLIENTS = Table((12, 12, 7, 24, 20, 6, 0))  # id, kind, grant, name, last seen, calls/questions last hour, client
@@ -61,7 +60,7 @@ def add(context: click.Context, name: str, scope: str) -> None:
 
 
 def _revoke(context: click.Context, credential_id: str) -> dict[str, Any]:
-    return call(context, "DELETE", f"/clients/{quote(credential_id, safe='')}")
+    return call(context, "DELETE", f"/clients/{segment(credential_id)}")
 
 
 clients.add_command(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import click
 
@@ -35,6 +36,18 @@ def api(context: click.Context, *, timeout: float = 10.0) -> GatewayApi:
 def refusal(exc: ApiError) -> click.ClickException:
     """What the gateway refused, or why it could not be reached, in the person's words."""
     return click.ClickException(for_person(str(exc)))
+
+
+def segment(value: str) -> str:
+    """A name or id as typed, as one segment of a REST path: quoted whole, so that a `/`, `?`, `#` or `..` in it stays
+    part of the name instead of reaching another route (`saip tools delete a/../../clients/x` must not revoke a
+    client); an empty one, which would name the listing itself, is refused."""
+    if not value:
+        raise click.UsageError(
+            "the name or id is empty: give it as the listing shows it", click.get_current_context(silent=True)
+        )
+    # quote() keeps dots, and a client resolves a segment of only dots as the folder above.
+    return quote(value, safe="") if value.strip(".") else value.replace(".", "%2E")
 
 
 def call(context: click.Context, method: str, path: str, *, timeout: float = 10.0, **kwargs: Any) -> dict[str, Any]:

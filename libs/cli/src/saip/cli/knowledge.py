@@ -8,14 +8,14 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import click
 
-from saip.cli.commands import call, listed, on_name
+from saip.cli.commands import call, listed, on_name, segment
 from saip.cli.output import Table, fields, json_option, listing, report
 
 INGEST_TIMEOUT = 660.0  # the gateway gives an ingest 600 s; a large PDF takes a while
+UPLOAD_LIMIT = 3 * 1024 * 1024  # what the gateway takes with --upload (its MAX_UPLOAD); a larger file goes by path
 DOCUMENTS = Table((32, 16, 0, 0))  # name, media type, chunks, source
 PIPELINES = Table((32, 0, 0, 0, 0))  # name, topK, threshold, rerank, scope
 
@@ -25,7 +25,7 @@ def _knowledge(context: click.Context, method: str, path: str, **kwargs: Any) ->
 
 
 def _named(kind: str, name: str) -> str:
-    return f"/{kind}/{quote(name, safe='')}"
+    return f"/{kind}/{segment(name)}"
 
 
 @click.group()
@@ -74,15 +74,9 @@ def knowledge_ingest(
     """Ingest SOURCE: an absolute path inside an ingest root, an http(s) URL, text with --text, or a file of this
     machine with --upload."""
     if is_text:
-        body: dict[str, Any] = {"text": sys.stdin.read() if source == "-" else source}
+        body: dict[str, Any] = {"text": _stdin_text() if source == "-" else source}
     elif upload:
-        file = Path(source)
-        if not file.is_file():
-            raise click.BadParameter(
-                f"{source} is not a file here; give the path of the file to send", param_hint="SOURCE"
-            )
-        content = base64.b64encode(file.read_bytes()).decode()
-        body = {"upload": {"filename": file.name, "contentBase64": content}}
+        body = {"upload": _upload(Path(source))}
     elif "://" in source:  # a URL of any scheme: the service says which it takes
         body = {"url": source}
     else:
@@ -90,6 +84,35 @@ def knowledge_ingest(
     if name:
         body["name"] = name
     report(_knowledge(context, "POST", "/documents", json=body, timeout=INGEST_TIMEOUT), as_json)
+
+
+def _upload(file: Path) -> dict[str, str]:
+    """The file to send with --upload, or the error that says what to do instead; a file over the gateway's limit is
+    refused before it is read."""
+    if not file.is_file():
+        raise click.BadParameter(f"{file} is not a file here; give the path of the file to send", param_hint="SOURCE")
+    try:
+        size = file.stat().st_size
+        if size > UPLOAD_LIMIT:
+            raise click.ClickException(
+                f"{file} is {size / 1024 / 1024:.1f} MiB and --upload sends up to 3 MiB: copy it into an ingest root "
+                "(`saip knowledge status` names them) and ingest it by its absolute path"
+            )
+        content = file.read_bytes()
+    except OSError as exc:
+        raise click.ClickException(f"cannot read {file}: {exc.strerror or exc}") from None
+    return {"filename": file.name, "contentBase64": base64.b64encode(content).decode()}
+
+
+def _stdin_text() -> str:
+    """Standard input as the text to ingest, or the error that says what to give instead (bytes that are not UTF-8
+    could not be sent as text)."""
+    try:
+        return sys.stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError:
+        raise click.ClickException(
+            "standard input is not UTF-8 text; --text takes text (a file of this machine goes with --upload)"
+        ) from None
 
 
 def _pipelines(data: dict[str, Any]) -> None:

@@ -9,11 +9,10 @@ import os
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
-from urllib.parse import quote
 
 import click
 
-from saip.cli.commands import call, listed, on_name
+from saip.cli.commands import call, listed, on_name, segment
 from saip.cli.output import Table, echo_json, fields, json_option, listing, report
 
 SHIP_TIMEOUT = 660.0  # the gateway gives a ship 600 s: each knowledge tool's collection is snapshotted
@@ -29,7 +28,7 @@ def _shipyard(context: click.Context, method: str, path: str, **kwargs: Any) -> 
 
 
 def _server(name: str, suffix: str = "") -> str:
-    return f"/servers/{quote(name, safe='')}{suffix}"
+    return f"/servers/{segment(name)}{suffix}"
 
 
 @click.group()

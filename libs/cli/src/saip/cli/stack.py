@@ -24,6 +24,7 @@ writes past `sys.stdout` and `sys.stderr`.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import http.client
 import os
@@ -33,7 +34,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -88,8 +89,16 @@ def held(home: Path) -> Iterator[None]:
     two NATS servers on one JetStream store and two knowledge services on one Qdrant Edge folder. The lock goes with
     the launcher's process however it ends (the services it starts do not inherit it); the file keeps the holder's
     pid for the message."""
-    home.mkdir(parents=True, exist_ok=True)
-    with (home / LOCK_FILE).open("a+", encoding="utf-8") as handle:
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        handle = (home / LOCK_FILE).open("a+", encoding="utf-8")
+    except OSError as exc:
+        reason = "a file, not a folder" if home.is_file() else exc.strerror or str(exc)
+        raise StackError(
+            f"SAIP_HOME {home} cannot be saip's folder ({reason}): set home (SAIP_HOME) to a folder "
+            "saip may create and write in"
+        ) from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -105,8 +114,51 @@ def held(home: Path) -> Iterator[None]:
         yield
 
 
-def home_of(env: dict[str, str]) -> Path:
-    return Path(configured("home", env) or ".saip").resolve()
+def home_of(env: Mapping[str, str]) -> Path:
+    return Path(_setting("home", env) or ".saip").resolve()
+
+
+def _setting(key: str, env: Mapping[str, str]) -> str | None:
+    """A key the launcher reads itself, as text (the services validate the rest when they start); a list, which none
+    of these keys takes, is refused naming the key, before anything starts."""
+    value = configured(key, env)
+    if isinstance(value, list | dict):
+        raise ConfigurationError(
+            f"{key} ({env_name(key)}) is a {type(value).__name__}; give it one value (docs/configuration.md)"
+        )
+    return None if value is None else str(value)
+
+
+def gateway_address(env: Mapping[str, str]) -> tuple[str, int]:
+    """Where the gateway is to listen (`gateway.host`, `gateway.port`: their variables, else saip.yaml), refused
+    before anything starts when the port is no port or cannot be taken there."""
+    host = _setting("gateway.host", env) or "127.0.0.1"
+    given = _setting("gateway.port", env) or "8282"
+    try:
+        port = int(given)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise ConfigurationError(
+            f"gateway.port (SAIP_GATEWAY_PORT) is {given!r}, not a port: give a number up to 65535, such as 8282"
+        )
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the gateway binds it: TIME_WAIT is free
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise StackError(
+                    f"port {port} is in use (another saip?): stop it, or set gateway.port (SAIP_GATEWAY_PORT) to a "
+                    "free port"
+                ) from None
+            raise StackError(
+                f"the gateway cannot listen on {host} port {port} ({exc.strerror or exc}): set gateway.host "
+                "(SAIP_GATEWAY_HOST) to an address of this machine, such as 127.0.0.1, and gateway.port "
+                "(SAIP_GATEWAY_PORT) to a port it may take"
+            ) from None
+    return host, port
 
 
 def secret_file(path: Path, value: str | None = None) -> str:
@@ -126,10 +178,7 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     # settings when it starts, and one that cannot is reported (and stops the stack) like any service that dies.
     home = home_of(env)
     home.mkdir(parents=True, exist_ok=True)
-    host = env.get("SAIP_GATEWAY_HOST", "127.0.0.1")
-    port = int(env.get("SAIP_GATEWAY_PORT", "8282"))
-    if not natsd.port_is_free(port, host):
-        raise StackError(f"port {port} is in use (another saip?): stop it, or set SAIP_GATEWAY_PORT to a free port")
+    host, port = gateway_address(env)
     admin_token = env.get("SAIP_ADMIN_TOKEN") or secret_file(home / ADMIN_TOKEN_FILE)
     sealing_key = env.get("SAIP_APPROVAL_SEALING_KEY") or secret_file(home / SEALING_KEY_FILE)
     python = sys.executable
@@ -152,7 +201,7 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     # NATS's port, then each service's gRPC and metrics ports; never the gateway's own, which is free now but taken
     # once the gateway starts (a test, or a person, may have picked it as a free port a moment ago).
     ports = iter(natsd.free_ports(1 + 2 * len(backends), besides={port}))
-    nats_url = configured("nats-url", env)
+    nats_url = _setting("nats-url", env)
     if nats_url is None:
         nats_port = next(ports)
         nats_url = f"nats://127.0.0.1:{nats_port}"
@@ -219,7 +268,13 @@ def metrics_urls(stack: Plan) -> dict[str, str]:
 
 
 def _display(host: str) -> str:
-    return "127.0.0.1" if host in ("0.0.0.0", "") else host
+    """The host of a URL that reaches a gateway listening on `host`: a loopback one for every address, an IPv6 one in
+    brackets."""
+    if host in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
 
 
 def healthy(url: str) -> bool:

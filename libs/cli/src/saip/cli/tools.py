@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from saip.cli.commands import call, on_name
+from saip.cli.commands import call, on_name, segment
 from saip.cli.output import Table, echo_json, json_option, listing, report
 
 STUDIO_TIMEOUT = 120.0  # a Local Pass runs the tool's code in the sandbox
@@ -24,7 +24,7 @@ def _studio(context: click.Context, method: str, path: str = "", **kwargs: Any) 
 def spec_of(source: str) -> dict[str, Any]:
     """The tool spec in the file `source` (`-`: stdin), or the error that says what to give instead."""
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        text = sys.stdin.buffer.read().decode("utf-8") if source == "-" else Path(source).read_text(encoding="utf-8")
     except OSError as exc:
         reason = exc.strerror or str(exc)
         message = f"Cannot read {source}: {reason}. Give a file holding a tool spec, or - for stdin."
@@ -94,7 +94,7 @@ def row_of(tool: dict[str, Any]) -> list[str]:
 @click.pass_context
 def get(context: click.Context, name: str, as_json: bool) -> None:
     """Print a tool: its spec, state, revision, last Local Pass and risk (JSON; --json adds the envelope)."""
-    listing(_studio(context, "GET", f"/{name}"), as_json, echo_json)
+    listing(_studio(context, "GET", f"/{segment(name)}"), as_json, echo_json)
 
 
 @tools.command()
@@ -118,7 +118,7 @@ def test(context: click.Context, name: str, arguments: str | None, as_json: bool
     body: dict[str, Any] = {}
     if arguments is not None:
         body["arguments"] = arguments_of(arguments)
-    envelope = _studio(context, "POST", f"/{name}/test", json=body or None)
+    envelope = _studio(context, "POST", f"/{segment(name)}/test", json=body or None)
     if not as_json:
         data = envelope["data"]
         for line in data["console"]:
@@ -168,13 +168,13 @@ def exposure(context: click.Context, auto: bool | None, names: tuple[str, ...], 
 @click.pass_context
 def publish(context: click.Context, name: str, dry_run: bool, as_json: bool) -> None:
     """Publish NAME (it must have passed its Local Pass); --dry-run shows what would change, and at which risk."""
-    report(_studio(context, "GET" if dry_run else "POST", f"/{name}/publish"), as_json)
+    report(_studio(context, "GET" if dry_run else "POST", f"/{segment(name)}/publish"), as_json)
 
 
 tools.add_command(
     on_name(
         "delete",
         "Delete the draft or published tool NAME.",
-        lambda context, name: _studio(context, "DELETE", f"/{name}"),
+        lambda context, name: _studio(context, "DELETE", f"/{segment(name)}"),
     )
 )

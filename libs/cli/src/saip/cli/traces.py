@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from saip.cli.commands import call
+from saip.cli.commands import call, segment
 from saip.cli.output import Table, json_option, listing, say
 from saip.common.words import OUTCOMES
 
@@ -72,7 +72,7 @@ def list_traces(
 @click.pass_context
 def get(context: click.Context, trace_id: str, as_json: bool) -> None:
     """One trace as its span tree: each span's start after the trace's, its duration and its service."""
-    envelope = call(context, "GET", f"/traces/{trace_id}")
+    envelope = call(context, "GET", f"/traces/{segment(trace_id)}")
 
     def show(data: dict[str, Any]) -> None:
         say(envelope["message"])

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from saip.cli.commands import call
+from saip.cli.commands import call, segment
 from saip.cli.output import Table, json_option, listing, report
 
 CONNECT_TIMEOUT = 60.0  # a registration or a test connects to the upstream once
@@ -57,7 +57,7 @@ def catalog(context: click.Context, query: str, as_json: bool) -> None:
 @click.pass_context
 def tools(context: click.Context, server_id: str, as_json: bool) -> None:
     """A server's tools with their risk, poisoning hits and fingerprint state."""
-    envelope = call(context, "GET", f"/servers/{server_id}/tools")
+    envelope = call(context, "GET", f"/servers/{segment(server_id)}/tools")
 
     def show(found: dict[str, Any]) -> None:
         for listed in found["tools"]:
@@ -111,7 +111,7 @@ def add(
 @click.pass_context
 def reconnect(context: click.Context, server_id: str, as_json: bool) -> None:
     """Drop a server's connection and connect again now."""
-    report(call(context, "POST", f"/servers/{server_id}/reconnect", timeout=CONNECT_TIMEOUT), as_json)
+    report(call(context, "POST", f"/servers/{segment(server_id)}/reconnect", timeout=CONNECT_TIMEOUT), as_json)
 
 
 @servers.command()
@@ -120,7 +120,7 @@ def reconnect(context: click.Context, server_id: str, as_json: bool) -> None:
 @click.pass_context
 def remove(context: click.Context, server_id: str, as_json: bool) -> None:
     """Remove a server; its exposed tools leave /mcp."""
-    report(call(context, "DELETE", f"/servers/{server_id}"), as_json)
+    report(call(context, "DELETE", f"/servers/{segment(server_id)}"), as_json)
 
 
 @click.group()

@@ -1,0 +1,111 @@
+"""What the command line does with a gateway address, an admin token or a name it cannot use as given: a URL that is
+no http(s) gateway's and a token no header can carry are refused saying what to give instead (never a traceback, never
+the token), and a name or id is sent as one segment of the path, whatever it holds, so it never reaches another
+route."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from click.testing import CliRunner
+
+from saip.cli.commands import segment
+from saip.cli.group import cli
+
+
+@pytest.fixture
+def asked() -> Iterator[tuple[str, list[str]]]:
+    """A gateway that refuses every call as unknown, and the request lines it was sent."""
+    lines: list[str] = []
+
+    class Gateway(BaseHTTPRequestHandler):
+        def answer(self) -> None:
+            lines.append(f"{self.command} {self.path}")
+            body = json.dumps({"ok": False, "message": "no such thing", "data": None}).encode()
+            self.send_response(404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_DELETE = answer  # the names http.server calls
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Gateway)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", lines
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def saip(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("http://[::1", "the gateway URL 'http://[::1' cannot be read"),
+        ("http://127.0.0.1:99999", "the gateway URL 'http://127.0.0.1:99999' cannot be read"),
+        ("ftp://127.0.0.1:8282", "the gateway URL 'ftp://127.0.0.1:8282' is not an http(s) URL with a host"),
+        ("127.0.0.1:8282", "the gateway URL '127.0.0.1:8282' is not an http(s) URL with a host"),
+        ("", "the gateway URL '' is not an http(s) URL with a host"),
+    ],
+)
+def test_a_url_that_is_no_gateway_s_is_refused_saying_what_to_give(url: str, said: str) -> None:
+    code, output = saip("--url", url, "--admin-token", "token", "status")
+    assert code == 1
+    assert output == (
+        f"Error: {said}: give the gateway's address, such as http://127.0.0.1:8282 (--url or SAIP_GATEWAY_URL)\n"
+    )
+
+
+@pytest.mark.parametrize("token", ["sécret-token", "secret token", "secret\ntoken"])
+def test_a_token_no_header_can_carry_is_refused_without_saying_it(token: str) -> None:
+    code, output = saip("--url", "http://127.0.0.1:1", "--admin-token", token, "status")
+    assert code == 1
+    assert output.startswith("Error: the admin token holds a character an HTTP header cannot carry")
+    assert "secret" not in output
+
+
+@pytest.mark.parametrize(
+    ("command", "sent"),
+    [
+        (["tools", "delete", "x/../../clients/abc"], "DELETE /api/v1/tools/x%2F..%2F..%2Fclients%2Fabc"),
+        (["tools", "get", "a?b=c#d"], "GET /api/v1/tools/a%3Fb%3Dc%23d"),
+        (["tools", "publish", ".."], "POST /api/v1/tools/%2E%2E/publish"),
+        (["servers", "remove", "../tools/x"], "DELETE /api/v1/servers/..%2Ftools%2Fx"),
+        (["servers", "reconnect", "a/b"], "POST /api/v1/servers/a%2Fb/reconnect"),
+        (["traces", "get", "../clients"], "GET /api/v1/traces/..%2Fclients"),
+    ],
+)
+def test_a_name_is_sent_as_one_path_segment_and_reaches_no_other_route(
+    asked: tuple[str, list[str]], command: list[str], sent: str
+) -> None:
+    url, lines = asked
+    code, output = saip("--url", url, "--admin-token", "token", *command)
+    assert (code, output) == (1, "Error: no such thing (HTTP 404)\n")
+    assert lines == [sent]
+
+
+@pytest.mark.parametrize("command", [["tools", "delete", ""], ["servers", "remove", ""], ["clients", "revoke", ""]])
+def test_an_empty_name_is_refused_before_anything_is_sent(asked: tuple[str, list[str]], command: list[str]) -> None:
+    url, lines = asked
+    code, output = saip("--url", url, "--admin-token", "token", *command)
+    assert code == 2 and "Error: the name or id is empty: give it as the listing shows it" in output
+    assert lines == []
+
+
+def test_a_segment_of_only_dots_is_no_folder_above() -> None:
+    assert [segment(name) for name in (".", "..", "a.b", "é")] == ["%2E", "%2E%2E", "a.b", "%C3%A9"]
