@@ -9,10 +9,12 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from saip.cli.client import default_admin_token, default_url
 from saip.cli.commands import segment
 from saip.cli.group import cli
 
@@ -109,3 +111,23 @@ def test_an_empty_name_is_refused_before_anything_is_sent(asked: tuple[str, list
 
 def test_a_segment_of_only_dots_is_no_folder_above() -> None:
     assert [segment(name) for name in (".", "..", "a.b", "é")] == ["%2E", "%2E%2E", "a.b", "%C3%A9"]
+
+
+def test_the_commands_find_the_gateway_and_its_token_where_saip_yaml_puts_the_stack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "stack-home"
+    home.mkdir()
+    (home / "admin-token").write_text("kept-by-saip-run\n")
+    config = tmp_path / "saip.yaml"
+    config.write_text(f"home: {home}\ngateway:\n  host: 0.0.0.0\n  port: 9393\n")
+    for name in ("SAIP_GATEWAY_URL", "SAIP_GATEWAY_HOST", "SAIP_GATEWAY_PORT", "SAIP_HOME", "SAIP_ADMIN_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SAIP_CONFIG", str(config))
+    assert (default_url(), default_admin_token()) == ("http://127.0.0.1:9393", "kept-by-saip-run")
+    monkeypatch.setenv("SAIP_GATEWAY_PORT", "9494")  # a variable over the file, as for every key
+    assert default_url() == "http://127.0.0.1:9494"
+    config.write_text("gateway:\n  port: [1]\n")  # what saip run refuses: the commands try the default
+    assert default_url() == "http://127.0.0.1:9494"
+    monkeypatch.delenv("SAIP_GATEWAY_PORT")
+    assert default_url() == "http://127.0.0.1:8282"

@@ -9,16 +9,16 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from saip.cli.home import DEFAULT_HOST, DEFAULT_PORT, gateway_address, home_of, url_of
+from saip.common.configuration import ConfigurationError
 from saip.common.names import CLI, INTERFACE_HEADER
 
 if TYPE_CHECKING:
     import httpx
 
-DEFAULT_PORT = 8282
 ADMIN_TOKEN_FILE = "admin-token"
 PREFIX = "/api/v1"
 
@@ -28,18 +28,26 @@ class ApiError(Exception):
 
 
 def default_url() -> str:
+    """SAIP_GATEWAY_URL, else where `saip run` starts the gateway: `gateway.host` and `gateway.port` (their variables,
+    else saip.yaml); 127.0.0.1:8282 when those cannot be read (`saip run` says why)."""
     explicit = os.environ.get("SAIP_GATEWAY_URL")
     if explicit:
         return explicit.rstrip("/")
-    return f"http://127.0.0.1:{os.environ.get('SAIP_GATEWAY_PORT', DEFAULT_PORT)}"
+    try:
+        return url_of(*gateway_address(os.environ))
+    except ConfigurationError:
+        return url_of(DEFAULT_HOST, DEFAULT_PORT)
 
 
 def default_admin_token() -> str | None:
-    """SAIP_ADMIN_TOKEN, else the token the local stack keeps in $SAIP_HOME/admin-token."""
+    """SAIP_ADMIN_TOKEN, else the token the local stack keeps in its home (`home`: SAIP_HOME, else saip.yaml)."""
     token = os.environ.get("SAIP_ADMIN_TOKEN")
     if token:
         return token
-    path = Path(os.environ.get("SAIP_HOME", ".saip")) / ADMIN_TOKEN_FILE
+    try:
+        path = home_of(os.environ) / ADMIN_TOKEN_FILE
+    except ConfigurationError:
+        return None
     return path.read_text().strip() if path.is_file() else None
 
 

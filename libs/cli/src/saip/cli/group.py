@@ -48,7 +48,9 @@ class Areas(click.Group):
 
 
 @click.group(cls=Areas, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--url", default=default_url, show_default="SAIP_GATEWAY_URL or http://127.0.0.1:8282", help="Gateway.")
+@click.option(
+    "--url", default=default_url, show_default="SAIP_GATEWAY_URL, else gateway.host and gateway.port", help="Gateway."
+)
 @click.option(
     "--admin-token",
     default=default_admin_token,

@@ -24,17 +24,13 @@ writes past `sys.stdout` and `sys.stderr`.
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import http.client
 import os
-import secrets
 import shlex
 import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -43,6 +39,7 @@ from honcho.process import Popen
 
 from saip.cli.client import ADMIN_TOKEN_FILE, ApiError, GatewayApi
 from saip.cli.forkserver import Forked, ForkServer, NotForked
+from saip.cli.home import StackError, free_to_listen, gateway_address, held, home_of, secret_file, setting, url_of
 from saip.cli.lines import Prefix, launcher_output
 from saip.cli.supervisor import NATS, Supervisor, ended_line
 from saip.common import natsd
@@ -60,16 +57,11 @@ from saip.common.tokens import fingerprint, token_hash
 
 MCP_TOKEN_FILE = "mcp-token"
 SEALING_KEY_FILE = "sealing-key"
-LOCK_FILE = "saip-run.lock"  # held by the launcher for its life: one stack per SAIP_HOME
 READY_WITHIN = 90.0
 # How often the launcher asks the gateway's /healthz until every service answers: the connection lines come out at
 # most this late (each ask is a few milliseconds of the gateway's time).
 HEALTH_EVERY = 0.05
 GATEWAY = "gateway"
-
-
-class StackError(Exception):
-    """The stack cannot start; the message says what to change."""
 
 
 @dataclass
@@ -83,95 +75,6 @@ class Plan:
     forked: dict[str, str] = field(default_factory=dict)  # the processes the fork server starts: name -> module
 
 
-@contextlib.contextmanager
-def held(home: Path) -> Iterator[None]:
-    """SAIP_HOME locked for this launcher, or a StackError that says who holds it: two stacks on one home would run
-    two NATS servers on one JetStream store and two knowledge services on one Qdrant Edge folder. The lock goes with
-    the launcher's process however it ends (the services it starts do not inherit it); the file keeps the holder's
-    pid for the message."""
-    try:
-        home.mkdir(parents=True, exist_ok=True)
-        handle = (home / LOCK_FILE).open("a+", encoding="utf-8")
-    except OSError as exc:
-        reason = "a file, not a folder" if home.is_file() else exc.strerror or str(exc)
-        raise StackError(
-            f"SAIP_HOME {home} cannot be saip's folder ({reason}): set home (SAIP_HOME) to a folder "
-            "saip may create and write in"
-        ) from None
-    with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "unknown"
-            raise StackError(
-                f"SAIP_HOME {home} is in use by another saip run (pid {holder}): stop it, or give this one a "
-                "SAIP_HOME of its own"
-            ) from None
-        handle.truncate(0)
-        handle.write(f"{os.getpid()}\n")
-        handle.flush()
-        yield
-
-
-def home_of(env: Mapping[str, str]) -> Path:
-    return Path(_setting("home", env) or ".saip").resolve()
-
-
-def _setting(key: str, env: Mapping[str, str]) -> str | None:
-    """A key the launcher reads itself, as text (the services validate the rest when they start); a list, which none
-    of these keys takes, is refused naming the key, before anything starts."""
-    value = configured(key, env)
-    if isinstance(value, list | dict):
-        raise ConfigurationError(
-            f"{key} ({env_name(key)}) is a {type(value).__name__}; give it one value (docs/configuration.md)"
-        )
-    return None if value is None else str(value)
-
-
-def gateway_address(env: Mapping[str, str]) -> tuple[str, int]:
-    """Where the gateway is to listen (`gateway.host`, `gateway.port`: their variables, else saip.yaml), refused
-    before anything starts when the port is no port or cannot be taken there."""
-    host = _setting("gateway.host", env) or "127.0.0.1"
-    given = _setting("gateway.port", env) or "8282"
-    try:
-        port = int(given)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise ConfigurationError(
-            f"gateway.port (SAIP_GATEWAY_PORT) is {given!r}, not a port: give a number up to 65535, such as 8282"
-        )
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the gateway binds it: TIME_WAIT is free
-        try:
-            sock.bind((host, port))
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                raise StackError(
-                    f"port {port} is in use (another saip?): stop it, or set gateway.port (SAIP_GATEWAY_PORT) to a "
-                    "free port"
-                ) from None
-            raise StackError(
-                f"the gateway cannot listen on {host} port {port} ({exc.strerror or exc}): set gateway.host "
-                "(SAIP_GATEWAY_HOST) to an address of this machine, such as 127.0.0.1, and gateway.port "
-                "(SAIP_GATEWAY_PORT) to a port it may take"
-            ) from None
-    return host, port
-
-
-def secret_file(path: Path, value: str | None = None) -> str:
-    """Read a secret kept in SAIP_HOME, or create it (mode 0600) with `value` or a fresh random one."""
-    if path.is_file():
-        return path.read_text().strip()
-    content = value or secrets.token_urlsafe(32)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(content + "\n")
-    return content
-
-
 def plan(environ: dict[str, str] | None = None) -> Plan:
     env = dict(os.environ if environ is None else environ)
     # Read as the services read them, without building their settings models: each service validates its own
@@ -179,6 +82,7 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     home = home_of(env)
     home.mkdir(parents=True, exist_ok=True)
     host, port = gateway_address(env)
+    free_to_listen(host, port)
     admin_token = env.get("SAIP_ADMIN_TOKEN") or secret_file(home / ADMIN_TOKEN_FILE)
     sealing_key = env.get("SAIP_APPROVAL_SEALING_KEY") or secret_file(home / SEALING_KEY_FILE)
     python = sys.executable
@@ -196,12 +100,12 @@ def plan(environ: dict[str, str] | None = None) -> Plan:
     listed = listed_names({field_name(own_mcp): configured(own_mcp, env)}, field_name(own_mcp))
     address = f"[{host}]" if ":" in host else host
     common[env_name(own_mcp)] = ",".join([*sorted(listed), f"http://{address}:{port}/mcp"])
-    result = Plan(home=home, gateway_url=f"http://{_display(host)}:{port}", admin_token=admin_token)
+    result = Plan(home=home, gateway_url=url_of(host, port), admin_token=admin_token)
     backends = [name for name in installed_service_names() if name != GATEWAY]
     # NATS's port, then each service's gRPC and metrics ports; never the gateway's own, which is free now but taken
     # once the gateway starts (a test, or a person, may have picked it as a free port a moment ago).
     ports = iter(natsd.free_ports(1 + 2 * len(backends), besides={port}))
-    nats_url = _setting("nats-url", env)
+    nats_url = setting("nats-url", env)
     if nats_url is None:
         nats_port = next(ports)
         nats_url = f"nats://127.0.0.1:{nats_port}"
@@ -265,16 +169,6 @@ def metrics_urls(stack: Plan) -> dict[str, str]:
         if port:
             urls[name] = f"http://127.0.0.1:{port}/metrics"
     return urls
-
-
-def _display(host: str) -> str:
-    """The host of a URL that reaches a gateway listening on `host`: a loopback one for every address, an IPv6 one in
-    brackets."""
-    if host in ("0.0.0.0", ""):
-        return "127.0.0.1"
-    if host == "::":
-        return "[::1]"
-    return f"[{host}]" if ":" in host else host
 
 
 def healthy(url: str) -> bool:
