@@ -3,7 +3,7 @@ runtime of `js/runtime.js` evaluated from its bytecode) then `run` and `close`, 
 of `bench tool_latency`, a call that returns at once and one that waits on a timer.
 
 With `python -m bench.isolate_runtime <folder>`, the same calls also run on isolates given the `runtime.js` and
-`web.js` of that folder instead (the ones a change replaces, e.g. `git archive main libs/sandbox/src/saip/sandbox/js`
+`web/` of that folder instead (the ones a change replaces, e.g. `git archive main libs/sandbox/src/saip/sandbox/js`
 unpacked), in the same run: rounds of each, alternated, so both see the same load. The figures are this process's
 CPU per call (issue 31's target: at most 0.5 ms for the word count, fresh state included), and the wall-clock p50
 of a call.
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from bench.stats import percentile, table
-from saip.sandbox.isolate import Bytecode, Isolate, runtime_bytecode
+from saip.sandbox.isolate import Bytecode, Isolate, runtime_bytecode, web_source
 from saip.sandbox.job import Job
 
 ROUNDS = 5
@@ -67,8 +67,8 @@ async def _measure(runtimes: dict[str, Bytecode]) -> list[list[object]]:
 def run(baseline: Path | None = None) -> str:
     runtimes = {"this runtime": runtime_bytecode()}
     if baseline is not None:
-        runtime, web = ((baseline / name).read_text(encoding="utf-8") for name in ("runtime.js", "web.js"))
-        runtimes["the baseline's"] = Bytecode.compile(runtime, web)
+        runtime = (baseline / "runtime.js").read_text(encoding="utf-8")
+        runtimes["the baseline's"] = Bytecode.compile(runtime, web_source(baseline))
     rows = asyncio.run(_measure(runtimes))
     title = f"A sandbox call on a fresh isolate, in-process: {ROUNDS} x {CALLS} calls a row"
     return table(title, ["call", "CPU ms per call", "wall p50 ms"], rows)

@@ -3,10 +3,11 @@ CPU-heavy tool, the memory cap and a busy loop's interruption (docs/sandbox.md r
 
 Each engine gets the same work through its own public API: a fresh state (what each call would get), the runtime of
 `js/runtime.js` evaluated in it (given a host door that answers nothing: the calls here never use it), then the call
-through the runtime's `__saipRun` and `__saipReport`. saip's engine reads both scripts as bytecode, and `js/web.js`
-only when a call names one of its helpers; the others parse both from their source. The engines are saip's own
-(QuickJS-ng, `saip.sandbox`) and whichever of these are installed, none of them a dependency of saip (`pip install
-mini-racer stpyv8 quickjs-ng quickjs-rs` into the environment for a full run; a missing one is named and left out):
+through the runtime's `__saipRun` and `__saipReport`. saip's engine reads both scripts (the runtime and its web helpers,
+`js/web/` as one script) as bytecode, and the web helpers only when a call names one of them; the others parse both from
+their source. The engines are saip's own (QuickJS-ng, `saip.sandbox`) and whichever of these are installed, none of them
+a dependency of saip (`pip install mini-racer stpyv8 quickjs-ng quickjs-rs` into the environment for a full run; a
+missing one is named and left out):
 
 - mini-racer (V8): a new MiniRacer, an isolate of its own, for each call (the sandbox's engine before this one);
 - stpyv8 (V8): a new context in one warm isolate for each call;
@@ -32,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.stats import table
-from saip.sandbox.isolate import Isolate, runtime_source
+from saip.sandbox.isolate import Isolate, runtime_source, web_source
 from saip.sandbox.job import Job
 
 CALLS = 200
@@ -63,7 +64,7 @@ def _setup(own_timers: bool = False) -> str:
         if timers not in source:
             raise RuntimeError("js/runtime.js no longer defines its timers as this benchmark expects")
         source = source.replace(timers, "Object.entries({})")
-    web = runtime_source("web.js").strip()
+    web = web_source().strip()
     return f"globalThis.__entry = ({source})(() => undefined, () => [({web}), '{os.urandom(16).hex()}']); 1"
 
 

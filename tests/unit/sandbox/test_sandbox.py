@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from importlib import resources
 from typing import Any
 
 import pytest
 
-from saip.sandbox.isolate import run_job
+from saip.sandbox.isolate import WEB_PARTS, run_job
 from saip.sandbox.job import Job, Outcome
 from tests.http_origin import QuietHandler, http_origin
 
@@ -68,6 +69,11 @@ def test_an_invalid_url_is_a_type_error_the_code_can_catch() -> None:
     assert result("try { new URL('not a url'); } catch (e) { return e.name + ': ' + e.message; }") == (
         "TypeError: Invalid URL: 'not a url'"
     )
+
+
+def test_the_web_helpers_script_is_made_of_every_file_of_js_web() -> None:
+    files = resources.files("saip.sandbox").joinpath("js", "web").iterdir()
+    assert sorted(file.name for file in files) == sorted(f"{part}.js" for part in WEB_PARTS)
 
 
 def test_base64_and_utf8_round_trip() -> None:

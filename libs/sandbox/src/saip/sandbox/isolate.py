@@ -18,9 +18,11 @@ import asyncio
 import functools
 import json
 import os
+import string
 import time
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.resources.abc import Traversable
 
 from saip.sandbox import _engine
 from saip.sandbox.door import Call, Door
@@ -36,9 +38,44 @@ BUFFER_REFUSED = "RangeError: invalid array buffer length"
 MAX_ERROR_CHARS = 2000
 
 
-def runtime_source(name: str = "runtime.js") -> str:
-    """The source of `js/runtime.js` (or of `js/web.js`, its web helpers)."""
-    return resources.files("saip.sandbox").joinpath(f"js/{name}").read_text(encoding="utf-8")
+# The web helpers as the one script a context evaluates: each file of js/web/ is a function expression given what it
+# needs of the others (`text` is the byte helpers of text.js, `call` the host door's request of door.js).
+WEB_SCRIPT = string.Template("""\
+// The web helpers of the runtime (js/runtime.js): UTF-8, base64, URL, URLSearchParams, Headers, fetch and crypto.
+// A context reads this script only when its code first names one of them (the runtime's `load`), so a call that uses
+// none of them pays neither for reading it nor for making them. The script's value is a function of what the
+// runtime took before the code ran: the host door's request function and the call's random pool.
+(function (host, randomHex) {
+  "use strict";
+  const text = ($text)();
+  const { URL, URLSearchParams } = ($url)();
+  const call = ($door)(host);
+  const { Headers, Response, fetch } = ($fetch)(call, text, URL, URLSearchParams);
+  const crypto = ($crypto)(call, text, randomHex);
+  const { TextEncoder, TextDecoder, atob, btoa } = text;
+  return {
+    __proto__: null, TextEncoder, TextDecoder, atob, btoa, URL, URLSearchParams, Headers, Response, fetch, crypto,
+  };
+})
+""")
+WEB_PARTS = ("text", "url", "door", "fetch", "crypto")
+
+
+def _js() -> Traversable:
+    return resources.files("saip.sandbox").joinpath("js")
+
+
+def runtime_source() -> str:
+    """The source of `js/runtime.js`."""
+    return _js().joinpath("runtime.js").read_text(encoding="utf-8")
+
+
+def web_source(js: Traversable | None = None) -> str:
+    """The runtime's web helpers as one script: the files of `js/web/` (of `js`, another runtime's folder, for the
+    benchmarks) composed into one function expression, so that a context evaluates them at once, as one bytecode."""
+    web = (_js() if js is None else js).joinpath("web")
+    parts = {part: web.joinpath(f"{part}.js").read_text(encoding="utf-8").strip() for part in WEB_PARTS}
+    return WEB_SCRIPT.substitute(parts)
 
 
 @dataclass(frozen=True)
@@ -56,8 +93,8 @@ class Bytecode:
 
 @functools.cache
 def runtime_bytecode() -> Bytecode:
-    """`js/runtime.js` and `js/web.js`, compiled once a process."""
-    return Bytecode.compile(runtime_source(), runtime_source("web.js"))
+    """`js/runtime.js` and the web helpers of `js/web/`, compiled once a process."""
+    return Bytecode.compile(runtime_source(), web_source())
 
 
 @dataclass

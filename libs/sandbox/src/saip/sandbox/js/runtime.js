@@ -1,11 +1,11 @@
-// The runtime every tool call starts from, in a fresh QuickJS context: console capture, timers, the host door, and
-// the one call the context serves (__saipRun, __saipReport); the web helpers (UTF-8, base64, URL, URLSearchParams,
-// Headers, fetch, crypto) are js/web.js, read when the code first names one of them. QuickJS alone offers no host
+// The runtime every tool call starts from, in a fresh QuickJS context: console capture, timers, the host door, and the
+// one call the context serves (__saipRun, __saipReport); the web helpers (UTF-8, base64, URL, URLSearchParams, Headers,
+// fetch, crypto) are js/web/, read as one script when the code first names one of them. QuickJS alone offers no host
 // access (no process, no files, no require, no import); the only door out is the host function `door`, which takes a
 // string and nothing else, and the worker decides what a request through it may do. The script's value is the setup
-// function, given the door and `load` (which evaluates js/web.js once and returns its value with the call's pool of
-// random bytes); it returns the entry, the one function the worker calls afterwards. The context is made for its call and discarded
-// after it, so nothing here is ever reset or shared between calls.
+// function, given the door and `load` (which evaluates the web helpers' script once and returns its value with the
+// call's pool of random bytes); it returns the entry, the one function the worker calls afterwards. The context is made
+// for its call and discarded after it, so nothing here is ever reset or shared between calls.
 (function (door, load) {
   "use strict";
   const g = globalThis;
@@ -69,7 +69,7 @@
   };
   g.console = Object.freeze({ log, info: log, warn: log, error: log, debug: log });
 
-  // The web helpers (js/web.js) are read and made the first time the code names one of them, each global an accessor
+  // The web helpers (js/web/) are read and made the first time the code names one of them, each global an accessor
   // that cannot be redefined: a call that uses none of them pays for neither. What they call back into, the host
   // door, was taken above, before the code ran.
   const web = () => {
