@@ -3,10 +3,10 @@ runtime of `js/runtime.js` evaluated from its bytecode) then `run` and `close`, 
 of `bench tool_latency`, a call that returns at once and one that waits on a timer.
 
 With `python -m bench.isolate_runtime <folder>`, the same calls also run on isolates given the `runtime.js` and
-`web/` of that folder instead (the ones a change replaces, e.g. `git archive main libs/sandbox/src/saip/sandbox/js`
-unpacked), in the same run: rounds of each, alternated, so both see the same load. The figures are this process's
-CPU per call (issue 31's target: at most 0.5 ms for the word count, fresh state included), and the wall-clock p50
-of a call.
+`web/` (or a `web.js`) of that folder instead (the ones a change replaces, e.g. `git archive main
+libs/sandbox/src/saip/sandbox/js` unpacked), in the same run: rounds of each, alternated, so both see the same load.
+The figures are this process's CPU per call (issue 31's target: at most 0.5 ms for the word count, fresh state
+included), and the wall-clock p50 of a call.
 """
 
 from __future__ import annotations
@@ -68,7 +68,9 @@ def run(baseline: Path | None = None) -> str:
     runtimes = {"this runtime": runtime_bytecode()}
     if baseline is not None:
         runtime = (baseline / "runtime.js").read_text(encoding="utf-8")
-        runtimes["the baseline's"] = Bytecode.compile(runtime, web_source(baseline))
+        whole = baseline / "web.js"  # the web helpers as one file, as they were before js/web/
+        web = whole.read_text(encoding="utf-8") if whole.is_file() else web_source(baseline)
+        runtimes["the baseline's"] = Bytecode.compile(runtime, web)
     rows = asyncio.run(_measure(runtimes))
     title = f"A sandbox call on a fresh isolate, in-process: {ROUNDS} x {CALLS} calls a row"
     return table(title, ["call", "CPU ms per call", "wall p50 ms"], rows)
