@@ -44,13 +44,14 @@ $(VENV)/.compiled-sources: $(VENV)/.installed $(SOURCES_PY)
 	@touch $@
 
 # The sandbox's JavaScript engine (docs/sandbox.md): QuickJS-ng's C sources from the source distribution that
-# libs/sandbox/quickjs.lock pins by its hash, compiled with libs/sandbox's engine.c into the extension
+# libs/sandbox/quickjs.lock pins by its hash, compiled with the sandbox package's .c files into the extension
 # saip.sandbox._engine, next to the package's sources (the workspace's packages are installed editable), by
 # scripts/build_engine.py, which the images that run tools' code run too. A fresh machine needs a C compiler, which
 # this machine kind has; nothing is downloaded at run time.
 EXT_SUFFIX := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
 ENGINE := libs/sandbox/src/saip/sandbox/_engine$(EXT_SUFFIX)
-$(ENGINE): scripts/build_engine.py libs/sandbox/quickjs.lock libs/sandbox/src/saip/sandbox/engine.c | $(VENV)/.installed
+ENGINE_SOURCES := $(wildcard libs/sandbox/src/saip/sandbox/*.c libs/sandbox/src/saip/sandbox/*.h)
+$(ENGINE): scripts/build_engine.py libs/sandbox/quickjs.lock $(ENGINE_SOURCES) | $(VENV)/.installed
 	$(PY) scripts/build_engine.py --work $(VENV)/quickjs
 
 .PHONY: help

@@ -11,7 +11,7 @@ RUN apt-get update && apt-get install --yes --no-install-recommends gcc libc6-de
 WORKDIR /src
 COPY scripts/build_engine.py scripts/build_engine.py
 COPY libs/sandbox/quickjs.lock libs/sandbox/quickjs.lock
-COPY libs/sandbox/src/saip/sandbox/engine.c libs/sandbox/src/saip/sandbox/engine.c
+COPY libs/sandbox/src/saip/sandbox/*.c libs/sandbox/src/saip/sandbox/*.h libs/sandbox/src/saip/sandbox/
 RUN python scripts/build_engine.py --work /tmp/quickjs
 
 FROM ${PYTHON_IMAGE} AS builder

@@ -1,8 +1,8 @@
 """Build the sandbox's JavaScript engine, the extension `saip.sandbox._engine` (docs/sandbox.md): QuickJS-ng's C
 sources from the source distribution that libs/sandbox/quickjs.lock pins by its hash (pip checks it), compiled with
-libs/sandbox's engine.c, next to the package's sources. `make install` runs it, and so does the engine stage of the
-images that run tools' code: `python scripts/build_engine.py [--work FOLDER]`. A source already compiled is not
-compiled again; nothing is downloaded at run time."""
+every .c file of the sandbox's package (engine.c, budget.c, bridge.c), next to the package's sources. `make install`
+runs it, and so does the engine stage of the images that run tools' code: `python scripts/build_engine.py [--work
+FOLDER]`. A QuickJS source already compiled is not compiled again; nothing is downloaded at run time."""
 
 from __future__ import annotations
 
@@ -67,8 +67,11 @@ def main() -> int:
     objects = compiled(work, compiler)
     engine = PACKAGE / f"_engine{sysconfig.get_config_var('EXT_SUFFIX')}"
     include = sysconfig.get_paths()["include"]
-    link = [compiler, *FLAGS, "-shared", "-Wall", "-Werror", f"-I{work}", f"-I{include}"]
-    subprocess.run([*link, str(PACKAGE / "engine.c"), *map(str, objects), "-lm", "-o", str(engine)], check=True)
+    # The names the package's files share through their headers stay inside the extension (none can be taken for
+    # another library's); of its own, the extension exports PyInit__engine alone.
+    link = [compiler, *FLAGS, "-shared", "-fvisibility=hidden", "-Wall", "-Werror", f"-I{work}", f"-I{include}"]
+    own = sorted(map(str, PACKAGE.glob("*.c")))
+    subprocess.run([*link, *own, *map(str, objects), "-lm", "-o", str(engine)], check=True)
     print(f"built {engine.relative_to(ROOT)}")
     return 0
 

@@ -1,4 +1,5 @@
-"""saip.sandbox._engine, built from engine.c by `make install`: QuickJS-ng, as little of it as the sandbox needs."""
+"""saip.sandbox._engine, built from engine.c, budget.c and bridge.c by `make install`: QuickJS-ng, as little of it as
+the sandbox needs."""
 
 VERSION: str
 

@@ -1,4 +1,5 @@
-/* saip.sandbox._engine: QuickJS-ng, as little of it as the sandbox needs, for Python.
+/* saip.sandbox._engine: QuickJS-ng, as little of it as the sandbox needs, for Python. This file holds the module and
+ * its two types; budget.c the allocator, bridge.c what crosses between Python and JavaScript.
  *
  * Runtime   one QuickJS runtime: its memory budget (an allocator of our own, which says when it refused) and its
  *           deadline (the interrupt handler, polled by the interpreter every few thousand operations, in every
@@ -8,103 +9,26 @@
  *           `load` (a function that, the first time it is called, evaluates a second script's bytecode and returns
  *           its value with a pool of random bytes as hex, both given with the first script: what the realm may
  *           never need is not read nor made until it does); what the setup returns is the entry, the one function
- *           Python calls afterwards, with strings only. After each call the runtime's pending jobs run to the end, so a call returns with the code
- *           settled as far as it can without the host.
+ *           Python calls afterwards, with strings only. After each call the runtime's pending jobs run to the end,
+ *           so a call returns with the code settled as far as it can without the host.
  *
  * No other name of the host is given to JavaScript, and values cross only as strings (surrogates pass through).
  */
 
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <malloc.h>
+#include "engine.h" /* first: Python.h comes before the C library's headers */
+
 #include <stdint.h>
 #include <time.h>
 
-#include "quickjs.h"
+#include "bridge.h"
 
-static PyObject *ScriptError;
-
-/* The allocator: the C library's, counted, refusing past `limit` (0: no limit), and saying so. */
-typedef struct {
-    size_t used;
-    size_t limit;
-    int refused;
-} Budget;
-
-static int budget_allows(Budget *budget, size_t more) {
-    if (budget->limit != 0 && budget->used + more > budget->limit) {
-        budget->refused = 1;
-        return 0;
-    }
-    return 1;
-}
-
-static void *budget_calloc(void *opaque, size_t count, size_t size) {
-    Budget *budget = opaque;
-    if (size != 0 && count > SIZE_MAX / size) return NULL;
-    if (!budget_allows(budget, count * size)) return NULL;
-    void *ptr = calloc(count, size);
-    if (ptr != NULL) budget->used += malloc_usable_size(ptr);
-    return ptr;
-}
-
-static void *budget_malloc(void *opaque, size_t size) {
-    Budget *budget = opaque;
-    if (!budget_allows(budget, size)) return NULL;
-    void *ptr = malloc(size);
-    if (ptr != NULL) budget->used += malloc_usable_size(ptr);
-    return ptr;
-}
-
-static void budget_free(void *opaque, void *ptr) {
-    Budget *budget = opaque;
-    if (ptr == NULL) return;
-    budget->used -= malloc_usable_size(ptr);
-    free(ptr);
-}
-
-static void *budget_realloc(void *opaque, void *ptr, size_t size) {
-    Budget *budget = opaque;
-    if (ptr == NULL) return budget_malloc(opaque, size);
-    size_t old = malloc_usable_size(ptr);
-    if (size > old && !budget_allows(budget, size - old)) return NULL;
-    void *grown = realloc(ptr, size);
-    if (grown == NULL) return NULL;
-    budget->used = budget->used - old + malloc_usable_size(grown);
-    return grown;
-}
-
-static size_t budget_usable_size(const void *ptr) {
-    return malloc_usable_size((void *)ptr);
-}
-
-static const JSMallocFunctions BUDGETED = {
-    budget_calloc, budget_malloc, budget_free, budget_realloc, budget_usable_size,
-};
+PyObject *ScriptError;
 
 static double monotonic(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
-
-typedef struct {
-    PyObject_HEAD
-    JSRuntime *rt;
-    Budget budget;
-    double deadline; /* CLOCK_MONOTONIC seconds, Python's time.monotonic(); 0: none */
-    int interrupted;
-} RuntimeObject;
-
-typedef struct {
-    PyObject_HEAD
-    RuntimeObject *runtime;
-    JSContext *ctx;
-    JSValue entry;
-    PyObject *outbox; /* list of str */
-    PyObject *later;  /* bytes: the second script's bytecode, until `load` reads it */
-    PyObject *pool;   /* bytes: the random pool `load` hands over with it */
-} ContextObject;
 
 static int interrupt(JSRuntime *rt, void *opaque) {
     RuntimeObject *self = opaque;
@@ -157,45 +81,6 @@ static PyObject *Runtime_limit(RuntimeObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* A Python string as UTF-8 (lone surrogates passed through), for a JS string. */
-static JSValue to_js(JSContext *ctx, PyObject *text) {
-    PyObject *bytes = PyUnicode_AsEncodedString(text, "utf-8", "surrogatepass");
-    if (bytes == NULL) return JS_EXCEPTION;
-    JSValue value = JS_NewStringLen(ctx, PyBytes_AS_STRING(bytes), (size_t)PyBytes_GET_SIZE(bytes));
-    Py_DECREF(bytes);
-    return value;
-}
-
-static PyObject *to_python(JSContext *ctx, JSValueConst value) {
-    size_t length;
-    const char *text = JS_ToCStringLen(ctx, &length, value);
-    if (text == NULL) return NULL;
-    PyObject *result = PyUnicode_DecodeUTF8(text, (Py_ssize_t)length, "surrogatepass");
-    JS_FreeCString(ctx, text);
-    return result;
-}
-
-/* The pending exception as ScriptError(text); its text is the thrown value as a string. */
-static PyObject *raise_pending(JSContext *ctx) {
-    JSValue thrown = JS_GetException(ctx);
-    size_t length;
-    const char *text = JS_ToCStringLen(ctx, &length, thrown);
-    if (text != NULL) {
-        PyObject *message = PyUnicode_DecodeUTF8(text, (Py_ssize_t)length, "replace");
-        JS_FreeCString(ctx, text);
-        if (message != NULL) {
-            PyErr_SetObject(ScriptError, message);
-            Py_DECREF(message);
-        }
-    } else {
-        JSValue again = JS_GetException(ctx); /* toString itself threw (out of memory, interrupted) */
-        JS_FreeValue(ctx, again);
-        PyErr_SetString(ScriptError, "an exception that cannot be shown as text");
-    }
-    JS_FreeValue(ctx, thrown);
-    return NULL;
-}
-
 /* Run the runtime's pending jobs until none is left; 0, or -1 with the job's exception pending in its context. */
 static int settle(JSRuntime *rt, JSContext **failed) {
     for (;;) {
@@ -209,64 +94,7 @@ static int settle(JSRuntime *rt, JSContext **failed) {
     }
 }
 
-static JSValue door(JSContext *ctx, JSValueConst this_value, int argc, JSValueConst *argv) {
-    ContextObject *self = JS_GetContextOpaque(ctx);
-    if (self == NULL || argc < 1) return JS_UNDEFINED;
-    PyObject *message = to_python(ctx, argv[0]);
-    if (message == NULL) {
-        PyErr_Clear();
-        return JS_ThrowTypeError(ctx, "the host door takes a string");
-    }
-    int appended = PyList_Append(self->outbox, message);
-    Py_DECREF(message);
-    if (appended < 0) {
-        PyErr_Clear();
-        return JS_ThrowOutOfMemory(ctx);
-    }
-    return JS_UNDEFINED;
-}
-
 static PyTypeObject ContextType;
-
-static JSValue hex_string(JSContext *ctx, PyObject *bytes) {
-    static const char digits[] = "0123456789abcdef";
-    Py_ssize_t size = PyBytes_GET_SIZE(bytes);
-    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(bytes);
-    char *text = js_malloc(ctx, (size_t)size * 2 + 1);
-    if (text == NULL) return JS_EXCEPTION;
-    for (Py_ssize_t i = 0; i < size; i++) {
-        text[2 * i] = digits[data[i] >> 4];
-        text[2 * i + 1] = digits[data[i] & 15];
-    }
-    JSValue value = JS_NewStringLen(ctx, text, (size_t)size * 2);
-    js_free(ctx, text);
-    return value;
-}
-
-/* [the second script's value, the random pool as hex], once. */
-static JSValue load(JSContext *ctx, JSValueConst this_value, int argc, JSValueConst *argv) {
-    ContextObject *self = JS_GetContextOpaque(ctx);
-    if (self == NULL || self->later == NULL) return JS_ThrowTypeError(ctx, "nothing more to load");
-    PyObject *later = self->later, *pool = self->pool;
-    self->later = self->pool = NULL;
-    JSValue script = JS_ReadObject(ctx, (const uint8_t *)PyBytes_AS_STRING(later), (size_t)PyBytes_GET_SIZE(later),
-                                   JS_READ_OBJ_BYTECODE);
-    Py_DECREF(later);
-    JSValue value = JS_IsException(script) ? JS_EXCEPTION : JS_EvalFunction(ctx, script);
-    JSValue random = JS_IsException(value) ? JS_EXCEPTION : hex_string(ctx, pool);
-    Py_DECREF(pool);
-    if (JS_IsException(random)) {
-        JS_FreeValue(ctx, value);
-        return JS_EXCEPTION;
-    }
-    JSValue loaded = JS_NewArray(ctx);
-    if (JS_IsException(loaded) || JS_SetPropertyUint32(ctx, loaded, 0, value) < 0 ||
-        JS_SetPropertyUint32(ctx, loaded, 1, random) < 0) {
-        JS_FreeValue(ctx, loaded);
-        return JS_EXCEPTION;
-    }
-    return loaded;
-}
 
 /* A realm with the language's own objects, and nothing of the host's (no performance, no atob: the runtime has its
  * own, whose errors the guide documents). */
