@@ -5,7 +5,10 @@ the system view and the services' log lines."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import Any, BinaryIO
 
 import click
@@ -13,6 +16,7 @@ import click
 from saip.cli.client import ApiError
 from saip.cli.commands import api, call, refusal
 from saip.cli.output import Table, fields, json_option, listing, page, report
+from saip.cli.writes import whole_file
 from saip.common import names
 from saip.common.words import LEVELS, OUTCOMES, plural
 
@@ -114,14 +118,24 @@ def show(context: click.Context, cursor: int, as_json: bool) -> None:
 @audit.command()
 @filter_options
 @click.option("--format", "as_format", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)
-@click.option("-o", "--output", type=click.File("wb"), default="-", help="Write it here (default: stdout).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    default="-",
+    help="Write it here, whole or not at all (default: stdout).",
+)
 @click.pass_context
-def export(context: click.Context, /, as_format: str, output: BinaryIO, **wanted: str | None) -> None:
+def export(context: click.Context, /, as_format: str, output: Path, **wanted: str | None) -> None:
     """The management calls the filters keep, oldest first, as JSON lines or CSV."""
-    with api(context) as gateway:
+    # To a file, whole or not at all: a download that ends part way leaves no file that looks complete.
+    into: AbstractContextManager[BinaryIO] = (
+        nullcontext(sys.stdout.buffer) if str(output) == "-" else whole_file(output)
+    )
+    with api(context) as gateway, into as out:
         try:
             for chunk in gateway.download("/audit/export", _given({"format": as_format, **wanted})):
-                output.write(chunk)
+                out.write(chunk)
         except ApiError as exc:
             raise refusal(exc) from None
 

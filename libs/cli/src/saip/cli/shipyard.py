@@ -14,6 +14,7 @@ import click
 
 from saip.cli.commands import call, listed, on_name, segment
 from saip.cli.output import Table, echo_json, fields, json_option, listing, report
+from saip.cli.writes import whole_folder
 
 SHIP_TIMEOUT = 660.0  # the gateway gives a ship 600 s: each knowledge tool's collection is snapshotted
 RUN_TIMEOUT = 360.0
@@ -227,22 +228,29 @@ def shipyard_export(
 
 
 def _write(folder: Path, files: list[dict[str, Any]]) -> None:
-    """Each file under `folder`, with its mode; a folder that holds anything already is refused, so nothing is
-    overwritten, and so is a path that would leave it."""
+    """Each file under `folder`, with its mode, all or none (`writes.whole_folder`); a folder that holds anything
+    already is refused, so nothing is overwritten, and so is a path that would leave it."""
     if folder.exists() and any(folder.iterdir()):
         raise click.ClickException(f"{folder} is not empty; name a new or empty folder with --into")
     for file in files:
         relative = PurePosixPath(file["path"])
         if relative.is_absolute() or ".." in relative.parts:
             raise click.ClickException(f"the export names a file outside its folder ({file['path']}); nothing written")
-    for file in files:
-        path = folder / PurePosixPath(file["path"])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        content = file["content"]
-        data = base64.b64decode(content) if file["encoding"] == "base64" else content.encode()
-        # Created with its mode (the token's file is never readable by others, not even for a moment), never over one.
-        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, int(file["mode"], 8)), "wb") as out:
-            out.write(data)
+    with whole_folder(folder) as made:
+        for file in files:
+            path = folder / PurePosixPath(file["path"])
+            for parent in reversed(path.relative_to(folder).parents[:-1]):
+                if not (folder / parent).is_dir():
+                    (folder / parent).mkdir()
+                    made.append(folder / parent)
+            content = file["content"]
+            data = base64.b64decode(content) if file["encoding"] == "base64" else content.encode()
+            # Created with its mode (the token's file is never readable by others, not even for a moment), never over
+            # one.
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, int(file["mode"], 8))
+            made.append(path)
+            with os.fdopen(descriptor, "wb") as out:
+                out.write(data)
 
 
 for command in (
