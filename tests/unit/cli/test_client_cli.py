@@ -131,3 +131,9 @@ def test_the_commands_find_the_gateway_and_its_token_where_saip_yaml_puts_the_st
     assert default_url() == "http://127.0.0.1:9494"
     monkeypatch.delenv("SAIP_GATEWAY_PORT")
     assert default_url() == "http://127.0.0.1:8282"
+
+
+def test_a_password_in_the_gateway_url_is_never_said() -> None:
+    for url in ("http://person:hunter2@127.0.0.1:1", "ftp://person:hunter2@127.0.0.1:1", "http://person:hunter2@[::1"):
+        code, output = saip("--url", url, "--admin-token", "token", "status")
+        assert code == 1 and "hunter2" not in output and "***@" in output, output

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -67,6 +68,7 @@ class GatewayApi:
         import httpx
 
         self.url = gateway_url(url)
+        self.shown = without_credentials(self.url)  # what a message says of it
         # The interface header: the gateway records the person's changes and answers as the command line's.
         headers = {"Authorization": f"Bearer {admin_token}", INTERFACE_HEADER: CLI}
         self._client = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
@@ -88,7 +90,7 @@ class GatewayApi:
             response = self._client.request(method, PREFIX + path, **kwargs)
         except httpx.TransportError as exc:
             raise ApiError(
-                f"cannot reach the gateway at {self.url} ({type(exc).__name__}): is `make run` running? "
+                f"cannot reach the gateway at {self.shown} ({type(exc).__name__}): is `make run` running? "
                 "Set SAIP_GATEWAY_URL if it listens elsewhere."
             ) from None
         return _checked(response)
@@ -113,7 +115,7 @@ class GatewayApi:
                     _checked(response)
                 yield from response.iter_bytes()
         except httpx.TransportError as exc:
-            raise ApiError(f"the download from {self.url} ended ({type(exc).__name__})") from None
+            raise ApiError(f"the download from {self.shown} ended ({type(exc).__name__})") from None
 
     def tail(self, backlog: int) -> Iterator[dict[str, Any]]:
         """The audit tail: the last `backlog` records, then each new one (NDJSON, the one streaming route)."""
@@ -130,7 +132,7 @@ class GatewayApi:
                     if line.strip():
                         yield json.loads(line)
         except httpx.TransportError as exc:
-            raise ApiError(f"the audit stream from {self.url} ended ({type(exc).__name__})") from None
+            raise ApiError(f"the audit stream from {self.shown} ended ({type(exc).__name__})") from None
 
 
 def gateway_url(url: str) -> str:
@@ -141,10 +143,15 @@ def gateway_url(url: str) -> str:
         address = urlsplit(url)
         address.port  # noqa: B018 - read for the ValueError of a port that is no number or out of range
     except ValueError:
-        raise ApiError(f"the gateway URL {url!r} cannot be read: {example}") from None
+        raise ApiError(f"the gateway URL {without_credentials(url)!r} cannot be read: {example}") from None
     if address.scheme not in ("http", "https") or not address.hostname:
-        raise ApiError(f"the gateway URL {url!r} is not an http(s) URL with a host: {example}")
+        raise ApiError(f"the gateway URL {without_credentials(url)!r} is not an http(s) URL with a host: {example}")
     return url.rstrip("/")
+
+
+def without_credentials(url: str) -> str:
+    """`url` as a message may say it: a user and password in it (`http://user:secret@host`) become `***`."""
+    return re.sub(r"(//)[^/?#@]*@", r"\1***@", url)
 
 
 def _header_safe(value: str) -> bool:
