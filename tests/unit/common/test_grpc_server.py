@@ -128,6 +128,32 @@ async def test_errors_leave_the_service_as_statuses() -> None:
         await server.stop(0)
 
 
+async def test_a_refusal_quoting_a_long_input_arrives_as_the_sentence_cut_to_fit() -> None:
+    # Whole, it would be gRPC's "metadata size exceeds hard limit" at the client: 16 KiB of details at most.
+    server = GrpcServer([("saip.v1.Probe", register)], "127.0.0.1", 0)
+    port = await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            calling = channel.unary_unary(
+                "/saip.v1.Probe/Call",
+                request_serializer=common_pb2.CallServedToolRequest.SerializeToString,
+                response_deserializer=common_pb2.CallServedToolReply.FromString,
+            )
+            with pytest.raises(grpc.aio.AioRpcError) as long_name:
+                await calling(common_pb2.CallServedToolRequest(name="a" * 100_000))
+            with pytest.raises(grpc.aio.AioRpcError) as long_words:
+                await calling(common_pb2.CallServedToolRequest(name="名 " * 50_000))
+    finally:
+        await server.stop(0)
+    assert long_name.value.code() == long_words.value.code() == grpc.StatusCode.NOT_FOUND
+    assert long_name.value.details() == (
+        f"No tool '{'a' * 60}… (100000 characters)' (the {NOTE}); call ListServedTools for the names."
+    )
+    cut = long_words.value.details()
+    assert cut.startswith("No tool '名 名") and cut.endswith(f"名 ' (the {NOTE}); call ListServedTools for the names.")
+    assert " … " in cut and len(cut.encode()) < 4 * 1024
+
+
 async def test_a_taken_port_is_said_with_the_address() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -183,6 +183,12 @@ def test_a_message_that_quotes_the_input_is_masked_where_it_quotes_it_and_nowher
     assert Masker().quoting({"name": "weather", "env": "${API_KEY}", "token": "a"}) is None
 
 
+def test_a_message_that_quotes_the_input_in_another_case_is_masked_all_the_same() -> None:
+    given = {"spec": {"sandbox": {"hostsAllow": ["Bearer sk-live-51Habcdefghijklmnop"]}, "password": "Hunter2Xyz"}}
+    message = "hostsAllow entry 'bearer sk-live-51habcdefghijklmnop' is not a host name; 'HUNTER2XYZ' is not either."
+    assert Masker().quoted(message, given) == "hostsAllow entry 'bearer ***' is not a host name; '***' is not either."
+
+
 def test_input_nested_deeper_than_recursion_reaches_is_read_for_what_a_message_quotes() -> None:
     given: object = {"password": "hunter22"}
     for _ in range(5000):

@@ -1,5 +1,6 @@
-"""Every number a management tool takes is bounded in its schema, so an out-of-range one is Invalid arguments, never
-an unexpected error from the service request it would have become."""
+"""Every number and every string a management tool takes is bounded in its schema, so an out-of-range one is Invalid
+arguments, never an unexpected error from the service request it would have become, nor a refusal that quotes 100 KB
+back."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ ADMIN = "a" * 40
 
 def every_area() -> Gateway:
     """A gateway (not started) with an address for every service, so every area's tools are there to read."""
-    addresses = {f"{name}_addr": "127.0.0.1:1" for name in ("audit", "tools", "knowledge")}
+    addresses = {f"{name}_addr": "127.0.0.1:1" for name in ("audit", "tools", "knowledge", "shipyard")}
     return Gateway(GatewaySettings.load(admin_token=ADMIN, approval_sealing_key=SEALING_KEY, **addresses))
 
 
@@ -51,6 +52,29 @@ def test_every_integer_and_number_input_of_every_management_tool_is_bounded() ->
             assert schema["maximum"] <= MAX_INTEGER, where
             checked.append(where)
     assert "saip_monitor_management_log.properties.before" in checked
+
+
+def strings(schema: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every string schema inside `schema`, with where it is: a property's, a list's items', a map's values'."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "string":
+            yield where, schema
+        for key, value in schema.items():
+            yield from strings(value, f"{where}.{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            yield from strings(value, f"{where}[{index}]")
+
+
+def test_every_string_input_of_every_management_tool_is_bounded() -> None:
+    tools = [tool for area in every_area().areas for tool in area.contribution.tools()]
+    unbounded = [
+        where
+        for tool in tools
+        for where, schema in strings(tool.definition().input_schema, tool.name)
+        if "maxLength" not in schema and "enum" not in schema and "format" not in schema
+    ]
+    assert unbounded == []
 
 
 async def test_a_page_cursor_beyond_every_integer_is_invalid_arguments_through_the_sdk(tmp_path: Path) -> None:

@@ -129,6 +129,13 @@ def test_an_allowlist_needs_hosts_and_hosts_need_an_allowlist() -> None:
         specs.parse(text(sandbox={"networkMode": "allowlist", "hostsAllow": ["http://api.example.com/"]}))
 
 
+def test_a_host_longer_than_a_dns_name_is_refused_not_stored() -> None:
+    longest = ".".join(["a" * 63] * 4)[:253]
+    assert specs.parse(text(sandbox={"networkMode": "allowlist", "hostsAllow": [f"{longest}:8443"]}))
+    with pytest.raises(InvalidSpec, match=r"is not a host name \(253 characters at most\)"):
+        specs.parse(text(sandbox={"networkMode": "allowlist", "hostsAllow": ["a" * 100_000]}))
+
+
 def test_file_access_is_refused_because_the_sandbox_has_no_filesystem() -> None:
     with pytest.raises(InvalidSpec, match="fileRead and fileWrite are not offered by this sandbox"):
         specs.parse(text(sandbox={"fileRead": True}))

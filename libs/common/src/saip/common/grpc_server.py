@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -221,13 +222,51 @@ def _given(request: Any) -> Any:
     return json_format.MessageToDict(request, preserving_proto_field_name=True)
 
 
+# gRPC carries a status's details in its trailing metadata, percent-encoded; a client refuses more than 16 KiB of it and
+# now and then more than 8 KiB (its soft limit): the details arrive as gRPC's own "metadata size exceeds ... limit"
+# instead of the service's sentence. A refusal
+# that quotes a long input is cut to fit: each long run without a space or a quote to its start and its length, and
+# the whole, if still too long, to its start and its end (the sentence says what to do last).
+LONG_RUN = 200
+DETAILS_LIMIT = 4 * 1024
+_LONG_RUN = re.compile(rf"[^\s']{{{LONG_RUN + 1},}}")
+
+
+def _wire_size(text: str) -> int:
+    """The size of `text` as grpc-message carries it: printable ASCII as it is, every other byte as %XX."""
+    return sum(1 if 0x20 <= byte < 0x7F and byte != 0x25 else 3 for byte in text.encode())
+
+
+def _within(text: str, budget: int) -> int:
+    """How many characters of `text`, from its start, fit `budget` bytes on the wire."""
+    used = 0
+    for count, char in enumerate(text):
+        used += _wire_size(char)
+        if used > budget:
+            return count
+    return len(text)
+
+
+def _shortened(run: re.Match[str]) -> str:
+    return f"{run.group()[:60]}… ({len(run.group())} characters)"
+
+
+def bounded(details: str) -> str:
+    """`details` cut to fit a status (DETAILS_LIMIT bytes on the wire), with the words around a long input kept."""
+    text = _LONG_RUN.sub(_shortened, details)
+    if _wire_size(text) <= DETAILS_LIMIT:
+        return text
+    half = DETAILS_LIMIT // 2 - 8
+    return f"{text[: _within(text, half)]} … {text[len(text) - _within(text[::-1], half) :]}"
+
+
 class RpcEdge:
     """Where a service's errors leave as gRPC statuses: its own errors by the status table, with their sentence as the
     details the gateway shows, masked as the audit trail masks (a refusal quotes the caller's input, which may hold a
-    secret); `errors` is the base of its own errors, or several bases when it raises a library's too. Anything else is
-    INTERNAL with a pointer to the service's log (the error itself is logged, never sent). Servicer methods are
-    wrapped with `unary` (a coroutine: a unary call, or a stream the method writes as it goes with `context.write`) or
-    `streaming` (an async generator)."""
+    secret) and `bounded` to what a status carries; `errors` is the base of its own errors, or several bases when it
+    raises a library's too. Anything else is INTERNAL with a pointer to the service's log (the error itself is logged,
+    never sent). Servicer methods are wrapped with `unary` (a coroutine: a unary call, or a stream the method writes
+    as it goes with `context.write`) or `streaming` (an async generator)."""
 
     def __init__(
         self,
@@ -247,7 +286,7 @@ class RpcEdge:
 
     async def abort(self, context: grpc.aio.ServicerContext, error: Exception, request: Any = None) -> NoReturn:
         if isinstance(error, self._errors):
-            await context.abort(self.status_of(error), mask_quoted(str(error), _given(request)))
+            await context.abort(self.status_of(error), bounded(mask_quoted(str(error), _given(request))))
         logger.error("unexpected error in an RPC", exc_info=error, extra={"grpc_service": self.service})
         await context.abort(grpc.StatusCode.INTERNAL, f"unexpected error in the {self.service} service; see its log")
         raise AssertionError("unreachable: abort raises")

@@ -134,13 +134,13 @@ class Masker:
             return None
         originals = sorted(masked, key=len, reverse=True)
         alone = sorted({secret for secret in secrets if len(secret) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
+        # In any case: a message may quote the input folded ("hostsAllow entry 'bearer sk-live-...'").
+        alone_anywhere = re.compile("|".join(map(re.escape, alone)), re.IGNORECASE) if alone else None
 
         def quote(text: str) -> str:
             for original in originals:
                 text = text.replace(original, masked[original])
-            for secret in alone:
-                text = text.replace(secret, MASK)
-            return text
+            return alone_anywhere.sub(MASK, text) if alone_anywhere is not None else text
 
         return quote
 

@@ -27,6 +27,8 @@ MAX_SPEC_BYTES = 256 * 1024
 NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
 IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]{0,63}$")
 ENV_REFERENCE = literals.REFERENCE
+# A DNS name's longest (RFC 1035), with room for a port after it: a longer entry is no host, whatever its letters.
+MAX_HOST = 253 + len(":65535")
 HOST_PATTERN = re.compile(r"^(\*|\*\.[a-z0-9.-]+|[a-z0-9]([a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(:[0-9]{1,5})?$")
 
 # The lifecycle fields a person may copy from saip_tools_get back into a draft: the service owns them, so they are
@@ -167,8 +169,10 @@ class Sandbox(_Strict):
     def _hosts(cls, hosts: tuple[str, ...]) -> tuple[str, ...]:
         cleaned = tuple(host.strip().lower() for host in hosts)
         for host in cleaned:
-            if not HOST_PATTERN.match(host):
-                raise ValueError(f"hostsAllow entry '{host}' is not a host name, '*.suffix' or '*'")
+            if len(host) > MAX_HOST or not HOST_PATTERN.match(host):
+                raise ValueError(
+                    f"hostsAllow entry '{host}' is not a host name (253 characters at most), '*.suffix' or '*'"
+                )
         return cleaned
 
     @model_validator(mode="after")

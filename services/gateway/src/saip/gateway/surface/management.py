@@ -12,11 +12,11 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum, nonmember
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 import anyio
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from saip.common import jsondepth, names, words
 from saip.common.approval_sentences import client_label
@@ -66,6 +66,12 @@ else:
 # revision or stream sequence, and within every protobuf integer field, so an out-of-range number is refused by the
 # schema as Invalid arguments instead of failing in a request to a service.
 MAX_INTEGER = 2**53 - 1
+# The strings inside a tool's lists and maps, bounded like every other string it takes (a refusal that quoted 100 KB
+# back would help no one): a name, as long as the longest name saip gives (a tool's on /mcp: 64; a document's: 200),
+# and a value (a header's, an environment variable's, a command's argument).
+ListedName = Annotated[str, Field(max_length=64)]
+ListedDocument = Annotated[str, Field(max_length=200)]
+ListedValue = Annotated[str, Field(max_length=4096)]
 
 
 class Input(BaseModel):

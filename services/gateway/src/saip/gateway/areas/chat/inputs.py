@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from saip.gateway.surface.management import Input
+from saip.gateway.surface.management import Input, ListedName
 
 
 class AskInput(Input):
     prompt: str = Field(min_length=1, max_length=20_000, description="What to ask the chat model.")
-    tools: list[str] = Field(
+    tools: list[ListedName] = Field(
         default_factory=list,
         max_length=32,
         description="Published tools the model may call in this turn (names from tools/list); never saip_ tools.",

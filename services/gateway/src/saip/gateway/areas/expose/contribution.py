@@ -28,7 +28,7 @@ from saip.gateway.areas.mcp.client import UpstreamClient
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.declare import Declared, asking, prompt, resource, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
-from saip.gateway.surface.management import MAX_INTEGER, Approval, Input, Level, ManagementResult
+from saip.gateway.surface.management import MAX_INTEGER, Approval, Input, Level, ListedName, ManagementResult
 from saip.v1 import upstream_pb2 as pb
 
 PROXY_GUIDE = "saip://guide/proxy"
@@ -91,7 +91,7 @@ class AddToolsInput(Change):
 
 
 class RemoveToolsInput(Change):
-    names: list[str] = Field(min_length=1, max_length=50, description="The names on /mcp to stop serving.")
+    names: list[ListedName] = Field(min_length=1, max_length=50, description="The names on /mcp to stop serving.")
 
     def change(self, expected: Expected = NOTHING) -> pb.ExposureChange:
         found = super().change(expected)
@@ -111,15 +111,15 @@ class SetHitlInput(Change):
 
 class ApplyInput(Change):
     add: list[MemberInput] = Field(default_factory=list, max_length=50, description="Upstream tools to serve.")
-    remove: list[str] = Field(default_factory=list, max_length=50, description="Names on /mcp to stop serving.")
+    remove: list[ListedName] = Field(default_factory=list, max_length=50, description="Names on /mcp to stop serving.")
     setHitl: list[HitlInput] = Field(default_factory=list, max_length=50, description="HITL changes.")
-    acknowledgeChanged: list[str] = Field(
+    acknowledgeChanged: list[ListedName] = Field(
         default_factory=list,
         max_length=50,
         description="Names whose changed upstream definition you reviewed (saip_expose_preview shows the diff); the "
         "person is asked to accept each new definition.",
     )
-    acknowledgedHashes: dict[str, str] = Field(
+    acknowledgedHashes: dict[ListedName, ListedName] = Field(
         default_factory=dict,
         max_length=50,
         description="Optional: for each acknowledged name, the newHash saip_expose_preview showed; the change is "

@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from saip.common import literals
 from saip.gateway.errors import LiteralSecret
-from saip.gateway.surface.management import Input
+from saip.gateway.surface.management import Input, ListedDocument
 from saip.v1 import knowledge_pb2 as pb
 
 # Larger documents go by path or URL: a gRPC message is at most 4 MiB, and a character up to 4 bytes.
@@ -121,7 +121,7 @@ class NamedInput(Input):
 
 class PipelineInput(Input):
     name: str = Field(min_length=1, max_length=200, description="The pipeline's name; an existing one is updated.")
-    documents: list[str] = Field(
+    documents: list[ListedDocument] = Field(
         default_factory=list, max_length=500, description="Document names in scope; empty means every document."
     )
     topK: int | None = Field(default=None, ge=1, le=50, description="Passages returned (default 5).")

@@ -13,7 +13,7 @@ from saip.gateway.areas.mcp import views
 from saip.gateway.areas.mcp.client import UpstreamClient
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.declare import Declared, resource, tool
-from saip.gateway.surface.management import Input, Level, ManagementResult
+from saip.gateway.surface.management import Input, Level, ListedName, ListedValue, ManagementResult
 from saip.v1 import upstream_pb2 as pb
 
 TRANSPORTS = {word: value for value, word in views.TRANSPORTS.items()}
@@ -38,12 +38,16 @@ class ServerInput(Input):
     transport: Literal["streamable-http", "sse", "stdio"] = Field(description="How saip talks to it.")
     url: str = Field(default="", max_length=2000, description="The endpoint (streamable-http and sse).")
     command: str = Field(default="", max_length=500, description="The program to run (stdio).")
-    args: list[str] = Field(default_factory=list, max_length=50, description="Its arguments (stdio).")
-    headers: dict[str, str] = Field(
-        default_factory=dict, description="HTTP headers, each a ${ENV_NAME} reference ('Bearer ${TOKEN}')."
+    args: list[ListedValue] = Field(default_factory=list, max_length=50, description="Its arguments (stdio).")
+    headers: dict[ListedName, ListedValue] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="HTTP headers, each a ${ENV_NAME} reference ('Bearer ${TOKEN}').",
     )
-    env: dict[str, str] = Field(
-        default_factory=dict, description="Environment of the stdio process, each a ${ENV_NAME} reference."
+    env: dict[ListedName, ListedValue] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="Environment of the stdio process, each a ${ENV_NAME} reference.",
     )
     docsUrl: str = Field(default="", max_length=2000, description="Where its documentation is (a missing one scores).")
     description: str = Field(default="", max_length=1000, description="What it is for.")

@@ -14,7 +14,15 @@ from saip.gateway.areas.mcp.contribution import ServerId, ServerIdInput, ServerI
 from saip.gateway.errors import ServiceRefused
 from saip.gateway.surface.declare import Declared, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
-from saip.gateway.surface.management import MAX_INTEGER, Approval, Input, Level, ManagementResult
+from saip.gateway.surface.management import (
+    MAX_INTEGER,
+    Approval,
+    Input,
+    Level,
+    ListedName,
+    ListedValue,
+    ManagementResult,
+)
 from saip.v1 import upstream_pb2 as pb
 
 # The risk level from which a registration is a high-risk action (the seed's gate table: L4 and above).
@@ -36,8 +44,12 @@ class TestInput(Input):
 class CatalogAddInput(Input):
     catalogName: str = Field(min_length=1, max_length=100, description="The entry's name (saip_mcp_catalog_search).")
     serverId: str | None = Field(default=None, max_length=63, description="The id to register it under (its name).")
-    headers: dict[str, str] = Field(default_factory=dict, description="Header overrides, ${ENV_NAME} references.")
-    env: dict[str, str] = Field(default_factory=dict, description="Environment overrides, ${ENV_NAME} references.")
+    headers: dict[ListedName, ListedValue] = Field(
+        default_factory=dict, max_length=50, description="Header overrides, ${ENV_NAME} references."
+    )
+    env: dict[ListedName, ListedValue] = Field(
+        default_factory=dict, max_length=50, description="Environment overrides, ${ENV_NAME} references."
+    )
 
     def proto(self) -> pb.AddServerRequest:
         server = pb.Server(id=self.serverId or "", headers=self.headers, env=self.env)

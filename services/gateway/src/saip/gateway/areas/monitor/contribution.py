@@ -141,7 +141,9 @@ class TracesInput(Input):
 
 
 class TraceGetInput(Input):
-    traceId: str = Field(pattern=TRACE_ID, description="The trace's id: the 32 hex digits saip_monitor_traces shows.")
+    traceId: str = Field(
+        pattern=TRACE_ID, max_length=32, description="The trace's id: the 32 hex digits saip_monitor_traces shows."
+    )
 
 
 class MonitorArea(Declared):

@@ -16,7 +16,7 @@ from saip.gateway.areas.shipyard import views
 from saip.gateway.areas.shipyard.client import Export, ShipyardClient
 from saip.gateway.surface.declare import Declared, asking, prompt, resource, tool
 from saip.gateway.surface.expected import NOTHING, Expected, Read
-from saip.gateway.surface.management import Approval, Input, Level, ManagementResult
+from saip.gateway.surface.management import Approval, Input, Level, ListedName, ManagementResult
 from saip.v1 import shipyard_pb2 as pb
 
 GUIDE_URI = "saip://guide/shipyard"
@@ -38,7 +38,7 @@ class ProposalInput(Input):
     transport: Literal["streamable-http", "stdio"] = Field(
         default="streamable-http", description="How clients reach it: streamable HTTP (a URL) or stdio (a command)."
     )
-    tools: list[str] = Field(
+    tools: list[ListedName] = Field(
         min_length=1, max_length=64, description="The tools it carries (saip_shipyard_list_shippable)."
     )
 

@@ -25,6 +25,7 @@ from saip.gateway.surface.management import (
     Approval,
     Input,
     Level,
+    ListedName,
     ManagementResource,
     ManagementResult,
 )
@@ -96,7 +97,7 @@ class TestInput(NameInput):
 
 class ExposureInput(Input):
     autoExpose: bool = Field(description="Serve every newly published tool on /mcp.")
-    tools: list[str] = Field(
+    tools: list[ListedName] = Field(
         default_factory=list,
         max_length=200,
         description="Also served: bundled tools, or published tools when autoExpose is false.",
