@@ -224,9 +224,9 @@ def _given(request: Any) -> Any:
 
 # gRPC carries a status's details in its trailing metadata, percent-encoded; a client refuses more than 16 KiB of it and
 # now and then more than 8 KiB (its soft limit): the details arrive as gRPC's own "metadata size exceeds ... limit"
-# instead of the service's sentence. A refusal
-# that quotes a long input is cut to fit: each long run without a space or a quote to its start and its length, and
-# the whole, if still too long, to its start and its end (the sentence says what to do last).
+# instead of the service's sentence. A refusal that quotes a long input is cut to fit: each long run without a space or
+# a quote to its start and its length, and the whole, if still too long, to its start and its end (the sentence says
+# what to do last).
 LONG_RUN = 200
 DETAILS_LIMIT = 4 * 1024
 _LONG_RUN = re.compile(rf"[^\s']{{{LONG_RUN + 1},}}")
