@@ -321,3 +321,16 @@ def test_an_upload_without_a_name_a_kind_or_content_is_refused(
 ) -> None:
     with pytest.raises(InvalidRequest, match=said):
         rules.knowledge.uploaded(filename, data)
+
+
+@pytest.mark.parametrize("unseen", ["\x00", "\x07", "\x1b[31m", "\u202e", "\u200b", "\u2028"])
+async def test_a_name_with_a_control_or_invisible_character_is_refused_naming_it_and_nothing_is_stored(
+    rules: Faked, unseen: str
+) -> None:
+    name = f"Ops{unseen}notes"
+    said = rf"\(U\+{ord(unseen[0]):04X} at character 4\); type the name as it should read"
+    with pytest.raises(InvalidRequest, match=r"a pipeline's name may not hold control or invisible characters " + said):
+        await rules.pipelines.apply(name, [])
+    with pytest.raises(InvalidRequest, match=r"a document's name may not hold control or invisible characters"):
+        await rules.knowledge.ingest("text", RUNBOOK, name)
+    assert (names(rules), [pipeline.name for pipeline in rules.pipelines.every()]) == ([], [])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from google.protobuf.message import Message
@@ -15,6 +16,22 @@ from saip.v1 import knowledge_pb2
 
 DEFAULT_PIPELINE = "All documents (simple)"
 MAX_NAME = 200
+
+
+# What a name may not hold: control characters, invisible formatting (a right-to-left override makes a name read as
+# another), unpaired surrogates, private use, line and paragraph separators.
+UNSEEN = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+
+
+def readable(name: str, what: str) -> str:
+    """`name`, or the InvalidRequest that names the first character a person could not read in it."""
+    for position, char in enumerate(name, 1):
+        if unicodedata.category(char) in UNSEEN:
+            raise InvalidRequest(
+                f"{what} name may not hold control or invisible characters (U+{ord(char):04X} at character "
+                f"{position}); type the name as it should read"
+            )
+    return name
 
 
 def slug(name: str) -> str:

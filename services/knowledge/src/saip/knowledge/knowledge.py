@@ -29,7 +29,16 @@ from saip.common.words import plural
 from saip.knowledge import chunking, paths, readers, sparse
 from saip.knowledge.config import SECRETS_KEY
 from saip.knowledge.errors import AlreadyExists, InvalidRequest, KnowledgeError, NotFound, Refused
-from saip.knowledge.items import DEFAULT_PIPELINE, MAX_NAME, default_pipeline, expect, fingerprint, listed, slug
+from saip.knowledge.items import (
+    DEFAULT_PIPELINE,
+    MAX_NAME,
+    default_pipeline,
+    expect,
+    fingerprint,
+    listed,
+    readable,
+    slug,
+)
 from saip.knowledge.ports import Catalog, Dense, Fetcher, Index, IndexedChunk, Originals
 from saip.v1 import knowledge_pb2
 
@@ -160,6 +169,7 @@ class Knowledge:
         name = (name or loaded.default_name).strip()
         if len(name) > MAX_NAME:
             raise InvalidRequest(f"the name is {len(name)} characters; use at most {MAX_NAME}")
+        readable(name, "a document's")  # a file's own name too: the person gives another with the ingest's name
         document_id = slug(name)
         existing = self.catalog.document(document_id)
         if existing is not None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from saip.common.timestamps import now
 from saip.knowledge.config import MAX_TOP_K
 from saip.knowledge.errors import InvalidRequest, NotFound, Refused
-from saip.knowledge.items import MAX_NAME, default_pipeline, expect, fingerprint, listed, slug
+from saip.knowledge.items import MAX_NAME, default_pipeline, expect, fingerprint, listed, readable, slug
 from saip.knowledge.knowledge import Knowledge
 from saip.v1 import knowledge_pb2
 
@@ -89,6 +89,7 @@ class Pipelines:
         name = name.strip()
         if not name or len(name) > MAX_NAME:
             raise InvalidRequest(f"a pipeline needs a name of 1 to {MAX_NAME} characters")
+        readable(name, "a pipeline's")
         existing = self.catalog.pipeline(slug(name))
         if existing is not None and existing.managed_by and not managed_by:
             raise Refused(
