@@ -1,7 +1,7 @@
 """The console in Chromium against a stack started as `make run` starts it: signing in (and the MCP token refused),
 the session cookie's flags, the CSRF proof, the approvals inbox answering a headless client's question in both eras,
-names with markup shown as text, axe-core's check of every screen in light and dark, and every screen at a phone's
-width (nothing wider than it, no read that fails)."""
+names with markup shown as text, a chat turn refused for want of a model, axe-core's check of every screen in light
+and dark, and every screen at a phone's width (nothing wider than it, no read that fails)."""
 
 from __future__ import annotations
 
@@ -161,6 +161,17 @@ async def test_no_screen_has_a_serious_or_critical_accessibility_violation(stack
             if violations:
                 found[path] = violations
         assert found == {}, described([found])
+
+
+async def test_a_chat_turn_refused_for_want_of_a_model_keeps_the_prompt_typed(stack: Stack) -> None:
+    """This stack has no chat model: the refusal (200, ok false, no data) is shown, the page throws nothing and the
+    prompt stays for the person to ask again once a model is set."""
+    async with chromium() as browser, person(browser, stack) as page:
+        await page.get_by_role("link", name="Chat").click()
+        await page.get_by_label("Prompt").fill("What changed on /mcp today?")
+        await page.get_by_role("button", name="Ask").click()
+        await expect(page.get_by_role("alert")).to_contain_text("No chat model is configured")
+        await expect(page.get_by_label("Prompt")).to_have_value("What changed on /mcp today?")
 
 
 async def test_every_screen_fits_a_phone_and_reads_only_routes_that_answer(stack: Stack) -> None:
