@@ -75,6 +75,16 @@ async def test_a_person_signs_in_with_the_admin_token_and_the_browser_keeps_only
         await context.close()
 
 
+async def test_the_keyboard_starts_at_the_token_and_returns_there_after_sign_out(stack: Stack) -> None:
+    async with chromium() as browser, person(browser, stack) as page:
+        await page.get_by_role("button", name="Sign out").click()
+        token = page.get_by_label("Admin token")
+        await expect(token).to_be_focused()
+        await page.keyboard.type(stack.admin_token)
+        await page.keyboard.press("Enter")
+        await expect(page.get_by_role("heading", name="Overview", level=1)).to_be_visible()
+
+
 async def test_a_change_without_the_csrf_proof_is_refused_and_nothing_changes(stack: Stack) -> None:
     async with chromium() as browser, person(browser, stack) as page:
         before = await page.evaluate("fetch('/api/v1/status').then((r) => r.json())")
