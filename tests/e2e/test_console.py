@@ -1,6 +1,7 @@
 """The console in Chromium against a stack started as `make run` starts it: signing in (and the MCP token refused),
 the session cookie's flags, the CSRF proof, the approvals inbox answering a headless client's question in both eras,
-names with markup shown as text, and axe-core's check of every screen in light and dark."""
+names with markup shown as text, a chat turn refused for want of a model, axe-core's check of every screen in light
+and dark, and every screen at a phone's width (nothing wider than it, no read that fails)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,16 @@ async def test_a_person_signs_in_with_the_admin_token_and_the_browser_keeps_only
         assert stack.admin_token not in stored and "saip_session" not in stored
         await screenshot(page, "overview")
         await context.close()
+
+
+async def test_the_keyboard_starts_at_the_token_and_returns_there_after_sign_out(stack: Stack) -> None:
+    async with chromium() as browser, person(browser, stack) as page:
+        await page.get_by_role("button", name="Sign out").click()
+        token = page.get_by_label("Admin token")
+        await expect(token).to_be_focused()
+        await page.keyboard.type(stack.admin_token)
+        await page.keyboard.press("Enter")
+        await expect(page.get_by_role("heading", name="Overview", level=1)).to_be_visible()
 
 
 async def test_a_change_without_the_csrf_proof_is_refused_and_nothing_changes(stack: Stack) -> None:
@@ -160,6 +171,58 @@ async def test_no_screen_has_a_serious_or_critical_accessibility_violation(stack
             if violations:
                 found[path] = violations
         assert found == {}, described([found])
+
+
+async def test_a_chat_turn_refused_for_want_of_a_model_keeps_the_prompt_typed(stack: Stack) -> None:
+    """This stack has no chat model: the refusal (200, ok false, no data) is shown, the page throws nothing and the
+    prompt stays for the person to ask again once a model is set."""
+    async with chromium() as browser, person(browser, stack) as page:
+        await page.get_by_role("link", name="Chat").click()
+        await page.get_by_label("Prompt").fill("What changed on /mcp today?")
+        await page.get_by_role("button", name="Ask").click()
+        await expect(page.get_by_role("alert")).to_contain_text("No chat model is configured")
+        await expect(page.get_by_label("Prompt")).to_have_value("What changed on /mcp today?")
+
+
+async def test_every_screen_fits_a_phone_and_reads_only_routes_that_answer(stack: Stack) -> None:
+    """At 390 px nothing is wider than the screen (a field, a fact list, a fieldset, a two-column layout), and no
+    screen reads a route that fails: the consent page opened without a client's request reads nothing."""
+    async with chromium() as browser, person(browser, stack) as page:
+        await page.set_viewport_size({"width": 390, "height": 844})
+        failed: list[str] = []
+        page.on(
+            "response",
+            lambda answer: (
+                failed.append(f"{answer.status} {answer.url}")
+                if answer.status >= 400 and answer.request.method == "GET"
+                else None
+            ),
+        )
+        wide: dict[str, list[str]] = {}
+        for path in [*SCREENS, "/tools?new="]:
+            await page.goto(stack.console_url.rstrip("/") + path)
+            await page.locator("main h1").wait_for()
+            await _settled(page)
+            over = await page.evaluate(
+                """() => {
+                    // What a scrolling box holds (a wide table in its wrapper) scrolls there, not the page.
+                    const scrolled = (e) => e.parentElement.closest("main") !== null
+                        && (["auto", "scroll"].includes(getComputedStyle(e.parentElement).overflowX)
+                            || scrolled(e.parentElement));
+                    return [...document.querySelectorAll("main *")]
+                        .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+                        .filter((e) => !scrolled(e))
+                        .map((e) => `${e.tagName.toLowerCase()}.${e.className}`);
+                }"""
+            )
+            if over:
+                wide[path] = over[:4]
+        # The chat's form is below its list, as wide as the screen, not squeezed into a column beside it.
+        await page.goto(stack.console_url.rstrip("/") + "/chat")
+        prompt = await page.get_by_label("Prompt").bounding_box()
+    assert wide == {}, wide
+    assert failed == [], failed
+    assert prompt is not None and prompt["width"] > 300, prompt
 
 
 async def _settled(page: Page) -> None:

@@ -1,7 +1,7 @@
 """The console's Knowledge and Traces screens in Chromium, against a stack as `make run` starts it: a file uploaded
 from the person's computer is ingested (its progress shown), found by search with its score and published as a
 knowledge tool an MCP client calls; a document named with markup is shown as text; a call's trace opens as a span
-waterfall."""
+waterfall, and a duration filter that is no duration is said at its field."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ async def test_a_file_uploaded_in_the_console_is_found_by_search_and_served_as_a
         await expect(page.get_by_role("status").filter(has_text="Ingested 'broker.md'")).to_be_visible()
         documents = page.get_by_role("table", name="Ingested documents")
         await expect(documents.get_by_role("row").filter(has_text="broker.md")).to_contain_text("upload: broker.md")
+        # The file sent is no longer named as chosen: an Ingest now would say to choose one, not send it again.
+        await expect(page.get_by_label("File", exact=True)).to_have_value("")
 
         await page.get_by_label("Question or keywords").fill("restart the broker")
         await page.get_by_role("button", name="Search", exact=True).click()
@@ -67,6 +69,16 @@ async def test_a_call_s_trace_opens_as_a_span_waterfall(stack: Stack) -> None:
         await client.call_tool("saip_monitor_overview", {})
     async with chromium() as browser, person(browser, stack) as page:
         await page.get_by_role("link", name="Traces").click()
+        # A duration that is none is said at its field, kept as typed, and never sent (no refusal of the route).
+        minimum = page.get_by_label("At least (ms)")
+        await minimum.fill("-5")
+        await expect(page.get_by_role("alert")).to_have_text(
+            "A duration in milliseconds, 0 or more (empty for any): the list keeps the last one that was."
+        )
+        await expect(minimum).to_have_value("-5")
+        await expect(page.get_by_text("Invalid request")).to_have_count(0)
+        await minimum.fill("")
+        await expect(page.get_by_role("alert")).to_have_count(0)
         await page.get_by_label("Tool", exact=True).fill("saip_monitor_overview")
         first = page.get_by_role("table", name="The recent traces, newest first").get_by_role("link").first
         await first.click()

@@ -148,10 +148,11 @@ function Composer({ conversation, onAsked }: { conversation: string | null; onAs
       onSubmit={async (event) => {
         event.preventDefault();
         const answer = await ask.run();
-        if (answer) {
-          setPrompt("");
-          onAsked((answer.data as { conversationId: string }).conversationId);
-        }
+        // A turn refused (no model configured, a tool not published) is 200 with ok false and no data: the prompt
+        // stays for the person to ask again, and a conversation it did start opens.
+        const started = (answer?.data as { conversationId?: string } | null | undefined)?.conversationId;
+        if (answer?.ok) setPrompt("");
+        if (started) onAsked(started);
       }}
     >
       <h2 id="composer">{conversation ? "Continue the conversation" : "Start a conversation"}</h2>

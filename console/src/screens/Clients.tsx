@@ -85,7 +85,7 @@ function NamedToken({ onMade }: { onMade: () => void }) {
       onSubmit={async (event) => {
         event.preventDefault();
         const answer = await add.run();
-        if (answer) {
+        if (answer?.ok) {
           setShown((answer.data as { token: string }).token);
           setName("");
           onMade();

@@ -22,6 +22,18 @@ interface Asked {
 export default function Consent() {
   const { query } = useLocation();
   const id = query.get("request") ?? "";
+  return (
+    <>
+      <div class="page-head">
+        <h1>Connect a client to saip</h1>
+      </div>
+      {id ? <Request id={id} /> : <p role="alert">This page answers a client's sign-in; it opens from the client, with its request.</p>}
+    </>
+  );
+}
+
+/** One client's request, read by its id: nothing is read without one (there is no request to show). */
+function Request({ id }: { id: string }) {
   const asked = useResource((signal) => get<Asked>(`/oauth/requests/${segment(id)}`, {}, signal), [id]);
   const [grant, setGrant] = useState("tools");
   const answer = useAction((approve: boolean) =>
@@ -37,10 +49,6 @@ export default function Consent() {
   }
   return (
     <>
-      <div class="page-head">
-        <h1>Connect a client to saip</h1>
-      </div>
-      {!id && <p role="alert">This page answers a client's sign-in; it opens from the client, with its request.</p>}
       <LoadError error={asked.error} retry={asked.reload} />
       {request && (
         <section class="card" aria-labelledby="asking">

@@ -1,5 +1,5 @@
 // Signing in: the admin token once, for a session cookie; the token is not kept anywhere in the browser.
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { messageOf, post } from "../api";
 import { Field } from "../ui/controls";
 import { Notice } from "../ui/notice";
@@ -8,6 +8,10 @@ export function SignIn({ why, onSignedIn }: { why: string | null; onSignedIn: (c
   const [token, setToken] = useState("");
   const [pending, setPending] = useState(false);
   const [refused, setRefused] = useState<string | null>(null);
+  const field = useRef<HTMLInputElement>(null);
+  // The token is all this page asks for: the keyboard starts there, on opening and after Sign out (whose button is
+  // gone, which would leave the focus nowhere).
+  useEffect(() => field.current?.focus(), []);
   return (
     <main id="main" class="sign-in">
       <h1>Sign in to saip</h1>
@@ -33,6 +37,7 @@ export function SignIn({ why, onSignedIn }: { why: string | null; onSignedIn: (c
         <Field label="Admin token">
           {(id) => (
             <input
+              ref={field}
               id={id}
               type="password"
               autocomplete="off"

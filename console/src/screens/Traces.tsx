@@ -28,19 +28,20 @@ export function outcomeTone(outcome: string | null): "ok" | "bad" | "warn" | "pl
   return outcome ? "warn" : "plain";
 }
 
+const MINIMUM = "A duration in milliseconds, 0 or more (empty for any): the list keeps the last one that was.";
+
 export default function Traces() {
   const [tool, setTool] = useState("");
   const [outcome, setOutcome] = useState("");
   const [minimum, setMinimum] = useState("");
+  // The duration the list is filtered by: the last one typed that is a duration, so a slip (a minus sign, a
+  // half-typed number) is said at its field and never sent, and the list stays the one its filters describe.
+  const [applied, setApplied] = useState<number | null>(null);
+  const [badMinimum, setBadMinimum] = useState(false);
   const [limit, setLimit] = useState(20);
   const listing = useResource(
-    (signal) =>
-      get<{ traces: TraceSummary[]; kept: number }>(
-        "/traces",
-        { tool: tool.trim(), outcome, minDurationMs: minimum === "" ? null : Number(minimum), limit },
-        signal,
-      ),
-    [tool, outcome, minimum, limit],
+    (signal) => get<{ traces: TraceSummary[]; kept: number }>("/traces", { tool: tool.trim(), outcome, minDurationMs: applied, limit }, signal),
+    [tool, outcome, applied, limit],
     ["audit"],
   );
   const traces = listing.envelope?.data.traces ?? [];
@@ -70,15 +71,23 @@ export default function Traces() {
           {(id) => <input id={id} value={tool} maxLength={128} onInput={(event) => setTool(event.currentTarget.value)} />}
         </Field>
         <Choice label="Outcome" value={outcome} options={OUTCOMES} onChange={setOutcome} none="any" />
-        <Field label="At least (ms)">
-          {(id) => (
+        <Field label="At least (ms)" hint={badMinimum ? <span role="alert">{MINIMUM}</span> : undefined}>
+          {(id, hint) => (
             <input
               id={id}
               type="number"
               min={0}
               step="any"
               value={minimum}
-              onInput={(event) => setMinimum(event.currentTarget.value)}
+              aria-invalid={badMinimum}
+              aria-describedby={hint}
+              onInput={(event) => {
+                const field = event.currentTarget;
+                setMinimum(field.value);
+                const bad = !field.validity.valid || (field.value !== "" && !(Number(field.value) >= 0));
+                setBadMinimum(bad);
+                if (!bad) setApplied(field.value === "" ? null : Number(field.value));
+              }}
             />
           )}
         </Field>

@@ -27,6 +27,9 @@ function base64(bytes: Uint8Array): string {
 export function Ingest({ roots, onDone }: { roots: string[]; onDone: () => void }) {
   const [source, setSource] = useState<Source>("upload");
   const [file, setFile] = useState<File | null>(null);
+  // A file input keeps showing the file chosen until it is made anew: one per ingest, so it never names a file
+  // that is no longer the one to send.
+  const [picker, setPicker] = useState(0);
   const [value, setValue] = useState("");
   const [name, setName] = useState("");
   const [pending, setPending] = useState(false);
@@ -59,6 +62,7 @@ export function Ingest({ roots, onDone }: { roots: string[]; onDone: () => void 
       setValue("");
       setName("");
       setFile(null);
+      setPicker((made) => made + 1);
       onDone();
     } catch (failure) {
       setOutcome({ ok: false, message: messageOf(failure), warnings: [] });
@@ -91,6 +95,7 @@ export function Ingest({ roots, onDone }: { roots: string[]; onDone: () => void 
           <Field label="File" hint="Markdown, text, HTML, JSON or PDF, up to 3 MiB.">
             {(id, hint) => (
               <input
+                key={picker}
                 id={id}
                 type="file"
                 aria-describedby={hint}

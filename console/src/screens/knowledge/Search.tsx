@@ -20,7 +20,7 @@ export function Search({ pipelines }: { pipelines: Pipeline[] }) {
         onSubmit={async (event) => {
           event.preventDefault();
           const answer = await search.run({ query, ...(pipeline ? { pipeline } : {}) });
-          setHits(answer ? (answer.data as { results: Hit[] }).results : null);
+          setHits((answer?.data as { results: Hit[] } | null | undefined)?.results ?? null);
         }}
       >
         <Field label="Question or keywords">

@@ -180,7 +180,7 @@ function Token({ path, name, endpoint, running }: { path: string; name: string; 
           disabled={reveal.pending}
           onClick={async () => {
             const answer = await reveal.run();
-            setToken(answer ? (answer.data as { token: string }).token : null);
+            setToken((answer?.data as { token: string } | null | undefined)?.token ?? null);
           }}
         >
           Reveal its bearer token
