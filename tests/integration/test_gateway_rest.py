@@ -375,6 +375,11 @@ async def _chat_routes(api: httpx.AsyncClient, contract: Contract) -> None:
     assert [turn["answer"] for turn in whole["turns"]] == ["The sky is blue."]
     await contract.check(api, "GET", "/api/v1/chat/conversations/{conversation_id}", 404, name="nobody")
     await contract.check(api, "POST", "/api/v1/chat/ask", 422, json={"prompt": ""})
+    # A method's refusal (ok false, nothing to show) is an error under its status, not a 200.
+    unknown = {"prompt": "And at night?", "conversationId": "nobody"}
+    refused = await api.post("/api/v1/chat/ask", json=unknown)
+    assert (refused.status_code, refused.json()["ok"], refused.json()["data"]) == (400, False, None)
+    assert "nobody" in refused.json()["message"]
 
 
 async def _upstream_routes(api: httpx.AsyncClient, contract: Contract, url: str) -> None:

@@ -66,6 +66,11 @@ def sentence(text: str) -> str:
     return text if text[-1] in ".!?" else f"{text}."
 
 
+class MethodRefused(GatewayError):
+    """A method answered that it did not do what was asked and has nothing to show (ok false, no data: a chat turn
+    without a model, an unknown conversation): over REST the error it is, a 400 with the method's own sentence."""
+
+
 class ServiceNotFound(ServiceRefused):
     """The owning service has nothing by the name the call gave (REST: 404); its message says what there is."""
 

@@ -32,6 +32,7 @@ from saip.gateway.errors import (
     GatewayError,
     InvalidArguments,
     LiteralSecret,
+    MethodRefused,
     ServiceConflict,
     ServiceNotFound,
     ServiceUnavailable,
@@ -95,6 +96,11 @@ class Envelope(BaseModel):
 
     @classmethod
     def of(cls, result: ManagementResult) -> Envelope:
+        """The envelope of a method's result; a refusal (not ok, and nothing to show) is raised as the error it is, so
+        it is answered under its status (400) as every error is. A result that is not ok but has something to show (a
+        failed Local Pass) is the 200 it is."""
+        if not result.ok and result.data is None:
+            raise MethodRefused(result.message)
         return cls.model_validate(result.envelope())
 
 
