@@ -6,9 +6,7 @@ route."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from click.testing import CliRunner
 from saip.cli.client import default_admin_token, default_url
 from saip.cli.commands import segment
 from saip.cli.group import cli
+from tests.http_origin import QuietHandler, http_origin
 
 
 @pytest.fixture
@@ -24,7 +23,7 @@ def asked() -> Iterator[tuple[str, list[str]]]:
     """A gateway that refuses every call as unknown, and the request lines it was sent."""
     lines: list[str] = []
 
-    class Gateway(BaseHTTPRequestHandler):
+    class Gateway(QuietHandler):
         def answer(self) -> None:
             lines.append(f"{self.command} {self.path}")
             body = json.dumps({"ok": False, "message": "no such thing", "data": None}).encode()
@@ -36,17 +35,8 @@ def asked() -> Iterator[tuple[str, list[str]]]:
 
         do_GET = do_POST = do_DELETE = answer  # the names http.server calls
 
-        def log_message(self, *_: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Gateway)
-    serving = threading.Thread(target=server.serve_forever, daemon=True)
-    serving.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", lines
-    finally:
-        server.shutdown()
-        server.server_close()
+    with http_origin(Gateway) as origin:
+        yield origin, lines
 
 
 def saip(*args: str) -> tuple[int, str]:

@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import click
@@ -16,6 +14,7 @@ from click.testing import CliRunner
 from saip.cli.group import cli
 from saip.cli.shipyard import _write
 from saip.cli.writes import whole_file
+from tests.http_origin import QuietHandler, http_origin
 
 BODY = b'{"cursor": 1}\n' * 100
 
@@ -24,7 +23,7 @@ BODY = b'{"cursor": 1}\n' * 100
 def breaking() -> Iterator[str]:
     """A gateway whose export promises more than it sends, then closes the connection."""
 
-    class Gateway(BaseHTTPRequestHandler):
+    class Gateway(QuietHandler):
         def do_GET(self) -> None:  # the name http.server calls
             self.send_response(200)
             self.send_header("Content-Type", "application/x-ndjson")
@@ -34,17 +33,8 @@ def breaking() -> Iterator[str]:
             self.wfile.flush()
             self.close_connection = True
 
-        def log_message(self, *_: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Gateway)
-    serving = threading.Thread(target=server.serve_forever, daemon=True)
-    serving.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with http_origin(Gateway) as origin:
+        yield origin
 
 
 def test_an_export_whose_download_ends_part_way_leaves_the_file_as_it_was(breaking: str, tmp_path: Path) -> None:

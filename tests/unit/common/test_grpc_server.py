@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import Any, ClassVar
 
 import grpc
@@ -81,70 +82,71 @@ def register(server: grpc.aio.Server) -> None:
     server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("saip.v1.Probe", handlers)])
 
 
-async def test_errors_leave_the_service_as_statuses() -> None:
+@asynccontextmanager
+async def probe() -> AsyncIterator[grpc.aio.Channel]:
+    """A channel to the probe service, served until the block ends."""
     server = GrpcServer([("saip.v1.Probe", register)], "127.0.0.1", 0)
     port = await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-            listing = channel.unary_unary(
-                "/saip.v1.Probe/List",
-                request_serializer=common_pb2.ListServedToolsRequest.SerializeToString,
-                response_deserializer=common_pb2.ListServedToolsReply.FromString,
-            )
-            calling = channel.unary_unary(
-                "/saip.v1.Probe/Call",
-                request_serializer=common_pb2.CallServedToolRequest.SerializeToString,
-                response_deserializer=common_pb2.CallServedToolReply.FromString,
-            )
-            streaming = channel.unary_stream(
-                "/saip.v1.Probe/Stream",
-                request_serializer=common_pb2.ListServedToolsRequest.SerializeToString,
-                response_deserializer=common_pb2.ListServedToolsReply.FromString,
-            )
-            with pytest.raises(grpc.aio.AioRpcError) as refused:
-                await listing(common_pb2.ListServedToolsRequest())
-            assert refused.value.code() == grpc.StatusCode.NOT_FOUND
-            assert refused.value.details() == "No tool 'x'; call ListServedTools for the names."
-
-            # A refusal that quotes the request leaves masked where it quotes it, as the audit trail masks the
-            # request (in every service: this is their one RPC edge); the service's own words stay as they are.
-            with pytest.raises(grpc.aio.AioRpcError) as quoted:
-                await calling(common_pb2.CallServedToolRequest(name="password=hunter2"))
-            assert quoted.value.details() == f"No tool 'password=***' (the {NOTE}); call ListServedTools for the names."
-
-            with pytest.raises(grpc.aio.AioRpcError) as failed:
-                await calling(common_pb2.CallServedToolRequest())
-            assert failed.value.code() == grpc.StatusCode.INTERNAL
-            assert failed.value.details() == "unexpected error in the probe service; see its log"
-
-            received = []
-            with pytest.raises(grpc.aio.AioRpcError) as ended:
-                async for reply in streaming(common_pb2.ListServedToolsRequest()):
-                    received.append(reply)  # noqa: PERF401 - the replies before the error must be kept
-            assert len(received) == 1
-            assert ended.value.code() == grpc.StatusCode.INTERNAL  # ServiceError itself is not in the table
-            assert ended.value.details() == "The stream ended: the tail was too slow."
+            yield channel
     finally:
         await server.stop(0)
+
+
+def call_of(channel: grpc.aio.Channel) -> grpc.aio.UnaryUnaryMultiCallable[Any, Any]:
+    return channel.unary_unary(
+        "/saip.v1.Probe/Call",
+        request_serializer=common_pb2.CallServedToolRequest.SerializeToString,
+        response_deserializer=common_pb2.CallServedToolReply.FromString,
+    )
+
+
+async def test_errors_leave_the_service_as_statuses() -> None:
+    async with probe() as channel:
+        listing = channel.unary_unary(
+            "/saip.v1.Probe/List",
+            request_serializer=common_pb2.ListServedToolsRequest.SerializeToString,
+            response_deserializer=common_pb2.ListServedToolsReply.FromString,
+        )
+        calling = call_of(channel)
+        streaming = channel.unary_stream(
+            "/saip.v1.Probe/Stream",
+            request_serializer=common_pb2.ListServedToolsRequest.SerializeToString,
+            response_deserializer=common_pb2.ListServedToolsReply.FromString,
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await listing(common_pb2.ListServedToolsRequest())
+        assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+        assert refused.value.details() == "No tool 'x'; call ListServedTools for the names."
+
+        # A refusal that quotes the request leaves masked where it quotes it, as the audit trail masks the
+        # request (in every service: this is their one RPC edge); the service's own words stay as they are.
+        with pytest.raises(grpc.aio.AioRpcError) as quoted:
+            await calling(common_pb2.CallServedToolRequest(name="password=hunter2"))
+        assert quoted.value.details() == f"No tool 'password=***' (the {NOTE}); call ListServedTools for the names."
+
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            await calling(common_pb2.CallServedToolRequest())
+        assert failed.value.code() == grpc.StatusCode.INTERNAL
+        assert failed.value.details() == "unexpected error in the probe service; see its log"
+
+        received = []
+        with pytest.raises(grpc.aio.AioRpcError) as ended:
+            async for reply in streaming(common_pb2.ListServedToolsRequest()):
+                received.append(reply)  # noqa: PERF401 - the replies before the error must be kept
+        assert len(received) == 1
+        assert ended.value.code() == grpc.StatusCode.INTERNAL  # ServiceError itself is not in the table
+        assert ended.value.details() == "The stream ended: the tail was too slow."
 
 
 async def test_a_refusal_quoting_a_long_input_arrives_as_the_sentence_cut_to_fit() -> None:
     # Whole, it would be gRPC's "metadata size exceeds hard limit" at the client: 16 KiB of details at most.
-    server = GrpcServer([("saip.v1.Probe", register)], "127.0.0.1", 0)
-    port = await server.start()
-    try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-            calling = channel.unary_unary(
-                "/saip.v1.Probe/Call",
-                request_serializer=common_pb2.CallServedToolRequest.SerializeToString,
-                response_deserializer=common_pb2.CallServedToolReply.FromString,
-            )
-            with pytest.raises(grpc.aio.AioRpcError) as long_name:
-                await calling(common_pb2.CallServedToolRequest(name="a" * 100_000))
-            with pytest.raises(grpc.aio.AioRpcError) as long_words:
-                await calling(common_pb2.CallServedToolRequest(name="名 " * 50_000))
-    finally:
-        await server.stop(0)
+    async with probe() as channel:
+        with pytest.raises(grpc.aio.AioRpcError) as long_name:
+            await call_of(channel)(common_pb2.CallServedToolRequest(name="a" * 100_000))
+        with pytest.raises(grpc.aio.AioRpcError) as long_words:
+            await call_of(channel)(common_pb2.CallServedToolRequest(name="名 " * 50_000))
     assert long_name.value.code() == long_words.value.code() == grpc.StatusCode.NOT_FOUND
     assert long_name.value.details() == (
         f"No tool '{'a' * 60}… (100000 characters)' (the {NOTE}); call ListServedTools for the names."

@@ -28,18 +28,20 @@ def every_area() -> Gateway:
     return Gateway(GatewaySettings.load(admin_token=ADMIN, approval_sealing_key=SEALING_KEY, **addresses))
 
 
-def numbers(schema: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every integer or number schema inside `schema` (properties, items, anyOf, $defs), with where it is."""
+def typed(schema: Any, where: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every schema of one of `kinds` inside `schema` (properties, items, a map's values, anyOf, $defs), with where it
+    is."""
     if isinstance(schema, dict):
-        kinds = schema.get("type")
-        kinds = kinds if isinstance(kinds, list) else [kinds]
-        if "integer" in kinds or "number" in kinds:
+        declared = schema.get("type")  # a property named "type" holds a schema, not a type
+        if any(
+            isinstance(kind, str) and kind in kinds for kind in (declared if isinstance(declared, list) else [declared])
+        ):
             yield where, schema
         for key, value in schema.items():
-            yield from numbers(value, f"{where}.{key}")
+            yield from typed(value, f"{where}.{key}", kinds)
     elif isinstance(schema, list):
         for index, value in enumerate(schema):
-            yield from numbers(value, f"{where}[{index}]")
+            yield from typed(value, f"{where}[{index}]", kinds)
 
 
 def test_every_integer_and_number_input_of_every_management_tool_is_bounded() -> None:
@@ -47,23 +49,11 @@ def test_every_integer_and_number_input_of_every_management_tool_is_bounded() ->
     assert len(tools) > 20
     checked = []
     for tool in tools:
-        for where, schema in numbers(tool.definition().input_schema, tool.name):
+        for where, schema in typed(tool.definition().input_schema, tool.name, {"integer", "number"}):
             assert "maximum" in schema and "minimum" in schema, f"{where} has no bounds: {schema}"
             assert schema["maximum"] <= MAX_INTEGER, where
             checked.append(where)
     assert "saip_monitor_management_log.properties.before" in checked
-
-
-def strings(schema: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every string schema inside `schema`, with where it is: a property's, a list's items', a map's values'."""
-    if isinstance(schema, dict):
-        if schema.get("type") == "string":
-            yield where, schema
-        for key, value in schema.items():
-            yield from strings(value, f"{where}.{key}")
-    elif isinstance(schema, list):
-        for index, value in enumerate(schema):
-            yield from strings(value, f"{where}[{index}]")
 
 
 def test_every_string_input_of_every_management_tool_is_bounded() -> None:
@@ -71,7 +61,7 @@ def test_every_string_input_of_every_management_tool_is_bounded() -> None:
     unbounded = [
         where
         for tool in tools
-        for where, schema in strings(tool.definition().input_schema, tool.name)
+        for where, schema in typed(tool.definition().input_schema, tool.name, {"string"})
         if "maxLength" not in schema and "enum" not in schema and "format" not in schema
     ]
     assert unbounded == []
