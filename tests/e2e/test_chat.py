@@ -111,11 +111,11 @@ def test_the_person_asks_the_chat_from_the_command_line(chat: ChatStack) -> None
     listed = cli(chat.stack, "chat", "conversations")
     assert listed.returncode == 0 and "Count the words of 'x'" in listed.stdout
     unknown = cli(chat.stack, "chat", "ask", "x", "--tool", "saip_tools_list")
-    assert unknown.returncode == 1
-    assert unknown.stdout.startswith("saip_ management tools are never available inside a chat turn")
+    assert unknown.returncode == 1  # a refusal: the REST API's 400, said as every refusal is
+    assert unknown.stderr.startswith("Error: saip_ management tools are never available inside a chat turn")
     # The knowledge pipeline option reaches the knowledge service of the stack, which knows no such pipeline.
     sourced = cli(chat.stack, "chat", "ask", "How do I restart the broker?", "--pipeline", "Nope")
     assert sourced.returncode == 1
-    assert sourced.stdout.startswith(
-        "The knowledge pipeline 'Nope' cannot be this turn's source: no pipeline named 'Nope'"
+    assert sourced.stderr.startswith(
+        "Error: The knowledge pipeline 'Nope' cannot be this turn's source: no pipeline named 'Nope'"
     )

@@ -86,6 +86,8 @@ async def test_a_2025_11_25_call_is_held_until_the_person_approves_out_of_band(t
         await eventually(lambda: len(progress) >= 2)
         assert h.probe.runs == []
         answered = await side.answer(question["id"], approve=True)
+        # The answering replica's listing leaves it out at once, before its watch brings the change.
+        assert (await side.side.waiting()).data["approvals"] == []
     assert answered == "Approved saip_probe_delete for cron-job 2: it runs now."
     assert said(results[0])["message"] == "saip_probe_delete ran"
     assert progress[0].startswith("Waiting for approval:")

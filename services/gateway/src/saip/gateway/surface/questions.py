@@ -86,6 +86,11 @@ class Sweeper:
             else:
                 target[update.nonce] = update
 
+    def settled(self, nonce: str) -> None:
+        """A question this replica just answered leaves its view at once: a listing right after the answer (the
+        console's, the command line's) must not show it waiting until the watch brings the same change."""
+        self.pending.pop(nonce, None)
+
     def waiting(self) -> list[Parked]:
         """The out-of-band questions still waiting for the person, oldest first (this replica's view of every
         replica's, kept by the watch)."""
@@ -169,6 +174,7 @@ class OutOfBand:
         """The person's answer, through `via` (their interface: rest, cli, console), which the record keeps."""
         decision = Decision.APPROVED if approve else Decision.DECLINED
         question = await self._store.answer(question_id, decision.value, self._clock(), via)
+        self._sweeper.settled(question_id)
         verb = "Approved" if approve else "Declined"
         runs = "it runs now" if approve else "it will not run"
         message = f"{verb} {question.tool} for {question.client}: {runs}."
