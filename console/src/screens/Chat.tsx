@@ -148,8 +148,9 @@ function Composer({ conversation, onAsked }: { conversation: string | null; onAs
       onSubmit={async (event) => {
         event.preventDefault();
         const answer = await ask.run();
-        // A turn refused (no model configured, a tool not published) is 200 with ok false and no data: the prompt
-        // stays for the person to ask again, and a conversation it did start opens.
+        // A turn refused (no model configured, a tool not published) is a 4xx, and `run` gives null; a turn that ran
+        // and failed (the model's error, a timeout) is 200 with ok false and its conversation. Either way the prompt
+        // stays for the person to ask again, and a conversation the turn did start opens.
         const started = (answer?.data as { conversationId?: string } | null | undefined)?.conversationId;
         if (answer?.ok) setPrompt("");
         if (started) onAsked(started);

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -23,20 +23,21 @@ def cannot_write(path: Path, exc: OSError) -> click.ClickException:
 def whole_file(path: Path) -> Iterator[BinaryIO]:
     """A file to write `path` with: it stands at `path` once the block ends without an error, over what was there; on
     any error `path` is as it was and the partial copy (a hidden file beside it) is removed."""
+    partial = path.parent / f".{path.name}.{secrets.token_hex(4)}.partial"
     try:
-        descriptor, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+        # Made new, with the mode a plain open gives a file (0666 less the umask), as the file it becomes.
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as exc:
         raise cannot_write(path, exc) from None
     try:
         with os.fdopen(descriptor, "wb") as out:
             yield out
-        os.chmod(partial, 0o666 & ~_umask())  # what a plain open would have given it (mkstemp makes it 0600)
         os.replace(partial, path)
     except OSError as exc:
-        Path(partial).unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
         raise cannot_write(path, exc) from None
     except BaseException:
-        Path(partial).unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
         raise
 
 
@@ -60,9 +61,3 @@ def whole_folder(folder: Path) -> Iterator[list[Path]]:
         if isinstance(failure, OSError):
             raise cannot_write(folder, failure) from None
         raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
